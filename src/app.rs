@@ -1,0 +1,340 @@
+//! The commands: validated plans built from flags, then measurement and output.
+//!
+//! Everything here returns an exit code or an [`Error`]; `main` only maps them.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use globset::{Glob, GlobSetBuilder};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::cli::{Cli, Command, CompareArgs, Format, ReportArgs, RunArgs, RuntimesArgs, ScenarioArg, VariantsArgs};
+use crate::engine::{self, Options};
+use crate::error::{Error, Result};
+use crate::exec::scratch::{Scratch, TargetState};
+use crate::exit_code;
+use crate::matrix::{load_dir, Variant};
+use crate::report::model::{Results, RunInfo, RuntimeInfo};
+use crate::report::{json, markdown, table};
+use crate::runtime::{discover, ProbeContext, Requested, Runtime, Status};
+
+/// The project folder baked in at build time; probes/ and matrices/ are found below it
+/// unless `--probes`/`--matrices` say otherwise.
+const HOME: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Runs the parsed command line; returns the exit code (see [`crate::exit_code`]).
+///
+/// Errors: see [`Error`]; each maps to its own exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    let home = PathBuf::from(HOME);
+    let probes = cli.probes.clone().unwrap_or_else(|| home.join("probes"));
+    let matrices = cli.matrices.clone().unwrap_or_else(|| home.join("matrices"));
+    match cli.command {
+        Command::Run(a) => cmd_run(&a, &home, &probes, &matrices),
+        Command::Runtimes(a) => cmd_runtimes(&a),
+        Command::Variants(a) => cmd_variants(&a, &matrices),
+        Command::Compare(a) => cmd_compare(&a),
+        Command::Report(a) => cmd_report(&a),
+    }
+}
+
+/// Keeps the variants whose id matches any of the glob patterns (comma-separated or repeated).
+/// No pattern keeps everything.
+///
+/// Errors: [`Error::Usage`] naming `--variant` for an invalid pattern or one that matches nothing.
+pub fn select_variants(all: Vec<Variant>, patterns: &[String]) -> Result<Vec<Variant>> {
+    let pats: Vec<&str> = patterns.iter().flat_map(|p| p.split(',')).map(str::trim).filter(|p| !p.is_empty()).collect();
+    if pats.is_empty() {
+        return Ok(all);
+    }
+    let mut b = GlobSetBuilder::new();
+    for p in &pats {
+        let g = Glob::new(p).map_err(|e| Error::Usage { flag: "--variant".into(), message: format!("'{p}' is not a valid glob: {e}") })?;
+        b.add(g);
+        let single = Glob::new(p).expect("checked").compile_matcher();
+        if !all.iter().any(|v| single.is_match(&v.id)) {
+            return Err(Error::Usage { flag: "--variant".into(), message: format!("'{p}' matches no variant (see `conformance variants`)") });
+        }
+    }
+    let set = b.build().map_err(|e| Error::Usage { flag: "--variant".into(), message: e.to_string() })?;
+    Ok(all.into_iter().filter(|v| set.is_match(&v.id)).collect())
+}
+
+fn parse_targets(s: &str) -> Result<Vec<TargetState>> {
+    let mut out = Vec::new();
+    for t in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let st = TargetState::parse(t).ok_or_else(|| Error::Usage {
+            flag: "--target".into(),
+            message: format!("unknown target state '{t}' (known: absent, file, empty-dir, dir)"),
+        })?;
+        if !out.contains(&st) {
+            out.push(st);
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::Usage { flag: "--target".into(), message: "no target state given".into() });
+    }
+    Ok(out)
+}
+
+fn runtime_info(rt: &Runtime) -> RuntimeInfo {
+    let (status, reason) = match &rt.status {
+        Status::Found => ("found", None),
+        Status::NotFound(r) => ("not-found", Some(r.clone())),
+        Status::Broken(r) => ("broken", Some(r.clone())),
+    };
+    RuntimeInfo {
+        name: rt.name.to_string(),
+        label: rt.label.clone(),
+        version: rt.version.clone(),
+        path: rt.path.as_ref().map(|p| p.display().to_string()),
+        status: status.into(),
+        reason,
+        families: rt.families.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn status_line(rt: &Runtime) -> String {
+    let path = rt.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    match &rt.status {
+        Status::Found => format!("found    {:<22} {}", rt.label, path),
+        Status::NotFound(r) => format!("skip     {:<22} not found: {r}", rt.name),
+        Status::Broken(r) => format!("skip     {:<22} broken: {r}", rt.label),
+    }
+}
+
+fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("CONFORMANCE_CACHE_DIR") {
+        return PathBuf::from(d);
+    }
+    dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("conformance")
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|source| Error::Output { path: path.to_path_buf(), source })
+}
+
+fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i32> {
+    let started = Instant::now();
+    let date = jiff::Timestamp::now();
+    // validate everything before any work
+    let variants = select_variants(load_dir(matrices)?, &a.variant)?;
+    let targets = parse_targets(&a.target)?;
+    let requested = Requested::parse(&a.runtime)?;
+    let required = Requested::parse(&a.require).map_err(|e| match e {
+        Error::UnknownRuntime { name, known, .. } => Error::UnknownRuntime { name, flag: "--require".into(), known },
+        other => other,
+    })?;
+    if !(a.timeout.is_finite() && a.timeout > 0.0 && a.timeout <= 3600.0) {
+        return Err(Error::Usage { flag: "--timeout".into(), message: format!("{} is not a number of seconds in (0, 3600]", a.timeout) });
+    }
+    let baseline = a.expect.as_deref().map(json::read).transpose()?;
+    let out = a.out.clone().unwrap_or_else(|| {
+        let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
+        home.join("reports").join("runs").join(stamp)
+    });
+    std::fs::create_dir_all(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
+    tempfile::NamedTempFile::new_in(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
+    let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
+    let mut scratch = Scratch::new(&fs_root, a.hostile_paths)?;
+    let ctx = ProbeContext { probes_dir: probes.to_path_buf(), cache_dir: cache_dir(), scratch_top: scratch.top().to_path_buf() };
+
+    let say = |s: &str| {
+        if !a.quiet {
+            eprintln!("{s}");
+        }
+    };
+    let mut found = discover(&requested).runtimes;
+    for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
+        if let Err(why) = rt.adapter().prepare(rt, &ctx) {
+            rt.status = Status::Broken(why);
+        }
+    }
+    for rt in &found {
+        // a skipped runtime is always said, even with --quiet: absence must be visible
+        if rt.status == Status::Found {
+            say(&status_line(rt));
+        } else {
+            eprintln!("{}", status_line(rt));
+        }
+    }
+    if let Some(names) = &required.names {
+        let missing: Vec<String> = names
+            .iter()
+            .filter(|n| !found.iter().any(|r| r.name == **n && r.status == Status::Found))
+            .map(|n| {
+                let why = found.iter().find(|r| r.name == *n).map(|r| status_line(r)).unwrap_or_default();
+                format!("{n} ({})", why.split_whitespace().skip(2).collect::<Vec<_>>().join(" "))
+            })
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::RequiredMissing(missing.join("; ")));
+        }
+    }
+    let measurable: Vec<&Runtime> = found
+        .iter()
+        .filter(|r| r.status == Status::Found && variants.iter().any(|v| r.families.contains(&v.family.as_str())))
+        .collect();
+    if measurable.is_empty() {
+        let why = if found.iter().any(|r| r.status == Status::Found) {
+            "no found runtime runs the selected variants".to_string()
+        } else {
+            "none of the selected runtimes was found (see the skip lines above)".to_string()
+        };
+        return Err(Error::NoRuntime(why));
+    }
+
+    let opts = Options {
+        contenders: a.contenders as usize,
+        trials: a.trials as usize,
+        oneshot_trials: a.oneshot_trials as usize,
+        timeout: Duration::from_secs_f64(a.timeout),
+        startup_timeout: Duration::from_secs_f64(a.timeout.max(30.0)),
+        second_comer: a.scenario != ScenarioArg::Race,
+        race: a.scenario != ScenarioArg::SecondComer,
+        targets,
+        relative: !a.no_relative,
+        hold_ms: a.hold_ms,
+        max_consecutive_faults: 3,
+    };
+    let per_variant = if opts.second_comer { opts.targets.len() } else { 0 } + usize::from(opts.race);
+    let total: usize = measurable
+        .iter()
+        .map(|r| variants.iter().filter(|v| r.families.contains(&v.family.as_str())).count() * per_variant)
+        .sum();
+    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}").expect("template"));
+    if a.quiet {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    let nonce = format!("{:x}", date.as_nanosecond() as u64 & 0xFFFF_FFFF);
+    let (os, os_version, kernel, arch) = crate::runinfo::os();
+    let mut results = Results {
+        schema: 1,
+        run_info: RunInfo {
+            harness_version: env!("CARGO_PKG_VERSION").to_string(),
+            os,
+            os_version,
+            kernel,
+            arch,
+            fs: crate::runinfo::fs_info(&fs_root),
+            date: date.to_string(),
+            duration_s: 0.0,
+            contenders: opts.contenders,
+            trials: opts.trials,
+            oneshot_trials: opts.oneshot_trials,
+            timeout_ms: opts.timeout.as_millis() as u64,
+            hostile_paths: a.hostile_paths,
+        },
+        runtimes: found.iter().map(runtime_info).collect(),
+        cells: Vec::new(),
+    };
+    let mut stdout = std::io::stdout().lock();
+    for rt in measurable {
+        let vs: Vec<&Variant> = variants.iter().filter(|v| rt.families.contains(&v.family.as_str())).collect();
+        bar.set_message(rt.label.clone());
+        let cells = engine::measure(rt, &vs, &opts, &mut scratch, &ctx, &nonce, &mut |c| {
+            bar.set_message(format!("{} {}", rt.label, c.variant));
+            bar.inc(1);
+        });
+        results.cells.extend(cells);
+        bar.suspend(|| {
+            let _ = writeln!(stdout, "\n{}", rt.label);
+            let _ = writeln!(stdout, "{}", table::render_terminal(&results, &rt.label));
+            if let Some(l) = table::race_line(&results, &rt.label) {
+                let _ = writeln!(stdout, "{l}");
+            }
+            let _ = stdout.flush();
+        });
+        // keep partial results on disk after each runtime, so a crash keeps the data
+        results.run_info.duration_s = started.elapsed().as_secs_f64();
+        write_file(&out.join("results.json"), &json::render(&results))?;
+    }
+    bar.finish_and_clear();
+    results.run_info.duration_s = started.elapsed().as_secs_f64();
+    write_file(&out.join("results.json"), &json::render(&results))?;
+    write_file(&out.join("summary.md"), &markdown::render(&results))?;
+    let _ = writeln!(
+        stdout,
+        "\n{} cells in {:.1} s; wrote {} and {}",
+        results.cells.len(),
+        results.run_info.duration_s,
+        out.join("results.json").display(),
+        out.join("summary.md").display()
+    );
+    drop(scratch);
+    if let Some(base) = baseline {
+        let diff = crate::compare::compare(&base, &results);
+        let _ = write!(stdout, "{}", diff.render());
+        return Ok(if diff.differs() { exit_code::DIFFERENCES } else { exit_code::OK });
+    }
+    Ok(exit_code::OK)
+}
+
+fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
+    let req = Requested::parse(&a.runtime)?;
+    let d = discover(&req);
+    if a.json {
+        let infos: Vec<RuntimeInfo> = d.runtimes.iter().map(runtime_info).collect();
+        println!("{}", serde_json::to_string_pretty(&infos).expect("serialises"));
+    } else {
+        let mut b = tabled::builder::Builder::default();
+        b.push_record(["name", "version", "status", "path / reason"]);
+        for rt in &d.runtimes {
+            let (st, detail) = match &rt.status {
+                Status::Found => ("found", rt.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default()),
+                Status::NotFound(r) => ("not found", r.clone()),
+                Status::Broken(r) => ("broken", r.clone()),
+            };
+            b.push_record([rt.label.clone(), rt.version.clone(), st.to_string(), detail]);
+        }
+        let mut t = b.build();
+        t.with(tabled::settings::Style::sharp());
+        println!("{t}");
+    }
+    Ok(exit_code::OK)
+}
+
+fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {
+    let vs = select_variants(load_dir(matrices)?, &a.variant)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&vs).expect("serialises"));
+    } else {
+        let mut b = tabled::builder::Builder::default();
+        b.push_record(["variant", "call", "source", "creates"]);
+        for v in &vs {
+            let id = if v.anti_pattern { format!("{} (anti-pattern)", v.id) } else { v.id.clone() };
+            b.push_record([id, v.call.clone(), format!("{:?}", v.source).to_lowercase(), format!("{:?}", v.creates).to_lowercase()]);
+        }
+        let mut t = b.build();
+        t.with(tabled::settings::Style::sharp());
+        println!("{t}");
+    }
+    Ok(exit_code::OK)
+}
+
+fn cmd_compare(a: &CompareArgs) -> Result<i32> {
+    let base = json::read(&a.base)?;
+    let new = json::read(&a.new)?;
+    let diff = crate::compare::compare(&base, &new);
+    print!("{}", diff.render());
+    Ok(if diff.differs() { exit_code::DIFFERENCES } else { exit_code::OK })
+}
+
+fn cmd_report(a: &ReportArgs) -> Result<i32> {
+    let r = json::read(&a.results)?;
+    match a.format {
+        Format::Json => print!("{}", json::render(&r)),
+        Format::Markdown => print!("{}", markdown::render(&r)),
+        Format::Table => {
+            for rt in r.measured_runtimes() {
+                println!("\n{rt}\n{}", table::render_terminal(&r, rt));
+                if let Some(l) = table::race_line(&r, rt) {
+                    println!("{l}");
+                }
+            }
+        }
+    }
+    Ok(exit_code::OK)
+}

@@ -1,0 +1,174 @@
+//! Command-line flags (clap derive), mirrored as given; validation happens in [`crate::app`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  completed; with --expect or `compare`, nothing differed
+  1  completed, but an outcome differs from the expectation or baseline
+  2  bad input: unknown flag, runtime or variant pattern; malformed matrix or results file
+  3  the output folder (--out) or scratch root (--fs-root) cannot be written
+  4  no selected runtime could be found; nothing was measured
+  5  a runtime named by --require is missing or broken
+ 70  internal error (a bug)";
+
+/// Measures which file-system calls really give a process exclusive ownership of a name,
+/// in Node.js, Bun, Deno, .NET (CoreCLR, Mono), PowerShell and cmd.
+#[derive(Debug, Parser)]
+#[command(name = "conformance", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Folder holding the probes (default: the project's probes/).
+    #[arg(long, global = true, env = "CONFORMANCE_PROBES", value_name = "DIR")]
+    pub probes: Option<PathBuf>,
+    /// Folder holding the variant matrices (default: the project's matrices/).
+    #[arg(long, global = true, env = "CONFORMANCE_MATRICES", value_name = "DIR")]
+    pub matrices: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Discover runtimes, race their probes, print tables and write results.json and summary.md.
+    Run(RunArgs),
+    /// List the runtimes found (name, version, path, status).
+    Runtimes(RuntimesArgs),
+    /// List the variants in the matrices.
+    Variants(VariantsArgs),
+    /// Compare two results.json files by runtime name, variant, scenario and target (versions
+    /// ignored); exit 1 when an outcome or verdict changed.
+    Compare(CompareArgs),
+    /// Re-render a results.json as a table, Markdown or JSON.
+    Report(ReportArgs),
+}
+
+/// Which scenarios to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScenarioArg {
+    /// Second comer against each target state.
+    SecondComer,
+    /// Races among contenders.
+    Race,
+    /// Both.
+    All,
+}
+
+/// `run` flags.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Runtimes to measure: names (node, bun, deno, coreclr, mono, pwsh, powershell, cmd) and
+    /// NAME=PATH for an explicit executable; comma-separated or repeated. Default: all.
+    #[arg(long, short = 'r', value_name = "LIST")]
+    pub runtime: Vec<String>,
+    /// Variant ids to run, as glob patterns (e.g. 'node.*.wx', '*mkdir*'); comma-separated or repeated.
+    #[arg(long, short = 'v', value_name = "GLOB")]
+    pub variant: Vec<String>,
+    /// Scenarios to run.
+    #[arg(long, value_enum, default_value = "all")]
+    pub scenario: ScenarioArg,
+    /// Target states for the second comer (absent, file, empty-dir, dir); comma-separated.
+    #[arg(long, value_name = "LIST", default_value = "absent,file,empty-dir,dir")]
+    pub target: String,
+    /// Where the scratch folder is made (default: the system temp folder).
+    #[arg(long, value_name = "DIR")]
+    pub fs_root: Option<PathBuf>,
+    /// Trials per race cell.
+    #[arg(long, short = 'n', default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub trials: u32,
+    /// Trials per race cell for one-shot runtimes (cmd: one process per attempt, ~0.5 s each under Wine).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub oneshot_trials: u32,
+    /// Contenders (separate processes) per race.
+    #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub contenders: u32,
+    /// Per-attempt timeout in seconds (multiplied for slow runtimes: cmd ×3, PowerShell ×2).
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// Hold time in milliseconds for variants that keep a handle open (dotnet.FileShare.None).
+    #[arg(long, default_value_t = 50)]
+    pub hold_ms: u64,
+    /// Output folder for results.json and summary.md (default: reports/runs/<timestamp>/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Pass every path through a folder named with spaces, &, %, ^, !, (, ), ', `, $ and Japanese.
+    #[arg(long)]
+    pub hostile_paths: bool,
+    /// Skip the relative-path repeat of each second-comer attempt.
+    #[arg(long)]
+    pub no_relative: bool,
+    /// Fail (exit 5) unless these runtimes are found and working; comma-separated. For CI.
+    #[arg(long, value_name = "LIST")]
+    pub require: Vec<String>,
+    /// Compare with a baseline results.json and exit 1 when an outcome differs.
+    #[arg(long, value_name = "FILE")]
+    pub expect: Option<PathBuf>,
+    /// Print only the tables and the summary lines.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `runtimes` flags.
+#[derive(Debug, Args)]
+pub struct RuntimesArgs {
+    /// Runtimes to look for (as for `run --runtime`). Default: all.
+    #[arg(long, short = 'r', value_name = "LIST")]
+    pub runtime: Vec<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `variants` flags.
+#[derive(Debug, Args)]
+pub struct VariantsArgs {
+    /// Glob patterns, as for `run --variant`.
+    #[arg(long, short = 'v', value_name = "GLOB")]
+    pub variant: Vec<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `compare` flags.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline results.json.
+    pub base: PathBuf,
+    /// The new results.json.
+    pub new: PathBuf,
+}
+
+/// Output formats of `report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Terminal tables.
+    Table,
+    /// Markdown (summary.md).
+    Markdown,
+    /// JSON (results.json).
+    Json,
+}
+
+/// `report` flags.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results.json.
+    pub results: PathBuf,
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        super::Cli::command().debug_assert();
+    }
+}

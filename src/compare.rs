@@ -1,0 +1,83 @@
+//! Comparing two runs cell by cell: the regression check for a new runtime version.
+//!
+//! Cells are matched by [`Cell::key`] (adapter name, variant, scenario, target), so versions
+//! may differ; what is compared is the outcome or verdict word.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::report::model::{Cell, Results};
+
+/// One changed cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The cell key.
+    pub key: String,
+    /// Baseline word and runtime label.
+    pub before: (String, String),
+    /// New word and runtime label.
+    pub after: (String, String),
+}
+
+/// The differences between a baseline and a new run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diff {
+    /// Cells in both whose word changed.
+    pub changed: Vec<Change>,
+    /// Keys only in the baseline, for runtimes that the new run measured.
+    pub missing: Vec<String>,
+    /// Keys only in the new run.
+    pub added: Vec<String>,
+    /// Cells compared.
+    pub compared: usize,
+}
+
+impl Diff {
+    /// True when anything changed or went missing.
+    pub fn differs(&self) -> bool {
+        !self.changed.is_empty() || !self.missing.is_empty()
+    }
+
+    /// A human report, one line per difference, then a count line.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        for c in &self.changed {
+            let _ = writeln!(s, "changed  {}: {} ({}) -> {} ({})", c.key, c.before.0, c.before.1, c.after.0, c.after.1);
+        }
+        for k in &self.missing {
+            let _ = writeln!(s, "missing  {k}");
+        }
+        for k in &self.added {
+            let _ = writeln!(s, "new      {k}");
+        }
+        let _ = writeln!(s, "compared {} cells: {} changed, {} missing, {} new", self.compared, self.changed.len(), self.missing.len(), self.added.len());
+        s
+    }
+}
+
+/// Compares `new` against `base`. Runtimes the new run did not measure are ignored (their
+/// absence is reported by discovery, not here).
+pub fn compare(base: &Results, new: &Results) -> Diff {
+    let index = |r: &Results| -> BTreeMap<String, Cell> { r.cells.iter().map(|c| (c.key(), c.clone())).collect() };
+    let (b, n) = (index(base), index(new));
+    let measured: Vec<&str> = new.cells.iter().map(|c| c.runtime_name.as_str()).collect();
+    let mut d = Diff::default();
+    for (k, bc) in &b {
+        match n.get(k) {
+            Some(nc) => {
+                d.compared += 1;
+                if bc.word() != nc.word() {
+                    d.changed.push(Change {
+                        key: k.clone(),
+                        before: (bc.word().into(), bc.runtime.clone()),
+                        after: (nc.word().into(), nc.runtime.clone()),
+                    });
+                }
+            }
+            None if measured.contains(&bc.runtime_name.as_str()) => d.missing.push(k.clone()),
+            None => {}
+        }
+    }
+    d.added = n.keys().filter(|k| !b.contains_key(*k)).cloned().collect();
+    d
+}

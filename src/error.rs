@@ -1,0 +1,130 @@
+//! Harness errors: problems with the invocation, the input files or the output folder.
+//!
+//! A probe that crashes, hangs or prints garbage is *not* an error here: it is data, recorded
+//! in its cells (see [`crate::verdict::Outcome`]). Every variant maps to one exit code in
+//! [`Error::exit_code`] (constants in [`crate::exit_code`]).
+
+use std::path::PathBuf;
+
+use crate::exit_code;
+
+/// Every way the harness itself can fail. Messages are lowercase fragments with context,
+/// naming the file, line or flag at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A flag's value is invalid (e.g. `--runtime node=` with no path, `--variant` matching nothing).
+    #[error("invalid value for {flag}: {message}")]
+    Usage {
+        /// The flag, e.g. `--variant`.
+        flag: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A runtime name that the registry does not know.
+    #[error("unknown runtime '{name}' (in {flag}); known runtimes: {known}")]
+    UnknownRuntime {
+        /// The name given.
+        name: String,
+        /// The flag it came from.
+        flag: String,
+        /// Comma-separated known names.
+        known: String,
+    },
+    /// A matrix, expectation or results file that cannot be read or parsed.
+    #[error("{path}:{line}:{column}: {message}")]
+    Input {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (0 when unknown).
+        line: usize,
+        /// 1-based column (0 when unknown).
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The output folder or a file in it cannot be created or written.
+    #[error("cannot write {path}: {source}")]
+    Output {
+        /// The path that failed.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The scratch folder cannot be created under `--fs-root`.
+    #[error("cannot create the scratch folder under {path} (--fs-root): {source}")]
+    Scratch {
+        /// The root given.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// No selected runtime was found; nothing could be measured.
+    #[error("no runtime to measure: {0}")]
+    NoRuntime(String),
+    /// Runtimes named by `--require` are missing or broken.
+    #[error("required runtime(s) not available: {0}")]
+    RequiredMissing(String),
+    /// A bug or an unexpected system failure.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// The process exit code for this error (see [`crate::exit_code`]).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage { .. } | Error::UnknownRuntime { .. } | Error::Input { .. } => {
+                exit_code::USAGE
+            }
+            Error::Output { .. } | Error::Scratch { .. } => exit_code::OUTPUT,
+            Error::NoRuntime(_) => exit_code::NO_RUNTIME,
+            Error::RequiredMissing(_) => exit_code::REQUIRED_MISSING,
+            Error::Internal(_) => exit_code::INTERNAL,
+        }
+    }
+
+    /// Builds an [`Error::Input`] from a byte offset into `text` (1-based line and column).
+    pub fn input_at(path: &std::path::Path, text: &str, offset: Option<usize>, message: String) -> Error {
+        let (line, column) = match offset {
+            Some(off) => line_col(text, off),
+            None => (0, 0),
+        };
+        Error::Input { path: path.to_path_buf(), line, column, message }
+    }
+}
+
+/// 1-based (line, column) of byte `offset` in `text`; column counts characters.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..text.floor_char_boundary(offset)];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// Shorthand for results whose error is [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_from_one() {
+        let t = "ab\ncdé\nf";
+        assert_eq!(line_col(t, 0), (1, 1));
+        assert_eq!(line_col(t, 3), (2, 1));
+        assert_eq!(line_col(t, 7), (2, 4));
+        assert_eq!(line_col(t, 100), (3, 2));
+    }
+
+    #[test]
+    fn exit_codes_are_distinct_per_class() {
+        let usage = Error::Usage { flag: "--x".into(), message: "m".into() };
+        let out = Error::Output { path: "p".into(), source: std::io::Error::other("e") };
+        assert_eq!(usage.exit_code(), exit_code::USAGE);
+        assert_eq!(out.exit_code(), exit_code::OUTPUT);
+        assert_eq!(Error::NoRuntime("x".into()).exit_code(), exit_code::NO_RUNTIME);
+        assert_eq!(Error::RequiredMissing("x".into()).exit_code(), exit_code::REQUIRED_MISSING);
+    }
+}

@@ -1,0 +1,23 @@
+//! Exit codes of the `conformance` binary, in one place.
+//!
+//! The scheme follows nextest's `exit_codes.rs` and ripgrep's `main.rs`: success, "ran but found
+//! something", and distinct codes for each class of harness error, so that CI scripts can tell
+//! a regression from a broken invocation.
+
+/// The command completed; for `run` with `--expect`, and for `compare`, nothing differed.
+pub const OK: i32 = 0;
+/// The command completed, but a measured outcome differs from the expectation (`run --expect`)
+/// or from the baseline (`compare`).
+pub const DIFFERENCES: i32 = 1;
+/// Bad input: an unknown flag or value, an unknown runtime name, a variant pattern that selects
+/// nothing, a malformed matrix, expectation or results file. The message names the file, line or flag.
+pub const USAGE: i32 = 2;
+/// The output folder (`--out`) or the scratch root (`--fs-root`) cannot be created or written.
+pub const OUTPUT: i32 = 3;
+/// None of the selected runtimes could be found or started; nothing was measured.
+pub const NO_RUNTIME: i32 = 4;
+/// `--require` named a runtime that is missing or broken (used by CI so that an absent
+/// runtime fails the run instead of being skipped).
+pub const REQUIRED_MISSING: i32 = 5;
+/// An unexpected internal failure (a bug): the message says what failed.
+pub const INTERNAL: i32 = 70;

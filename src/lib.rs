@@ -1,0 +1,20 @@
+//! `conformance` measures which file-system calls really give a process exclusive ownership
+//! of a name, in every runtime people write integration code in.
+//!
+//! Data flow: matrices (data, [`matrix`]) → runtimes found ([`runtime`]) → probes driven under
+//! controlled races ([`engine`], over [`exec`]) → observations (probe reports plus
+//! [`snapshot`]s of the disk) → outcomes ([`verdict`], pure) → [`report`]s.
+
+pub mod app;
+pub mod cli;
+pub mod compare;
+pub mod engine;
+pub mod error;
+pub mod exec;
+pub mod exit_code;
+pub mod matrix;
+pub mod report;
+pub mod runinfo;
+pub mod runtime;
+pub mod snapshot;
+pub mod verdict;

@@ -1,0 +1,10 @@
+//! Variants as data: the `matrices/*.toml` files, their model and loader.
+//!
+//! Each file describes one API family (`family = "node"`) and its variants; see
+//! `matrices/README.md` for the fields. Expected outcomes are never stored here.
+
+mod load;
+mod model;
+
+pub use load::{load_dir, parse_file};
+pub use model::{Creates, SourceKind, Variant};

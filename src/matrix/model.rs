@@ -1,0 +1,66 @@
+//! Serde model of a matrix file.
+
+use serde::{Deserialize, Serialize};
+
+/// What the harness must prepare, before the release, for a variant that moves, links or
+/// copies something onto the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceKind {
+    /// Nothing: the variant writes its token itself.
+    #[default]
+    None,
+    /// A file whose content is the contender's token.
+    File,
+    /// A directory holding the contender's mark file (`owner.<token>`).
+    Dir,
+}
+
+/// What a successful call leaves at the target name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Creates {
+    /// A regular file holding the token.
+    File,
+    /// A directory; the probe writes the contender's mark file into it after success, so the
+    /// harness can see who holds it.
+    Dir,
+    /// A symbolic link to the contender's source file.
+    Symlink,
+}
+
+/// One way of trying to take a name, in one API family (`../shared/GLOSSARY.md`, "variant").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    /// Stable id, `<family>.<call>[.<option>]`, e.g. `node.writeFileSync.wx`.
+    pub id: String,
+    /// The API family; filled from the file's `family` key.
+    #[serde(default)]
+    pub family: String,
+    /// The exact call as shown in tables.
+    pub call: String,
+    /// What the harness prepares as the source (default `none`).
+    #[serde(default)]
+    pub source: SourceKind,
+    /// What a success leaves at the target.
+    pub creates: Creates,
+    /// A known anti-pattern (check-then-create), measured so that its failure is visible.
+    #[serde(default)]
+    pub anti_pattern: bool,
+    /// The variant keeps a handle open after the call (`hold_ms` in the protocol).
+    #[serde(default)]
+    pub holds: bool,
+    /// Where the documented behaviour comes from; free text.
+    #[serde(default)]
+    pub note: String,
+}
+
+/// One matrix file: a family and its variants.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MatrixFile {
+    pub family: String,
+    #[serde(default)]
+    pub variant: Vec<Variant>,
+}

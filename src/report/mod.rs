@@ -1,0 +1,9 @@
+//! Reports: the results model and one exporter per format. Exporters take the model and
+//! return text; only the caller writes files (hyperfine's `export/` layout).
+
+pub mod json;
+pub mod markdown;
+pub mod model;
+pub mod table;
+
+pub use model::{Cell, ErrorInfo, Results, RunInfo, RuntimeInfo, Scenario};

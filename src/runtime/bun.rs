@@ -1,0 +1,30 @@
+//! Bun: runs the Node probe unchanged (`bun --version` prints `1.4.5`).
+
+use std::path::Path;
+
+use super::{first_line, query, Adapter, ProbeContext, Runtime};
+use crate::exec::process::Launch;
+
+/// Bun.
+#[derive(Debug)]
+pub struct Bun;
+
+impl Adapter for Bun {
+    fn name(&self) -> &'static str {
+        "bun"
+    }
+    fn executables(&self) -> &'static [&'static str] {
+        &["bun"]
+    }
+    fn families(&self) -> &'static [&'static str] {
+        &["node"]
+    }
+    fn version(&self, exe: &Path) -> Result<(String, String), String> {
+        let v = first_line(&query(exe, &["--version"], &[])?);
+        Ok((v.clone(), format!("bun {v}")))
+    }
+    fn launch(&self, rt: &Runtime, _family: &str, ctx: &ProbeContext) -> Launch {
+        Launch::new(rt.path.clone().unwrap_or_default(), [ctx.probes_dir.join("node").join("probe.mjs")])
+            .with_env("BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0")
+    }
+}

@@ -1,0 +1,176 @@
+//! Finding runtimes: on `PATH` (the `which` crate), at known fallback locations, and at paths
+//! given with `--runtime NAME=PATH`.
+
+use std::path::{Path, PathBuf};
+
+use super::{adapter, known_names, Adapter, Runtime, Status, ADAPTERS};
+use crate::error::{Error, Result};
+
+/// What `--runtime` asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Requested {
+    /// Registry names to look up on `PATH`; `None` means every adapter.
+    pub names: Option<Vec<&'static str>>,
+    /// Explicit executables: (adapter name, path).
+    pub explicit: Vec<(&'static str, PathBuf)>,
+}
+
+impl Requested {
+    /// Parses `--runtime` values: each is a comma-separated list of `NAME` or `NAME=PATH`.
+    /// With only `NAME=PATH` items, nothing is looked up on `PATH`.
+    ///
+    /// Errors: [`Error::UnknownRuntime`] for an unknown name, [`Error::Usage`] for an empty
+    /// item or an empty path.
+    pub fn parse(values: &[String]) -> Result<Requested> {
+        if values.is_empty() {
+            return Ok(Requested::default());
+        }
+        let mut names = Vec::new();
+        let mut explicit = Vec::new();
+        for item in values.iter().flat_map(|v| v.split(',')).map(str::trim) {
+            if item.is_empty() {
+                return Err(Error::Usage { flag: "--runtime".into(), message: "empty runtime name".into() });
+            }
+            let (name, path) = match item.split_once('=') {
+                Some((n, p)) => (n.trim(), Some(p)),
+                None => (item, None),
+            };
+            if name == "all" && path.is_none() {
+                names.extend(ADAPTERS.iter().map(|a| a.name()));
+                continue;
+            }
+            let a = adapter(name).ok_or_else(|| Error::UnknownRuntime {
+                name: name.to_string(),
+                flag: "--runtime".into(),
+                known: known_names(),
+            })?;
+            match path {
+                Some("") => {
+                    return Err(Error::Usage { flag: "--runtime".into(), message: format!("'{item}' names no path after '='") })
+                }
+                Some(p) => explicit.push((a.name(), PathBuf::from(p))),
+                None => {
+                    if !names.contains(&a.name()) {
+                        names.push(a.name());
+                    }
+                }
+            }
+        }
+        Ok(Requested { names: Some(names), explicit })
+    }
+}
+
+/// The outcome of discovery: every selected runtime, found or not.
+#[derive(Debug, Clone)]
+pub struct Discovery {
+    /// In table order: registry order, explicit paths after the PATH entry of their kind.
+    pub runtimes: Vec<Runtime>,
+}
+
+fn blank(a: &'static dyn Adapter, path: Option<PathBuf>, status: Status, explicit: bool) -> Runtime {
+    Runtime {
+        name: a.name(),
+        label: a.name().to_string(),
+        version: String::new(),
+        path,
+        status,
+        explicit,
+        families: a.families().to_vec(),
+        artifact: None,
+        adapter: a,
+    }
+}
+
+fn probe_exe(a: &'static dyn Adapter, exe: PathBuf, explicit: bool) -> Runtime {
+    match a.version(&exe) {
+        Ok((version, label)) => {
+            let mut rt = blank(a, Some(exe), Status::Found, explicit);
+            rt.version = version;
+            rt.label = label;
+            rt
+        }
+        Err(why) => blank(a, Some(exe), Status::Broken(why), explicit),
+    }
+}
+
+/// Finds `a`'s executable on `PATH` or at its fallback locations.
+pub fn locate(a: &dyn Adapter) -> Option<PathBuf> {
+    a.executables()
+        .iter()
+        .find_map(|e| which::which(e).ok())
+        .or_else(|| a.fallback_paths().iter().map(PathBuf::from).find(|p| p.is_file()))
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Discovers the requested runtimes: runs each one's version query (at most 60 s each).
+/// Never fails: missing and broken runtimes come back with that status and a reason.
+pub fn discover(req: &Requested) -> Discovery {
+    let mut out: Vec<Runtime> = Vec::new();
+    for a in ADAPTERS.iter().copied() {
+        let selected = req.names.as_ref().is_none_or(|n| n.contains(&a.name()));
+        if selected {
+            match locate(a) {
+                Some(exe) => out.push(probe_exe(a, exe, false)),
+                None => out.push(blank(a, None, Status::NotFound(a.absent_hint()), false)),
+            }
+        }
+        for (name, path) in &req.explicit {
+            if *name != a.name() {
+                continue;
+            }
+            let dup = out.iter().any(|r| r.path.as_deref().map(canonical) == Some(canonical(path)));
+            if dup {
+                continue;
+            }
+            let exe = if path.components().count() == 1 { which::which(path).ok() } else { Some(path.clone()) };
+            match exe.filter(|p| p.is_file()) {
+                Some(exe) => out.push(probe_exe(a, exe, true)),
+                None => out.push(blank(a, Some(path.clone()), Status::NotFound(format!("{} does not exist", path.display())), true)),
+            }
+        }
+    }
+    // two rows must never share a label
+    let labels: Vec<String> = out.iter().map(|r| r.label.clone()).collect();
+    for (i, rt) in out.iter_mut().enumerate() {
+        if labels.iter().filter(|l| **l == labels[i]).count() > 1 {
+            if let Some(p) = &rt.path {
+                rt.label = format!("{} ({})", rt.label, p.display());
+            }
+        }
+    }
+    Discovery { runtimes: out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lists_paths_and_aliases() {
+        let r = Requested::parse(&["node,bun".into(), "node=/opt/node22/bin/node".into(), "dotnet".into()]).unwrap();
+        assert_eq!(r.names, Some(vec!["node", "bun", "coreclr"]));
+        assert_eq!(r.explicit, vec![("node", PathBuf::from("/opt/node22/bin/node"))]);
+        assert_eq!(Requested::parse(&[]).unwrap().names, None);
+        let only = Requested::parse(&["deno=/x/deno".into()]).unwrap();
+        assert_eq!(only.names, Some(vec![]));
+    }
+
+    #[test]
+    fn rejects_unknown_and_empty() {
+        let e = Requested::parse(&["nodee".into()]).unwrap_err();
+        assert!(e.to_string().contains("unknown runtime 'nodee'") && e.to_string().contains("node, bun"), "{e}");
+        assert!(Requested::parse(&["node=".into()]).is_err());
+        assert!(Requested::parse(&["node,,bun".into()]).is_err());
+    }
+
+    #[test]
+    fn missing_explicit_path_is_not_found() {
+        let r = Requested::parse(&["node=/nonexistent/node".into()]).unwrap();
+        let d = discover(&r);
+        assert_eq!(d.runtimes.len(), 1);
+        assert!(matches!(d.runtimes[0].status, Status::NotFound(_)));
+    }
+}

@@ -1,0 +1,190 @@
+//! .NET: one C# probe (`probes/dotnet/Probe.cs`) run on CoreCLR (`dotnet`) and on Mono.
+//!
+//! The probe is built once per source content and cached: with the .NET SDK when `dotnet`
+//! has one (`dotnet build probes/dotnet/Probe.csproj`), otherwise with Mono's `mcs`. An
+//! mcs-built assembly runs on a bare CoreCLR host given a runtimeconfig.json
+//! (`../shared/RUNTIMES.md`).
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::{first_line, query, Adapter, ProbeContext, Runtime};
+use crate::exec::process::Launch;
+
+/// CoreCLR through the `dotnet` host.
+#[derive(Debug)]
+pub struct CoreClr;
+
+/// Mono.
+#[derive(Debug)]
+pub struct Mono;
+
+/// The highest `Microsoft.NETCore.App` version in `dotnet --list-runtimes` output.
+pub(crate) fn highest_netcore(list: &str) -> Option<String> {
+    list.lines()
+        .filter_map(|l| l.strip_prefix("Microsoft.NETCore.App "))
+        .filter_map(|l| l.split_whitespace().next())
+        .max_by_key(|v| v.split(['.', '-']).map(|p| p.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>())
+        .map(str::to_string)
+}
+
+impl Adapter for CoreClr {
+    fn name(&self) -> &'static str {
+        "coreclr"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["dotnet", ".net"]
+    }
+    fn executables(&self) -> &'static [&'static str] {
+        &["dotnet"]
+    }
+    fn families(&self) -> &'static [&'static str] {
+        &["dotnet"]
+    }
+    fn version(&self, exe: &Path) -> Result<(String, String), String> {
+        let out = query(exe, &["--list-runtimes"], &[("DOTNET_CLI_TELEMETRY_OPTOUT", "1"), ("DOTNET_NOLOGO", "1")])?;
+        let v = highest_netcore(&out).ok_or_else(|| format!("{} lists no Microsoft.NETCore.App runtime", exe.display()))?;
+        Ok((v.clone(), format!("CoreCLR {v}")))
+    }
+    fn prepare(&self, rt: &mut Runtime, ctx: &ProbeContext) -> Result<(), String> {
+        let exe = rt.path.clone().unwrap_or_default();
+        let sdks = query(&exe, &["--list-sdks"], &[("DOTNET_CLI_TELEMETRY_OPTOUT", "1")]).unwrap_or_default();
+        let artifact = if first_line(&sdks).is_empty() {
+            let dir = build_mcs(ctx)?;
+            let rc = dir.join(format!("Probe.{}.runtimeconfig.json", rt.version));
+            if !rc.exists() {
+                let text = format!(
+                    "{{\"runtimeOptions\":{{\"tfm\":\"netcoreapp3.1\",\"framework\":{{\"name\":\"Microsoft.NETCore.App\",\"version\":\"{}\"}}}}}}",
+                    rt.version
+                );
+                std::fs::write(&rc, text).map_err(|e| format!("cannot write {}: {e}", rc.display()))?;
+            }
+            dir.join("Probe.exe")
+        } else {
+            build_sdk(&exe, ctx)?
+        };
+        rt.artifact = Some(artifact);
+        Ok(())
+    }
+    fn launch(&self, rt: &Runtime, _family: &str, _ctx: &ProbeContext) -> Launch {
+        let exe = rt.path.clone().unwrap_or_default();
+        let art = rt.artifact.clone().unwrap_or_default();
+        let l = if art.extension().is_some_and(|e| e == "exe") {
+            let rc = art.with_file_name(format!("Probe.{}.runtimeconfig.json", rt.version));
+            Launch::new(exe, [std::ffi::OsString::from("exec"), "--runtimeconfig".into(), rc.into(), art.into()])
+                .with_env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1")
+        } else {
+            Launch::new(exe, [art])
+        };
+        l.with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1").with_env("DOTNET_NOLOGO", "1")
+    }
+}
+
+impl Adapter for Mono {
+    fn name(&self) -> &'static str {
+        "mono"
+    }
+    fn executables(&self) -> &'static [&'static str] {
+        &["mono"]
+    }
+    fn families(&self) -> &'static [&'static str] {
+        &["dotnet"]
+    }
+    fn version(&self, exe: &Path) -> Result<(String, String), String> {
+        let out = query(exe, &["--version"], &[])?;
+        let line = first_line(&out);
+        let v = line
+            .split("version ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .ok_or_else(|| format!("unexpected `mono --version` output: {line}"))?
+            .to_string();
+        Ok((v.clone(), format!("Mono {v}")))
+    }
+    fn prepare(&self, rt: &mut Runtime, ctx: &ProbeContext) -> Result<(), String> {
+        rt.artifact = Some(build_mcs(ctx)?.join("Probe.exe"));
+        Ok(())
+    }
+    fn launch(&self, rt: &Runtime, _family: &str, _ctx: &ProbeContext) -> Launch {
+        Launch::new(rt.path.clone().unwrap_or_default(), [rt.artifact.clone().unwrap_or_default()])
+    }
+}
+
+fn source_hash(files: &[PathBuf]) -> Result<String, String> {
+    let mut h = Sha256::new();
+    for f in files {
+        let b = std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        h.update(&b);
+    }
+    Ok(h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
+/// Builds `Probe.cs` with `mcs` into `<cache>/dotnet/mcs-<hash>/` (publish by temp folder and
+/// rename, so concurrent runs never see a half-built probe). Returns the folder.
+fn build_mcs(ctx: &ProbeContext) -> Result<PathBuf, String> {
+    let src = ctx.probes_dir.join("dotnet").join("Probe.cs");
+    let dir = ctx.cache_dir.join("dotnet").join(format!("mcs-{}", source_hash(std::slice::from_ref(&src))?));
+    if dir.join("Probe.exe").is_file() {
+        return Ok(dir);
+    }
+    let mcs = which::which("mcs").map_err(|_| "no C# compiler: neither a .NET SDK nor Mono's mcs is on PATH".to_string())?;
+    let parent = dir.parent().expect("has parent");
+    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let tmp = tempfile::Builder::new().prefix(".build-").tempdir_in(parent).map_err(|e| format!("cannot create a build folder in {}: {e}", parent.display()))?;
+    let out = tmp.path().join("Probe.exe");
+    let mut arg_out = std::ffi::OsString::from("-out:");
+    arg_out.push(&out);
+    let l = Launch::new(mcs, [arg_out, "-nologo".into(), "-optimize+".into(), src.into_os_string()]);
+    let (ok, stdout, stderr) = crate::exec::process::run_capture(&l, tmp.path(), std::time::Duration::from_secs(180))?;
+    if !ok || !out.is_file() {
+        return Err(format!("mcs failed to build the C# probe: {}", first_line(&format!("{stdout}\n{stderr}"))));
+    }
+    let kept = tmp.keep();
+    if std::fs::rename(&kept, &dir).is_err() && !dir.join("Probe.exe").is_file() {
+        return Err(format!("cannot publish the built probe to {}", dir.display()));
+    }
+    let _ = std::fs::remove_dir_all(&kept);
+    Ok(dir)
+}
+
+/// Builds `Probe.csproj` with the .NET SDK into `<cache>/dotnet/sdk-<hash>/out/Probe.dll`.
+fn build_sdk(dotnet: &Path, ctx: &ProbeContext) -> Result<PathBuf, String> {
+    let srcdir = ctx.probes_dir.join("dotnet");
+    let files = [srcdir.join("Probe.cs"), srcdir.join("Probe.csproj")];
+    let dir = ctx.cache_dir.join("dotnet").join(format!("sdk-{}", source_hash(&files)?));
+    let dll = dir.join("out").join("Probe.dll");
+    if dll.is_file() {
+        return Ok(dll);
+    }
+    std::fs::create_dir_all(dir.join("src")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for f in &files {
+        let to = dir.join("src").join(f.file_name().expect("file"));
+        std::fs::copy(f, &to).map_err(|e| format!("cannot copy {}: {e}", f.display()))?;
+    }
+    let l = Launch::new(
+        dotnet,
+        [std::ffi::OsString::from("build"), dir.join("src").join("Probe.csproj").into(), "-c".into(), "Release".into(), "-o".into(), dir.join("out").into(), "-nologo".into()],
+    )
+    .with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
+    .with_env("DOTNET_NOLOGO", "1");
+    let (ok, stdout, stderr) = crate::exec::process::run_capture(&l, &dir, std::time::Duration::from_secs(600))?;
+    if !ok || !dll.is_file() {
+        let msg = format!("{stdout}\n{stderr}");
+        let err = msg.lines().find(|l| l.contains("error")).unwrap_or_else(|| msg.trim());
+        return Err(format!("dotnet build failed for the C# probe: {err}"));
+    }
+    Ok(dll)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_highest_netcore_runtime() {
+        let out = "Microsoft.AspNetCore.App 8.0.1 [/x]\nMicrosoft.NETCore.App 3.1.23 [/x]\nMicrosoft.NETCore.App 8.0.11 [/x]\nMicrosoft.NETCore.App 8.0.2 [/x]\n";
+        assert_eq!(highest_netcore(out).as_deref(), Some("8.0.11"));
+        assert_eq!(highest_netcore("nothing"), None);
+    }
+}

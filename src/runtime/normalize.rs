@@ -1,0 +1,97 @@
+//! From a raw error to the glossary's normalised code (`../shared/GLOSSARY.md`, "Normalised
+//! error codes"). The raw error is always kept beside it.
+//!
+//! Sources: errno names (POSIX, `errno(3)`); Node's `err.code` and `ERR_FS_CP_*` codes (Node
+//! docs, "Errors"); Deno's error classes (`Deno.errors`, Deno API docs); Win32 codes inside
+//! .NET HResults `0x8007xxxx` (learn.microsoft.com, "System Error Codes"); CoreCLR on Unix
+//! reports the errno itself as the HResult (e.g. 17 for CreateNew on an existing file,
+//! measured here on CoreCLR 3.1.23, see `../shared/RUNTIMES.md`).
+
+use crate::exec::protocol::RawError;
+
+const ERRNO_NAMES: &[&str] = &["EEXIST", "ENOENT", "ENOTEMPTY", "EISDIR", "ENOTDIR", "EPERM", "EACCES", "EBUSY", "EXDEV"];
+
+/// Returns the normalised code: one of `EEXIST`, `ENOENT`, `ENOTEMPTY`, `EISDIR`, `ENOTDIR`,
+/// `EPERM`, `EACCES`, `EBUSY`, `EXDEV`, `SHARING_VIOLATION`, or `OTHER`.
+pub fn normalize(raw: &RawError) -> &'static str {
+    if let Some(code) = raw.code.as_deref() {
+        if let Some(n) = ERRNO_NAMES.iter().find(|n| **n == code) {
+            return n;
+        }
+        match code {
+            "ERR_FS_CP_EEXIST" | "CHECK_EXISTS" => return "EEXIST",
+            "ERR_FS_EISDIR" | "ERR_FS_CP_DIR_TO_NON_DIR" => return "EISDIR",
+            "ERR_FS_CP_NON_DIR_TO_DIR" => return "ENOTDIR",
+            "ENOTEMPTY" | "ERR_FS_CP_EINVAL" => {}
+            _ => {}
+        }
+    }
+    match raw.kind.as_str() {
+        "AlreadyExists" | "CheckExists" => return "EEXIST",
+        "NotFound" | "System.IO.FileNotFoundException" | "System.IO.DirectoryNotFoundException" => return "ENOENT",
+        "IsADirectory" => return "EISDIR",
+        "NotADirectory" => return "ENOTDIR",
+        "PermissionDenied" | "System.UnauthorizedAccessException" => return "EACCES",
+        "Busy" => return "EBUSY",
+        _ => {}
+    }
+    if let Some(hr) = raw.hresult {
+        if let Some(n) = from_hresult(hr) {
+            return n;
+        }
+    }
+    "OTHER"
+}
+
+fn from_hresult(hr: i64) -> Option<&'static str> {
+    let u = (hr as u64) & 0xFFFF_FFFF;
+    if u & 0xFFFF_0000 == 0x8007_0000 {
+        // FACILITY_WIN32: the low word is a Win32 error code
+        return match u & 0xFFFF {
+            80 | 183 => Some("EEXIST"),
+            2 | 3 => Some("ENOENT"),
+            5 => Some("EACCES"),
+            32 | 33 => Some("SHARING_VIOLATION"),
+            145 => Some("ENOTEMPTY"),
+            267 => Some("ENOTDIR"),
+            17 => Some("EXDEV"),
+            _ => None,
+        };
+    }
+    // CoreCLR and Mono on Unix: the HResult is the errno
+    match hr {
+        17 => Some("EEXIST"),
+        2 => Some("ENOENT"),
+        21 => Some("EISDIR"),
+        20 => Some("ENOTDIR"),
+        39 => Some("ENOTEMPTY"),
+        13 => Some("EACCES"),
+        1 => Some("EPERM"),
+        16 => Some("EBUSY"),
+        18 => Some("EXDEV"),
+        11 => Some("SHARING_VIOLATION"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(kind: &str, code: Option<&str>, hresult: Option<i64>) -> RawError {
+        RawError { kind: kind.into(), code: code.map(Into::into), hresult, ..RawError::default() }
+    }
+
+    #[test]
+    fn node_deno_dotnet_codes() {
+        assert_eq!(normalize(&raw("Error", Some("EEXIST"), None)), "EEXIST");
+        assert_eq!(normalize(&raw("SystemError", Some("ERR_FS_CP_EEXIST"), None)), "EEXIST");
+        assert_eq!(normalize(&raw("AlreadyExists", None, None)), "EEXIST");
+        assert_eq!(normalize(&raw("System.IO.IOException", None, Some(-2147024816))), "EEXIST"); // 0x80070050, Mono
+        assert_eq!(normalize(&raw("System.IO.IOException", None, Some(0x8007_00B7))), "EEXIST"); // 183
+        assert_eq!(normalize(&raw("System.IO.IOException", None, Some(17))), "EEXIST"); // CoreCLR on Linux
+        assert_eq!(normalize(&raw("System.IO.IOException", None, Some(-2147024864))), "SHARING_VIOLATION"); // 0x80070020
+        assert_eq!(normalize(&raw("System.IO.FileNotFoundException", None, Some(-2147024894))), "ENOENT");
+        assert_eq!(normalize(&raw("errorlevel", None, None)), "OTHER");
+    }
+}

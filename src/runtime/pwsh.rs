@@ -1,0 +1,100 @@
+//! PowerShell 7 (`pwsh`) and Windows PowerShell 5.1 (`powershell.exe`), both running
+//! `probes/powershell/probe.ps1` with `-NoProfile -NonInteractive`.
+//!
+//! Neither can be installed from the registries these Linux machines reach, so here they are
+//! skipped with that reason; the Windows CI job measures them.
+
+use std::path::Path;
+
+use super::{first_line, query, Adapter, ProbeContext, Runtime};
+use crate::exec::process::Launch;
+
+/// PowerShell 7.x.
+#[derive(Debug)]
+pub struct Pwsh;
+
+/// Windows PowerShell 5.1.
+#[derive(Debug)]
+pub struct WindowsPowerShell;
+
+fn ps_launch(rt: &Runtime, ctx: &ProbeContext) -> Launch {
+    let script = ctx.probes_dir.join("powershell").join("probe.ps1");
+    Launch::new(
+        rt.path.clone().unwrap_or_default(),
+        [
+            std::ffi::OsString::from("-NoLogo"),
+            "-NoProfile".into(),
+            "-NonInteractive".into(),
+            "-ExecutionPolicy".into(),
+            "Bypass".into(),
+            "-File".into(),
+            script.into(),
+        ],
+    )
+    .with_env("POWERSHELL_TELEMETRY_OPTOUT", "1")
+    .with_env("POWERSHELL_UPDATECHECK", "Off")
+}
+
+fn ps_version(exe: &Path) -> Result<String, String> {
+    let out = query(
+        exe,
+        &["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", "$PSVersionTable.PSVersion.ToString()"],
+        &[("POWERSHELL_TELEMETRY_OPTOUT", "1")],
+    )?;
+    Ok(first_line(&out))
+}
+
+const ABSENT: &str = "not installable from the package registries on Linux; measured by the Windows CI job";
+
+impl Adapter for Pwsh {
+    fn name(&self) -> &'static str {
+        "pwsh"
+    }
+    fn executables(&self) -> &'static [&'static str] {
+        &["pwsh"]
+    }
+    fn families(&self) -> &'static [&'static str] {
+        &["pwsh"]
+    }
+    fn version(&self, exe: &Path) -> Result<(String, String), String> {
+        let v = ps_version(exe)?;
+        Ok((v.clone(), format!("pwsh {v}")))
+    }
+    fn launch(&self, rt: &Runtime, _family: &str, ctx: &ProbeContext) -> Launch {
+        ps_launch(rt, ctx)
+    }
+    fn timeout_multiplier(&self) -> u32 {
+        2
+    }
+    fn absent_hint(&self) -> String {
+        format!("no pwsh on PATH ({ABSENT})")
+    }
+}
+
+impl Adapter for WindowsPowerShell {
+    fn name(&self) -> &'static str {
+        "powershell"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["powershell.exe", "windows-powershell"]
+    }
+    fn executables(&self) -> &'static [&'static str] {
+        &["powershell"]
+    }
+    fn families(&self) -> &'static [&'static str] {
+        &["pwsh"]
+    }
+    fn version(&self, exe: &Path) -> Result<(String, String), String> {
+        let v = ps_version(exe)?;
+        Ok((v.clone(), format!("Windows PowerShell {v}")))
+    }
+    fn launch(&self, rt: &Runtime, _family: &str, ctx: &ProbeContext) -> Launch {
+        ps_launch(rt, ctx)
+    }
+    fn timeout_multiplier(&self) -> u32 {
+        2
+    }
+    fn absent_hint(&self) -> String {
+        format!("no powershell.exe on PATH (Windows only; {ABSENT})")
+    }
+}

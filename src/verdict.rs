@@ -1,0 +1,458 @@
+//! Pure classification: from what a probe reported and what the harness saw on disk, to an
+//! outcome in the vocabulary of `../shared/GLOSSARY.md`.
+//!
+//! Nothing here knows which variant or runtime it is judging: the same rules apply to all,
+//! so an outcome can only come from observation.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::snapshot::{mark_name, Entry};
+
+/// The outcome of one attempt on a target (second-comer scenario; `absent` is the control).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Control: the call succeeded on a free name and the target holds the contender's token.
+    Acquired,
+    /// Control: the call failed on a free name and left it free; the variant cannot take a name.
+    Failed,
+    /// The call failed and the target is unchanged. Safe.
+    Refused,
+    /// The call succeeded and the target now holds the second comer's token: silent overwrite.
+    Replaced,
+    /// The call succeeded and the target is unchanged: success without taking anything.
+    Kept,
+    /// The call succeeded and the directory at the target now contains the second comer's item.
+    Nested,
+    /// The target changed, but not to the second comer's token (merged, truncated, emptied).
+    Damaged,
+    /// The call waited for console input.
+    Prompted,
+    /// The probe did not answer within the per-attempt timeout (its process tree was killed).
+    Timeout,
+    /// The probe exited, failed to start, or broke the protocol.
+    Crashed,
+    /// The runtime does not have this call (the probe said so, with a reason).
+    Unsupported,
+    /// Not run (runtime missing or broken); the reason is in the cell.
+    Skipped,
+}
+
+impl Outcome {
+    /// The glossary spelling, e.g. `multiple-winners`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Acquired => "acquired",
+            Outcome::Failed => "failed",
+            Outcome::Refused => "refused",
+            Outcome::Replaced => "replaced",
+            Outcome::Kept => "kept",
+            Outcome::Nested => "nested",
+            Outcome::Damaged => "damaged",
+            Outcome::Prompted => "prompted",
+            Outcome::Timeout => "timeout",
+            Outcome::Crashed => "crashed",
+            Outcome::Unsupported => "unsupported",
+            Outcome::Skipped => "skipped",
+        }
+    }
+
+    /// True for outcomes that carry no verdict (timeout, crashed, unsupported, skipped).
+    pub fn is_fault(self) -> bool {
+        matches!(self, Outcome::Timeout | Outcome::Crashed | Outcome::Unsupported | Outcome::Skipped)
+    }
+}
+
+/// How an attempt ended, as reported by the probe (or by the harness for faults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// The call returned success.
+    Success,
+    /// The call returned an error.
+    Error,
+    /// The call finished only after the harness answered a console prompt.
+    Prompted,
+    /// No answer within the timeout.
+    Timeout,
+    /// The probe died or broke the protocol.
+    Crashed,
+    /// The probe does not have the call.
+    Unsupported,
+}
+
+/// Classifies one second-comer attempt.
+///
+/// Takes the target as it stood before the attempt (the first comer's state, or `Absent` for
+/// the control), the probe's report, the target afterwards, and the second comer's token.
+/// `own_mark` is true when the probe was asked to write a mark file into a directory it
+/// creates; that file alone is bookkeeping, not something the call took.
+pub fn classify_second(before: &Entry, report: Report, after: &Entry, token: &str, own_mark: bool) -> Outcome {
+    match report {
+        Report::Prompted => return Outcome::Prompted,
+        Report::Timeout => return Outcome::Timeout,
+        Report::Crashed => return Outcome::Crashed,
+        Report::Unsupported => return Outcome::Unsupported,
+        Report::Success | Report::Error => {}
+    }
+    let ok = report == Report::Success;
+    if matches!(before, Entry::Absent) {
+        return match (ok, after.holds(token), matches!(after, Entry::Absent)) {
+            (true, true, _) => Outcome::Acquired,
+            (false, _, true) => Outcome::Failed,
+            _ => Outcome::Damaged,
+        };
+    }
+    if !ok {
+        return if after == before { Outcome::Refused } else { Outcome::Damaged };
+    }
+    let after_without_mark = if own_mark { without_entry(after, &mark_name(token)) } else { after.clone() };
+    if &after_without_mark == before {
+        return Outcome::Kept;
+    }
+    match (before, after) {
+        (Entry::Dir { id: b_id, entries: b }, Entry::Dir { id: a_id, entries: a }) if b_id == a_id => {
+            let kept_all = b.iter().all(|(k, v)| a.get(k) == Some(v));
+            let added: Vec<&Entry> = a
+                .iter()
+                .filter(|(k, _)| !b.contains_key(*k) && !(own_mark && **k == mark_name(token)))
+                .map(|(_, v)| v)
+                .collect();
+            if kept_all && !added.is_empty() && added.iter().all(|e| e.holds(token)) {
+                Outcome::Nested
+            } else {
+                Outcome::Damaged
+            }
+        }
+        (Entry::Dir { .. }, _) if after.id() == before.id() => Outcome::Damaged,
+        _ if after.holds(token) && !holds_other(after, token) => Outcome::Replaced,
+        _ => Outcome::Damaged,
+    }
+}
+
+fn without_entry(e: &Entry, name: &str) -> Entry {
+    match e {
+        Entry::Dir { id, entries } => {
+            let mut entries = entries.clone();
+            entries.remove(name);
+            Entry::Dir { id: *id, entries }
+        }
+        other => other.clone(),
+    }
+}
+
+/// True when a directory holds marks of tokens other than `token` (a merge, not a replace).
+fn holds_other(e: &Entry, token: &str) -> bool {
+    match e {
+        Entry::Dir { entries, .. } => entries.keys().any(|k| k.starts_with(crate::snapshot::MARK_PREFIX) && *k != mark_name(token)),
+        _ => false,
+    }
+}
+
+/// The verdict of a race cell (`../shared/GLOSSARY.md`, "Race").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaceVerdict {
+    /// Every trial had exactly one success and the target held that contender's token.
+    Exclusive,
+    /// Some trial had two or more successes.
+    MultipleWinners,
+    /// A contender succeeded but the target held someone else's token (or no token).
+    LostUpdate,
+    /// Some trial had no success.
+    NoWinner,
+    /// Faults (timeouts, crashes) kept trials from completing.
+    Inconclusive,
+    /// The runtime does not have this call.
+    Unsupported,
+    /// Not run; the reason is in the cell.
+    Skipped,
+}
+
+impl RaceVerdict {
+    /// The glossary spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaceVerdict::Exclusive => "exclusive",
+            RaceVerdict::MultipleWinners => "multiple-winners",
+            RaceVerdict::LostUpdate => "lost-update",
+            RaceVerdict::NoWinner => "no-winner",
+            RaceVerdict::Inconclusive => "inconclusive",
+            RaceVerdict::Unsupported => "unsupported",
+            RaceVerdict::Skipped => "skipped",
+        }
+    }
+}
+
+/// What the harness observed in one race trial.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trial {
+    /// Per contender: its report.
+    pub reports: Vec<Report>,
+    /// Per contender: whether the target held its token afterwards.
+    pub held: Vec<bool>,
+    /// Per contender: the time it entered the call, in microseconds (probe clock), if known.
+    pub t0_us: Vec<Option<f64>>,
+}
+
+/// Barrier spread percentiles, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Median spread (µs) between the first and last contender entering the call.
+    pub p50: f64,
+    /// 99th percentile (µs).
+    pub p99: f64,
+    /// Largest (µs).
+    pub max: f64,
+}
+
+/// The counts behind a race verdict (`results.json` keeps them flat in the race cell).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceStats {
+    /// Contenders per trial.
+    pub contenders: usize,
+    /// Trials completed (including faulty ones).
+    pub trials: usize,
+    /// Number of successes in a trial → number of trials with that count (keys are decimal strings in JSON).
+    pub winners: BTreeMap<usize, usize>,
+    /// Trials in which two or more contenders reported success.
+    pub multi_winner_trials: usize,
+    /// The largest number of successes in one trial.
+    pub max_winners: usize,
+    /// Trials in which a contender succeeded but the target did not hold its token, or held
+    /// the token of a contender that did not succeed.
+    pub lost_update_trials: usize,
+    /// Trials with no success.
+    pub no_winner_trials: usize,
+    /// Trials with a timeout, crash or prompt.
+    pub fault_trials: usize,
+    /// Wins per contender slot (index = contender number).
+    pub wins_by_contender: Vec<usize>,
+    /// Barrier spread, where the probes gave timestamps.
+    pub barrier_spread_us: Option<Spread>,
+}
+
+/// The summary of a race cell: verdict and counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceSummary {
+    /// The verdict.
+    pub verdict: RaceVerdict,
+    /// The counts.
+    pub stats: RaceStats,
+}
+
+/// Summarises race trials into a verdict. `contenders` is K.
+///
+/// Precedence: any multi-winner trial → `multiple-winners`; else any lost update →
+/// `lost-update`; else any fault → `inconclusive`; else any trial without a winner →
+/// `no-winner`; else `exclusive`. An empty trial list is `inconclusive`.
+pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
+    let mut winners = BTreeMap::new();
+    let (mut multi, mut lost, mut none, mut faults, mut max_w) = (0, 0, 0, 0, 0);
+    let mut by = vec![0usize; contenders];
+    let mut spreads = Vec::new();
+    for t in trials {
+        let wins: Vec<usize> = (0..t.reports.len()).filter(|&k| t.reports[k] == Report::Success).collect();
+        let faulty = t.reports.iter().any(|r| matches!(r, Report::Timeout | Report::Crashed | Report::Prompted));
+        *winners.entry(wins.len()).or_insert(0) += 1;
+        max_w = max_w.max(wins.len());
+        for &k in &wins {
+            if k < by.len() {
+                by[k] += 1;
+            }
+        }
+        if wins.len() >= 2 {
+            multi += 1;
+        }
+        let winner_lost = wins.iter().any(|&k| !t.held.get(k).copied().unwrap_or(false));
+        let foreign = (0..t.held.len()).any(|k| t.held[k] && t.reports.get(k) != Some(&Report::Success));
+        if !wins.is_empty() && (winner_lost || foreign) {
+            lost += 1;
+        }
+        if faulty {
+            faults += 1;
+        } else if wins.is_empty() {
+            none += 1;
+        }
+        let t0s: Vec<f64> = t.t0_us.iter().flatten().copied().collect();
+        if t0s.len() == t.t0_us.len() && t0s.len() >= 2 {
+            let lo = t0s.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = t0s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            spreads.push(hi - lo);
+        }
+    }
+    let verdict = if trials.is_empty() {
+        RaceVerdict::Inconclusive
+    } else if multi > 0 {
+        RaceVerdict::MultipleWinners
+    } else if lost > 0 {
+        RaceVerdict::LostUpdate
+    } else if faults > 0 {
+        RaceVerdict::Inconclusive
+    } else if none > 0 {
+        RaceVerdict::NoWinner
+    } else {
+        RaceVerdict::Exclusive
+    };
+    RaceSummary {
+        verdict,
+        stats: RaceStats {
+        contenders,
+        trials: trials.len(),
+        winners,
+        multi_winner_trials: multi,
+        max_winners: max_w,
+        lost_update_trials: lost,
+        no_winner_trials: none,
+        fault_trials: faults,
+        wins_by_contender: by,
+        barrier_spread_us: spread(&mut spreads),
+        },
+    }
+}
+
+/// Nearest-rank percentiles of `v` (sorted in place); `None` when empty.
+pub fn spread(v: &mut [f64]) -> Option<Spread> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let pick = |q: f64| {
+        let rank = (q * v.len() as f64).ceil() as usize;
+        v[rank.clamp(1, v.len()) - 1]
+    };
+    Some(Spread { p50: pick(0.50), p99: pick(0.99), max: v[v.len() - 1] })
+}
+
+/// "Safe as a lock" (`../shared/GLOSSARY.md`): the control acquired, every other target state
+/// refused, and the race exclusive. `None` when something needed is missing or faulty.
+pub fn safe_as_lock(second: &[(String, Outcome)], race: Option<RaceVerdict>) -> Option<bool> {
+    let bad_second = second.iter().any(|(target, o)| {
+        !o.is_fault() && if target == "absent" { *o != Outcome::Acquired } else { *o != Outcome::Refused }
+    });
+    let bad_race = matches!(
+        race,
+        Some(RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate | RaceVerdict::NoWinner)
+    );
+    if bad_second || bad_race {
+        return Some(false);
+    }
+    let complete = second.iter().any(|(t, _)| t == "absent")
+        && second.iter().all(|(_, o)| !o.is_fault())
+        && race == Some(RaceVerdict::Exclusive);
+    complete.then_some(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::Identity;
+
+    fn file(id: u64, s: &str) -> Entry {
+        Entry::File { id: Some(Identity(1, id)), bytes: s.as_bytes().to_vec() }
+    }
+    fn dir(id: u64, items: &[(&str, Entry)]) -> Entry {
+        Entry::Dir { id: Some(Identity(1, id)), entries: items.iter().map(|(k, v)| (k.to_string(), v.clone())).collect() }
+    }
+
+    #[test]
+    fn control_outcomes() {
+        let a = Entry::Absent;
+        assert_eq!(classify_second(&a, Report::Success, &file(2, "B"), "B", false), Outcome::Acquired);
+        assert_eq!(classify_second(&a, Report::Error, &a, "B", false), Outcome::Failed);
+        assert_eq!(classify_second(&a, Report::Success, &a, "B", false), Outcome::Damaged);
+        assert_eq!(classify_second(&a, Report::Error, &file(2, ""), "B", false), Outcome::Damaged);
+    }
+
+    #[test]
+    fn file_target_outcomes() {
+        let before = file(1, "A");
+        assert_eq!(classify_second(&before, Report::Error, &before, "B", false), Outcome::Refused);
+        assert_eq!(classify_second(&before, Report::Success, &file(1, "B"), "B", false), Outcome::Replaced);
+        assert_eq!(classify_second(&before, Report::Success, &file(9, "B"), "B", false), Outcome::Replaced);
+        assert_eq!(classify_second(&before, Report::Success, &before, "B", false), Outcome::Kept);
+        assert_eq!(classify_second(&before, Report::Success, &file(1, "AB"), "B", false), Outcome::Damaged);
+        assert_eq!(classify_second(&before, Report::Error, &file(1, ""), "B", false), Outcome::Damaged);
+    }
+
+    #[test]
+    fn dir_target_outcomes() {
+        let before = dir(5, &[("owner.A", file(6, "A"))]);
+        // mkdir -p: success, only the probe's own mark was added
+        let with_mark = dir(5, &[("owner.A", file(6, "A")), ("owner.B", file(7, "B"))]);
+        assert_eq!(classify_second(&before, Report::Success, &with_mark, "B", true), Outcome::Kept);
+        // the same picture without a mark request is a merge: damaged
+        assert_eq!(classify_second(&before, Report::Success, &with_mark, "B", false), Outcome::Damaged);
+        // move into the directory
+        let nested = dir(5, &[("owner.A", file(6, "A")), ("src-1", file(8, "B"))]);
+        assert_eq!(classify_second(&before, Report::Success, &nested, "B", false), Outcome::Nested);
+        // an empty dir replaced by a renamed dir
+        let empty = dir(5, &[]);
+        let replaced = dir(9, &[("owner.B", file(10, "B"))]);
+        assert_eq!(classify_second(&empty, Report::Success, &replaced, "B", false), Outcome::Replaced);
+        // an empty dir kept by mkdir -p
+        let kept = dir(5, &[("owner.B", file(10, "B"))]);
+        assert_eq!(classify_second(&empty, Report::Success, &kept, "B", true), Outcome::Kept);
+        // directory emptied in place
+        assert_eq!(classify_second(&before, Report::Success, &empty, "B", false), Outcome::Damaged);
+    }
+
+    #[test]
+    fn faults_pass_through() {
+        let a = file(1, "A");
+        assert_eq!(classify_second(&a, Report::Timeout, &a, "B", false), Outcome::Timeout);
+        assert_eq!(classify_second(&a, Report::Crashed, &a, "B", false), Outcome::Crashed);
+        assert_eq!(classify_second(&a, Report::Prompted, &a, "B", false), Outcome::Prompted);
+        assert_eq!(classify_second(&a, Report::Unsupported, &a, "B", false), Outcome::Unsupported);
+    }
+
+    fn trial(reports: &[Report], held: &[bool], t0: &[f64]) -> Trial {
+        Trial { reports: reports.to_vec(), held: held.to_vec(), t0_us: t0.iter().map(|&x| Some(x)).collect() }
+    }
+    use Report::{Error as E, Success as S};
+
+    #[test]
+    fn race_verdicts() {
+        let ex = vec![trial(&[S, E, E], &[true, false, false], &[0.0, 5.0, 10.0]); 4];
+        let s = summarize_race(3, &ex);
+        assert_eq!(s.verdict, RaceVerdict::Exclusive);
+        assert_eq!(s.stats.winners.get(&1), Some(&4));
+        assert_eq!(s.stats.barrier_spread_us.unwrap().p50, 10.0);
+        assert_eq!(s.stats.wins_by_contender, vec![4, 0, 0]);
+
+        let mut mw = ex.clone();
+        mw.push(trial(&[S, S, E], &[false, true, false], &[0.0, 1.0, 2.0]));
+        let s = summarize_race(3, &mw);
+        assert_eq!(s.verdict, RaceVerdict::MultipleWinners);
+        assert_eq!((s.stats.multi_winner_trials, s.stats.max_winners, s.stats.lost_update_trials), (1, 2, 1));
+
+        let lost = vec![trial(&[S, E, E], &[false, true, false], &[0.0, 1.0, 2.0])];
+        assert_eq!(summarize_race(3, &lost).verdict, RaceVerdict::LostUpdate);
+        let none = vec![trial(&[E, E, E], &[false, false, false], &[0.0, 1.0, 2.0])];
+        assert_eq!(summarize_race(3, &none).verdict, RaceVerdict::NoWinner);
+        let fault = vec![trial(&[S, Report::Timeout, E], &[true, false, false], &[0.0, 1.0, 2.0])];
+        assert_eq!(summarize_race(3, &fault).verdict, RaceVerdict::Inconclusive);
+        assert_eq!(summarize_race(3, &[]).verdict, RaceVerdict::Inconclusive);
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let mut v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let s = spread(&mut v).unwrap();
+        assert_eq!((s.p50, s.p99, s.max), (50.0, 99.0, 100.0));
+        assert!(spread(&mut []).is_none());
+    }
+
+    #[test]
+    fn safe_as_lock_needs_everything() {
+        let good = vec![("absent".to_string(), Outcome::Acquired), ("file".to_string(), Outcome::Refused)];
+        assert_eq!(safe_as_lock(&good, Some(RaceVerdict::Exclusive)), Some(true));
+        assert_eq!(safe_as_lock(&good, Some(RaceVerdict::MultipleWinners)), Some(false));
+        assert_eq!(safe_as_lock(&good, None), None);
+        let bad = vec![("absent".to_string(), Outcome::Acquired), ("file".to_string(), Outcome::Replaced)];
+        assert_eq!(safe_as_lock(&bad, Some(RaceVerdict::Exclusive)), Some(false));
+        let faulty = vec![("file".to_string(), Outcome::Timeout)];
+        assert_eq!(safe_as_lock(&faulty, Some(RaceVerdict::Exclusive)), None);
+    }
+}

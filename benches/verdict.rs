@@ -1,1 +1,53 @@
-fn main(){}
+//! Benchmarks of the pure parts on the hot path of a race: summarising trials, classifying
+//! second-comer snapshots, and rendering a full report. Process I/O is measured by
+//! `conformance run` itself (trials per second, barrier spread), not here.
+
+use std::collections::BTreeMap;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+
+use conformance::snapshot::{Entry, Identity};
+use conformance::verdict::{classify_second, summarize_race, Report, Trial};
+
+fn trials(n: usize) -> Vec<Trial> {
+    (0..n)
+        .map(|i| Trial {
+            reports: vec![Report::Success, if i % 7 == 0 { Report::Success } else { Report::Error }, Report::Error],
+            held: vec![true, false, false],
+            t0_us: vec![Some(1.0), Some(1.0 + (i % 50) as f64), Some(3.0)],
+        })
+        .collect()
+}
+
+fn bench_verdicts(c: &mut Criterion) {
+    let t = trials(10_000);
+    c.bench_function("summarize_race 3x10000", |b| b.iter(|| summarize_race(3, std::hint::black_box(&t))));
+    let file = |id, s: &str| Entry::File { id: Some(Identity(1, id)), bytes: s.as_bytes().to_vec() };
+    let mut entries = BTreeMap::new();
+    entries.insert("owner.A".to_string(), file(2, "A"));
+    let before = Entry::Dir { id: Some(Identity(1, 1)), entries: entries.clone() };
+    entries.insert("src-1".to_string(), file(3, "B"));
+    let after = Entry::Dir { id: Some(Identity(1, 1)), entries };
+    c.bench_function("classify_second nested", |b| {
+        b.iter(|| classify_second(&before, Report::Success, std::hint::black_box(&after), "B", false))
+    });
+}
+
+fn bench_render(c: &mut Criterion) {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/reports/linux/results.json"))
+        .expect("baseline present");
+    let r: conformance::report::Results = serde_json::from_str(&text).expect("parses");
+    c.bench_function("render markdown (baseline)", |b| {
+        b.iter(|| conformance::report::markdown::render(std::hint::black_box(&r)))
+    });
+    c.bench_function("render terminal tables (baseline)", |b| {
+        b.iter(|| {
+            for rt in r.measured_runtimes() {
+                std::hint::black_box(conformance::report::table::render_terminal(&r, rt));
+            }
+        })
+    });
+}
+
+criterion_group!(benches, bench_verdicts, bench_render);
+criterion_main!(benches);

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use globset::{Glob, GlobSetBuilder};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::{Cli, Command, CompareArgs, Format, ReportArgs, RunArgs, RuntimesArgs, ScenarioArg, VariantsArgs};
+use crate::cli::{
+    Cli, Command, CompareArgs, Format, RaceArgs, ReportArgs, RunArgs, RuntimesArgs, ScenarioArg, VariantsArgs,
+};
 use crate::engine::{self, Options};
 use crate::error::{Error, Result};
 use crate::exec::scratch::{Scratch, TargetState};
@@ -32,6 +34,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     let matrices = cli.matrices.clone().unwrap_or_else(|| home.join("matrices"));
     match cli.command {
         Command::Run(a) => cmd_run(&a, &home, &probes, &matrices),
+        Command::Race(a) => cmd_race(&a, &probes, &matrices),
         Command::Runtimes(a) => cmd_runtimes(&a),
         Command::Variants(a) => cmd_variants(&a, &matrices),
         Command::Compare(a) => cmd_compare(&a),
@@ -50,11 +53,17 @@ pub fn select_variants(all: Vec<Variant>, patterns: &[String]) -> Result<Vec<Var
     }
     let mut b = GlobSetBuilder::new();
     for p in &pats {
-        let g = Glob::new(p).map_err(|e| Error::Usage { flag: "--variant".into(), message: format!("'{p}' is not a valid glob: {e}") })?;
+        let g = Glob::new(p).map_err(|e| Error::Usage {
+            flag: "--variant".into(),
+            message: format!("'{p}' is not a valid glob: {e}"),
+        })?;
         b.add(g);
         let single = Glob::new(p).expect("checked").compile_matcher();
         if !all.iter().any(|v| single.is_match(&v.id)) {
-            return Err(Error::Usage { flag: "--variant".into(), message: format!("'{p}' matches no variant (see `conformance variants`)") });
+            return Err(Error::Usage {
+                flag: "--variant".into(),
+                message: format!("'{p}' matches no variant (see `conformance variants`)"),
+            });
         }
     }
     let set = b.build().map_err(|e| Error::Usage { flag: "--variant".into(), message: e.to_string() })?;
@@ -126,9 +135,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         Error::UnknownRuntime { name, known, .. } => Error::UnknownRuntime { name, flag: "--require".into(), known },
         other => other,
     })?;
-    if !(a.timeout.is_finite() && a.timeout > 0.0 && a.timeout <= 3600.0) {
-        return Err(Error::Usage { flag: "--timeout".into(), message: format!("{} is not a number of seconds in (0, 3600]", a.timeout) });
-    }
+    let timeout = check_timeout(a.timeout)?;
     let baseline = a.expect.as_deref().map(json::read).transpose()?;
     let out = a.out.clone().unwrap_or_else(|| {
         let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
@@ -138,7 +145,11 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     tempfile::NamedTempFile::new_in(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
     let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
     let mut scratch = Scratch::new(&fs_root, a.hostile_paths)?;
-    let ctx = ProbeContext { probes_dir: probes.to_path_buf(), cache_dir: cache_dir(), scratch_top: scratch.top().to_path_buf() };
+    let ctx = ProbeContext {
+        probes_dir: probes.to_path_buf(),
+        cache_dir: cache_dir(),
+        scratch_top: scratch.top().to_path_buf(),
+    };
 
     let say = |s: &str| {
         if !a.quiet {
@@ -189,8 +200,8 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         contenders: a.contenders as usize,
         trials: a.trials as usize,
         oneshot_trials: a.oneshot_trials as usize,
-        timeout: Duration::from_secs_f64(a.timeout),
-        startup_timeout: Duration::from_secs_f64(a.timeout.max(30.0)),
+        timeout,
+        startup_timeout: timeout.max(Duration::from_secs(30)),
         second_comer: a.scenario != ScenarioArg::Race,
         race: a.scenario != ScenarioArg::SecondComer,
         targets,
@@ -204,7 +215,9 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         .map(|r| variants.iter().filter(|v| r.families.contains(&v.family.as_str())).count() * per_variant)
         .sum();
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
-    bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}").expect("template"));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}").expect("template"),
+    );
     if a.quiet {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
@@ -272,6 +285,148 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     Ok(exit_code::OK)
 }
 
+fn check_timeout(t: f64) -> Result<Duration> {
+    if t.is_finite() && t > 0.0 && t <= 3600.0 {
+        Ok(Duration::from_secs_f64(t))
+    } else {
+        Err(Error::Usage { flag: "--timeout".into(), message: format!("{t} is not a number of seconds in (0, 3600]") })
+    }
+}
+
+fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
+    let timeout = check_timeout(a.timeout)?;
+    let all = load_dir(matrices)?;
+    let mut wanted: Vec<(&'static str, Variant)> = Vec::new();
+    for item in &a.contenders {
+        let (rt, var) = item.split_once(':').ok_or_else(|| Error::Usage {
+            flag: "--contender".into(),
+            message: format!("'{item}' is not RUNTIME:VARIANT (e.g. node:node.writeFileSync.wx)"),
+        })?;
+        let adapter = crate::runtime::adapter(rt.trim()).ok_or_else(|| Error::UnknownRuntime {
+            name: rt.trim().to_string(),
+            flag: "--contender".into(),
+            known: crate::runtime::known_names(),
+        })?;
+        let v = all.iter().find(|v| v.id == var.trim()).ok_or_else(|| Error::Usage {
+            flag: "--contender".into(),
+            message: format!("'{}' is not a variant (see `conformance variants`)", var.trim()),
+        })?;
+        if !adapter.families().contains(&v.family.as_str()) {
+            return Err(Error::Usage {
+                flag: "--contender".into(),
+                message: format!(
+                    "{} does not run the {} family (it runs: {})",
+                    adapter.name(),
+                    v.family,
+                    adapter.families().join(", ")
+                ),
+            });
+        }
+        wanted.push((adapter.name(), v.clone()));
+    }
+    if wanted.len() < 2 {
+        return Err(Error::Usage {
+            flag: "--contender".into(),
+            message: "a race needs at least two contenders".into(),
+        });
+    }
+    let mut names: Vec<&'static str> = wanted.iter().map(|(n, _)| *n).collect();
+    names.dedup();
+    let mut found = discover(&Requested { names: Some(names), explicit: Vec::new() }).runtimes;
+    let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
+    let mut scratch = Scratch::new(&fs_root, a.hostile_paths)?;
+    let ctx = ProbeContext {
+        probes_dir: probes.to_path_buf(),
+        cache_dir: cache_dir(),
+        scratch_top: scratch.top().to_path_buf(),
+    };
+    for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
+        if let Err(why) = rt.adapter().prepare(rt, &ctx) {
+            rt.status = Status::Broken(why);
+        }
+    }
+    let missing: Vec<String> = found.iter().filter(|r| r.status != Status::Found).map(status_line).collect();
+    if !missing.is_empty() {
+        return Err(Error::NoRuntime(missing.join("; ")));
+    }
+    let opts = Options {
+        contenders: wanted.len(),
+        trials: 200,
+        oneshot_trials: 6,
+        timeout,
+        startup_timeout: timeout.max(Duration::from_secs(30)),
+        second_comer: false,
+        race: true,
+        targets: Vec::new(),
+        relative: false,
+        hold_ms: a.hold_ms,
+        max_consecutive_faults: 3,
+    };
+    let rts: Vec<&Runtime> =
+        wanted.iter().map(|(n, _)| found.iter().find(|r| r.name == *n).expect("discovered")).collect();
+    let any_oneshot = rts.iter().any(|r| r.adapter().mode() == crate::exec::contender::Mode::OneShot);
+    let trials = a.trials.map_or(if any_oneshot { opts.oneshot_trials } else { opts.trials }, |t| t as usize);
+    let mut pool: Vec<crate::exec::contender::Contender> = wanted
+        .iter()
+        .zip(&rts)
+        .map(|((_, v), rt)| {
+            let ad = rt.adapter();
+            crate::exec::contender::Contender::new(
+                ad.mode(),
+                ad.launch(rt, &v.family, &ctx),
+                scratch.root().to_path_buf(),
+                engine::timeouts_for(ad, &opts),
+            )
+        })
+        .collect();
+    for c in &mut pool {
+        let _ = c.start();
+    }
+    let variants: Vec<&Variant> = wanted.iter().map(|(_, v)| v).collect();
+    let styles: Vec<_> = rts.iter().map(|r| r.adapter().path_style()).collect();
+    let nonce = format!("{:x}", jiff::Timestamp::now().as_nanosecond() as u64 & 0xFFFF_FFFF);
+    let mut next_id = 0;
+    let run = engine::race_core(&mut pool, &variants, &styles, trials, &opts, &mut scratch, &nonce, &mut next_id);
+    drop(pool);
+    let mut wins_by_runtime = std::collections::BTreeMap::new();
+    for (slot, rt) in rts.iter().enumerate() {
+        *wins_by_runtime.entry(rt.label.clone()).or_insert(0) +=
+            run.summary.stats.wins_by_contender.get(slot).copied().unwrap_or(0);
+    }
+    let result = crate::cross::CrossRace {
+        contenders: wanted
+            .iter()
+            .zip(&rts)
+            .enumerate()
+            .map(|(slot, ((_, v), rt))| crate::cross::CrossContender {
+                slot,
+                runtime: rt.label.clone(),
+                runtime_name: rt.name.to_string(),
+                variant: v.id.clone(),
+                call: v.call.clone(),
+            })
+            .collect(),
+        verdict: if run.unsupported { crate::verdict::RaceVerdict::Unsupported } else { run.summary.verdict },
+        stats: (!run.unsupported).then_some(run.summary.stats),
+        wins_by_runtime,
+        errors: run.errors,
+        first_error: run.first_error,
+        evidence: run.evidence,
+        trials_per_second: run.trials_per_second,
+    };
+    let text = serde_json::to_string_pretty(&result).expect("serialises") + "\n";
+    if let Some(out) = &a.out {
+        std::fs::create_dir_all(out).map_err(|source| Error::Output { path: out.clone(), source })?;
+        write_file(&out.join("cross-race.json"), &text)?;
+    }
+    if a.json {
+        print!("{text}");
+    } else {
+        print!("{}", result.render());
+    }
+    Ok(exit_code::OK)
+}
+
 fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
     let req = Requested::parse(&a.runtime)?;
     let d = discover(&req);
@@ -305,7 +460,12 @@ fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {
         b.push_record(["variant", "call", "source", "creates"]);
         for v in &vs {
             let id = if v.anti_pattern { format!("{} (anti-pattern)", v.id) } else { v.id.clone() };
-            b.push_record([id, v.call.clone(), format!("{:?}", v.source).to_lowercase(), format!("{:?}", v.creates).to_lowercase()]);
+            b.push_record([
+                id,
+                v.call.clone(),
+                format!("{:?}", v.source).to_lowercase(),
+                format!("{:?}", v.creates).to_lowercase(),
+            ]);
         }
         let mut t = b.build();
         t.with(tabled::settings::Style::sharp());

@@ -35,6 +35,9 @@ pub struct Cli {
 pub enum Command {
     /// Discover runtimes, race their probes, print tables and write results.json and summary.md.
     Run(RunArgs),
+    /// Race contenders from different runtimes and variants for one name, e.g.
+    /// `-c node:node.writeFileSync.wx -c deno:deno.writeFileSync.createNew -c cmd:cmd.mkdir`.
+    Race(RaceArgs),
     /// List the runtimes found (name, version, path, status).
     Runtimes(RuntimesArgs),
     /// List the variants in the matrices.
@@ -109,6 +112,36 @@ pub struct RunArgs {
     /// Print only the tables and the summary lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// `race` flags.
+#[derive(Debug, Args)]
+pub struct RaceArgs {
+    /// A contender as RUNTIME:VARIANT (runtime by name, e.g. node, deno, coreclr, mono, cmd);
+    /// at least two, repeated.
+    #[arg(long = "contender", short = 'c', value_name = "RUNTIME:VARIANT", required = true, num_args = 1)]
+    pub contenders: Vec<String>,
+    /// Trials (default: 200, or 6 when a one-shot runtime such as cmd takes part).
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub trials: Option<u32>,
+    /// Per-attempt timeout in seconds (multiplied for slow runtimes).
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// Hold time in milliseconds for variants that keep a handle open.
+    #[arg(long, default_value_t = 50)]
+    pub hold_ms: u64,
+    /// Where the scratch folder is made (default: the system temp folder).
+    #[arg(long, value_name = "DIR")]
+    pub fs_root: Option<PathBuf>,
+    /// Pass every path through a folder named with shell metacharacters and Japanese.
+    #[arg(long)]
+    pub hostile_paths: bool,
+    /// Also write cross-race.json into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `runtimes` flags.

@@ -50,7 +50,14 @@ impl Diff {
         for k in &self.added {
             let _ = writeln!(s, "new      {k}");
         }
-        let _ = writeln!(s, "compared {} cells: {} changed, {} missing, {} new", self.compared, self.changed.len(), self.missing.len(), self.added.len());
+        let _ = writeln!(
+            s,
+            "compared {} cells: {} changed, {} missing, {} new",
+            self.compared,
+            self.changed.len(),
+            self.missing.len(),
+            self.added.len()
+        );
         s
     }
 }

@@ -16,7 +16,7 @@ use crate::matrix::{Creates, SourceKind, Variant};
 use crate::report::model::{Cell, ErrorInfo, RelativeAttempt, Scenario};
 use crate::runtime::{normalize, ProbeContext, Runtime};
 use crate::snapshot::{self, mark_name};
-use crate::verdict::{classify_second, summarize_race, Outcome, RaceVerdict, Report, Trial};
+use crate::verdict::{classify_second, summarize_race, Outcome, RaceSummary, RaceVerdict, Report, Trial};
 
 /// Options of a measurement.
 #[derive(Debug, Clone)]
@@ -57,12 +57,7 @@ pub fn measure(
     on_cell: &mut dyn FnMut(&Cell),
 ) -> Vec<Cell> {
     let adapter = rt.adapter();
-    let mult = adapter.timeout_multiplier();
-    let timeouts = Timeouts {
-        startup: opts.startup_timeout,
-        attempt: opts.timeout * mult,
-        prompt_after: (opts.timeout * mult / 4).min(Duration::from_secs(3)),
-    };
+    let timeouts = timeouts_for(adapter, opts);
     let style = adapter.path_style();
     let mut cells = Vec::new();
     let mut next_id = 0u64;
@@ -97,7 +92,8 @@ pub fn measure(
             if opts.second_comer {
                 for &t in &opts.targets {
                     let started = Instant::now();
-                    let (abs, a_before, a_after, a) = second_comer(&mut pool[0], v, t, false, style, scratch, nonce, &mut next_id);
+                    let (abs, a_before, a_after, a) =
+                        second_comer(&mut pool[0], v, t, false, style, scratch, nonce, &mut next_id);
                     let rel = if opts.relative {
                         let (o, _, _, r) = second_comer(&mut pool[0], v, t, true, style, scratch, nonce, &mut next_id);
                         Some(RelativeAttempt { outcome: o, error: error_info(&r) })
@@ -128,6 +124,17 @@ pub fn measure(
         }
     }
     cells
+}
+
+/// The contender timeouts for a runtime: the per-attempt timeout times the adapter's
+/// multiplier; a one-shot prompt is answered after a quarter of it (at most 3 s).
+pub fn timeouts_for(adapter: &dyn crate::runtime::Adapter, opts: &Options) -> Timeouts {
+    let mult = adapter.timeout_multiplier();
+    Timeouts {
+        startup: opts.startup_timeout,
+        attempt: opts.timeout * mult,
+        prompt_after: (opts.timeout * mult / 4).min(Duration::from_secs(3)),
+    }
 }
 
 struct CellBase<'a> {
@@ -181,7 +188,7 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn error_info(a: &Attempt) -> Option<ErrorInfo> {
+pub(crate) fn error_info(a: &Attempt) -> Option<ErrorInfo> {
     a.error.as_ref().map(|raw| ErrorInfo { code: normalize(raw).to_string(), raw: raw.clone() })
 }
 
@@ -193,11 +200,22 @@ fn attempt_one(c: &mut Contender, spec: &Spec) -> Attempt {
     c.finish()
 }
 
-fn spec_for(v: &Variant, id: u64, dir_abs: &Path, dir_for_probe: &Path, style: PathStyle, k: usize, token: &str) -> Spec {
-    let target = dir_for_probe.join("target");
-    let source = (v.source != SourceKind::None).then(|| spell(&dir_for_probe.join(format!("src-{k}")), style));
+/// The attempt's spec. `target_dir` is the folder as the probe should see it (absolute or
+/// relative); `source_dir` likewise for the source. A symbolic link's text is resolved
+/// against the link's own folder, not the working folder, so symlink variants always get an
+/// absolute source (the caller passes it).
+fn spec_for(
+    v: &Variant,
+    id: u64,
+    target_dir: &Path,
+    source_dir: &Path,
+    style: PathStyle,
+    k: usize,
+    token: &str,
+) -> Spec {
+    let target = target_dir.join("target");
+    let source = (v.source != SourceKind::None).then(|| spell(&source_dir.join(format!("src-{k}")), style));
     let mark = (v.creates == Creates::Dir).then(|| spell(&target.join(mark_name(token)), style));
-    let _ = dir_abs;
     Spec {
         id,
         variant: v.id.clone(),
@@ -228,21 +246,31 @@ fn second_comer(
     let (abs, rel) = match scratch.cell_dir() {
         Ok(d) => d,
         Err(e) => {
-            let a = Attempt { report: Report::Crashed, t0_us: None, t1_us: None, error: None, evidence: Some(format!("harness could not create a cell folder: {e}")) };
+            let a = Attempt {
+                report: Report::Crashed,
+                t0_us: None,
+                t1_us: None,
+                error: None,
+                evidence: Some(format!("harness could not create a cell folder: {e}")),
+            };
             return (Outcome::Crashed, String::new(), String::new(), a);
         }
     };
     let target_abs = abs.join("target");
     let setup = set_up(&target_abs, state, &first).and_then(|()| make_source(&abs.join("src-1"), v.source, &token));
     if let Err(e) = setup {
-        let a = Attempt { report: Report::Crashed, t0_us: None, t1_us: None, error: None, evidence: Some(format!("harness could not set up {}: {e}", state.as_str())) };
+        let a = Attempt {
+            report: Report::Crashed,
+            t0_us: None,
+            t1_us: None,
+            error: None,
+            evidence: Some(format!("harness could not set up {}: {e}", state.as_str())),
+        };
         return (Outcome::Crashed, String::new(), String::new(), a);
     }
     let for_probe = if relative { rel } else { abs.clone() };
-    let mut spec = spec_for(v, id, &abs, &for_probe, style, 1, &token);
-    if v.holds {
-        spec.hold_ms = 0;
-    }
+    let source_dir = if v.creates == Creates::Symlink { &abs } else { &for_probe };
+    let spec = spec_for(v, id, &for_probe, source_dir, style, 1, &token);
     let before = snapshot::take(&target_abs);
     let a = attempt_one(c, &spec);
     let after = snapshot::take(&target_abs);
@@ -252,34 +280,54 @@ fn second_comer(
     (outcome, b, af, a)
 }
 
-/// One race cell.
+/// What a race produced, before it becomes a cell.
+#[derive(Debug, Clone)]
+pub struct RaceRun {
+    /// Verdict and counts.
+    pub summary: RaceSummary,
+    /// Normalised error codes of failed calls → count.
+    pub errors: BTreeMap<String, usize>,
+    /// The first failed call's error.
+    pub first_error: Option<ErrorInfo>,
+    /// What the harness saw of faults (or why the race stopped).
+    pub evidence: Option<String>,
+    /// True when a contender's probe does not have its call (then nothing was counted).
+    pub unsupported: bool,
+    /// Completed trials per second of measured wall time.
+    pub trials_per_second: Option<f64>,
+}
+
+/// Runs `trials` race trials (plus one uncounted warm-up) among `pool`, contender `i` making
+/// the call `variants[i]` with paths spelled in `styles[i]`. The target is absent at the
+/// start of each trial; sources are prepared before the release.
 #[allow(clippy::too_many_arguments)]
-fn race(
-    base: &CellBase<'_>,
+pub fn race_core(
     pool: &mut [Contender],
+    variants: &[&Variant],
+    styles: &[PathStyle],
     trials: usize,
     opts: &Options,
-    style: PathStyle,
     scratch: &mut Scratch,
     nonce: &str,
     next_id: &mut u64,
-) -> Cell {
-    let v = base.v;
+) -> RaceRun {
     let k = pool.len();
-    let mut cell = base.cell(Scenario::Race, "absent");
-    let started = Instant::now();
+    let mut run = RaceRun {
+        summary: summarize_race(k, &[]),
+        errors: BTreeMap::new(),
+        first_error: None,
+        evidence: None,
+        unsupported: false,
+        trials_per_second: None,
+    };
     let (dir, _) = match scratch.cell_dir() {
         Ok(d) => d,
         Err(e) => {
-            cell.verdict = Some(RaceVerdict::Inconclusive);
-            cell.evidence = Some(format!("harness could not create a cell folder: {e}"));
-            return cell;
+            run.evidence = Some(format!("harness could not create a cell folder: {e}"));
+            return run;
         }
     };
     let mut observed: Vec<Trial> = Vec::with_capacity(trials);
-    let mut errors: BTreeMap<String, usize> = BTreeMap::new();
-    let mut first_error = None;
-    let mut evidence: Option<String> = None;
     let mut consecutive_faults = 0;
     let mut measured_time = Duration::ZERO;
     // trial 0 is a warm-up (first calls pay JIT and lazy-loading costs); it is not counted
@@ -289,24 +337,25 @@ fn race(
         let id = *next_id;
         let tdir = dir.join(format!("t{t}"));
         if let Err(e) = std::fs::create_dir(&tdir) {
-            evidence = Some(format!("harness could not create a trial folder: {e}"));
+            run.evidence = Some(format!("harness could not create a trial folder: {e}"));
             break;
         }
         let tokens: Vec<String> = (0..k).map(|i| format!("{nonce}-t{t}-k{i}")).collect();
         let mut specs = Vec::with_capacity(k);
         let mut setup_err = None;
         for (i, tok) in tokens.iter().enumerate() {
+            let v = variants[i];
             if let Err(e) = make_source(&tdir.join(format!("src-{i}")), v.source, tok) {
                 setup_err = Some(e);
             }
-            let mut s = spec_for(v, id, &tdir, &tdir, style, i, tok);
+            let mut s = spec_for(v, id, &tdir, &tdir, styles[i], i, tok);
             if v.holds {
                 s.hold_ms = opts.hold_ms;
             }
             specs.push(s);
         }
         if let Some(e) = setup_err {
-            evidence = Some(format!("harness could not prepare sources: {e}"));
+            run.evidence = Some(format!("harness could not prepare sources: {e}"));
             break;
         }
         let mut attempts: Vec<Option<Attempt>> = vec![None; k];
@@ -323,19 +372,17 @@ fn race(
             }
         }
         if let Some(a) = attempts.iter().flatten().find(|a| a.report == Report::Unsupported) {
-            cell.verdict = Some(RaceVerdict::Unsupported);
-            cell.evidence = a.evidence.clone();
-            // drain the contenders that were prepared
+            run.unsupported = true;
+            run.evidence.clone_from(&a.evidence);
+            // let the contenders that were prepared finish, so their sessions stay in step
             for (i, c) in pool.iter_mut().enumerate() {
                 if attempts[i].is_none() && c.release().is_ok() {
                     let _ = c.finish();
                 }
             }
-            clear(&dir);
-            cell.elapsed_ms = ms(started.elapsed());
-            return cell;
+            break;
         }
-        // the release: all contenders are blocked reading; write `go` to each in turn
+        // the release: every contender is blocked reading; write `go` to each in turn
         for (i, c) in pool.iter_mut().enumerate() {
             if attempts[i].is_none() {
                 if let Err(a) = c.release() {
@@ -363,20 +410,20 @@ fn race(
         let faulty = trial.reports.iter().any(|r| matches!(r, Report::Timeout | Report::Crashed | Report::Prompted));
         for a in &attempts {
             if let Some(e) = error_info(a) {
-                *errors.entry(e.code.clone()).or_insert(0) += 1;
-                if first_error.is_none() {
-                    first_error = Some(e);
+                *run.errors.entry(e.code.clone()).or_insert(0) += 1;
+                if run.first_error.is_none() {
+                    run.first_error = Some(e);
                 }
             }
-            if a.report != Report::Success && a.report != Report::Error && evidence.is_none() {
-                evidence.clone_from(&a.evidence);
+            if a.report != Report::Success && a.report != Report::Error && run.evidence.is_none() {
+                run.evidence.clone_from(&a.evidence);
             }
         }
         observed.push(trial);
         consecutive_faults = if faulty { consecutive_faults + 1 } else { 0 };
         if consecutive_faults >= opts.max_consecutive_faults {
             let note = format!("stopped after {consecutive_faults} consecutive faulty trials");
-            evidence = Some(match evidence {
+            run.evidence = Some(match run.evidence.take() {
                 Some(e) => format!("{note}; {e}"),
                 None => note,
             });
@@ -384,15 +431,40 @@ fn race(
         }
     }
     clear(&dir);
-    let summary = summarize_race(k, &observed);
-    cell.verdict = Some(summary.verdict);
-    cell.race = Some(summary.stats);
-    cell.errors = errors;
-    cell.error = first_error;
-    cell.evidence = evidence;
-    cell.elapsed_ms = ms(started.elapsed());
+    run.summary = summarize_race(k, &observed);
     if !observed.is_empty() && measured_time > Duration::ZERO {
-        cell.trials_per_second = Some(observed.len() as f64 / measured_time.as_secs_f64());
+        run.trials_per_second = Some(observed.len() as f64 / measured_time.as_secs_f64());
     }
+    run
+}
+
+/// One race cell: every contender makes the same call.
+#[allow(clippy::too_many_arguments)]
+fn race(
+    base: &CellBase<'_>,
+    pool: &mut [Contender],
+    trials: usize,
+    opts: &Options,
+    style: PathStyle,
+    scratch: &mut Scratch,
+    nonce: &str,
+    next_id: &mut u64,
+) -> Cell {
+    let started = Instant::now();
+    let variants = vec![base.v; pool.len()];
+    let styles = vec![style; pool.len()];
+    let run = race_core(pool, &variants, &styles, trials, opts, scratch, nonce, next_id);
+    let mut cell = base.cell(Scenario::Race, "absent");
+    cell.evidence = run.evidence;
+    cell.elapsed_ms = ms(started.elapsed());
+    if run.unsupported {
+        cell.verdict = Some(RaceVerdict::Unsupported);
+        return cell;
+    }
+    cell.verdict = Some(run.summary.verdict);
+    cell.race = Some(run.summary.stats);
+    cell.errors = run.errors;
+    cell.error = run.first_error;
+    cell.trials_per_second = run.trials_per_second;
     cell
 }

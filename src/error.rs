@@ -73,9 +73,7 @@ impl Error {
     /// The process exit code for this error (see [`crate::exit_code`]).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage { .. } | Error::UnknownRuntime { .. } | Error::Input { .. } => {
-                exit_code::USAGE
-            }
+            Error::Usage { .. } | Error::UnknownRuntime { .. } | Error::Input { .. } => exit_code::USAGE,
             Error::Output { .. } | Error::Scratch { .. } => exit_code::OUTPUT,
             Error::NoRuntime(_) => exit_code::NO_RUNTIME,
             Error::RequiredMissing(_) => exit_code::REQUIRED_MISSING,

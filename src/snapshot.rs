@@ -81,9 +81,7 @@ fn take_depth(path: &Path, depth: usize) -> Entry {
     };
     let ft = meta.file_type();
     if ft.is_symlink() {
-        let link = std::fs::read_link(path)
-            .map(|l| l.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let link = std::fs::read_link(path).map(|l| l.to_string_lossy().into_owned()).unwrap_or_default();
         let resolved = match std::fs::metadata(path) {
             Ok(m) if m.is_file() => read_file(path, &m),
             Ok(_) => Entry::Other,

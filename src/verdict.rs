@@ -145,7 +145,9 @@ fn without_entry(e: &Entry, name: &str) -> Entry {
 /// True when a directory holds marks of tokens other than `token` (a merge, not a replace).
 fn holds_other(e: &Entry, token: &str) -> bool {
     match e {
-        Entry::Dir { entries, .. } => entries.keys().any(|k| k.starts_with(crate::snapshot::MARK_PREFIX) && *k != mark_name(token)),
+        Entry::Dir { entries, .. } => {
+            entries.keys().any(|k| k.starts_with(crate::snapshot::MARK_PREFIX) && *k != mark_name(token))
+        }
         _ => false,
     }
 }
@@ -215,6 +217,7 @@ pub struct RaceStats {
     /// Trials completed (including faulty ones).
     pub trials: usize,
     /// Number of successes in a trial → number of trials with that count (keys are decimal strings in JSON).
+    #[serde(with = "count_keys")]
     pub winners: BTreeMap<usize, usize>,
     /// Trials in which two or more contenders reported success.
     pub multi_winner_trials: usize,
@@ -231,6 +234,29 @@ pub struct RaceStats {
     pub wins_by_contender: Vec<usize>,
     /// Barrier spread, where the probes gave timestamps.
     pub barrier_spread_us: Option<Spread>,
+}
+
+/// Serialises `usize` map keys as decimal strings and reads them back, also inside
+/// `#[serde(flatten)]` (where serde hands integer keys over as strings).
+mod count_keys {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &BTreeMap<usize, usize>, s: S) -> Result<S::Ok, S::Error> {
+        m.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<String, usize>>().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<usize, usize>, D::Error> {
+        let m = BTreeMap::<String, usize>::deserialize(d)?;
+        m.into_iter()
+            .map(|(k, v)| {
+                k.parse::<usize>()
+                    .map(|k| (k, v))
+                    .map_err(|_| serde::de::Error::custom(format!("winners key '{k}' is not a count")))
+            })
+            .collect()
+    }
 }
 
 /// The summary of a race cell: verdict and counts.
@@ -298,16 +324,16 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
     RaceSummary {
         verdict,
         stats: RaceStats {
-        contenders,
-        trials: trials.len(),
-        winners,
-        multi_winner_trials: multi,
-        max_winners: max_w,
-        lost_update_trials: lost,
-        no_winner_trials: none,
-        fault_trials: faults,
-        wins_by_contender: by,
-        barrier_spread_us: spread(&mut spreads),
+            contenders,
+            trials: trials.len(),
+            winners,
+            multi_winner_trials: multi,
+            max_winners: max_w,
+            lost_update_trials: lost,
+            no_winner_trials: none,
+            fault_trials: faults,
+            wins_by_contender: by,
+            barrier_spread_us: spread(&mut spreads),
         },
     }
 }
@@ -331,10 +357,7 @@ pub fn safe_as_lock(second: &[(String, Outcome)], race: Option<RaceVerdict>) -> 
     let bad_second = second.iter().any(|(target, o)| {
         !o.is_fault() && if target == "absent" { *o != Outcome::Acquired } else { *o != Outcome::Refused }
     });
-    let bad_race = matches!(
-        race,
-        Some(RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate | RaceVerdict::NoWinner)
-    );
+    let bad_race = matches!(race, Some(RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate | RaceVerdict::NoWinner));
     if bad_second || bad_race {
         return Some(false);
     }
@@ -353,7 +376,10 @@ mod tests {
         Entry::File { id: Some(Identity(1, id)), bytes: s.as_bytes().to_vec() }
     }
     fn dir(id: u64, items: &[(&str, Entry)]) -> Entry {
-        Entry::Dir { id: Some(Identity(1, id)), entries: items.iter().map(|(k, v)| (k.to_string(), v.clone())).collect() }
+        Entry::Dir {
+            id: Some(Identity(1, id)),
+            entries: items.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        }
     }
 
     #[test]
@@ -382,8 +408,8 @@ mod tests {
         // mkdir -p: success, only the probe's own mark was added
         let with_mark = dir(5, &[("owner.A", file(6, "A")), ("owner.B", file(7, "B"))]);
         assert_eq!(classify_second(&before, Report::Success, &with_mark, "B", true), Outcome::Kept);
-        // the same picture without a mark request is a merge: damaged
-        assert_eq!(classify_second(&before, Report::Success, &with_mark, "B", false), Outcome::Damaged);
+        // the same picture without a mark request: the second comer's item went inside
+        assert_eq!(classify_second(&before, Report::Success, &with_mark, "B", false), Outcome::Nested);
         // move into the directory
         let nested = dir(5, &[("owner.A", file(6, "A")), ("src-1", file(8, "B"))]);
         assert_eq!(classify_second(&before, Report::Success, &nested, "B", false), Outcome::Nested);

@@ -113,9 +113,8 @@ impl Contender {
         if self.mode == Mode::OneShot || self.child.is_some() {
             return Ok(());
         }
-        let mut child = Child::spawn(&self.launch, &self.cwd).map_err(|e| {
-            Attempt::fault(Report::Crashed, format!("cannot start {}: {e}", self.launch.display()))
-        })?;
+        let mut child = Child::spawn(&self.launch, &self.cwd)
+            .map_err(|e| Attempt::fault(Report::Crashed, format!("cannot start {}: {e}", self.launch.display())))?;
         let deadline = Instant::now() + self.timeouts.startup;
         match child.read_line(deadline) {
             Ok(line) => match parse_line(&line) {
@@ -126,7 +125,10 @@ impl Contender {
                 }
                 Ok(FromProbe::Hello { protocol, .. }) => {
                     child.kill();
-                    Err(Attempt::fault(Report::Crashed, format!("probe speaks protocol {protocol}, harness speaks {PROTOCOL}")))
+                    Err(Attempt::fault(
+                        Report::Crashed,
+                        format!("probe speaks protocol {protocol}, harness speaks {PROTOCOL}"),
+                    ))
                 }
                 Ok(other) => {
                     child.kill();
@@ -191,9 +193,8 @@ impl Contender {
                 for (k, v) in env {
                     launch.env.push((OsString::from(k), OsString::from(v)));
                 }
-                let child = Child::spawn(&launch, &self.cwd).map_err(|e| {
-                    Attempt::fault(Report::Crashed, format!("cannot start {}: {e}", launch.display()))
-                })?;
+                let child = Child::spawn(&launch, &self.cwd)
+                    .map_err(|e| Attempt::fault(Report::Crashed, format!("cannot start {}: {e}", launch.display())))?;
                 self.child = Some(child);
                 Ok(())
             }
@@ -210,7 +211,9 @@ impl Contender {
         match parse_line(&line) {
             Ok(FromProbe::Ready { id, supported, reason }) => {
                 if self.mode == Mode::Session && id != self.pending {
-                    return Err(self.fail(Report::Crashed, format!("ready for attempt {id:?}, expected {:?}", self.pending)));
+                    return Err(
+                        self.fail(Report::Crashed, format!("ready for attempt {id:?}, expected {:?}", self.pending))
+                    );
                 }
                 if supported {
                     Ok(())
@@ -257,7 +260,9 @@ impl Contender {
             let line = match self.child.as_mut().map(|c| c.read_line(step)) {
                 None => return Attempt::fault(Report::Crashed, "no probe process"),
                 Some(Ok(l)) => l,
-                Some(Err(ReadError::Timeout)) if self.mode == Mode::OneShot && !answered && Instant::now() < deadline => {
+                Some(Err(ReadError::Timeout))
+                    if self.mode == Mode::OneShot && !answered && Instant::now() < deadline =>
+                {
                     answered = true;
                     if let Some(c) = self.child.as_mut() {
                         let _ = c.write_line("N");
@@ -272,7 +277,13 @@ impl Contender {
                 }
                 Some(Err(ReadError::Closed)) => {
                     let report = if answered { Report::Prompted } else { Report::Crashed };
-                    return self.fail(report, format!("probe exited without a result{}", if stray.is_empty() { String::new() } else { format!("; printed: {stray}") }));
+                    return self.fail(
+                        report,
+                        format!(
+                            "probe exited without a result{}",
+                            if stray.is_empty() { String::new() } else { format!("; printed: {stray}") }
+                        ),
+                    );
                 }
             };
             // One-shot probes share stdout with the command they run: a prompt printed
@@ -287,7 +298,8 @@ impl Contender {
             match parse_line(&json) {
                 Ok(FromProbe::Result { id, ok, t0_us, t1_us, errorlevel, error, .. }) => {
                     if self.mode == Mode::Session && id != self.pending {
-                        return self.fail(Report::Crashed, format!("result for attempt {id:?}, expected {:?}", self.pending));
+                        return self
+                            .fail(Report::Crashed, format!("result for attempt {id:?}, expected {:?}", self.pending));
                     }
                     let mut error = if ok { None } else { Some(error.unwrap_or_default()) };
                     if self.mode == Mode::OneShot {

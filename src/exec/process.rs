@@ -91,11 +91,7 @@ impl Child {
     /// or job object (Windows). Errors: the OS error from spawning (e.g. not found).
     pub fn spawn(launch: &Launch, cwd: &Path) -> std::io::Result<Child> {
         let mut cmd = Command::new(&launch.program);
-        cmd.args(&launch.args)
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args(&launch.args).current_dir(cwd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         for (k, v) in &launch.env {
             cmd.env(k, v);
         }

@@ -102,7 +102,15 @@ pub struct Prepare<'a> {
 
 impl<'a> Prepare<'a> {
     /// Builds a `prepare` message.
-    pub fn new(id: u64, variant: &'a str, target: &'a str, source: Option<&'a str>, token: &'a str, mark: Option<&'a str>, hold_ms: u64) -> Self {
+    pub fn new(
+        id: u64,
+        variant: &'a str,
+        target: &'a str,
+        source: Option<&'a str>,
+        token: &'a str,
+        mark: Option<&'a str>,
+        hold_ms: u64,
+    ) -> Self {
         Prepare { kind: "prepare", id, variant, target, source, token, mark, hold_ms }
     }
 }
@@ -121,7 +129,9 @@ mod tests {
 
     #[test]
     fn parses_messages() {
-        let h = parse_line(r#"{"protocol":1,"type":"hello","runtime":"node","version":"20","families":["node"],"pid":1}"#).unwrap();
+        let h =
+            parse_line(r#"{"protocol":1,"type":"hello","runtime":"node","version":"20","families":["node"],"pid":1}"#)
+                .unwrap();
         assert!(matches!(h, FromProbe::Hello { protocol: 1, .. }));
         let r = parse_line(r#"{"type":"result","id":3,"ok":false,"t0_us":1.5,"t1_us":2.0,"error":{"type":"Error","code":"EEXIST","errno":-17,"hresult":null,"message":"m"}}"#).unwrap();
         match r {

@@ -32,12 +32,7 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Variant>> {
         let at = text.find(&format!("\"{}\"", v.id)).or_else(|| text.find(&v.id));
         let prefix = format!("{}.", file.family);
         if !v.id.starts_with(&prefix) || v.id.len() == prefix.len() {
-            return Err(Error::input_at(
-                path,
-                text,
-                at,
-                format!("variant id '{}' must start with '{prefix}'", v.id),
-            ));
+            return Err(Error::input_at(path, text, at, format!("variant id '{}' must start with '{prefix}'", v.id)));
         }
         if let Some(bad) = v.id.chars().find(|c| !(c.is_ascii_alphanumeric() || "._+-".contains(*c))) {
             return Err(Error::input_at(

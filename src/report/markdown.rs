@@ -11,11 +11,24 @@ fn md_escape(s: &str) -> String {
 
 fn md_table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut s = String::new();
-    let line = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| md_escape(c)).collect::<Vec<_>>().join(" | "));
+    let line =
+        |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| md_escape(c)).collect::<Vec<_>>().join(" | "));
     s.push_str(&line(header));
     s.push_str(&format!("|{}\n", "---|".repeat(header.len())));
     for r in rows {
-        let quoted: Vec<String> = r.iter().enumerate().map(|(i, c)| if i == 1 && header.get(1).is_some_and(|h| h == "call") { format!("`{c}`") } else { c.clone() }).collect();
+        let quoted: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(
+                |(i, c)| {
+                    if i == 1 && header.get(1).is_some_and(|h| h == "call") {
+                        format!("`{c}`")
+                    } else {
+                        c.clone()
+                    }
+                },
+            )
+            .collect();
         s.push_str(&line(&quoted));
     }
     s
@@ -50,7 +63,19 @@ pub fn render(r: &Results) -> String {
     }
     if r.has_races() {
         let _ = writeln!(s, "## Race details\n");
-        let header: Vec<String> = ["runtime", "variant", "verdict", "trials", "winners (n: trials)", "spread p50 µs", "spread p99 µs", "trials/s"].iter().map(|x| x.to_string()).collect();
+        let header: Vec<String> = [
+            "runtime",
+            "variant",
+            "verdict",
+            "trials",
+            "winners (n: trials)",
+            "spread p50 µs",
+            "spread p99 µs",
+            "trials/s",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
         let mut rows = Vec::new();
         for c in r.cells.iter().filter(|c| c.race.is_some()) {
             let st = c.race.as_ref().expect("filtered");
@@ -86,4 +111,169 @@ pub fn render(r: &Results) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::render;
+    use crate::exec::protocol::RawError;
+    use crate::report::model::{Cell, ErrorInfo, FsInfo, RelativeAttempt, Results, RunInfo, RuntimeInfo, Scenario};
+    use crate::verdict::{Outcome, RaceStats, RaceVerdict, Spread};
+
+    fn cell(variant: &str, scenario: Scenario, target: &str) -> Cell {
+        Cell {
+            id: format!("node 20.0.0/{variant}/{}/{target}", scenario.as_str()),
+            runtime: "node 20.0.0".into(),
+            runtime_name: "node".into(),
+            runtime_version: "20.0.0".into(),
+            variant: variant.into(),
+            family: "node".into(),
+            call: "fs.call(p)".into(),
+            anti_pattern: false,
+            scenario,
+            target: target.into(),
+            outcome: None,
+            verdict: None,
+            error: None,
+            relative: None,
+            before: None,
+            after: None,
+            race: None,
+            errors: BTreeMap::new(),
+            trials_per_second: None,
+            evidence: None,
+            elapsed_ms: 1.0,
+        }
+    }
+
+    /// A hand-built model: one safe and one unsafe variant, a relative-path disagreement, a
+    /// fault with evidence, and a skipped runtime.
+    fn model() -> Results {
+        let eexist = ErrorInfo {
+            code: "EEXIST".into(),
+            raw: RawError {
+                kind: "Error".into(),
+                code: Some("EEXIST".into()),
+                errno: Some(-17),
+                message: "EEXIST: file already exists".into(),
+                ..RawError::default()
+            },
+        };
+        let mut cells = Vec::new();
+        let mut c = cell("node.a.wx", Scenario::SecondComer, "absent");
+        c.outcome = Some(Outcome::Acquired);
+        cells.push(c);
+        let mut c = cell("node.a.wx", Scenario::SecondComer, "file");
+        c.outcome = Some(Outcome::Refused);
+        c.error = Some(eexist.clone());
+        cells.push(c);
+        let mut c = cell("node.a.wx", Scenario::Race, "absent");
+        c.verdict = Some(RaceVerdict::Exclusive);
+        c.race = Some(RaceStats {
+            contenders: 3,
+            trials: 10,
+            winners: [(1, 10)].into(),
+            multi_winner_trials: 0,
+            max_winners: 1,
+            lost_update_trials: 0,
+            no_winner_trials: 0,
+            fault_trials: 0,
+            wins_by_contender: vec![4, 3, 3],
+            barrier_spread_us: Some(Spread { p50: 90.0, p99: 300.0, max: 310.0 }),
+        });
+        c.trials_per_second = Some(1200.0);
+        cells.push(c);
+        let mut c = cell("node.b", Scenario::SecondComer, "absent");
+        c.outcome = Some(Outcome::Acquired);
+        c.relative = Some(RelativeAttempt { outcome: Outcome::Damaged, error: None });
+        cells.push(c);
+        let mut c = cell("node.b", Scenario::SecondComer, "file");
+        c.outcome = Some(Outcome::Timeout);
+        c.evidence = Some("no result within 1000 ms".into());
+        cells.push(c);
+        let mut c = cell("node.b", Scenario::Race, "absent");
+        c.verdict = Some(RaceVerdict::MultipleWinners);
+        c.race = Some(RaceStats {
+            contenders: 3,
+            trials: 10,
+            winners: [(2, 4), (3, 6)].into(),
+            multi_winner_trials: 10,
+            max_winners: 3,
+            lost_update_trials: 10,
+            no_winner_trials: 0,
+            fault_trials: 0,
+            wins_by_contender: vec![10, 10, 6],
+            barrier_spread_us: Some(Spread { p50: 80.0, p99: 200.0, max: 200.0 }),
+        });
+        cells.push(c);
+        Results {
+            schema: 1,
+            run_info: RunInfo {
+                harness_version: "0.0.0".into(),
+                os: "linux".into(),
+                os_version: "12".into(),
+                kernel: "6.1".into(),
+                arch: "x86_64".into(),
+                fs: FsInfo {
+                    root: "/tmp".into(),
+                    fs_type: "ext4".into(),
+                    mount_point: "/".into(),
+                    mount_options: "rw".into(),
+                },
+                date: "2026-11-29T00:00:00Z".into(),
+                duration_s: 1.0,
+                contenders: 3,
+                trials: 10,
+                oneshot_trials: 2,
+                timeout_ms: 1000,
+                hostile_paths: false,
+            },
+            runtimes: vec![
+                RuntimeInfo {
+                    name: "node".into(),
+                    label: "node 20.0.0".into(),
+                    version: "20.0.0".into(),
+                    path: Some("/usr/bin/node".into()),
+                    status: "found".into(),
+                    reason: None,
+                    families: vec!["node".into()],
+                },
+                RuntimeInfo {
+                    name: "pwsh".into(),
+                    label: "pwsh".into(),
+                    version: String::new(),
+                    path: None,
+                    status: "not-found".into(),
+                    reason: Some("no pwsh on PATH".into()),
+                    families: vec!["pwsh".into()],
+                },
+            ],
+            cells,
+        }
+    }
+
+    #[test]
+    fn markdown_summary() {
+        insta::assert_snapshot!(render(&model()));
+    }
+
+    #[test]
+    fn terminal_table() {
+        insta::assert_snapshot!(crate::report::table::render_terminal(&model(), "node 20.0.0"));
+    }
+
+    #[test]
+    fn json_round_trips() {
+        let m = model();
+        let text = crate::report::json::render(&m);
+        let back: Results = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, m);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let race = &v["cells"][2];
+        assert_eq!(race["winners"]["1"], 10);
+        assert_eq!(race["barrier_spread_us"]["p99"], 300.0);
+        assert_eq!(v["cells"][1]["error"]["code"], "EEXIST");
+    }
 }

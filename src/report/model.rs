@@ -238,7 +238,13 @@ impl Results {
             let idx = match rows.iter().position(|r| r.variant == c.variant) {
                 Some(i) => i,
                 None => {
-                    rows.push(Row { variant: &c.variant, call: &c.call, anti_pattern: c.anti_pattern, second: BTreeMap::new(), race: None });
+                    rows.push(Row {
+                        variant: &c.variant,
+                        call: &c.call,
+                        anti_pattern: c.anti_pattern,
+                        second: BTreeMap::new(),
+                        race: None,
+                    });
                     rows.len() - 1
                 }
             };

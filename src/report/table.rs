@@ -54,7 +54,8 @@ pub fn safe_text(r: &Row<'_>) -> &'static str {
 
 /// The race column header for a runtime: `race 3×200` when every race cell agrees.
 pub fn race_header(rows: &[Row<'_>]) -> String {
-    let shapes: Vec<(usize, usize)> = rows.iter().filter_map(|r| r.race.and_then(|c| c.race.as_ref())).map(|s| (s.contenders, s.trials)).collect();
+    let shapes: Vec<(usize, usize)> =
+        rows.iter().filter_map(|r| r.race.and_then(|c| c.race.as_ref())).map(|s| (s.contenders, s.trials)).collect();
     match shapes.first() {
         Some(&(k, t)) if shapes.iter().all(|s| *s == (k, t)) => format!("race {k}×{t}"),
         _ => "race".into(),
@@ -77,7 +78,8 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
     header.push("safe as a lock".into());
     let mut out = Vec::new();
     for r in &rows {
-        let mut line = vec![if r.anti_pattern { format!("{} (anti-pattern)", r.variant) } else { r.variant.to_string() }];
+        let mut line =
+            vec![if r.anti_pattern { format!("{} (anti-pattern)", r.variant) } else { r.variant.to_string() }];
         if with_call {
             line.push(r.call.to_string());
         }

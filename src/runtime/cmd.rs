@@ -77,9 +77,12 @@ impl Adapter for Cmd {
         }
         let exe = rt.path.clone().unwrap_or_default();
         let prefix = wine_prefix(ctx);
-        std::fs::create_dir_all(&prefix).map_err(|e| format!("cannot create the Wine prefix {}: {e}", prefix.to_string_lossy()))?;
-        let l = Launch::new(exe, ["cmd", "/d", "/c", "ver"]).with_env("WINEDEBUG", "-all").with_env("WINEPREFIX", &prefix);
-        let (ok, out, err) = crate::exec::process::run_capture(&l, &ctx.cache_dir, std::time::Duration::from_secs(180))?;
+        std::fs::create_dir_all(&prefix)
+            .map_err(|e| format!("cannot create the Wine prefix {}: {e}", prefix.to_string_lossy()))?;
+        let l =
+            Launch::new(exe, ["cmd", "/d", "/c", "ver"]).with_env("WINEDEBUG", "-all").with_env("WINEPREFIX", &prefix);
+        let (ok, out, err) =
+            crate::exec::process::run_capture(&l, &ctx.cache_dir, std::time::Duration::from_secs(180))?;
         if !ok {
             return Err(format!("wine cmd did not start: {}", first_line(&format!("{err}\n{out}"))));
         }

@@ -46,7 +46,10 @@ impl Requested {
             })?;
             match path {
                 Some("") => {
-                    return Err(Error::Usage { flag: "--runtime".into(), message: format!("'{item}' names no path after '='") })
+                    return Err(Error::Usage {
+                        flag: "--runtime".into(),
+                        message: format!("'{item}' names no path after '='"),
+                    })
                 }
                 Some(p) => explicit.push((a.name(), PathBuf::from(p))),
                 None => {
@@ -93,11 +96,19 @@ fn probe_exe(a: &'static dyn Adapter, exe: PathBuf, explicit: bool) -> Runtime {
     }
 }
 
-/// Finds `a`'s executable on `PATH` or at its fallback locations.
+/// The folder where `.ci/install` links the runtimes it installs (`<project>/.runtimes/bin`).
+pub fn project_runtimes_bin() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(".runtimes").join("bin")
+}
+
+/// Finds `a`'s executable: on `PATH`, then in [`project_runtimes_bin`], then at the
+/// adapter's fallback locations.
 pub fn locate(a: &dyn Adapter) -> Option<PathBuf> {
+    let local = project_runtimes_bin();
     a.executables()
         .iter()
         .find_map(|e| which::which(e).ok())
+        .or_else(|| a.executables().iter().map(|e| local.join(e)).find(|p| p.is_file()))
         .or_else(|| a.fallback_paths().iter().map(PathBuf::from).find(|p| p.is_file()))
 }
 
@@ -128,7 +139,12 @@ pub fn discover(req: &Requested) -> Discovery {
             let exe = if path.components().count() == 1 { which::which(path).ok() } else { Some(path.clone()) };
             match exe.filter(|p| p.is_file()) {
                 Some(exe) => out.push(probe_exe(a, exe, true)),
-                None => out.push(blank(a, Some(path.clone()), Status::NotFound(format!("{} does not exist", path.display())), true)),
+                None => out.push(blank(
+                    a,
+                    Some(path.clone()),
+                    Status::NotFound(format!("{} does not exist", path.display())),
+                    true,
+                )),
             }
         }
     }

@@ -44,7 +44,8 @@ impl Adapter for CoreClr {
     }
     fn version(&self, exe: &Path) -> Result<(String, String), String> {
         let out = query(exe, &["--list-runtimes"], &[("DOTNET_CLI_TELEMETRY_OPTOUT", "1"), ("DOTNET_NOLOGO", "1")])?;
-        let v = highest_netcore(&out).ok_or_else(|| format!("{} lists no Microsoft.NETCore.App runtime", exe.display()))?;
+        let v =
+            highest_netcore(&out).ok_or_else(|| format!("{} lists no Microsoft.NETCore.App runtime", exe.display()))?;
         Ok((v.clone(), format!("CoreCLR {v}")))
     }
     fn prepare(&self, rt: &mut Runtime, ctx: &ProbeContext) -> Result<(), String> {
@@ -128,10 +129,14 @@ fn build_mcs(ctx: &ProbeContext) -> Result<PathBuf, String> {
     if dir.join("Probe.exe").is_file() {
         return Ok(dir);
     }
-    let mcs = which::which("mcs").map_err(|_| "no C# compiler: neither a .NET SDK nor Mono's mcs is on PATH".to_string())?;
+    let mcs =
+        which::which("mcs").map_err(|_| "no C# compiler: neither a .NET SDK nor Mono's mcs is on PATH".to_string())?;
     let parent = dir.parent().expect("has parent");
     std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let tmp = tempfile::Builder::new().prefix(".build-").tempdir_in(parent).map_err(|e| format!("cannot create a build folder in {}: {e}", parent.display()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".build-")
+        .tempdir_in(parent)
+        .map_err(|e| format!("cannot create a build folder in {}: {e}", parent.display()))?;
     let out = tmp.path().join("Probe.exe");
     let mut arg_out = std::ffi::OsString::from("-out:");
     arg_out.push(&out);
@@ -164,7 +169,15 @@ fn build_sdk(dotnet: &Path, ctx: &ProbeContext) -> Result<PathBuf, String> {
     }
     let l = Launch::new(
         dotnet,
-        [std::ffi::OsString::from("build"), dir.join("src").join("Probe.csproj").into(), "-c".into(), "Release".into(), "-o".into(), dir.join("out").into(), "-nologo".into()],
+        [
+            std::ffi::OsString::from("build"),
+            dir.join("src").join("Probe.csproj").into(),
+            "-c".into(),
+            "Release".into(),
+            "-o".into(),
+            dir.join("out").into(),
+            "-nologo".into(),
+        ],
     )
     .with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
     .with_env("DOTNET_NOLOGO", "1");

@@ -153,7 +153,9 @@ pub(crate) fn query(exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<S
     let cwd = std::env::temp_dir();
     match crate::exec::process::run_capture(&l, &cwd, std::time::Duration::from_secs(60))? {
         (true, out, _) => Ok(out),
-        (false, out, err) => Err(format!("{} exited with an error: {}", l.display(), first_line(&format!("{err}\n{out}")))),
+        (false, out, err) => {
+            Err(format!("{} exited with an error: {}", l.display(), first_line(&format!("{err}\n{out}"))))
+        }
     }
 }
 

@@ -9,7 +9,8 @@
 
 use crate::exec::protocol::RawError;
 
-const ERRNO_NAMES: &[&str] = &["EEXIST", "ENOENT", "ENOTEMPTY", "EISDIR", "ENOTDIR", "EPERM", "EACCES", "EBUSY", "EXDEV"];
+const ERRNO_NAMES: &[&str] =
+    &["EEXIST", "ENOENT", "ENOTEMPTY", "EISDIR", "ENOTDIR", "EPERM", "EACCES", "EBUSY", "EXDEV"];
 
 /// Returns the normalised code: one of `EEXIST`, `ENOENT`, `ENOTEMPTY`, `EISDIR`, `ENOTDIR`,
 /// `EPERM`, `EACCES`, `EBUSY`, `EXDEV`, `SHARING_VIOLATION`, or `OTHER`.

@@ -1,1 +1,7 @@
+//! Integration tests: the built `conformance` binary against fixtures and real runtimes.
+//! One test binary (ripgrep's `autotests = false` layout).
 
+mod cli;
+mod common;
+mod faults;
+mod runtimes;

@@ -1,0 +1,139 @@
+//! Bad input gets a clear message naming the file, line or flag, and its own exit code.
+
+use predicates::prelude::*;
+
+use crate::common::{conformance, fixtures};
+
+#[test]
+fn help_documents_exit_codes() {
+    conformance().arg("--help").assert().success().stdout(
+        predicate::str::contains("Exit codes:").and(predicate::str::contains("5  a runtime named by --require")),
+    );
+}
+
+#[test]
+fn unknown_runtime_is_a_usage_error() {
+    conformance().args(["run", "--runtime", "nodejs2"]).assert().code(2).stderr(
+        predicate::str::contains("unknown runtime 'nodejs2' (in --runtime)")
+            .and(predicate::str::contains("known runtimes: node, bun, deno")),
+    );
+}
+
+#[test]
+fn variant_glob_matching_nothing_is_a_usage_error() {
+    conformance()
+        .args(["run", "--variant", "node.*,nope.*"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid value for --variant: 'nope.*' matches no variant"));
+}
+
+#[test]
+fn bad_target_and_timeout_are_usage_errors() {
+    conformance()
+        .args(["run", "--target", "file,fifo"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--target: unknown target state 'fifo'"));
+    conformance().args(["run", "--timeout", "-1"]).assert().code(2).stderr(predicate::str::contains("--timeout"));
+    conformance().args(["run", "--contenders", "1"]).assert().code(2);
+}
+
+#[test]
+fn malformed_matrix_names_file_and_line() {
+    let dir = fixtures().join("matrices").join("bad-field");
+    conformance()
+        .arg("--matrices")
+        .arg(&dir)
+        .arg("variants")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("node.toml:7:").and(predicate::str::contains("expected")));
+}
+
+#[test]
+fn duplicate_variant_across_files_names_both() {
+    let dir = fixtures().join("matrices").join("dup-id");
+    conformance().arg("--matrices").arg(&dir).arg("variants").assert().code(2).stderr(
+        predicate::str::contains("b.toml:4:")
+            .and(predicate::str::contains("already defined in"))
+            .and(predicate::str::contains("a.toml")),
+    );
+}
+
+#[test]
+fn unwritable_output_folder_exits_3_before_measuring() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    conformance()
+        .args(["run", "--runtime", "node", "--out"])
+        .arg(file.join("sub"))
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("cannot write").and(predicate::str::contains("a-file")));
+}
+
+#[test]
+fn missing_explicit_runtime_exits_4() {
+    let t = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "--runtime", "node=/nonexistent/bin/node", "--out"])
+        .arg(t.path())
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("skip").and(predicate::str::contains("/nonexistent/bin/node does not exist")));
+}
+
+#[test]
+fn required_runtime_missing_exits_5() {
+    let t = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "--runtime", "pwsh", "--require", "pwsh", "--out"])
+        .arg(t.path())
+        .env("PATH", "/nonexistent")
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("required runtime(s) not available: pwsh"));
+}
+
+#[test]
+fn variants_lists_the_matrices() {
+    conformance().args(["variants", "--variant", "*.mkdirSync.recursive"]).assert().success().stdout(
+        predicate::str::contains("node.mkdirSync.recursive")
+            .and(predicate::str::contains("deno.mkdirSync.recursive"))
+            .and(predicate::str::contains("node.writeFileSync").not()),
+    );
+}
+
+#[test]
+fn compare_reports_changes_and_exits_1() {
+    let t = tempfile::tempdir().unwrap();
+    let base = fixtures().join("results").join("base.json");
+    let text = std::fs::read_to_string(&base).unwrap().replace("\"outcome\": \"refused\"", "\"outcome\": \"replaced\"");
+    let new = t.path().join("new.json");
+    std::fs::write(&new, text).unwrap();
+    conformance()
+        .args(["compare"])
+        .arg(&base)
+        .arg(&base)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("0 changed"));
+    conformance().args(["compare"]).arg(&base).arg(&new).assert().code(1).stdout(predicate::str::contains(
+        "changed  node/node.writeFileSync.wx/second-comer/file: refused (node 20.20.2) -> replaced",
+    ));
+    let bad = t.path().join("bad.json");
+    std::fs::write(&bad, "{\"schema\": 1,\n \"cells\": 3}").unwrap();
+    conformance().args(["compare"]).arg(&base).arg(&bad).assert().code(2).stderr(predicate::str::contains("bad.json:"));
+}
+
+#[test]
+fn report_rerenders_results() {
+    let base = fixtures().join("results").join("base.json");
+    conformance().args(["report", "--format", "markdown"]).arg(&base).assert().success().stdout(
+        predicate::str::contains("## node 20.20.2").and(predicate::str::contains(
+            "| node.writeFileSync.wx | `fs.writeFileSync(p, data, {flag:'wx'})` | acquired | refused EEXIST",
+        )),
+    );
+}

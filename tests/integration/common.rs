@@ -1,0 +1,65 @@
+//! Shared helpers: a command builder with the project's runtimes on PATH, fixture paths,
+//! and the rule for absent runtimes (a visible skip locally, a failure in CI).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixtures() -> PathBuf {
+    root().join("tests").join("fixtures")
+}
+
+/// The binary with a private cache folder and quiet progress.
+pub fn conformance() -> Command {
+    let mut c = Command::cargo_bin("conformance").expect("binary built");
+    c.env("CONFORMANCE_CACHE_DIR", root().join("target").join("test-cache"));
+    c
+}
+
+/// Runtimes CI must have: `CONFORMANCE_REQUIRE_RUNTIMES` (comma-separated), or on Linux CI
+/// (`CI=true`) node, bun, deno, coreclr, mono and cmd (Wine).
+pub fn required_runtimes() -> Vec<String> {
+    if let Ok(v) = std::env::var("CONFORMANCE_REQUIRE_RUNTIMES") {
+        return v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") && cfg!(target_os = "linux") {
+        return ["node", "bun", "deno", "coreclr", "mono", "cmd"].iter().map(|s| s.to_string()).collect();
+    }
+    Vec::new()
+}
+
+/// Whether runtime `name` is found and working. When it is not: panics if CI requires it,
+/// otherwise prints a SKIPPED line (shown by `cargo test -- --show-output`) and returns false.
+pub fn available(name: &str) -> bool {
+    let out = conformance().args(["runtimes", "--json", "--runtime", name]).output().expect("runs");
+    assert!(out.status.success(), "runtimes --json failed: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rt = &v[0];
+    if rt["status"] == "found" {
+        return true;
+    }
+    let why = format!("{} {}: {}", name, rt["status"], rt["reason"]);
+    if required_runtimes().iter().any(|r| r == name) {
+        panic!("required runtime missing in CI: {why} (run `bash .ci/install`)");
+    }
+    eprintln!("SKIPPED: runtime {why}");
+    false
+}
+
+pub fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).expect("results.json written")).expect("valid json")
+}
+
+/// Cells of a results.json matching a variant and target/scenario.
+pub fn cells<'a>(r: &'a serde_json::Value, variant: &str, scenario: &str) -> Vec<&'a serde_json::Value> {
+    r["cells"]
+        .as_array()
+        .expect("cells")
+        .iter()
+        .filter(|c| c["variant"] == variant && c["scenario"] == scenario)
+        .collect()
+}

@@ -239,8 +239,8 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
             oneshot_trials: opts.oneshot_trials,
             timeout_ms: opts.timeout.as_millis() as u64,
             hostile_paths: a.hostile_paths,
+            runtimes: found.iter().map(runtime_info).collect(),
         },
-        runtimes: found.iter().map(runtime_info).collect(),
         cells: Vec::new(),
     };
     let mut stdout = std::io::stdout().lock();

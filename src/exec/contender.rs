@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::process::{Child, Launch, ReadError};
-use super::protocol::{parse_line, FromProbe, Prepare, RawError, PROTOCOL};
+use super::protocol::{parse_line, time_of_day_us, FromProbe, Prepare, RawError, PROTOCOL};
 use crate::verdict::Report;
 
 /// Longest excerpt of evidence (stderr, a stray line) kept per attempt, in characters.
@@ -296,7 +296,9 @@ impl Contender {
                 stray.push_str(&prefix);
             }
             match parse_line(&json) {
-                Ok(FromProbe::Result { id, ok, t0_us, t1_us, errorlevel, error, .. }) => {
+                Ok(FromProbe::Result { id, ok, t0_us, t1_us, errorlevel, error, t0, t1 }) => {
+                    let t0_us = t0_us.or_else(|| t0.as_deref().and_then(time_of_day_us));
+                    let t1_us = t1_us.or_else(|| t1.as_deref().and_then(time_of_day_us));
                     if self.mode == Mode::Session && id != self.pending {
                         return self
                             .fail(Report::Crashed, format!("result for attempt {id:?}, expected {:?}", self.pending));

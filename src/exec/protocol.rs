@@ -73,6 +73,12 @@ pub enum FromProbe {
         /// cmd's ERRORLEVEL (one-shot mode).
         #[serde(default)]
         errorlevel: Option<i64>,
+        /// One-shot mode: cmd's `%TIME%` before the call (`H:MM:SS.cc`, centiseconds).
+        #[serde(default)]
+        t0: Option<String>,
+        /// One-shot mode: cmd's `%TIME%` after the call.
+        #[serde(default)]
+        t1: Option<String>,
         /// The raw error when `ok` is false.
         #[serde(default)]
         error: Option<RawError>,
@@ -115,6 +121,17 @@ impl<'a> Prepare<'a> {
     }
 }
 
+/// Converts cmd's `%TIME%` (`H:MM:SS.cc` or ` H:MM:SS,cc`, locale-dependent separator) to
+/// microseconds since midnight. Resolution is 10 ms. `None` when it does not parse.
+pub fn time_of_day_us(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let (hms, cc) = s.split_once(['.', ','])?;
+    let mut parts = hms.split(':').map(|p| p.trim().parse::<u64>().ok());
+    let (h, m, sec) = (parts.next()??, parts.next()??, parts.next()??);
+    let cc: u64 = cc.trim().parse().ok()?;
+    Some(((h * 3600 + m * 60 + sec) * 1_000_000 + cc * 10_000) as f64)
+}
+
 /// Parses one stdout line of a probe. Errors: the line (cut to 200 characters) with the parse error.
 pub fn parse_line(line: &str) -> Result<FromProbe, String> {
     serde_json::from_str(line).map_err(|e| {
@@ -143,6 +160,9 @@ mod tests {
         }
         assert!(parse_line("Overwrite x? (Yes/No/All):").unwrap_err().contains("Overwrite"));
         assert!(parse_line(r#"{"type":"bogus"}"#).is_err());
+        assert_eq!(time_of_day_us(" 9:05:01.25"), Some(32_701_250_000.0));
+        assert_eq!(time_of_day_us("23:59:59,99"), Some(86_399_990_000.0));
+        assert_eq!(time_of_day_us("garbage"), None);
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn render(r: &Results) -> String {
         "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Every outcome is classified from the probe's report and the file system afterwards.\n"
     );
     for rt in r.measured_runtimes() {
-        let info = r.runtimes.iter().find(|x| x.label == rt);
+        let info = r.run_info.runtimes.iter().find(|x| x.label == rt);
         let _ = writeln!(s, "## {rt}\n");
         if let Some(p) = info.and_then(|x| x.path.as_ref()) {
             let _ = writeln!(s, "`{p}`\n");
@@ -95,7 +95,7 @@ pub fn render(r: &Results) -> String {
         s.push_str(&md_table(&header, &rows));
         s.push('\n');
     }
-    let skipped: Vec<_> = r.runtimes.iter().filter(|x| x.status != "found").collect();
+    let skipped: Vec<_> = r.run_info.runtimes.iter().filter(|x| x.status != "found").collect();
     if !skipped.is_empty() {
         let _ = writeln!(s, "## Not measured\n");
         for x in skipped {
@@ -229,27 +229,27 @@ mod tests {
                 oneshot_trials: 2,
                 timeout_ms: 1000,
                 hostile_paths: false,
+                runtimes: vec![
+                    RuntimeInfo {
+                        name: "node".into(),
+                        label: "node 20.0.0".into(),
+                        version: "20.0.0".into(),
+                        path: Some("/usr/bin/node".into()),
+                        status: "found".into(),
+                        reason: None,
+                        families: vec!["node".into()],
+                    },
+                    RuntimeInfo {
+                        name: "pwsh".into(),
+                        label: "pwsh".into(),
+                        version: String::new(),
+                        path: None,
+                        status: "not-found".into(),
+                        reason: Some("no pwsh on PATH".into()),
+                        families: vec!["pwsh".into()],
+                    },
+                ],
             },
-            runtimes: vec![
-                RuntimeInfo {
-                    name: "node".into(),
-                    label: "node 20.0.0".into(),
-                    version: "20.0.0".into(),
-                    path: Some("/usr/bin/node".into()),
-                    status: "found".into(),
-                    reason: None,
-                    families: vec!["node".into()],
-                },
-                RuntimeInfo {
-                    name: "pwsh".into(),
-                    label: "pwsh".into(),
-                    version: String::new(),
-                    path: None,
-                    status: "not-found".into(),
-                    reason: Some("no pwsh on PATH".into()),
-                    families: vec!["pwsh".into()],
-                },
-            ],
             cells,
         }
     }

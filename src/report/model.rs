@@ -160,6 +160,8 @@ pub struct RunInfo {
     pub timeout_ms: u64,
     /// Whether paths passed through the hostile folder name.
     pub hostile_paths: bool,
+    /// Every selected runtime (name, version, path), measured or not, with the reason when not.
+    pub runtimes: Vec<RuntimeInfo>,
 }
 
 /// A runtime as discovered.
@@ -189,8 +191,6 @@ pub struct Results {
     pub schema: u32,
     /// Run information.
     pub run_info: RunInfo,
-    /// Every selected runtime, measured or not.
-    pub runtimes: Vec<RuntimeInfo>,
     /// The cells.
     pub cells: Vec<Cell>,
 }

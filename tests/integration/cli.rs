@@ -35,7 +35,7 @@ fn bad_target_and_timeout_are_usage_errors() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--target: unknown target state 'fifo'"));
-    conformance().args(["run", "--timeout", "-1"]).assert().code(2).stderr(predicate::str::contains("--timeout"));
+    conformance().args(["run", "--timeout=-1"]).assert().code(2).stderr(predicate::str::contains("--timeout"));
     conformance().args(["run", "--contenders", "1"]).assert().code(2);
 }
 

@@ -144,7 +144,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     std::fs::create_dir_all(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
     tempfile::NamedTempFile::new_in(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
     let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
-    let mut scratch = Scratch::new(&fs_root, a.hostile_paths)?;
+    let mut scratch = Scratch::new(&fs_root, a.segment()?.as_deref())?;
     let ctx = ProbeContext {
         probes_dir: probes.to_path_buf(),
         cache_dir: cache_dir(),
@@ -238,7 +238,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
             trials: opts.trials,
             oneshot_trials: opts.oneshot_trials,
             timeout_ms: opts.timeout.as_millis() as u64,
-            hostile_paths: a.hostile_paths,
+            path_segment: a.segment()?,
             runtimes: found.iter().map(runtime_info).collect(),
         },
         cells: Vec::new(),
@@ -251,6 +251,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
             bar.set_message(format!("{} {}", rt.label, c.variant));
             bar.inc(1);
         });
+        rt.adapter().cleanup(rt, &ctx);
         results.cells.extend(cells);
         bar.suspend(|| {
             let _ = writeln!(stdout, "\n{}", rt.label);
@@ -334,7 +335,7 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     names.dedup();
     let mut found = discover(&Requested { names: Some(names), explicit: Vec::new() }).runtimes;
     let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
-    let mut scratch = Scratch::new(&fs_root, a.hostile_paths)?;
+    let mut scratch = Scratch::new(&fs_root, a.segment()?.as_deref())?;
     let ctx = ProbeContext {
         probes_dir: probes.to_path_buf(),
         cache_dir: cache_dir(),
@@ -388,6 +389,9 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     let mut next_id = 0;
     let run = engine::race_core(&mut pool, &variants, &styles, trials, &opts, &mut scratch, &nonce, &mut next_id);
     drop(pool);
+    for rt in &rts {
+        rt.adapter().cleanup(rt, &ctx);
+    }
     let mut wins_by_runtime = std::collections::BTreeMap::new();
     for (slot, rt) in rts.iter().enumerate() {
         *wins_by_runtime.entry(rt.label.clone()).or_insert(0) +=

@@ -98,8 +98,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Pass every path through a folder named with spaces, &, %, ^, !, (, ), ', `, $ and Japanese.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "path_segment")]
     pub hostile_paths: bool,
+    /// Pass every path through a folder with this name (one path component).
+    #[arg(long, value_name = "NAME")]
+    pub path_segment: Option<String>,
     /// Skip the relative-path repeat of each second-comer attempt.
     #[arg(long)]
     pub no_relative: bool,
@@ -134,8 +137,11 @@ pub struct RaceArgs {
     #[arg(long, value_name = "DIR")]
     pub fs_root: Option<PathBuf>,
     /// Pass every path through a folder named with shell metacharacters and Japanese.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "path_segment")]
     pub hostile_paths: bool,
+    /// Pass every path through a folder with this name (one path component).
+    #[arg(long, value_name = "NAME")]
+    pub path_segment: Option<String>,
     /// Also write cross-race.json into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -194,6 +200,41 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value = "table")]
     pub format: Format,
+}
+
+/// The folder name every path passes through, from `--hostile-paths` or `--path-segment`.
+/// Errors: [`crate::error::Error::Usage`] when the name is empty or not one path component.
+fn segment_of(hostile: bool, seg: &Option<String>) -> crate::error::Result<Option<String>> {
+    if hostile {
+        return Ok(Some(crate::exec::scratch::HOSTILE_SEGMENT.to_string()));
+    }
+    match seg {
+        None => Ok(None),
+        Some(s) => {
+            let mut comps = std::path::Path::new(s).components();
+            match (comps.next(), comps.next()) {
+                (Some(std::path::Component::Normal(_)), None) => Ok(Some(s.clone())),
+                _ => Err(crate::error::Error::Usage {
+                    flag: "--path-segment".into(),
+                    message: format!("'{s}' is not a single folder name"),
+                }),
+            }
+        }
+    }
+}
+
+impl RunArgs {
+    /// See [`segment_of`].
+    pub fn segment(&self) -> crate::error::Result<Option<String>> {
+        segment_of(self.hostile_paths, &self.path_segment)
+    }
+}
+
+impl RaceArgs {
+    /// See [`segment_of`].
+    pub fn segment(&self) -> crate::error::Result<Option<String>> {
+        segment_of(self.hostile_paths, &self.path_segment)
+    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub struct Change {
 pub struct Diff {
     /// Cells in both whose word changed.
     pub changed: Vec<Change>,
-    /// Keys only in the baseline, for runtimes that the new run measured.
+    /// Keys only in the baseline, for (runtime, variant, scenario) groups that the new run measured.
     pub missing: Vec<String>,
     /// Keys only in the new run.
     pub added: Vec<String>,
@@ -62,12 +62,14 @@ impl Diff {
     }
 }
 
-/// Compares `new` against `base`. Runtimes the new run did not measure are ignored (their
-/// absence is reported by discovery, not here).
+/// Compares `new` against `base`. Only what the new run measured is compared: a baseline cell
+/// counts as missing when the new run measured its runtime, variant and scenario but not its
+/// target; runtimes, variants and scenarios left out of the new run are ignored.
 pub fn compare(base: &Results, new: &Results) -> Diff {
     let index = |r: &Results| -> BTreeMap<String, Cell> { r.cells.iter().map(|c| (c.key(), c.clone())).collect() };
     let (b, n) = (index(base), index(new));
-    let measured: Vec<&str> = new.cells.iter().map(|c| c.runtime_name.as_str()).collect();
+    let group = |c: &Cell| (c.runtime_name.clone(), c.variant.clone(), c.scenario);
+    let measured: std::collections::BTreeSet<_> = new.cells.iter().map(group).collect();
     let mut d = Diff::default();
     for (k, bc) in &b {
         match n.get(k) {
@@ -81,10 +83,52 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
                     });
                 }
             }
-            None if measured.contains(&bc.runtime_name.as_str()) => d.missing.push(k.clone()),
+            None if measured.contains(&group(bc)) => d.missing.push(k.clone()),
             None => {}
         }
     }
     d.added = n.keys().filter(|k| !b.contains_key(*k)).cloned().collect();
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results() -> Results {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results/base.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn identical_runs_do_not_differ() {
+        let r = results();
+        let d = compare(&r, &r);
+        assert!(!d.differs());
+        assert_eq!(d.compared, r.cells.len());
+    }
+
+    #[test]
+    fn narrower_runs_compare_only_what_they_measured() {
+        let base = results();
+        let mut new = base.clone();
+        new.cells.retain(|c| c.variant == "node.writeFileSync.wx" && c.target != "dir");
+        let d = compare(&base, &new);
+        assert_eq!(d.missing, vec!["node/node.writeFileSync.wx/second-comer/dir".to_string()]);
+        assert!(d.differs());
+        new.cells.retain(|c| c.scenario == crate::report::Scenario::Race);
+        assert!(!compare(&base, &new).differs());
+    }
+
+    #[test]
+    fn a_changed_word_is_a_difference() {
+        let base = results();
+        let mut new = base.clone();
+        let c = new.cells.iter_mut().find(|c| c.target == "file" && c.variant == "node.writeFileSync.wx").unwrap();
+        c.outcome = Some(crate::verdict::Outcome::Replaced);
+        let d = compare(&base, &new);
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].before.0, "refused");
+    }
 }

@@ -306,6 +306,13 @@ impl Contender {
                     let mut error = if ok { None } else { Some(error.unwrap_or_default()) };
                     if self.mode == Mode::OneShot {
                         let tail = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
+                        if answered && !tail.is_empty() {
+                            // cmd prints its confirmation prompt on stderr: keep it as evidence
+                            if !stray.is_empty() {
+                                stray.push_str(" | ");
+                            }
+                            stray.push_str(&tail);
+                        }
                         if let Some(e) = error.as_mut() {
                             e.errorlevel = errorlevel;
                             if e.kind.is_empty() {

@@ -249,3 +249,34 @@ pub fn run_capture(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<(bo
     std::thread::sleep(Duration::from_millis(5));
     Ok((status.success(), out, c.stderr_tail()))
 }
+
+/// Runs `launch` with every standard stream on the null device and waits at most `timeout`
+/// for it to exit; returns whether it exited with success. For programs that leave daemons
+/// behind holding inherited pipes (Wine's server and services), where waiting for the end of
+/// output would wait for the daemon. Errors: the spawn error's text, or a timeout (the
+/// process tree is then killed).
+pub fn run_status(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<bool, String> {
+    let mut cmd = Command::new(&launch.program);
+    cmd.args(&launch.args).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    for (k, v) in &launch.env {
+        cmd.env(k, v);
+    }
+    let mut wrap = CommandWrap::from(cmd);
+    #[cfg(unix)]
+    wrap.wrap(process_wrap::std::ProcessGroup::leader());
+    #[cfg(windows)]
+    wrap.wrap(process_wrap::std::JobObject);
+    let mut child = wrap.spawn().map_err(|e| format!("cannot start {}: {e}", launch.program.display()))?;
+    let end = Instant::now() + timeout;
+    loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Ok(s.success());
+        }
+        if Instant::now() >= end {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("timed out after {} s: {}", timeout.as_secs(), launch.display()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

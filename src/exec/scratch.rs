@@ -60,14 +60,15 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// Creates `conformance-XXXXXX` under `fs_root`, and inside it the hostile segment when
-    /// `hostile` is true. Errors: [`Error::Scratch`] naming `fs_root`.
-    pub fn new(fs_root: &Path, hostile: bool) -> Result<Scratch> {
+    /// Creates `conformance-XXXXXX` under `fs_root`, and inside it a folder named `segment`
+    /// when given (e.g. [`HOSTILE_SEGMENT`]); probes then work below that folder.
+    /// Errors: [`Error::Scratch`] naming `fs_root`.
+    pub fn new(fs_root: &Path, segment: Option<&str>) -> Result<Scratch> {
         let err = |source| Error::Scratch { path: fs_root.to_path_buf(), source };
         let dir = tempfile::Builder::new().prefix("conformance-").tempdir_in(fs_root).map_err(err)?;
         let mut root = dir.path().to_path_buf();
-        if hostile {
-            root.push(HOSTILE_SEGMENT);
+        if let Some(seg) = segment {
+            root.push(seg);
             std::fs::create_dir(&root).map_err(err)?;
         }
         Ok(Scratch { dir, root, next: 0 })
@@ -158,7 +159,7 @@ mod tests {
 
     #[test]
     fn states_and_sources_hold_tokens() {
-        let mut s = Scratch::new(&std::env::temp_dir(), true).unwrap();
+        let mut s = Scratch::new(&std::env::temp_dir(), Some(HOSTILE_SEGMENT)).unwrap();
         assert!(s.root().ends_with(HOSTILE_SEGMENT));
         let (abs, rel) = s.cell_dir().unwrap();
         assert!(rel.is_relative() && abs.is_dir());

@@ -228,7 +228,7 @@ mod tests {
                 trials: 10,
                 oneshot_trials: 2,
                 timeout_ms: 1000,
-                hostile_paths: false,
+                path_segment: None,
                 runtimes: vec![
                     RuntimeInfo {
                         name: "node".into(),

@@ -158,8 +158,9 @@ pub struct RunInfo {
     pub oneshot_trials: usize,
     /// Per-attempt timeout, ms.
     pub timeout_ms: u64,
-    /// Whether paths passed through the hostile folder name.
-    pub hostile_paths: bool,
+    /// The folder name every path passed through (`--hostile-paths`, `--path-segment`), if any.
+    #[serde(default)]
+    pub path_segment: Option<String>,
     /// Every selected runtime (name, version, path), measured or not, with the reason when not.
     pub runtimes: Vec<RuntimeInfo>,
 }

@@ -109,6 +109,8 @@ pub trait Adapter: Sync + std::fmt::Debug {
     fn prepare(&self, _rt: &mut Runtime, _ctx: &ProbeContext) -> Result<(), String> {
         Ok(())
     }
+    /// Undoes what [`Adapter::prepare`] started (e.g. a persistent Wine server). Never fails.
+    fn cleanup(&self, _rt: &Runtime, _ctx: &ProbeContext) {}
     /// How to start the probe for `family`.
     fn launch(&self, rt: &Runtime, family: &str, ctx: &ProbeContext) -> Launch;
     /// A multiplier for the per-attempt timeout (slow starters such as Wine).

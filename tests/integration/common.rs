@@ -63,3 +63,10 @@ pub fn cells<'a>(r: &'a serde_json::Value, variant: &str, scenario: &str) -> Vec
         .filter(|c| c["variant"] == variant && c["scenario"] == scenario)
         .collect()
 }
+
+/// Serialises the tests that race real processes: two races at once on two cores would
+/// measure each other's load, and cmd tests share one Wine prefix.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -3,9 +3,10 @@
 
 #![cfg(unix)]
 
-use crate::common::{cells, conformance, fixtures, read_json};
+use crate::common::{cells, conformance, fixtures, one_at_a_time, read_json};
 
 fn run_fake(kind: &str, extra: &[&str]) -> (serde_json::Value, tempfile::TempDir, tempfile::TempDir) {
+    let _serial = one_at_a_time();
     let out = tempfile::tempdir().unwrap();
     let fs_root = tempfile::tempdir().unwrap();
     let node = fixtures().join("fake-runtimes").join(kind).join("node");

@@ -6,17 +6,24 @@
 
 use std::path::Path;
 
-use crate::common::{available, conformance, read_json, root};
+use crate::common::{available, conformance, one_at_a_time, read_json, root};
 
 const HOSTILE: &str = "sp ace&amp %PATH% ^c !b! (p) 'q' `b` $d 日本語";
+/// The hostile name without `!` and `%`, which Wine's cmd re-expands inside variable values
+/// (the cmd probe refuses such paths under Wine; see `cmd_under_wine_refuses_bang_and_percent`).
+const HOSTILE_FOR_WINE_CMD: &str = "sp ace&amp ^c (p) 'q' `b` $d 日本語";
 
-/// Measures `name` and returns results.json; asserts the run matched the baseline.
-fn measure(name: &str, trials: &str) -> serde_json::Value {
+/// Measures `name` (extra flags in `extra`) and returns results.json; asserts the run
+/// matched the baseline.
+fn measure(name: &str, trials: &str, extra: &[&str]) -> serde_json::Value {
     let out = tempfile::tempdir().unwrap();
     let fs_root = tempfile::tempdir().unwrap();
     let baseline = root().join("reports").join(std::env::consts::OS).join("results.json");
     let mut cmd = conformance();
-    cmd.args(["run", "--runtime", name, "--hostile-paths", "--trials", trials, "-q"]);
+    cmd.args(["run", "--runtime", name, "--trials", trials, "-q"]).args(extra);
+    if !extra.contains(&"--path-segment") {
+        cmd.arg("--hostile-paths");
+    }
     let compared = baseline.is_file();
     if compared {
         cmd.arg("--expect").arg(&baseline);
@@ -58,6 +65,10 @@ fn assert_paths_were_data(r: &serde_json::Value, name: &str) {
 
 /// Messages that quote the path show it byte for byte.
 fn assert_message_quotes_path(r: &serde_json::Value, variant: &str) {
+    assert_message_quotes(r, variant, HOSTILE);
+}
+
+fn assert_message_quotes(r: &serde_json::Value, variant: &str, segment: &str) {
     let c = r["cells"]
         .as_array()
         .unwrap()
@@ -65,7 +76,7 @@ fn assert_message_quotes_path(r: &serde_json::Value, variant: &str) {
         .find(|c| c["variant"] == variant && c["target"] == "file" && c["scenario"] == "second-comer")
         .expect("cell");
     let msg = c["error"]["raw"]["message"].as_str().unwrap_or_default();
-    assert!(msg.contains(HOSTILE), "{variant}: the raw message does not quote the hostile path: {msg}");
+    assert!(msg.contains(segment), "{variant}: the raw message does not quote the hostile path: {msg}");
 }
 
 fn race_stats_are_complete(r: &serde_json::Value, trials: u64) {
@@ -81,10 +92,11 @@ fn race_stats_are_complete(r: &serde_json::Value, trials: u64) {
 
 #[test]
 fn node() {
+    let _serial = one_at_a_time();
     if !available("node") {
         return;
     }
-    let r = measure("node", "100");
+    let r = measure("node", "100", &[]);
     assert_paths_were_data(&r, "node");
     assert_message_quotes_path(&r, "node.writeFileSync.wx");
     race_stats_are_complete(&r, 100);
@@ -92,10 +104,11 @@ fn node() {
 
 #[test]
 fn bun() {
+    let _serial = one_at_a_time();
     if !available("bun") {
         return;
     }
-    let r = measure("bun", "100");
+    let r = measure("bun", "100", &[]);
     assert_paths_were_data(&r, "bun");
     assert_message_quotes_path(&r, "node.openSync.wx");
     race_stats_are_complete(&r, 100);
@@ -103,10 +116,11 @@ fn bun() {
 
 #[test]
 fn deno() {
+    let _serial = one_at_a_time();
     if !available("deno") {
         return;
     }
-    let r = measure("deno", "100");
+    let r = measure("deno", "100", &[]);
     assert_paths_were_data(&r, "deno");
     assert_message_quotes_path(&r, "deno.writeFileSync.createNew");
     assert_message_quotes_path(&r, "node.writeFileSync.wx");
@@ -115,10 +129,11 @@ fn deno() {
 
 #[test]
 fn coreclr() {
+    let _serial = one_at_a_time();
     if !available("coreclr") {
         return;
     }
-    let r = measure("coreclr", "100");
+    let r = measure("coreclr", "100", &[]);
     assert_paths_were_data(&r, "coreclr");
     assert_message_quotes_path(&r, "dotnet.FileMode.CreateNew");
     race_stats_are_complete(&r, 100);
@@ -126,10 +141,11 @@ fn coreclr() {
 
 #[test]
 fn mono() {
+    let _serial = one_at_a_time();
     if !available("mono") {
         return;
     }
-    let r = measure("mono", "100");
+    let r = measure("mono", "100", &[]);
     assert_paths_were_data(&r, "mono");
     assert_message_quotes_path(&r, "dotnet.FileMode.CreateNew");
     race_stats_are_complete(&r, 100);
@@ -137,20 +153,72 @@ fn mono() {
 
 #[test]
 fn pwsh() {
+    let _serial = one_at_a_time();
     if !available("pwsh") {
         return;
     }
-    let r = measure("pwsh", "50");
+    let r = measure("pwsh", "50", &[]);
     assert_paths_were_data(&r, "pwsh");
 }
 
+/// cmd starts a process per attempt (0.1–0.3 s under Wine), so its races are short and a
+/// verdict from a few trials could flip; the baseline comparison covers the second comer, and
+/// the races are checked for the two verdicts that cannot flip by chance.
 #[test]
 fn cmd() {
+    let _serial = one_at_a_time();
     if !available("cmd") {
         return;
     }
-    let r = measure("cmd", "1");
+    let segment = if cfg!(windows) { HOSTILE } else { HOSTILE_FOR_WINE_CMD };
+    let r = measure("cmd", "1", &["--scenario", "second-comer", "--path-segment", segment]);
     assert_paths_were_data(&r, "cmd");
+    let out = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "--runtime", "cmd", "--scenario", "race", "--variant", "cmd.mkdir,cmd.copy", "-q"])
+        .args(["--oneshot-trials", "4", "--path-segment", segment, "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = read_json(&out.path().join("results.json"));
+    let race = |v: &str| r["cells"].as_array().unwrap().iter().find(|c| c["variant"] == v).unwrap().clone();
+    assert_eq!(race("cmd.mkdir")["verdict"], "exclusive", "{}", race("cmd.mkdir"));
+    assert_eq!(race("cmd.mkdir")["trials"], 4);
+    // copy overwrites: with three contenders each trial has at least one later winner
+    assert_eq!(race("cmd.copy")["verdict"], "multiple-winners", "{}", race("cmd.copy"));
+}
+
+/// Wine's cmd re-expands `!` and `%` inside variable values; the probe must refuse such a path
+/// (unsupported, with the reason) rather than act on a different name. Windows' cmd.exe does
+/// not re-expand, so there the same path is taken.
+#[test]
+fn cmd_under_wine_refuses_bang_and_percent() {
+    let _serial = one_at_a_time();
+    if !available("cmd") {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let fs_root = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "--runtime", "cmd", "--variant", "cmd.mkdir", "--scenario", "second-comer", "--target", "absent"])
+        .args(["--hostile-paths", "-q", "--out"])
+        .arg(out.path())
+        .arg("--fs-root")
+        .arg(fs_root.path())
+        .assert()
+        .success();
+    let r = read_json(&out.path().join("results.json"));
+    let c = &r["cells"][0];
+    if cfg!(windows) {
+        assert_eq!(c["outcome"], "acquired", "{c}");
+    } else {
+        assert_eq!(c["outcome"], "unsupported", "{c}");
+        assert!(c["evidence"].as_str().unwrap().contains("exclamation mark or a percent sign"), "{c}");
+        // the relative path has no `!` or `%`, and is taken
+        assert_eq!(c["relative"]["outcome"], "acquired", "{c}");
+    }
+    let left: Vec<_> = std::fs::read_dir(fs_root.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing may be written outside the scratch folder: {left:?}");
 }
 
 #[test]

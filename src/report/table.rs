@@ -119,12 +119,14 @@ pub fn race_line(results: &Results, runtime: &str) -> Option<String> {
     let mut tps: Vec<f64> = cells.iter().filter_map(|c| c.trials_per_second).collect();
     let med = |v: &mut Vec<f64>| crate::verdict::spread(v).map(|s| s.p50);
     let trials: usize = cells.iter().filter_map(|c| c.race.as_ref().map(|s| s.trials)).sum();
+    let spread = match (med(&mut p50), med(&mut p99)) {
+        (Some(a), Some(b)) => format!("barrier spread (median over cells) p50 {a:.0} µs, p99 {b:.0} µs"),
+        _ => "barrier spread not measured (the probe has no microsecond clock)".to_string(),
+    };
     Some(format!(
-        "races: {} cells, {} trials; barrier spread (median over cells) p50 {} µs, p99 {} µs; {} trials/s per cell (median)",
+        "races: {} cells, {} trials; {spread}; {} trials/s per cell (median)",
         cells.len(),
         trials,
-        med(&mut p50).map_or("?".into(), |x| format!("{x:.0}")),
-        med(&mut p99).map_or("?".into(), |x| format!("{x:.0}")),
         med(&mut tps).map_or("?".into(), |x| format!("{x:.0}")),
     ))
 }

@@ -1,6 +1,7 @@
 //! Benchmarks of the pure parts on the hot path of a race: summarising trials, classifying
 //! second-comer snapshots, and rendering a full report. Process I/O is measured by
 //! `conformance run` itself (trials per second, barrier spread), not here.
+#![allow(missing_docs)] // criterion_main! generates an undocumented `main`
 
 use std::collections::BTreeMap;
 

@@ -120,6 +120,28 @@ fn cache_dir() -> PathBuf {
     dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("conformance")
 }
 
+/// Creates the scratch folder (under `fs_root`, through `segment` if given) and the probe
+/// context. Errors: [`Error::Scratch`].
+fn workspace(fs_root: &Path, segment: Option<&str>, probes: &Path) -> Result<(Scratch, ProbeContext)> {
+    let scratch = Scratch::new(fs_root, segment)?;
+    let ctx = ProbeContext {
+        probes_dir: probes.to_path_buf(),
+        cache_dir: cache_dir(),
+        scratch_top: scratch.top().to_path_buf(),
+    };
+    Ok((scratch, ctx))
+}
+
+/// Builds or checks each found runtime's probe; a runtime whose preparation fails becomes
+/// `broken` with the reason.
+fn prepare_all(found: &mut [Runtime], ctx: &ProbeContext) {
+    for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
+        if let Err(why) = rt.adapter().prepare(rt, ctx) {
+            rt.status = Status::Broken(why);
+        }
+    }
+}
+
 fn write_file(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|source| Error::Output { path: path.to_path_buf(), source })
 }
@@ -144,12 +166,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     std::fs::create_dir_all(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
     tempfile::NamedTempFile::new_in(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
     let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
-    let mut scratch = Scratch::new(&fs_root, a.segment()?.as_deref())?;
-    let ctx = ProbeContext {
-        probes_dir: probes.to_path_buf(),
-        cache_dir: cache_dir(),
-        scratch_top: scratch.top().to_path_buf(),
-    };
+    let (mut scratch, ctx) = workspace(&fs_root, a.segment()?.as_deref(), probes)?;
 
     let say = |s: &str| {
         if !a.quiet {
@@ -157,11 +174,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         }
     };
     let mut found = discover(&requested).runtimes;
-    for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
-        if let Err(why) = rt.adapter().prepare(rt, &ctx) {
-            rt.status = Status::Broken(why);
-        }
-    }
+    prepare_all(&mut found, &ctx);
     for rt in &found {
         // a skipped runtime is always said, even with --quiet: absence must be visible
         if rt.status == Status::Found {
@@ -175,7 +188,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
             .iter()
             .filter(|n| !found.iter().any(|r| r.name == **n && r.status == Status::Found))
             .map(|n| {
-                let why = found.iter().find(|r| r.name == *n).map(|r| status_line(r)).unwrap_or_default();
+                let why = found.iter().find(|r| r.name == *n).map(status_line).unwrap_or_default();
                 format!("{n} ({})", why.split_whitespace().skip(2).collect::<Vec<_>>().join(" "))
             })
             .collect();
@@ -335,17 +348,8 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     names.dedup();
     let mut found = discover(&Requested { names: Some(names), explicit: Vec::new() }).runtimes;
     let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
-    let mut scratch = Scratch::new(&fs_root, a.segment()?.as_deref())?;
-    let ctx = ProbeContext {
-        probes_dir: probes.to_path_buf(),
-        cache_dir: cache_dir(),
-        scratch_top: scratch.top().to_path_buf(),
-    };
-    for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
-        if let Err(why) = rt.adapter().prepare(rt, &ctx) {
-            rt.status = Status::Broken(why);
-        }
-    }
+    let (mut scratch, ctx) = workspace(&fs_root, a.segment()?.as_deref(), probes)?;
+    prepare_all(&mut found, &ctx);
     let missing: Vec<String> = found.iter().filter(|r| r.status != Status::Found).map(status_line).collect();
     if !missing.is_empty() {
         return Err(Error::NoRuntime(missing.join("; ")));

@@ -6,6 +6,8 @@
 //! (`go` written to each in turn, after all are `ready`), then reads whose token the target
 //! holds.
 
+#![expect(clippy::result_large_err, reason = "the contender steps return an Attempt as data")]
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -144,29 +146,7 @@ struct CellBase<'a> {
 
 impl CellBase<'_> {
     fn cell(&self, scenario: Scenario, target: &str) -> Cell {
-        Cell {
-            id: format!("{}/{}/{}/{}", self.rt.label, self.v.id, scenario.as_str(), target),
-            runtime: self.rt.label.clone(),
-            runtime_name: self.rt.name.to_string(),
-            runtime_version: self.rt.version.clone(),
-            variant: self.v.id.clone(),
-            family: self.v.family.clone(),
-            call: self.v.call.clone(),
-            anti_pattern: self.v.anti_pattern,
-            scenario,
-            target: target.to_string(),
-            outcome: None,
-            verdict: None,
-            error: None,
-            relative: None,
-            before: None,
-            after: None,
-            race: None,
-            errors: BTreeMap::new(),
-            trials_per_second: None,
-            evidence: None,
-            elapsed_ms: 0.0,
-        }
+        Cell::new((&self.rt.label, self.rt.name, &self.rt.version), self.v, scenario, target)
     }
 
     fn fault_cell(&self, scenario: Scenario, target: &str, f: &Attempt) -> Cell {

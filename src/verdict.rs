@@ -116,7 +116,7 @@ pub fn classify_second(before: &Entry, report: Report, after: &Entry, token: &st
             let kept_all = b.iter().all(|(k, v)| a.get(k) == Some(v));
             let added: Vec<&Entry> = a
                 .iter()
-                .filter(|(k, _)| !b.contains_key(*k) && !(own_mark && **k == mark_name(token)))
+                .filter(|(k, _)| !b.contains_key(*k) && (!own_mark || **k != mark_name(token)))
                 .map(|(_, v)| v)
                 .collect();
             if kept_all && !added.is_empty() && added.iter().all(|e| e.holds(token)) {

@@ -8,6 +8,10 @@
 //! turned into an [`Attempt`] with a fault [`Report`]; its process tree is killed and a
 //! session is restarted on the next attempt.
 
+// A fault travels as the `Err` of the contender's steps; it is the data of the cell, not an
+// exceptional path, and a race makes about a thousand attempts a second: boxing buys nothing.
+#![expect(clippy::result_large_err, reason = "an Attempt is data, see above")]
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -55,6 +55,22 @@ impl Launch {
     }
 }
 
+/// Spawns `launch` in `cwd` as the leader of a new process group (Unix) or in a job object
+/// (Windows), so that killing it kills its whole tree; `stdio` makes each standard stream.
+fn spawn_tree(launch: &Launch, cwd: &Path, stdio: fn() -> Stdio) -> std::io::Result<Box<dyn ChildWrapper>> {
+    let mut cmd = Command::new(&launch.program);
+    cmd.args(&launch.args).current_dir(cwd).stdin(stdio()).stdout(stdio()).stderr(stdio());
+    for (k, v) in &launch.env {
+        cmd.env(k, v);
+    }
+    let mut wrap = CommandWrap::from(cmd);
+    #[cfg(unix)]
+    wrap.wrap(process_wrap::std::ProcessGroup::leader());
+    #[cfg(windows)]
+    wrap.wrap(process_wrap::std::JobObject);
+    wrap.spawn()
+}
+
 /// One event from the child's stdout.
 #[derive(Debug)]
 enum Line {
@@ -90,17 +106,7 @@ impl Child {
     /// Starts `launch` in `cwd` with piped stdin/stdout/stderr, in a new process group (Unix)
     /// or job object (Windows). Errors: the OS error from spawning (e.g. not found).
     pub fn spawn(launch: &Launch, cwd: &Path) -> std::io::Result<Child> {
-        let mut cmd = Command::new(&launch.program);
-        cmd.args(&launch.args).current_dir(cwd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        for (k, v) in &launch.env {
-            cmd.env(k, v);
-        }
-        let mut wrap = CommandWrap::from(cmd);
-        #[cfg(unix)]
-        wrap.wrap(process_wrap::std::ProcessGroup::leader());
-        #[cfg(windows)]
-        wrap.wrap(process_wrap::std::JobObject);
-        let mut child = wrap.spawn()?;
+        let mut child = spawn_tree(launch, cwd, Stdio::piped)?;
         let stdin = child.stdin().take();
         let stdout = child.stdout().take().expect("stdout is piped");
         let stderr = child.stderr().take().expect("stderr is piped");
@@ -256,17 +262,8 @@ pub fn run_capture(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<(bo
 /// output would wait for the daemon. Errors: the spawn error's text, or a timeout (the
 /// process tree is then killed).
 pub fn run_status(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<bool, String> {
-    let mut cmd = Command::new(&launch.program);
-    cmd.args(&launch.args).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    for (k, v) in &launch.env {
-        cmd.env(k, v);
-    }
-    let mut wrap = CommandWrap::from(cmd);
-    #[cfg(unix)]
-    wrap.wrap(process_wrap::std::ProcessGroup::leader());
-    #[cfg(windows)]
-    wrap.wrap(process_wrap::std::JobObject);
-    let mut child = wrap.spawn().map_err(|e| format!("cannot start {}: {e}", launch.program.display()))?;
+    let mut child =
+        spawn_tree(launch, cwd, Stdio::null).map_err(|e| format!("cannot start {}: {e}", launch.program.display()))?;
     let end = Instant::now() + timeout;
     loop {
         if let Ok(Some(s)) = child.try_wait() {

@@ -115,37 +115,25 @@ pub fn render(r: &Results) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::render;
     use crate::exec::protocol::RawError;
     use crate::report::model::{Cell, ErrorInfo, FsInfo, RelativeAttempt, Results, RunInfo, RuntimeInfo, Scenario};
     use crate::verdict::{Outcome, RaceStats, RaceVerdict, Spread};
 
     fn cell(variant: &str, scenario: Scenario, target: &str) -> Cell {
-        Cell {
-            id: format!("node 20.0.0/{variant}/{}/{target}", scenario.as_str()),
-            runtime: "node 20.0.0".into(),
-            runtime_name: "node".into(),
-            runtime_version: "20.0.0".into(),
-            variant: variant.into(),
+        let v = crate::matrix::Variant {
+            id: variant.into(),
             family: "node".into(),
             call: "fs.call(p)".into(),
+            source: crate::matrix::SourceKind::None,
+            creates: crate::matrix::Creates::File,
             anti_pattern: false,
-            scenario,
-            target: target.into(),
-            outcome: None,
-            verdict: None,
-            error: None,
-            relative: None,
-            before: None,
-            after: None,
-            race: None,
-            errors: BTreeMap::new(),
-            trials_per_second: None,
-            evidence: None,
-            elapsed_ms: 1.0,
-        }
+            holds: false,
+            note: String::new(),
+        };
+        let mut c = Cell::new(("node 20.0.0", "node", "20.0.0"), &v, scenario, target);
+        c.elapsed_ms = 1.0;
+        c
     }
 
     /// A hand-built model: one safe and one unsafe variant, a relative-path disagreement, a

@@ -103,6 +103,40 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// An empty cell of `runtime` (label, adapter name, version) for `variant` in `scenario`
+    /// on `target`, with its stable id; outcome, verdict and counts are filled in by the caller.
+    pub fn new(
+        runtime: (&str, &str, &str),
+        variant: &crate::matrix::Variant,
+        scenario: Scenario,
+        target: &str,
+    ) -> Cell {
+        let (label, name, version) = runtime;
+        Cell {
+            id: format!("{label}/{}/{}/{target}", variant.id, scenario.as_str()),
+            runtime: label.to_string(),
+            runtime_name: name.to_string(),
+            runtime_version: version.to_string(),
+            variant: variant.id.clone(),
+            family: variant.family.clone(),
+            call: variant.call.clone(),
+            anti_pattern: variant.anti_pattern,
+            scenario,
+            target: target.to_string(),
+            outcome: None,
+            verdict: None,
+            error: None,
+            relative: None,
+            before: None,
+            after: None,
+            race: None,
+            errors: BTreeMap::new(),
+            trials_per_second: None,
+            evidence: None,
+            elapsed_ms: 0.0,
+        }
+    }
+
     /// The outcome or verdict as its glossary word.
     pub fn word(&self) -> &'static str {
         match (self.outcome, self.verdict) {

@@ -51,7 +51,7 @@ impl Adapter for Cmd {
         "cmd"
     }
     fn aliases(&self) -> &'static [&'static str] {
-        &["cmd.exe"]
+        &["cmd.exe", "wine"]
     }
     fn executables(&self) -> &'static [&'static str] {
         if cfg!(windows) {

@@ -29,6 +29,7 @@ const HOME: &str = env!("CARGO_MANIFEST_DIR");
 ///
 /// Errors: see [`Error`]; each maps to its own exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    crate::interrupt::install();
     let home = PathBuf::from(HOME);
     let probes = cli.probes.clone().unwrap_or_else(|| home.join("probes"));
     let matrices = cli.matrices.clone().unwrap_or_else(|| home.join("matrices"));
@@ -132,12 +133,57 @@ fn workspace(fs_root: &Path, segment: Option<&str>, probes: &Path) -> Result<(Sc
     Ok((scratch, ctx))
 }
 
-/// Builds or checks each found runtime's probe; a runtime whose preparation fails becomes
-/// `broken` with the reason.
+/// Builds or checks each found runtime's probe, then starts each session-mode probe once and
+/// waits for its `hello`: a runtime counts as found only when its probe speaks the protocol
+/// (a `--runtime node=/bin/true` is `broken`, not measured as all-crashed). A runtime whose
+/// preparation fails becomes `broken` with the reason.
 fn prepare_all(found: &mut [Runtime], ctx: &ProbeContext) {
+    use crate::exec::contender::{Contender, Mode, Timeouts};
     for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
         if let Err(why) = rt.adapter().prepare(rt, ctx) {
             rt.status = Status::Broken(why);
+            continue;
+        }
+        if rt.adapter().mode() != Mode::Session {
+            continue;
+        }
+        let t = Timeouts {
+            startup: Duration::from_secs(60),
+            attempt: Duration::from_secs(10),
+            prompt_after: Duration::from_secs(3),
+        };
+        for family in rt.families.clone() {
+            let launch = rt.adapter().launch(rt, family, ctx);
+            let mut c = Contender::new(Mode::Session, launch, ctx.scratch_top.clone(), t);
+            if let Err(a) = c.start() {
+                let why = a.evidence.unwrap_or_default();
+                rt.status = Status::Broken(format!("its {family} probe did not start: {why}"));
+                break;
+            }
+        }
+    }
+}
+
+/// Checks that `--probes` names a folder. Errors: [`Error::Usage`].
+fn check_probes(probes: &Path) -> Result<()> {
+    if probes.join("PROTOCOL.md").is_file() {
+        Ok(())
+    } else {
+        Err(Error::Usage {
+            flag: "--probes".into(),
+            message: format!("{} is not a probes folder (no PROTOCOL.md in it)", probes.display()),
+        })
+    }
+}
+
+/// Writes `text` to stdout. A closed pipe (`conformance variants | head -1`) ends the
+/// process quietly with success, as ripgrep does; it is not an error of the run.
+fn emit(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(exit_code::OK);
         }
     }
 }
@@ -159,6 +205,8 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     })?;
     let timeout = check_timeout(a.timeout)?;
     let baseline = a.expect.as_deref().map(json::read).transpose()?;
+    check_probes(probes)?;
+    let segment = a.segment()?;
     let out = a.out.clone().unwrap_or_else(|| {
         let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
         home.join("reports").join("runs").join(stamp)
@@ -166,7 +214,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     std::fs::create_dir_all(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
     tempfile::NamedTempFile::new_in(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
     let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
-    let (mut scratch, ctx) = workspace(&fs_root, a.segment()?.as_deref(), probes)?;
+    let (mut scratch, ctx) = workspace(&fs_root, segment.as_deref(), probes)?;
 
     let say = |s: &str| {
         if !a.quiet {
@@ -251,13 +299,16 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
             trials: opts.trials,
             oneshot_trials: opts.oneshot_trials,
             timeout_ms: opts.timeout.as_millis() as u64,
-            path_segment: a.segment()?,
+            path_segment: segment,
             runtimes: found.iter().map(runtime_info).collect(),
         },
         cells: Vec::new(),
     };
     let mut stdout = std::io::stdout().lock();
     for rt in measurable {
+        if crate::interrupt::requested() {
+            break;
+        }
         let vs: Vec<&Variant> = variants.iter().filter(|v| rt.families.contains(&v.family.as_str())).collect();
         bar.set_message(rt.label.clone());
         let cells = engine::measure(rt, &vs, &opts, &mut scratch, &ctx, &nonce, &mut |c| {
@@ -291,6 +342,9 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         out.join("summary.md").display()
     );
     drop(scratch);
+    if crate::interrupt::requested() {
+        return Ok(exit_code::INTERRUPTED);
+    }
     if let Some(base) = baseline {
         let diff = crate::compare::compare(&base, &results);
         let _ = write!(stdout, "{}", diff.render());
@@ -344,11 +398,16 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
             message: "a race needs at least two contenders".into(),
         });
     }
-    let mut names: Vec<&'static str> = wanted.iter().map(|(n, _)| *n).collect();
-    names.dedup();
+    check_probes(probes)?;
+    let segment = a.segment()?;
+    if let Some(out) = &a.out {
+        std::fs::create_dir_all(out).map_err(|source| Error::Output { path: out.clone(), source })?;
+        tempfile::NamedTempFile::new_in(out).map_err(|source| Error::Output { path: out.clone(), source })?;
+    }
+    let names: Vec<&'static str> = wanted.iter().map(|(n, _)| *n).collect();
     let mut found = discover(&Requested { names: Some(names), explicit: Vec::new() }).runtimes;
     let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
-    let (mut scratch, ctx) = workspace(&fs_root, a.segment()?.as_deref(), probes)?;
+    let (mut scratch, ctx) = workspace(&fs_root, segment.as_deref(), probes)?;
     prepare_all(&mut found, &ctx);
     let missing: Vec<String> = found.iter().filter(|r| r.status != Status::Found).map(status_line).collect();
     if !missing.is_empty() {
@@ -357,7 +416,7 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     let opts = Options {
         contenders: wanted.len(),
         trials: 200,
-        oneshot_trials: 6,
+        oneshot_trials: 50,
         timeout,
         startup_timeout: timeout.max(Duration::from_secs(30)),
         second_comer: false,
@@ -424,13 +483,12 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     };
     let text = serde_json::to_string_pretty(&result).expect("serialises") + "\n";
     if let Some(out) = &a.out {
-        std::fs::create_dir_all(out).map_err(|source| Error::Output { path: out.clone(), source })?;
         write_file(&out.join("cross-race.json"), &text)?;
     }
     if a.json {
-        print!("{text}");
+        emit(&text.to_string());
     } else {
-        print!("{}", result.render());
+        emit(&result.render().to_string());
     }
     Ok(exit_code::OK)
 }
@@ -440,7 +498,7 @@ fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
     let d = discover(&req);
     if a.json {
         let infos: Vec<RuntimeInfo> = d.runtimes.iter().map(runtime_info).collect();
-        println!("{}", serde_json::to_string_pretty(&infos).expect("serialises"));
+        emit(&(serde_json::to_string_pretty(&infos).expect("serialises").to_string() + "\n"));
     } else {
         let mut b = tabled::builder::Builder::default();
         b.push_record(["name", "version", "status", "path / reason"]);
@@ -454,7 +512,7 @@ fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
         }
         let mut t = b.build();
         t.with(tabled::settings::Style::sharp());
-        println!("{t}");
+        emit(&(format!("{t}") + "\n"));
     }
     Ok(exit_code::OK)
 }
@@ -462,7 +520,7 @@ fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
 fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {
     let vs = select_variants(load_dir(matrices)?, &a.variant)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&vs).expect("serialises"));
+        emit(&(serde_json::to_string_pretty(&vs).expect("serialises").to_string() + "\n"));
     } else {
         let mut b = tabled::builder::Builder::default();
         b.push_record(["variant", "call", "source", "creates"]);
@@ -477,7 +535,7 @@ fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {
         }
         let mut t = b.build();
         t.with(tabled::settings::Style::sharp());
-        println!("{t}");
+        emit(&(format!("{t}") + "\n"));
     }
     Ok(exit_code::OK)
 }
@@ -486,20 +544,20 @@ fn cmd_compare(a: &CompareArgs) -> Result<i32> {
     let base = json::read(&a.base)?;
     let new = json::read(&a.new)?;
     let diff = crate::compare::compare(&base, &new);
-    print!("{}", diff.render());
+    emit(&diff.render().to_string());
     Ok(if diff.differs() { exit_code::DIFFERENCES } else { exit_code::OK })
 }
 
 fn cmd_report(a: &ReportArgs) -> Result<i32> {
     let r = json::read(&a.results)?;
     match a.format {
-        Format::Json => print!("{}", json::render(&r)),
-        Format::Markdown => print!("{}", markdown::render(&r)),
+        Format::Json => emit(&json::render(&r).to_string()),
+        Format::Markdown => emit(&markdown::render(&r).to_string()),
         Format::Table => {
             for rt in r.measured_runtimes() {
-                println!("\n{rt}\n{}", table::render_terminal(&r, rt));
+                emit(&(format!("\n{rt}\n{}", table::render_terminal(&r, rt)) + "\n"));
                 if let Some(l) = table::race_line(&r, rt) {
-                    println!("{l}");
+                    emit(&(l.to_string() + "\n"));
                 }
             }
         }

@@ -12,7 +12,8 @@ Exit codes:
   3  the output folder (--out) or scratch root (--fs-root) cannot be written
   4  no selected runtime could be found; nothing was measured
   5  a runtime named by --require is missing or broken
- 70  internal error (a bug)";
+ 70  internal error (a bug)
+130  interrupted (Ctrl-C, SIGTERM); partial results were written";
 
 /// Measures which file-system calls really give a process exclusive ownership of a name,
 /// in Node.js, Bun, Deno, .NET (CoreCLR, Mono), PowerShell and cmd.
@@ -83,7 +84,7 @@ pub struct RunArgs {
     #[arg(long, short = 'n', default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub trials: u32,
     /// Trials per race cell for one-shot runtimes (cmd: one process per attempt, ~0.5 s each under Wine).
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub oneshot_trials: u32,
     /// Contenders (separate processes) per race.
     #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=64))]
@@ -124,7 +125,7 @@ pub struct RaceArgs {
     /// at least two, repeated.
     #[arg(long = "contender", short = 'c', value_name = "RUNTIME:VARIANT", required = true, num_args = 1)]
     pub contenders: Vec<String>,
-    /// Trials (default: 200, or 6 when a one-shot runtime such as cmd takes part).
+    /// Trials (default: 200, or 50 when a one-shot runtime such as cmd takes part).
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub trials: Option<u32>,
     /// Per-attempt timeout in seconds (multiplied for slow runtimes).

@@ -33,9 +33,10 @@ pub struct Diff {
 }
 
 impl Diff {
-    /// True when anything changed or went missing.
+    /// True when an outcome or verdict changed. Missing and new cells are listed but do not
+    /// count: they come from a narrower or wider selection, not from a runtime's behaviour.
     pub fn differs(&self) -> bool {
-        !self.changed.is_empty() || !self.missing.is_empty()
+        !self.changed.is_empty()
     }
 
     /// A human report, one line per difference, then a count line.
@@ -66,7 +67,24 @@ impl Diff {
 /// counts as missing when the new run measured its runtime, variant and scenario but not its
 /// target; runtimes, variants and scenarios left out of the new run are ignored.
 pub fn compare(base: &Results, new: &Results) -> Diff {
-    let index = |r: &Results| -> BTreeMap<String, Cell> { r.cells.iter().map(|c| (c.key(), c.clone())).collect() };
+    // Two rows of one runtime kind (`-r node,node=/opt/node22/bin/node`) must not collapse into
+    // one key: for such kinds, cells are matched by row label (name and version) instead.
+    let mut ambiguous = std::collections::BTreeSet::new();
+    for r in [base, new] {
+        let mut labels: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+        for c in &r.cells {
+            labels.entry(c.runtime_name.as_str()).or_default().insert(c.runtime.as_str());
+        }
+        ambiguous.extend(labels.into_iter().filter(|(_, l)| l.len() > 1).map(|(n, _)| n.to_string()));
+    }
+    let key = |c: &Cell| {
+        if ambiguous.contains(&c.runtime_name) {
+            format!("{}/{}/{}/{}", c.runtime, c.variant, c.scenario.as_str(), c.target)
+        } else {
+            c.key()
+        }
+    };
+    let index = |r: &Results| -> BTreeMap<String, Cell> { r.cells.iter().map(|c| (key(c), c.clone())).collect() };
     let (b, n) = (index(base), index(new));
     let group = |c: &Cell| (c.runtime_name.clone(), c.variant.clone(), c.scenario);
     let measured: std::collections::BTreeSet<_> = new.cells.iter().map(group).collect();
@@ -116,9 +134,31 @@ mod tests {
         new.cells.retain(|c| c.variant == "node.writeFileSync.wx" && c.target != "dir");
         let d = compare(&base, &new);
         assert_eq!(d.missing, vec!["node/node.writeFileSync.wx/second-comer/dir".to_string()]);
-        assert!(d.differs());
+        assert!(!d.differs(), "a narrower selection is not a regression");
         new.cells.retain(|c| c.scenario == crate::report::Scenario::Race);
         assert!(!compare(&base, &new).differs());
+    }
+
+    #[test]
+    fn two_rows_of_one_kind_stay_apart() {
+        let base = results();
+        let mut second = base.clone();
+        for c in &mut second.cells {
+            c.runtime = "node 22.0.0".into();
+        }
+        let mut both = base.clone();
+        both.cells.extend(second.cells.clone());
+        let mut regressed = both.clone();
+        let c = regressed
+            .cells
+            .iter_mut()
+            .find(|c| c.runtime == "node 22.0.0" && c.target == "file" && c.variant == "node.writeFileSync.wx")
+            .unwrap();
+        c.outcome = Some(crate::verdict::Outcome::Replaced);
+        let d = compare(&both, &regressed);
+        assert_eq!(d.compared, both.cells.len());
+        assert_eq!(d.changed.len(), 1);
+        assert!(d.changed[0].key.starts_with("node 22.0.0/"));
     }
 
     #[test]

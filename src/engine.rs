@@ -75,6 +75,9 @@ pub fn measure(
         // start every session up front so that start-up never counts in a measurement
         let start_fault = pool.iter_mut().find_map(|c| c.start().err());
         for v in fam {
+            if crate::interrupt::requested() {
+                break;
+            }
             let base = CellBase { rt, v };
             if let Some(f) = &start_fault {
                 if opts.second_comer {
@@ -93,6 +96,9 @@ pub fn measure(
             }
             if opts.second_comer {
                 for &t in &opts.targets {
+                    if crate::interrupt::requested() {
+                        break;
+                    }
                     let started = Instant::now();
                     let (abs, a_before, a_after, a) =
                         second_comer(&mut pool[0], v, t, false, style, scratch, nonce, &mut next_id);
@@ -114,7 +120,7 @@ pub fn measure(
                     cells.push(c);
                 }
             }
-            if opts.race {
+            if opts.race && !crate::interrupt::requested() {
                 let trials = if adapter.mode() == Mode::OneShot { opts.oneshot_trials } else { opts.trials };
                 let c = race(&base, &mut pool, trials, opts, style, scratch, nonce, &mut next_id);
                 on_cell(&c);
@@ -312,6 +318,10 @@ pub fn race_core(
     let mut measured_time = Duration::ZERO;
     // trial 0 is a warm-up (first calls pay JIT and lazy-loading costs); it is not counted
     for t in 0..=trials {
+        if crate::interrupt::requested() {
+            run.evidence = Some(format!("interrupted after {} trials", observed.len()));
+            break;
+        }
         let t_start = Instant::now();
         *next_id += 1;
         let id = *next_id;

@@ -19,5 +19,7 @@ pub const NO_RUNTIME: i32 = 4;
 /// `--require` named a runtime that is missing or broken (used by CI so that an absent
 /// runtime fails the run instead of being skipped).
 pub const REQUIRED_MISSING: i32 = 5;
+/// The run was interrupted (Ctrl-C, SIGTERM); partial results were written.
+pub const INTERRUPTED: i32 = 130;
 /// An unexpected internal failure (a bug): the message says what failed.
 pub const INTERNAL: i32 = 70;

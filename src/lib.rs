@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod exit_code;
+pub mod interrupt;
 pub mod matrix;
 pub mod report;
 pub mod runinfo;

@@ -270,7 +270,9 @@ pub struct RaceSummary {
 
 /// Summarises race trials into a verdict. `contenders` is K.
 ///
-/// Precedence: any multi-winner trial → `multiple-winners`; else any lost update →
+/// Precedence: any trial in which a contender waited for console input → `inconclusive` (the
+/// race could not run unattended, and how long the prompt waited decides the rest); else any
+/// multi-winner trial → `multiple-winners`; else any lost update →
 /// `lost-update`; else any fault → `inconclusive`; else any trial without a winner →
 /// `no-winner`; else `exclusive`. An empty trial list is `inconclusive`.
 pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
@@ -278,7 +280,9 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
     let (mut multi, mut lost, mut none, mut faults, mut max_w) = (0, 0, 0, 0, 0);
     let mut by = vec![0usize; contenders];
     let mut spreads = Vec::new();
+    let mut prompted = false;
     for t in trials {
+        prompted |= t.reports.contains(&Report::Prompted);
         let wins: Vec<usize> = (0..t.reports.len()).filter(|&k| t.reports[k] == Report::Success).collect();
         let faulty = t.reports.iter().any(|r| matches!(r, Report::Timeout | Report::Crashed | Report::Prompted));
         *winners.entry(wins.len()).or_insert(0) += 1;
@@ -308,7 +312,7 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
             spreads.push(hi - lo);
         }
     }
-    let verdict = if trials.is_empty() {
+    let verdict = if trials.is_empty() || prompted {
         RaceVerdict::Inconclusive
     } else if multi > 0 {
         RaceVerdict::MultipleWinners
@@ -351,19 +355,34 @@ pub fn spread(v: &mut [f64]) -> Option<Spread> {
     Some(Spread { p50: pick(0.50), p99: pick(0.99), max: v[v.len() - 1] })
 }
 
+/// Fewest race trials from which `exclusive` may count towards "safe as a lock": a short race
+/// can miss a window that a longer one finds (cmd's check-then-create showed no double win in
+/// 6 trials about a quarter of the time, and in 16 of 80 trials it did).
+pub const MIN_TRIALS_FOR_SAFE: usize = 50;
+
+/// The target states that must all have been measured before a variant can be called safe.
+pub const ALL_TARGETS: [&str; 4] = ["absent", "file", "empty-dir", "dir"];
+
 /// "Safe as a lock" (`../shared/GLOSSARY.md`): the control acquired, every other target state
-/// refused, and the race exclusive. `None` when something needed is missing or faulty.
-pub fn safe_as_lock(second: &[(String, Outcome)], race: Option<RaceVerdict>) -> Option<bool> {
+/// refused (for absolute and relative paths alike), and the race exclusive over at least
+/// [`MIN_TRIALS_FOR_SAFE`] trials.
+///
+/// Takes (target, outcome) pairs (a target may appear twice, for the relative-path attempt)
+/// and the race verdict with its trial count. Returns `Some(false)` as soon as any observation
+/// rules the variant out, `Some(true)` only when every target state of [`ALL_TARGETS`] and a
+/// long enough race were observed and all agree, and `None` otherwise (incomplete, faulty).
+pub fn safe_as_lock(second: &[(String, Outcome)], race: Option<(RaceVerdict, usize)>) -> Option<bool> {
     let bad_second = second.iter().any(|(target, o)| {
         !o.is_fault() && if target == "absent" { *o != Outcome::Acquired } else { *o != Outcome::Refused }
     });
-    let bad_race = matches!(race, Some(RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate | RaceVerdict::NoWinner));
+    let bad_race =
+        matches!(race, Some((RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate | RaceVerdict::NoWinner, _)));
     if bad_second || bad_race {
         return Some(false);
     }
-    let complete = second.iter().any(|(t, _)| t == "absent")
+    let complete = ALL_TARGETS.iter().all(|t| second.iter().any(|(s, _)| s == t))
         && second.iter().all(|(_, o)| !o.is_fault())
-        && race == Some(RaceVerdict::Exclusive);
+        && matches!(race, Some((RaceVerdict::Exclusive, n)) if n >= MIN_TRIALS_FOR_SAFE);
     complete.then_some(true)
 }
 
@@ -459,6 +478,8 @@ mod tests {
         assert_eq!(summarize_race(3, &none).verdict, RaceVerdict::NoWinner);
         let fault = vec![trial(&[S, Report::Timeout, E], &[true, false, false], &[0.0, 1.0, 2.0])];
         assert_eq!(summarize_race(3, &fault).verdict, RaceVerdict::Inconclusive);
+        let prompted = vec![trial(&[S, S, Report::Prompted], &[false, true, false], &[0.0, 1.0, 2.0])];
+        assert_eq!(summarize_race(3, &prompted).verdict, RaceVerdict::Inconclusive);
         assert_eq!(summarize_race(3, &[]).verdict, RaceVerdict::Inconclusive);
     }
 
@@ -472,13 +493,21 @@ mod tests {
 
     #[test]
     fn safe_as_lock_needs_everything() {
-        let good = vec![("absent".to_string(), Outcome::Acquired), ("file".to_string(), Outcome::Refused)];
-        assert_eq!(safe_as_lock(&good, Some(RaceVerdict::Exclusive)), Some(true));
-        assert_eq!(safe_as_lock(&good, Some(RaceVerdict::MultipleWinners)), Some(false));
+        let all = |o: Outcome| -> Vec<(String, Outcome)> {
+            ALL_TARGETS.iter().map(|t| (t.to_string(), if *t == "absent" { Outcome::Acquired } else { o })).collect()
+        };
+        let good = all(Outcome::Refused);
+        assert_eq!(safe_as_lock(&good, Some((RaceVerdict::Exclusive, 200))), Some(true));
+        assert_eq!(safe_as_lock(&good, Some((RaceVerdict::Exclusive, 6))), None, "too few trials");
+        assert_eq!(safe_as_lock(&good, Some((RaceVerdict::MultipleWinners, 200))), Some(false));
         assert_eq!(safe_as_lock(&good, None), None);
-        let bad = vec![("absent".to_string(), Outcome::Acquired), ("file".to_string(), Outcome::Replaced)];
-        assert_eq!(safe_as_lock(&bad, Some(RaceVerdict::Exclusive)), Some(false));
-        let faulty = vec![("file".to_string(), Outcome::Timeout)];
-        assert_eq!(safe_as_lock(&faulty, Some(RaceVerdict::Exclusive)), None);
+        assert_eq!(safe_as_lock(&good[..2], Some((RaceVerdict::Exclusive, 200))), None, "targets missing");
+        assert_eq!(safe_as_lock(&all(Outcome::Replaced), Some((RaceVerdict::Exclusive, 200))), Some(false));
+        let mut rel = good.clone();
+        rel.push(("dir".into(), Outcome::Kept));
+        assert_eq!(safe_as_lock(&rel, Some((RaceVerdict::Exclusive, 200))), Some(false), "relative disagrees");
+        let mut faulty = good.clone();
+        faulty[1].1 = Outcome::Timeout;
+        assert_eq!(safe_as_lock(&faulty, Some((RaceVerdict::Exclusive, 200))), None);
     }
 }

@@ -157,7 +157,8 @@ impl Contender {
                 std::thread::sleep(Duration::from_millis(20));
                 let tail = child.stderr_tail();
                 child.kill();
-                Err(Attempt::fault(Report::Crashed, join(&format!("probe exited before hello ({status:?})"), &tail)))
+                let status = status.map_or_else(|| "still running".to_string(), |s| s.to_string());
+                Err(Attempt::fault(Report::Crashed, join(&format!("probe exited before hello ({status})"), &tail)))
             }
         }
     }
@@ -252,42 +253,41 @@ impl Contender {
     /// console prompt with `N` lines after [`Timeouts::prompt_after`] and reports
     /// [`Report::Prompted`] if the attempt finished only after that.
     pub fn finish(&mut self) -> Attempt {
-        let deadline = Instant::now() + self.timeouts.attempt;
+        let started = Instant::now();
+        let deadline = started + self.timeouts.attempt;
+        let prompt_at = started + self.timeouts.prompt_after;
         let mut answered = false;
         let mut stray = String::new();
         loop {
-            let step = if self.mode == Mode::OneShot && !answered {
-                (Instant::now() + self.timeouts.prompt_after).min(deadline)
-            } else {
-                deadline
-            };
-            let line = match self.child.as_mut().map(|c| c.read_line(step)) {
+            let now = Instant::now();
+            if now >= deadline {
+                let report = if answered { Report::Prompted } else { Report::Timeout };
+                let ev = format!("no result within {} ms", self.timeouts.attempt.as_millis());
+                return self.fail(report, join(&ev, &stray));
+            }
+            if crate::interrupt::requested() {
+                return self.fail(Report::Timeout, "interrupted before the probe answered".into());
+            }
+            if self.mode == Mode::OneShot && !answered && now >= prompt_at {
+                // no result yet: the command may be waiting at a confirmation prompt
+                answered = true;
+                if let Some(c) = self.child.as_mut() {
+                    let _ = c.write_line("N");
+                    let _ = c.write_line("N");
+                }
+            }
+            let mut wake = deadline.min(now + Duration::from_millis(200));
+            if self.mode == Mode::OneShot && !answered {
+                wake = wake.min(prompt_at);
+            }
+            let line = match self.child.as_mut().map(|c| c.read_line(wake)) {
                 None => return Attempt::fault(Report::Crashed, "no probe process"),
                 Some(Ok(l)) => l,
-                Some(Err(ReadError::Timeout))
-                    if self.mode == Mode::OneShot && !answered && Instant::now() < deadline =>
-                {
-                    answered = true;
-                    if let Some(c) = self.child.as_mut() {
-                        let _ = c.write_line("N");
-                        let _ = c.write_line("N");
-                    }
-                    continue;
-                }
-                Some(Err(ReadError::Timeout)) => {
-                    let ev = format!("no result within {} ms", self.timeouts.attempt.as_millis());
-                    let report = if answered { Report::Prompted } else { Report::Timeout };
-                    return self.fail(report, join(&ev, &stray));
-                }
+                Some(Err(ReadError::Timeout)) => continue,
                 Some(Err(ReadError::Closed)) => {
                     let report = if answered { Report::Prompted } else { Report::Crashed };
-                    return self.fail(
-                        report,
-                        format!(
-                            "probe exited without a result{}",
-                            if stray.is_empty() { String::new() } else { format!("; printed: {stray}") }
-                        ),
-                    );
+                    let printed = if stray.is_empty() { String::new() } else { format!("; printed: {stray}") };
+                    return self.fail(report, format!("probe exited without a result{printed}"));
                 }
             };
             // One-shot probes share stdout with the command they run: a prompt printed
@@ -340,10 +340,12 @@ impl Contender {
                 }
                 Ok(_) | Err(_) if self.mode == Mode::OneShot => {
                     // the command's own console output (e.g. "1 file(s) moved."): evidence, not protocol
-                    if !stray.is_empty() {
-                        stray.push_str(" | ");
+                    if stray.len() < EVIDENCE_CHARS * 4 {
+                        if !stray.is_empty() {
+                            stray.push_str(" | ");
+                        }
+                        stray.push_str(&line);
                     }
-                    stray.push_str(&line);
                 }
                 Ok(other) => return self.fail(Report::Crashed, format!("expected result, got {other:?}")),
                 Err(e) => return self.fail(Report::Crashed, e),
@@ -357,9 +359,9 @@ impl Contender {
             if self.mode == Mode::Session {
                 let _ = c.write_line("{\"type\":\"quit\"}");
                 c.close_stdin();
-                if c.exit_status(Duration::from_millis(300)).is_none() {
-                    c.kill();
-                }
+                let _ = c.exit_status(Duration::from_millis(300));
+                // whatever the probe left in its process group goes too
+                c.kill();
             } else {
                 c.kill();
             }

@@ -217,10 +217,9 @@ impl Child {
 
 impl Drop for Child {
     fn drop(&mut self) {
-        self.stdin = None;
-        if !matches!(self.child.try_wait(), Ok(Some(_))) {
-            self.kill();
-        }
+        // Kill the group even when the leader has exited on its own: a probe may leave
+        // children behind in its process group (a setsid() child escapes; see the README).
+        self.kill();
     }
 }
 
@@ -234,10 +233,18 @@ pub fn run_capture(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<(bo
     let deadline = Instant::now() + timeout;
     let mut out = String::new();
     loop {
+        if Instant::now() >= deadline {
+            c.kill();
+            return Err(format!("timed out after {} s: {}", timeout.as_secs(), launch.display()));
+        }
         match c.read_line(deadline) {
             Ok(l) => {
-                out.push_str(&l);
-                out.push('\n');
+                // keep the head: version lines come first; a child that never stops printing
+                // must not grow the harness without bound
+                if out.len() < 64 * 1024 {
+                    out.push_str(&l);
+                    out.push('\n');
+                }
             }
             Err(ReadError::Closed) => break,
             Err(ReadError::Timeout) => {

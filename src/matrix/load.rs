@@ -29,7 +29,10 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Variant>> {
     let mut seen = BTreeMap::new();
     let mut out = Vec::with_capacity(file.variant.len());
     for mut v in file.variant {
-        let at = text.find(&format!("\"{}\"", v.id)).or_else(|| text.find(&v.id));
+        // point at this definition: the n-th `"<id>"` in the text, n = how often seen so far
+        let nth = seen.get(&v.id).copied().unwrap_or(0);
+        let needle = format!("\"{}\"", v.id);
+        let at = text.match_indices(&needle).nth(nth).map(|(i, _)| i).or_else(|| text.find(&v.id));
         let prefix = format!("{}.", file.family);
         if !v.id.starts_with(&prefix) || v.id.len() == prefix.len() {
             return Err(Error::input_at(path, text, at, format!("variant id '{}' must start with '{prefix}'", v.id)));
@@ -42,8 +45,11 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Variant>> {
                 format!("variant id '{}' has the character {bad:?}; ids use [A-Za-z0-9._+-]", v.id),
             ));
         }
-        if seen.insert(v.id.clone(), ()).is_some() {
+        if seen.insert(v.id.clone(), nth + 1).is_some() {
             return Err(Error::input_at(path, text, at, format!("variant id '{}' appears twice", v.id)));
+        }
+        if v.call.trim().is_empty() {
+            return Err(Error::input_at(path, text, at, format!("variant '{}' has an empty call", v.id)));
         }
         v.family = file.family.clone();
         out.push(v);
@@ -141,7 +147,8 @@ mod tests {
         let e = parse_file(p(), t).unwrap_err().to_string();
         assert!(e.contains("must start with 'node.'") && e.starts_with("m.toml:3:"), "{e}");
         let t = "family = \"node\"\n[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\n[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\n";
-        assert!(parse_file(p(), t).unwrap_err().to_string().contains("appears twice"));
+        let e = parse_file(p(), t).unwrap_err().to_string();
+        assert!(e.contains("appears twice") && e.starts_with("m.toml:7:"), "{e}");
     }
 
     #[test]

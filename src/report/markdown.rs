@@ -46,7 +46,7 @@ pub fn render(r: &Results) -> String {
     );
     let _ = writeln!(
         s,
-        "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Every outcome is classified from the probe's report and the file system afterwards.\n"
+        "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the race was exclusive over at least 50 trials; `?` when something needed is missing or faulty. Every outcome is classified from the probe's report and the file system afterwards.\n"
     );
     for rt in r.measured_runtimes() {
         let info = r.run_info.runtimes.iter().find(|x| x.label == rt);

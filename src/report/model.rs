@@ -248,9 +248,11 @@ pub struct Row<'a> {
 impl Row<'_> {
     /// Safe as a lock, derived from the cells (`None` = undetermined).
     pub fn safe(&self) -> Option<bool> {
-        let second: Vec<(String, Outcome)> =
+        let mut second: Vec<(String, Outcome)> =
             self.second.iter().filter_map(|(t, c)| c.outcome.map(|o| (t.to_string(), o))).collect();
-        safe_as_lock(&second, self.race.and_then(|c| c.verdict))
+        second.extend(self.second.iter().filter_map(|(t, c)| c.relative.as_ref().map(|r| (t.to_string(), r.outcome))));
+        let race = self.race.and_then(|c| Some((c.verdict?, c.race.as_ref().map_or(0, |s| s.trials))));
+        safe_as_lock(&second, race)
     }
 }
 

@@ -51,7 +51,13 @@ impl Requested {
                         message: format!("'{item}' names no path after '='"),
                     })
                 }
-                Some(p) => explicit.push((a.name(), PathBuf::from(p))),
+                Some(p) => {
+                    // a path with a folder in it is taken from the current folder; a bare name is
+                    // looked up on PATH at discovery
+                    let p = PathBuf::from(p);
+                    let p = if p.components().count() > 1 { std::path::absolute(&p).unwrap_or(p) } else { p };
+                    explicit.push((a.name(), p));
+                }
                 None => {
                     if !names.contains(&a.name()) {
                         names.push(a.name());
@@ -142,7 +148,11 @@ pub fn discover(req: &Requested) -> Discovery {
                 None => out.push(blank(
                     a,
                     Some(path.clone()),
-                    Status::NotFound(format!("{} does not exist", path.display())),
+                    Status::NotFound(if path.is_dir() {
+                        format!("{} is a folder, not an executable", path.display())
+                    } else {
+                        format!("{} does not exist", path.display())
+                    }),
                     true,
                 )),
             }

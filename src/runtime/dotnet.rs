@@ -78,7 +78,10 @@ impl Adapter for CoreClr {
         } else {
             Launch::new(exe, [art])
         };
-        l.with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1").with_env("DOTNET_NOLOGO", "1")
+        // no debugger pipes or diagnostic sockets in /tmp: the harness writes only in its scratch
+        l.with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
+            .with_env("DOTNET_NOLOGO", "1")
+            .with_env("DOTNET_EnableDiagnostics", "0")
     }
 }
 

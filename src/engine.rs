@@ -281,6 +281,9 @@ pub struct RaceRun {
     pub unsupported: bool,
     /// Completed trials per second of measured wall time.
     pub trials_per_second: Option<f64>,
+    /// Trials run again because a contender failed before the release (its process did not
+    /// start or did not get ready): such a trial says nothing about the call.
+    pub discarded_trials: usize,
 }
 
 /// Runs `trials` race trials (plus one uncounted warm-up) among `pool`, contender `i` making
@@ -305,6 +308,7 @@ pub fn race_core(
         evidence: None,
         unsupported: false,
         trials_per_second: None,
+        discarded_trials: 0,
     };
     let (dir, _) = match scratch.cell_dir() {
         Ok(d) => d,
@@ -317,7 +321,11 @@ pub fn race_core(
     let mut consecutive_faults = 0;
     let mut measured_time = Duration::ZERO;
     // trial 0 is a warm-up (first calls pay JIT and lazy-loading costs); it is not counted
-    for t in 0..=trials {
+    let mut t = 0;
+    let mut discards_in_row = 0;
+    let mut folder = 0;
+    while t <= trials {
+        folder += 1;
         if crate::interrupt::requested() {
             run.evidence = Some(format!("interrupted after {} trials", observed.len()));
             break;
@@ -325,12 +333,12 @@ pub fn race_core(
         let t_start = Instant::now();
         *next_id += 1;
         let id = *next_id;
-        let tdir = dir.join(format!("t{t}"));
+        let tdir = dir.join(format!("t{folder}"));
         if let Err(e) = std::fs::create_dir(&tdir) {
             run.evidence = Some(format!("harness could not create a trial folder: {e}"));
             break;
         }
-        let tokens: Vec<String> = (0..k).map(|i| format!("{nonce}-t{t}-k{i}")).collect();
+        let tokens: Vec<String> = (0..k).map(|i| format!("{nonce}-t{folder}-k{i}")).collect();
         let mut specs = Vec::with_capacity(k);
         let mut setup_err = None;
         for (i, tok) in tokens.iter().enumerate() {
@@ -372,6 +380,27 @@ pub fn race_core(
             }
             break;
         }
+        if let Some(fault) = attempts.iter().flatten().next().cloned() {
+            // a contender failed before the release: run the ones that are ready (sessions stay in
+            // step), discard the trial and run it again
+            for (i, c) in pool.iter_mut().enumerate() {
+                if attempts[i].is_none() && c.release().is_ok() {
+                    let _ = c.finish();
+                }
+            }
+            clear(&tdir);
+            run.discarded_trials += 1;
+            discards_in_row += 1;
+            if discards_in_row >= opts.max_consecutive_faults {
+                let why = fault.evidence.unwrap_or_default();
+                run.evidence = Some(format!(
+                    "stopped: a contender failed before the release {discards_in_row} times in a row; {why}"
+                ));
+                break;
+            }
+            continue;
+        }
+        discards_in_row = 0;
         // the release: every contender is blocked reading; write `go` to each in turn
         for (i, c) in pool.iter_mut().enumerate() {
             if attempts[i].is_none() {
@@ -388,7 +417,8 @@ pub fn race_core(
         let attempts: Vec<Attempt> = attempts.into_iter().map(|a| a.expect("every slot filled")).collect();
         let after = snapshot::take(&tdir.join("target"));
         clear(&tdir);
-        if t == 0 {
+        t += 1;
+        if t == 1 {
             continue;
         }
         measured_time += t_start.elapsed();
@@ -456,5 +486,6 @@ fn race(
     cell.errors = run.errors;
     cell.error = run.first_error;
     cell.trials_per_second = run.trials_per_second;
+    cell.discarded_trials = run.discarded_trials;
     cell
 }

@@ -45,6 +45,10 @@ pub struct RelativeAttempt {
     pub error: Option<ErrorInfo>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// One measured cell: (runtime, variant, scenario, target).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
@@ -92,6 +96,9 @@ pub struct Cell {
     /// Race: normalised error codes of failed calls → count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors: BTreeMap<String, usize>,
+    /// Race: trials run again because a contender failed before the release.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub discarded_trials: usize,
     /// Race: completed trials per second of wall time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials_per_second: Option<f64>,
@@ -132,6 +139,7 @@ impl Cell {
             race: None,
             errors: BTreeMap::new(),
             trials_per_second: None,
+            discarded_trials: 0,
             evidence: None,
             elapsed_ms: 0.0,
         }

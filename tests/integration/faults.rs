@@ -41,7 +41,11 @@ fn crashing_probe_is_recorded_with_its_stderr() {
     }
     let race = cells(&r, "node.writeFileSync.wx", "race");
     assert_eq!(race[0]["verdict"], "inconclusive");
-    assert!(race[0]["evidence"].as_str().unwrap().contains("consecutive faulty trials"), "{}", race[0]);
+    // the probe dies on `prepare`, before any release: those trials are discarded, not counted
+    let ev = race[0]["evidence"].as_str().unwrap();
+    assert!(ev.contains("failed before the release 3 times in a row") && ev.contains("boom"), "{}", race[0]);
+    assert_eq!(race[0]["discarded_trials"], 3);
+    assert_eq!(race[0]["trials"], 0);
     assert_scratch_removed(root.path());
 }
 

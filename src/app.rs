@@ -235,9 +235,9 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         let missing: Vec<String> = names
             .iter()
             .filter(|n| !found.iter().any(|r| r.name == **n && r.status == Status::Found))
-            .map(|n| {
-                let why = found.iter().find(|r| r.name == *n).map(status_line).unwrap_or_default();
-                format!("{n} ({})", why.split_whitespace().skip(2).collect::<Vec<_>>().join(" "))
+            .map(|n| match found.iter().find(|r| r.name == *n) {
+                Some(r) => format!("{n} ({})", status_line(r).split_whitespace().skip(2).collect::<Vec<_>>().join(" ")),
+                None => format!("{n} (not selected by --runtime)"),
             })
             .collect();
         if !missing.is_empty() {

@@ -19,19 +19,20 @@ fn md_table(header: &[String], rows: &[Vec<String>]) -> String {
         let quoted: Vec<String> = r
             .iter()
             .enumerate()
-            .map(
-                |(i, c)| {
-                    if i == 1 && header.get(1).is_some_and(|h| h == "call") {
-                        format!("`{c}`")
-                    } else {
-                        c.clone()
-                    }
-                },
-            )
+            .map(|(i, c)| if i == 1 && header.get(1).is_some_and(|h| h == "call") { code_span(c) } else { c.clone() })
             .collect();
         s.push_str(&line(&quoted));
     }
     s
+}
+
+/// A Markdown code span that survives backticks inside (CommonMark: a longer fence).
+fn code_span(s: &str) -> String {
+    if s.contains('`') {
+        format!("`` {s} ``")
+    } else {
+        format!("`{s}`")
+    }
 }
 
 /// Renders the whole summary as Markdown.

@@ -102,6 +102,8 @@ impl Adapter for Cmd {
             return Ok(());
         }
         let exe = rt.path.clone().unwrap_or_default();
+        std::fs::create_dir_all(&ctx.cache_dir)
+            .map_err(|e| format!("cannot create the cache folder {}: {e}", ctx.cache_dir.display()))?;
         let prefix = wine_prefix(ctx);
         std::fs::create_dir_all(&prefix)
             .map_err(|e| format!("cannot create the Wine prefix {}: {e}", prefix.to_string_lossy()))?;

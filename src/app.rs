@@ -206,14 +206,14 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     let timeout = check_timeout(a.timeout)?;
     let baseline = a.expect.as_deref().map(json::read).transpose()?;
     check_probes(probes)?;
-    let segment = a.segment()?;
+    let segment = a.scratch.segment()?;
     let out = a.out.clone().unwrap_or_else(|| {
         let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
         home.join("reports").join("runs").join(stamp)
     });
     std::fs::create_dir_all(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
     tempfile::NamedTempFile::new_in(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
-    let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
+    let fs_root = a.scratch.root();
     let (mut scratch, ctx) = workspace(&fs_root, segment.as_deref(), probes)?;
 
     let say = |s: &str| {
@@ -399,14 +399,14 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
         });
     }
     check_probes(probes)?;
-    let segment = a.segment()?;
+    let segment = a.scratch.segment()?;
     if let Some(out) = &a.out {
         std::fs::create_dir_all(out).map_err(|source| Error::Output { path: out.clone(), source })?;
         tempfile::NamedTempFile::new_in(out).map_err(|source| Error::Output { path: out.clone(), source })?;
     }
     let names: Vec<&'static str> = wanted.iter().map(|(n, _)| *n).collect();
     let mut found = discover(&Requested { names: Some(names), explicit: Vec::new() }).runtimes;
-    let fs_root = a.fs_root.clone().unwrap_or_else(std::env::temp_dir);
+    let fs_root = a.scratch.root();
     let (mut scratch, ctx) = workspace(&fs_root, segment.as_deref(), probes)?;
     prepare_all(&mut found, &ctx);
     let missing: Vec<String> = found.iter().filter(|r| r.status != Status::Found).map(status_line).collect();

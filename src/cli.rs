@@ -77,9 +77,9 @@ pub struct RunArgs {
     /// Target states for the second comer (absent, file, empty-dir, dir); comma-separated.
     #[arg(long, value_name = "LIST", default_value = "absent,file,empty-dir,dir")]
     pub target: String,
-    /// Where the scratch folder is made (default: the system temp folder).
-    #[arg(long, value_name = "DIR")]
-    pub fs_root: Option<PathBuf>,
+    /// Scratch folder options.
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
     /// Trials per race cell.
     #[arg(long, short = 'n', default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub trials: u32,
@@ -98,12 +98,6 @@ pub struct RunArgs {
     /// Output folder for results.json and summary.md (default: reports/runs/<timestamp>/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Pass every path through a folder named with spaces, &, %, ^, !, (, ), ', `, $ and Japanese.
-    #[arg(long, conflicts_with = "path_segment")]
-    pub hostile_paths: bool,
-    /// Pass every path through a folder with this name (one path component).
-    #[arg(long, value_name = "NAME")]
-    pub path_segment: Option<String>,
     /// Skip the relative-path repeat of each second-comer attempt.
     #[arg(long)]
     pub no_relative: bool,
@@ -134,15 +128,9 @@ pub struct RaceArgs {
     /// Hold time in milliseconds for variants that keep a handle open.
     #[arg(long, default_value_t = 50)]
     pub hold_ms: u64,
-    /// Where the scratch folder is made (default: the system temp folder).
-    #[arg(long, value_name = "DIR")]
-    pub fs_root: Option<PathBuf>,
-    /// Pass every path through a folder named with shell metacharacters and Japanese.
-    #[arg(long, conflicts_with = "path_segment")]
-    pub hostile_paths: bool,
-    /// Pass every path through a folder with this name (one path component).
-    #[arg(long, value_name = "NAME")]
-    pub path_segment: Option<String>,
+    /// Scratch folder options.
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
     /// Also write cross-race.json into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -224,17 +212,30 @@ fn segment_of(hostile: bool, seg: &Option<String>) -> crate::error::Result<Optio
     }
 }
 
-impl RunArgs {
+/// Where the scratch folder goes and which folder name every path passes through; shared by
+/// `run` and `race`.
+#[derive(Debug, Args)]
+pub struct ScratchArgs {
+    /// Where the scratch folder is made (default: the system temp folder).
+    #[arg(long, value_name = "DIR")]
+    pub fs_root: Option<PathBuf>,
+    /// Pass every path through a folder named with spaces, &, %, ^, !, (, ), ', `, $ and Japanese.
+    #[arg(long, conflicts_with = "path_segment")]
+    pub hostile_paths: bool,
+    /// Pass every path through a folder with this name (one path component).
+    #[arg(long, value_name = "NAME")]
+    pub path_segment: Option<String>,
+}
+
+impl ScratchArgs {
     /// See [`segment_of`].
     pub fn segment(&self) -> crate::error::Result<Option<String>> {
         segment_of(self.hostile_paths, &self.path_segment)
     }
-}
 
-impl RaceArgs {
-    /// See [`segment_of`].
-    pub fn segment(&self) -> crate::error::Result<Option<String>> {
-        segment_of(self.hostile_paths, &self.path_segment)
+    /// The folder the scratch folder is made in.
+    pub fn root(&self) -> PathBuf {
+        self.fs_root.clone().unwrap_or_else(std::env::temp_dir)
     }
 }
 

@@ -31,7 +31,7 @@ pub enum Error {
         known: String,
     },
     /// A matrix, expectation or results file that cannot be read or parsed.
-    #[error("{path}:{line}:{column}: {message}")]
+    #[error("{}{}: {message}", path.display(), location(*line, *column))]
     Input {
         /// The file.
         path: PathBuf,
@@ -88,6 +88,15 @@ impl Error {
             None => (0, 0),
         };
         Error::Input { path: path.to_path_buf(), line, column, message }
+    }
+}
+
+/// `:line:column`, or nothing when the position is unknown (0).
+fn location(line: usize, column: usize) -> String {
+    match (line, column) {
+        (0, _) => String::new(),
+        (l, 0) => format!(":{l}"),
+        (l, c) => format!(":{l}:{c}"),
     }
 }
 

@@ -2,8 +2,9 @@
 
 use std::path::Path;
 
-use super::model::Results;
+use super::model::{Results, Scenario};
 use crate::error::{Error, Result};
+use crate::verdict::RaceVerdict;
 
 /// Serialises results as pretty JSON with a trailing newline.
 pub fn render(r: &Results) -> String {
@@ -12,7 +13,9 @@ pub fn render(r: &Results) -> String {
     s
 }
 
-/// Reads a `results.json`. Errors: [`Error::Input`] with the line and column of a parse error.
+/// Reads a `results.json`. Errors: [`Error::Input`] with the line and column of a parse error,
+/// for an unknown schema version, or for a race cell whose counts are missing or malformed
+/// (serde drops a malformed flattened group silently, so it is checked here).
 pub fn read(path: &Path) -> Result<Results> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::Input {
         path: path.to_path_buf(),
@@ -20,10 +23,28 @@ pub fn read(path: &Path) -> Result<Results> {
         column: 0,
         message: format!("cannot read: {e}"),
     })?;
-    serde_json::from_str(&text).map_err(|e| Error::Input {
+    let r: Results = serde_json::from_str(&text).map_err(|e| Error::Input {
         path: path.to_path_buf(),
         line: e.line(),
         column: e.column(),
         message: format!("not a conformance results file: {e}"),
-    })
+    })?;
+    let bad = |message: String| Error::Input { path: path.to_path_buf(), line: 0, column: 0, message };
+    if r.schema != 1 {
+        return Err(bad(format!("schema {} is not supported (this conformance reads schema 1)", r.schema)));
+    }
+    let counted = |v: Option<RaceVerdict>| !matches!(v, Some(RaceVerdict::Unsupported | RaceVerdict::Skipped) | None);
+    if let Some(c) = r.cells.iter().find(|c| {
+        c.scenario == Scenario::Race
+            && counted(c.verdict)
+            && c.race.is_none()
+            && c.discarded_trials == 0
+            && c.evidence.is_none()
+    }) {
+        return Err(bad(format!(
+            "race cell '{}' has missing or malformed counts (contenders, trials, winners, …)",
+            c.id
+        )));
+    }
+    Ok(r)
 }

@@ -137,3 +137,36 @@ fn report_rerenders_results() {
         )),
     );
 }
+
+#[test]
+fn results_files_with_broken_race_counts_or_schema_are_rejected() {
+    let t = tempfile::tempdir().unwrap();
+    let base = fixtures().join("results").join("base.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    let race = v["cells"].as_array_mut().unwrap().iter_mut().find(|c| c["scenario"] == "race").unwrap();
+    race["winners"] = serde_json::json!({"x": 3});
+    let bad = t.path().join("bad-winners.json");
+    std::fs::write(&bad, v.to_string()).unwrap();
+    conformance().args(["report"]).arg(&bad).assert().code(2).stderr(
+        predicate::str::contains("bad-winners.json: race cell").and(predicate::str::contains("malformed counts")),
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    v["schema"] = serde_json::json!(99);
+    let bad = t.path().join("schema.json");
+    std::fs::write(&bad, v.to_string()).unwrap();
+    conformance().args(["compare"]).arg(&base).arg(&bad).assert().code(2).stderr(predicate::str::contains("schema 99"));
+}
+
+#[test]
+fn broken_pipe_is_not_an_error() {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("conformance"))
+        .arg("variants")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away, as `| head -1` does
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}

@@ -90,65 +90,45 @@ fn race_stats_are_complete(r: &serde_json::Value, trials: u64) {
     }
 }
 
-#[test]
-fn node() {
+/// The whole check for a session-mode runtime: every variant through the hostile folder,
+/// compared with the baseline, paths taken as data, the raw messages of `quoting` variants
+/// quoting the path, and complete race counts over 100 trials.
+fn check_session_runtime(name: &str, quoting: &[&str]) {
     let _serial = one_at_a_time();
-    if !available("node") {
+    if !available(name) {
         return;
     }
-    let r = measure("node", "100", &[]);
-    assert_paths_were_data(&r, "node");
-    assert_message_quotes_path(&r, "node.writeFileSync.wx");
+    let r = measure(name, "100", &[]);
+    assert_paths_were_data(&r, name);
+    for v in quoting {
+        assert_message_quotes_path(&r, v);
+    }
     race_stats_are_complete(&r, 100);
+}
+
+#[test]
+fn node() {
+    check_session_runtime("node", &["node.writeFileSync.wx"]);
 }
 
 #[test]
 fn bun() {
-    let _serial = one_at_a_time();
-    if !available("bun") {
-        return;
-    }
-    let r = measure("bun", "100", &[]);
-    assert_paths_were_data(&r, "bun");
-    assert_message_quotes_path(&r, "node.openSync.wx");
-    race_stats_are_complete(&r, 100);
+    check_session_runtime("bun", &["node.openSync.wx"]);
 }
 
 #[test]
 fn deno() {
-    let _serial = one_at_a_time();
-    if !available("deno") {
-        return;
-    }
-    let r = measure("deno", "100", &[]);
-    assert_paths_were_data(&r, "deno");
-    assert_message_quotes_path(&r, "deno.writeFileSync.createNew");
-    assert_message_quotes_path(&r, "node.writeFileSync.wx");
-    race_stats_are_complete(&r, 100);
+    check_session_runtime("deno", &["deno.writeFileSync.createNew", "node.writeFileSync.wx"]);
 }
 
 #[test]
 fn coreclr() {
-    let _serial = one_at_a_time();
-    if !available("coreclr") {
-        return;
-    }
-    let r = measure("coreclr", "100", &[]);
-    assert_paths_were_data(&r, "coreclr");
-    assert_message_quotes_path(&r, "dotnet.FileMode.CreateNew");
-    race_stats_are_complete(&r, 100);
+    check_session_runtime("coreclr", &["dotnet.FileMode.CreateNew"]);
 }
 
 #[test]
 fn mono() {
-    let _serial = one_at_a_time();
-    if !available("mono") {
-        return;
-    }
-    let r = measure("mono", "100", &[]);
-    assert_paths_were_data(&r, "mono");
-    assert_message_quotes_path(&r, "dotnet.FileMode.CreateNew");
-    race_stats_are_complete(&r, 100);
+    check_session_runtime("mono", &["dotnet.FileMode.CreateNew"]);
 }
 
 #[test]

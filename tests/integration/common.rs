@@ -55,6 +55,7 @@ pub fn read_json(p: &Path) -> serde_json::Value {
 }
 
 /// Cells of a results.json matching a variant and target/scenario.
+#[cfg_attr(not(unix), expect(dead_code, reason = "used by the Unix-only fault tests"))]
 pub fn cells<'a>(r: &'a serde_json::Value, variant: &str, scenario: &str) -> Vec<&'a serde_json::Value> {
     r["cells"]
         .as_array()

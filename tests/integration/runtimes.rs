@@ -4,8 +4,6 @@
 //! `reports/<os>/results.json`, which the tool itself produced (where no baseline exists for
 //! the OS, only the structural checks run). Absent runtimes are skipped visibly, and fail in CI.
 
-use std::path::Path;
-
 use crate::common::{available, conformance, one_at_a_time, read_json, root};
 
 const HOSTILE: &str = "sp ace&amp %PATH% ^c !b! (p) 'q' `b` $d 日本語";
@@ -205,7 +203,7 @@ fn cmd_under_wine_refuses_bang_and_percent() {
 #[cfg(target_os = "linux")]
 fn baseline_is_the_tools_own_output() {
     let p = root().join("reports").join("linux").join("results.json");
-    let r = read_json(Path::new(&p));
+    let r = read_json(std::path::Path::new(&p));
     assert_eq!(r["schema"], 1);
     assert!(r["run_info"]["harness_version"].is_string());
     assert!(r["cells"].as_array().unwrap().len() > 300);

@@ -486,9 +486,9 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
         write_file(&out.join("cross-race.json"), &text)?;
     }
     if a.json {
-        emit(&text.to_string());
+        emit(&text);
     } else {
-        emit(&result.render().to_string());
+        emit(&result.render());
     }
     Ok(exit_code::OK)
 }
@@ -498,7 +498,7 @@ fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
     let d = discover(&req);
     if a.json {
         let infos: Vec<RuntimeInfo> = d.runtimes.iter().map(runtime_info).collect();
-        emit(&(serde_json::to_string_pretty(&infos).expect("serialises").to_string() + "\n"));
+        emit(&(serde_json::to_string_pretty(&infos).expect("serialises") + "\n"));
     } else {
         let mut b = tabled::builder::Builder::default();
         b.push_record(["name", "version", "status", "path / reason"]);
@@ -512,7 +512,7 @@ fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
         }
         let mut t = b.build();
         t.with(tabled::settings::Style::sharp());
-        emit(&(format!("{t}") + "\n"));
+        emit(&format!("{t}\n"));
     }
     Ok(exit_code::OK)
 }
@@ -520,7 +520,7 @@ fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
 fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {
     let vs = select_variants(load_dir(matrices)?, &a.variant)?;
     if a.json {
-        emit(&(serde_json::to_string_pretty(&vs).expect("serialises").to_string() + "\n"));
+        emit(&(serde_json::to_string_pretty(&vs).expect("serialises") + "\n"));
     } else {
         let mut b = tabled::builder::Builder::default();
         b.push_record(["variant", "call", "source", "creates"]);
@@ -535,7 +535,7 @@ fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {
         }
         let mut t = b.build();
         t.with(tabled::settings::Style::sharp());
-        emit(&(format!("{t}") + "\n"));
+        emit(&format!("{t}\n"));
     }
     Ok(exit_code::OK)
 }
@@ -544,20 +544,20 @@ fn cmd_compare(a: &CompareArgs) -> Result<i32> {
     let base = json::read(&a.base)?;
     let new = json::read(&a.new)?;
     let diff = crate::compare::compare(&base, &new);
-    emit(&diff.render().to_string());
+    emit(&diff.render());
     Ok(if diff.differs() { exit_code::DIFFERENCES } else { exit_code::OK })
 }
 
 fn cmd_report(a: &ReportArgs) -> Result<i32> {
     let r = json::read(&a.results)?;
     match a.format {
-        Format::Json => emit(&json::render(&r).to_string()),
-        Format::Markdown => emit(&markdown::render(&r).to_string()),
+        Format::Json => emit(&json::render(&r)),
+        Format::Markdown => emit(&markdown::render(&r)),
         Format::Table => {
             for rt in r.measured_runtimes() {
                 emit(&(format!("\n{rt}\n{}", table::render_terminal(&r, rt)) + "\n"));
                 if let Some(l) = table::race_line(&r, rt) {
-                    emit(&(l.to_string() + "\n"));
+                    emit(&format!("{l}\n"));
                 }
             }
         }

@@ -232,26 +232,14 @@ fn second_comer(
     let (abs, rel) = match scratch.cell_dir() {
         Ok(d) => d,
         Err(e) => {
-            let a = Attempt {
-                report: Report::Crashed,
-                t0_us: None,
-                t1_us: None,
-                error: None,
-                evidence: Some(format!("harness could not create a cell folder: {e}")),
-            };
+            let a = Attempt::fault(Report::Crashed, format!("harness could not create a cell folder: {e}"));
             return (Outcome::Crashed, String::new(), String::new(), a);
         }
     };
     let target_abs = abs.join("target");
     let setup = set_up(&target_abs, state, &first).and_then(|()| make_source(&abs.join("src-1"), v.source, &token));
     if let Err(e) = setup {
-        let a = Attempt {
-            report: Report::Crashed,
-            t0_us: None,
-            t1_us: None,
-            error: None,
-            evidence: Some(format!("harness could not set up {}: {e}", state.as_str())),
-        };
+        let a = Attempt::fault(Report::Crashed, format!("harness could not set up {}: {e}", state.as_str()));
         return (Outcome::Crashed, String::new(), String::new(), a);
     }
     let for_probe = if relative { rel } else { abs.clone() };
@@ -372,22 +360,12 @@ pub fn race_core(
         if let Some(a) = attempts.iter().flatten().find(|a| a.report == Report::Unsupported) {
             run.unsupported = true;
             run.evidence.clone_from(&a.evidence);
-            // let the contenders that were prepared finish, so their sessions stay in step
-            for (i, c) in pool.iter_mut().enumerate() {
-                if attempts[i].is_none() && c.release().is_ok() {
-                    let _ = c.finish();
-                }
-            }
+            run_ready_ones(pool, &attempts);
             break;
         }
         if let Some(fault) = attempts.iter().flatten().next().cloned() {
-            // a contender failed before the release: run the ones that are ready (sessions stay in
-            // step), discard the trial and run it again
-            for (i, c) in pool.iter_mut().enumerate() {
-                if attempts[i].is_none() && c.release().is_ok() {
-                    let _ = c.finish();
-                }
-            }
+            // a contender failed before the release: discard the trial and run it again
+            run_ready_ones(pool, &attempts);
             clear(&tdir);
             run.discarded_trials += 1;
             discards_in_row += 1;
@@ -456,6 +434,16 @@ pub fn race_core(
         run.trials_per_second = Some(observed.len() as f64 / measured_time.as_secs_f64());
     }
     run
+}
+
+/// Releases and finishes the contenders that got ready (no fault in `attempts`) in a trial that
+/// will not be counted, so that session probes stay in step with the harness.
+fn run_ready_ones(pool: &mut [Contender], attempts: &[Option<Attempt>]) {
+    for (c, a) in pool.iter_mut().zip(attempts) {
+        if a.is_none() && c.release().is_ok() {
+            let _ = c.finish();
+        }
+    }
 }
 
 /// One race cell: every contender makes the same call.

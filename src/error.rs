@@ -81,6 +81,11 @@ impl Error {
         }
     }
 
+    /// An [`Error::Input`] about a whole file or folder (no line or column).
+    pub fn input(path: &std::path::Path, message: String) -> Error {
+        Error::Input { path: path.to_path_buf(), line: 0, column: 0, message }
+    }
+
     /// Builds an [`Error::Input`] from a byte offset into `text` (1-based line and column).
     pub fn input_at(path: &std::path::Path, text: &str, offset: Option<usize>, message: String) -> Error {
         let (line, column) = match offset {

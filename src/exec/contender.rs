@@ -67,7 +67,8 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    fn fault(report: Report, evidence: impl Into<String>) -> Attempt {
+    /// An attempt that ended in a fault, with what the harness saw (cut to 600 characters).
+    pub fn fault(report: Report, evidence: impl Into<String>) -> Attempt {
         let mut e: String = evidence.into();
         if e.chars().count() > EVIDENCE_CHARS {
             e = e.chars().take(EVIDENCE_CHARS).collect::<String>() + "…";

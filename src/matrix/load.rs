@@ -62,12 +62,8 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Variant>> {
 /// Errors: [`Error::Input`] when the folder or a file cannot be read or parsed, or when one id
 /// appears in two files (the message names both).
 pub fn load_dir(dir: &Path) -> Result<Vec<Variant>> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::Input {
-        path: dir.to_path_buf(),
-        line: 0,
-        column: 0,
-        message: format!("cannot read the matrices folder: {e}"),
-    })?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| Error::input(dir, format!("cannot read the matrices folder: {e}")))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
@@ -76,12 +72,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Variant>> {
     let mut all: Vec<Variant> = Vec::new();
     let mut origin: BTreeMap<String, PathBuf> = BTreeMap::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| Error::Input {
-            path: f.clone(),
-            line: 0,
-            column: 0,
-            message: format!("cannot read: {e}"),
-        })?;
+        let text = std::fs::read_to_string(&f).map_err(|e| Error::input(&f, format!("cannot read: {e}")))?;
         for v in parse_file(&f, &text)? {
             if let Some(prev) = origin.insert(v.id.clone(), f.clone()) {
                 let at = text.find(&v.id);
@@ -96,12 +87,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Variant>> {
         }
     }
     if all.is_empty() {
-        return Err(Error::Input {
-            path: dir.to_path_buf(),
-            line: 0,
-            column: 0,
-            message: "no variants found (expected *.toml files with [[variant]] tables)".into(),
-        });
+        return Err(Error::input(dir, "no variants found (expected *.toml files with [[variant]] tables)".into()));
     }
     Ok(all)
 }

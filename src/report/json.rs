@@ -17,19 +17,14 @@ pub fn render(r: &Results) -> String {
 /// for an unknown schema version, or for a race cell whose counts are missing or malformed
 /// (serde drops a malformed flattened group silently, so it is checked here).
 pub fn read(path: &Path) -> Result<Results> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Input {
-        path: path.to_path_buf(),
-        line: 0,
-        column: 0,
-        message: format!("cannot read: {e}"),
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
     let r: Results = serde_json::from_str(&text).map_err(|e| Error::Input {
         path: path.to_path_buf(),
         line: e.line(),
         column: e.column(),
         message: format!("not a conformance results file: {e}"),
     })?;
-    let bad = |message: String| Error::Input { path: path.to_path_buf(), line: 0, column: 0, message };
+    let bad = |message: String| Error::input(path, message);
     if r.schema != 1 {
         return Err(bad(format!("schema {} is not supported (this conformance reads schema 1)", r.schema)));
     }

@@ -10,14 +10,15 @@ use globset::{Glob, GlobSetBuilder};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{
-    Cli, Command, CompareArgs, Format, RaceArgs, ReportArgs, RunArgs, RuntimesArgs, ScenarioArg, VariantsArgs,
+    AmplifyArg, Cli, Command, CompareArgs, Format, PowerArgs, RaceArgs, ReportArgs, RunArgs, RuntimesArgs, ScenarioArg,
+    VariantsArgs,
 };
-use crate::engine::{self, Options};
+use crate::engine::{self, Amplify, Options};
 use crate::error::{Error, Result};
 use crate::exec::scratch::{Scratch, TargetState};
 use crate::exit_code;
 use crate::matrix::{load_dir, Variant};
-use crate::report::model::{Results, RunInfo, RuntimeInfo};
+use crate::report::model::{AmplificationInfo, Results, RunInfo, RuntimeInfo, SCHEMA};
 use crate::report::{json, markdown, table};
 use crate::runtime::{discover, ProbeContext, Requested, Runtime, Status};
 
@@ -188,6 +189,52 @@ fn emit(text: &str) {
     }
 }
 
+/// The race modes `power` asks for: whether natural races run, and the amplifier (found and
+/// checked once per run, only when races run and amplification is wanted).
+fn amplify_plan(power: &PowerArgs, races: bool) -> (bool, Amplify) {
+    let natural = power.amplify != AmplifyArg::On;
+    if !races || power.amplify == AmplifyArg::Off {
+        return (natural, Amplify::Off);
+    }
+    match crate::exec::amplify::Amplifier::detect(power.amplify_delay_us) {
+        Ok(a) => (natural, Amplify::On(a)),
+        Err(why) => (natural, Amplify::Unavailable(why)),
+    }
+}
+
+/// The amplification part of `run_info`.
+fn amplification_info(power: &PowerArgs, amp: &Amplify) -> AmplificationInfo {
+    AmplificationInfo {
+        requested: power.amplify.as_str().to_string(),
+        delay_us: power.amplify_delay_us,
+        syscalls: crate::exec::amplify::SYSCALLS.iter().map(|s| s.to_string()).collect(),
+        tool: match amp {
+            Amplify::On(a) => Some(a.version().to_string()),
+            _ => None,
+        },
+        unavailable: match amp {
+            Amplify::Unavailable(why) => Some(why.clone()),
+            _ => None,
+        },
+    }
+}
+
+/// The status line for amplification; `None` when it is off by request.
+fn amplify_line(amp: &Amplify) -> Option<String> {
+    match amp {
+        Amplify::Off => None,
+        Amplify::On(a) => Some(format!(
+            "amplify  {} µs after each file-system system call ({}, {})",
+            a.delay_us(),
+            a.version(),
+            a.strace().display()
+        )),
+        Amplify::Unavailable(why) => Some(format!(
+            "skip     amplified races: unavailable ({why}); verdicts rest on natural races and their bounds"
+        )),
+    }
+}
+
 fn write_file(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|source| Error::Output { path: path.to_path_buf(), source })
 }
@@ -196,8 +243,10 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     let started = Instant::now();
     let date = jiff::Timestamp::now();
     // validate everything before any work
-    let variants = select_variants(load_dir(matrices)?, &a.variant)?;
+    let all = load_dir(matrices)?;
+    let variants = select_variants(all.clone(), &a.variant)?;
     let targets = parse_targets(&a.target)?;
+    let max_rate = a.power.max_rate()?;
     let requested = Requested::parse(&a.runtime)?;
     let required = Requested::parse(&a.require).map_err(|e| match e {
         Error::UnknownRuntime { name, known, .. } => Error::UnknownRuntime { name, flag: "--require".into(), known },
@@ -221,8 +270,15 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
             eprintln!("{s}");
         }
     };
+    let races = a.scenario != ScenarioArg::SecondComer;
+    let (natural, amplify) = amplify_plan(&a.power, races);
     let mut found = discover(&requested).runtimes;
     prepare_all(&mut found, &ctx);
+    match (&amplify, amplify_line(&amplify)) {
+        (Amplify::Unavailable(_), Some(l)) => eprintln!("{l}"),
+        (_, Some(l)) => say(&l),
+        _ => {}
+    }
     for rt in &found {
         // a skipped runtime is always said, even with --quiet: absence must be visible
         if rt.status == Status::Found {
@@ -269,11 +325,31 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         relative: !a.no_relative,
         hold_ms: a.hold_ms,
         max_consecutive_faults: 3,
+        natural,
+        amplify: amplify.clone(),
+        max_rate,
+        max_trials: a.power.max_trials as usize,
     };
+    let controls: Vec<&Variant> = all.iter().filter(|v| v.control).collect();
     let per_variant = if opts.second_comer { opts.targets.len() } else { 0 } + usize::from(opts.race);
     let total: usize = measurable
         .iter()
-        .map(|r| variants.iter().filter(|v| r.families.contains(&v.family.as_str())).count() * per_variant)
+        .map(|r| {
+            let vs = variants.iter().filter(|v| r.families.contains(&v.family.as_str()));
+            // a family's control is raced even when it was not selected
+            let extra = if opts.race {
+                r.families
+                    .iter()
+                    .filter(|f| {
+                        variants.iter().any(|v| v.family == **f)
+                            && controls.iter().any(|c| c.family == **f && !variants.iter().any(|v| v.id == c.id))
+                    })
+                    .count()
+            } else {
+                0
+            };
+            vs.count() * per_variant + extra
+        })
         .sum();
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
     bar.set_style(
@@ -285,7 +361,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     let nonce = format!("{:x}", date.as_nanosecond() as u64 & 0xFFFF_FFFF);
     let (os, os_version, kernel, arch) = crate::runinfo::os();
     let mut results = Results {
-        schema: 1,
+        schema: SCHEMA,
         run_info: RunInfo {
             harness_version: env!("CARGO_PKG_VERSION").to_string(),
             os,
@@ -301,6 +377,8 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
             timeout_ms: opts.timeout.as_millis() as u64,
             path_segment: segment,
             runtimes: found.iter().map(runtime_info).collect(),
+            amplification: amplification_info(&a.power, &amplify),
+            controls: Vec::new(),
         },
         cells: Vec::new(),
     };
@@ -311,16 +389,17 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         }
         let vs: Vec<&Variant> = variants.iter().filter(|v| rt.families.contains(&v.family.as_str())).collect();
         bar.set_message(rt.label.clone());
-        let cells = engine::measure(rt, &vs, &opts, &mut scratch, &ctx, &nonce, &mut |c| {
+        let m = engine::measure(rt, &vs, &controls, &opts, &mut scratch, &ctx, &nonce, &mut |c| {
             bar.set_message(format!("{} {}", rt.label, c.variant));
             bar.inc(1);
         });
         rt.adapter().cleanup(rt, &ctx);
-        results.cells.extend(cells);
+        results.cells.extend(m.cells);
+        results.run_info.controls.extend(m.controls);
         bar.suspend(|| {
             let _ = writeln!(stdout, "\n{}", rt.label);
             let _ = writeln!(stdout, "{}", table::render_terminal(&results, &rt.label));
-            if let Some(l) = table::race_line(&results, &rt.label) {
+            for l in table::race_lines(&results, &rt.label) {
                 let _ = writeln!(stdout, "{l}");
             }
             let _ = stdout.flush();
@@ -363,6 +442,7 @@ fn check_timeout(t: f64) -> Result<Duration> {
 
 fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     let timeout = check_timeout(a.timeout)?;
+    a.power.max_rate()?;
     let all = load_dir(matrices)?;
     let mut wanted: Vec<(&'static str, Variant)> = Vec::new();
     for item in &a.contenders {
@@ -413,6 +493,11 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     if !missing.is_empty() {
         return Err(Error::NoRuntime(missing.join("; ")));
     }
+    let max_rate = a.power.max_rate()?;
+    let (natural, amplify) = amplify_plan(&a.power, true);
+    if let Some(l) = amplify_line(&amplify) {
+        eprintln!("{l}");
+    }
     let opts = Options {
         contenders: wanted.len(),
         trials: 200,
@@ -425,40 +510,61 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
         relative: false,
         hold_ms: a.hold_ms,
         max_consecutive_faults: 3,
+        natural,
+        amplify,
+        max_rate,
+        max_trials: a.power.max_trials as usize,
     };
     let rts: Vec<&Runtime> =
         wanted.iter().map(|(n, _)| found.iter().find(|r| r.name == *n).expect("discovered")).collect();
     let any_oneshot = rts.iter().any(|r| r.adapter().mode() == crate::exec::contender::Mode::OneShot);
     let trials = a.trials.map_or(if any_oneshot { opts.oneshot_trials } else { opts.trials }, |t| t as usize);
-    let mut pool: Vec<crate::exec::contender::Contender> = wanted
+    let slots = wanted
         .iter()
         .zip(&rts)
         .map(|((_, v), rt)| {
             let ad = rt.adapter();
-            crate::exec::contender::Contender::new(
-                ad.mode(),
-                ad.launch(rt, &v.family, &ctx),
-                scratch.root().to_path_buf(),
-                engine::timeouts_for(ad, &opts),
-            )
+            (ad.mode(), ad.launch(rt, &v.family, &ctx), engine::timeouts_for(ad, &opts))
         })
         .collect();
-    for c in &mut pool {
+    let mut pools = engine::Pools::new(slots, scratch.root().to_path_buf());
+    if let Some(why) = rts.iter().find_map(|r| r.adapter().no_amplification()) {
+        if matches!(opts.amplify, Amplify::On(_)) {
+            pools.amplified_broke(why);
+        }
+    }
+    for c in &mut pools.natural {
         let _ = c.start();
     }
     let variants: Vec<&Variant> = wanted.iter().map(|(_, v)| v).collect();
     let styles: Vec<_> = rts.iter().map(|r| r.adapter().path_style()).collect();
     let nonce = format!("{:x}", jiff::Timestamp::now().as_nanosecond() as u64 & 0xFFFF_FFFF);
     let mut next_id = 0;
-    let run = engine::race_core(&mut pool, &variants, &styles, trials, &opts, &mut scratch, &nonce, &mut next_id);
-    drop(pool);
+    // the control: every slot makes its own family's check-then-create, in the same pools
+    let controls: Option<Vec<&Variant>> = variants.iter().map(|v| engine::control_for(&all, &v.family)).collect();
+    let detection = controls.map(|cs| {
+        let r = engine::race_modes(&mut pools, &cs, &styles, trials, &opts, &mut scratch, &nonce, &mut next_id);
+        let counts = |m: &Option<crate::report::model::ModeRun>| {
+            m.as_ref().map(|m| (m.stats.multi_winner_trials, m.stats.trials))
+        };
+        let ids = cs.iter().map(|v| v.id.as_str()).collect::<Vec<_>>().join(" + ");
+        crate::verdict::Detection::judge(&ids, counts(&r.natural), counts(&r.amplified))
+    });
+    let run = engine::race_modes(&mut pools, &variants, &styles, trials, &opts, &mut scratch, &nonce, &mut next_id);
+    pools.shutdown();
+    drop(pools);
     for rt in &rts {
         rt.adapter().cleanup(rt, &ctx);
     }
+    let (verdict, weak_race) = crate::verdict::apply_control(run.verdict, detection.as_ref());
     let mut wins_by_runtime = std::collections::BTreeMap::new();
+    let deciding = match run.decided_by {
+        crate::verdict::RaceMode::Amplified => run.amplified.as_ref(),
+        crate::verdict::RaceMode::Natural => run.natural.as_ref(),
+    };
     for (slot, rt) in rts.iter().enumerate() {
         *wins_by_runtime.entry(rt.label.clone()).or_insert(0) +=
-            run.summary.stats.wins_by_contender.get(slot).copied().unwrap_or(0);
+            deciding.and_then(|m| m.stats.wins_by_contender.get(slot).copied()).unwrap_or(0);
     }
     let result = crate::cross::CrossRace {
         contenders: wanted
@@ -473,13 +579,16 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
                 call: v.call.clone(),
             })
             .collect(),
-        verdict: if run.unsupported { crate::verdict::RaceVerdict::Unsupported } else { run.summary.verdict },
-        stats: (!run.unsupported).then_some(run.summary.stats),
+        verdict,
+        decided_by: run.decided_by,
+        natural: run.natural,
+        amplified: run.amplified,
+        amplified_unavailable: run.amplified_unavailable,
+        detection,
+        weak_race,
         wins_by_runtime,
-        errors: run.errors,
         first_error: run.first_error,
         evidence: run.evidence,
-        trials_per_second: run.trials_per_second,
     };
     let text = serde_json::to_string_pretty(&result).expect("serialises") + "\n";
     if let Some(out) = &a.out {
@@ -556,7 +665,7 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
         Format::Table => {
             for rt in r.measured_runtimes() {
                 emit(&(format!("\n{rt}\n{}", table::render_terminal(&r, rt)) + "\n"));
-                if let Some(l) = table::race_line(&r, rt) {
+                for l in table::race_lines(&r, rt) {
                     emit(&format!("{l}\n"));
                 }
             }

@@ -61,6 +61,67 @@ pub enum ScenarioArg {
     All,
 }
 
+/// Which race modes to run (`--amplify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AmplifyArg {
+    /// Natural and amplified races; the amplified verdict decides where it ran.
+    Both,
+    /// Amplified races only (natural where amplification is unavailable).
+    On,
+    /// Natural races only.
+    Off,
+}
+
+impl AmplifyArg {
+    /// `both`, `on` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AmplifyArg::Both => "both",
+            AmplifyArg::On => "on",
+            AmplifyArg::Off => "off",
+        }
+    }
+}
+
+/// How hard races look for a window; shared by `run` and `race`.
+#[derive(Debug, Args)]
+pub struct PowerArgs {
+    /// Race modes: natural (as the calls happen), amplified (every file-system system call of
+    /// each contender delayed on return under strace, Linux), or both.
+    #[arg(long, value_enum, default_value = "both")]
+    pub amplify: AmplifyArg,
+    /// The delay after each file-system system call in amplified races, in microseconds.
+    #[arg(long, default_value_t = 500, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub amplify_delay_us: u64,
+    /// Keep adding trials to a race until a multi-winner trial appears or the 95% upper bound
+    /// on the multi-winner rate falls to RATE (e.g. 0.01 or 1%), up to --max-trials.
+    #[arg(long, value_name = "RATE")]
+    pub max_rate: Option<String>,
+    /// The cap on trials per race with --max-rate.
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_trials: u32,
+}
+
+impl PowerArgs {
+    /// `--max-rate` as a probability. Errors: [`crate::error::Error::Usage`] naming the flag
+    /// when it is not a number (or percentage) strictly between 0 and 1.
+    pub fn max_rate(&self) -> crate::error::Result<Option<f64>> {
+        let Some(raw) = &self.max_rate else { return Ok(None) };
+        let t = raw.trim();
+        let parsed = match t.strip_suffix('%') {
+            Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+            None => t.parse::<f64>(),
+        };
+        match parsed {
+            Ok(r) if r > 0.0 && r < 1.0 => Ok(Some(r)),
+            _ => Err(crate::error::Error::Usage {
+                flag: "--max-rate".into(),
+                message: format!("'{raw}' is not a rate between 0 and 1 (e.g. 0.01 or 1%)"),
+            }),
+        }
+    }
+}
+
 /// `run` flags.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -86,6 +147,9 @@ pub struct RunArgs {
     /// Trials per race cell for one-shot runtimes (cmd: one process per attempt, ~0.5 s each under Wine).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub oneshot_trials: u32,
+    /// Race modes, bounds and adaptive trials.
+    #[command(flatten)]
+    pub power: PowerArgs,
     /// Contenders (separate processes) per race.
     #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=64))]
     pub contenders: u32,
@@ -128,6 +192,9 @@ pub struct RaceArgs {
     /// Hold time in milliseconds for variants that keep a handle open.
     #[arg(long, default_value_t = 50)]
     pub hold_ms: u64,
+    /// Race modes, bounds and adaptive trials.
+    #[command(flatten)]
+    pub power: PowerArgs,
     /// Scratch folder options.
     #[command(flatten)]
     pub scratch: ScratchArgs,
@@ -246,5 +313,20 @@ mod tests {
     #[test]
     fn verify_cli() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn max_rate_takes_fractions_and_percentages() {
+        let p = |s: &str| super::PowerArgs {
+            amplify: super::AmplifyArg::Both,
+            amplify_delay_us: 500,
+            max_rate: Some(s.into()),
+            max_trials: 10,
+        };
+        assert_eq!(p("0.01").max_rate().unwrap(), Some(0.01));
+        assert_eq!(p("2.5%").max_rate().unwrap(), Some(0.025));
+        for bad in ["0", "1", "150%", "abc", "-0.1", "NaN"] {
+            assert!(p(bad).max_rate().unwrap_err().to_string().contains("--max-rate"), "{bad}");
+        }
     }
 }

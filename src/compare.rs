@@ -1,7 +1,12 @@
 //! Comparing two runs cell by cell: the regression check for a new runtime version.
 //!
 //! Cells are matched by [`Cell::key`] (adapter name, variant, scenario, target), so versions
-//! may differ; what is compared is the outcome or verdict word.
+//! may differ. Second-comer cells compare their outcome word. Race cells compare their
+//! amplified verdicts where both runs have one (amplification makes a window certain, so its
+//! verdict does not depend on how busy the machine was); natural-only cells whose verdicts
+//! differ between `exclusive` and `multiple-winners` count as changed only when Fisher's exact
+//! test says the multi-winner counts differ (p < [`crate::stats::SIGNIFICANT_P`]), and are
+//! listed as within noise otherwise.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -19,8 +24,21 @@ pub struct Change {
     pub after: (String, String),
 }
 
+/// A natural race whose verdict word changed by no more than chance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Noise {
+    /// The cell key.
+    pub key: String,
+    /// Baseline verdict with its count (`exclusive 0/200`).
+    pub before: String,
+    /// New verdict with its count.
+    pub after: String,
+    /// Fisher's exact two-tailed p-value of the multi-winner counts.
+    pub p: f64,
+}
+
 /// The differences between a baseline and a new run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Diff {
     /// Cells in both whose word changed.
     pub changed: Vec<Change>,
@@ -28,6 +46,11 @@ pub struct Diff {
     pub missing: Vec<String>,
     /// Keys only in the new run.
     pub added: Vec<String>,
+    /// Natural races whose verdict changed within noise (not counted as a difference).
+    pub within_noise: Vec<Noise>,
+    /// Race cells of the new run whose detection control was not caught (their `exclusive`
+    /// verdicts are `inconclusive`); listed, not counted: a weak race measured nothing.
+    pub weak: Vec<String>,
     /// Cells compared.
     pub compared: usize,
 }
@@ -51,13 +74,25 @@ impl Diff {
         for k in &self.added {
             let _ = writeln!(s, "new      {k}");
         }
+        for n in &self.within_noise {
+            let _ = writeln!(
+                s,
+                "noise    {}: {} -> {} (natural race only; Fisher p = {:.3})",
+                n.key, n.before, n.after, n.p
+            );
+        }
+        for w in &self.weak {
+            let _ = writeln!(s, "weak     {w}");
+        }
         let _ = writeln!(
             s,
-            "compared {} cells: {} changed, {} missing, {} new",
+            "compared {} cells: {} changed, {} missing, {} new, {} within noise, {} weak",
             self.compared,
             self.changed.len(),
             self.missing.len(),
-            self.added.len()
+            self.added.len(),
+            self.within_noise.len(),
+            self.weak.len()
         );
         s
     }
@@ -93,12 +128,14 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
         match n.get(k) {
             Some(nc) => {
                 d.compared += 1;
-                if bc.word() != nc.word() {
-                    d.changed.push(Change {
+                match judge(bc, nc) {
+                    Judged::Same => {}
+                    Judged::Changed(before, after) => d.changed.push(Change {
                         key: k.clone(),
-                        before: (bc.word().into(), bc.runtime.clone()),
-                        after: (nc.word().into(), nc.runtime.clone()),
-                    });
+                        before: (before, bc.runtime.clone()),
+                        after: (after, nc.runtime.clone()),
+                    }),
+                    Judged::Noise(before, after, p) => d.within_noise.push(Noise { key: k.clone(), before, after, p }),
                 }
             }
             None if measured.contains(&group(bc)) => d.missing.push(k.clone()),
@@ -106,7 +143,58 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
         }
     }
     d.added = n.keys().filter(|k| !b.contains_key(*k)).cloned().collect();
+    d.weak = n.iter().filter_map(|(k, c)| c.weak_race.as_ref().map(|w| format!("{k}: {w}"))).collect();
     d
+}
+
+enum Judged {
+    Same,
+    Changed(String, String),
+    Noise(String, String, f64),
+}
+
+/// Compares one cell of both runs (see the module documentation).
+fn judge(b: &Cell, n: &Cell) -> Judged {
+    use crate::verdict::RaceVerdict::{Exclusive, MultipleWinners};
+    if b.scenario == crate::report::Scenario::SecondComer {
+        return if b.word() == n.word() { Judged::Same } else { Judged::Changed(b.word().into(), n.word().into()) };
+    }
+    let word = |m: Option<&crate::report::model::ModeRun>, c: &Cell| {
+        m.map_or_else(|| c.verdict.map_or("?", |v| v.as_str()).to_string(), |m| m.verdict.as_str().to_string())
+    };
+    if let (Some(ba), Some(na)) = (&b.amplified, &n.amplified) {
+        return if ba.verdict == na.verdict {
+            Judged::Same
+        } else {
+            Judged::Changed(format!("{} (amplified)", word(Some(ba), b)), format!("{} (amplified)", word(Some(na), n)))
+        };
+    }
+    let (bn, nn) = (b.natural.as_ref(), n.natural.as_ref());
+    let (bw, nw) = (word(bn, b), word(nn, n));
+    if bw == nw {
+        return Judged::Same;
+    }
+    match (bn, nn) {
+        (Some(x), Some(y))
+            if matches!((x.verdict, y.verdict), (Exclusive, MultipleWinners) | (MultipleWinners, Exclusive)) =>
+        {
+            let (xs, ys) = (&x.stats, &y.stats);
+            let p = crate::stats::fisher_p(
+                xs.multi_winner_trials,
+                xs.clean_trials,
+                ys.multi_winner_trials,
+                ys.clean_trials,
+            );
+            let before = format!("{bw} {}/{}", xs.multi_winner_trials, xs.trials);
+            let after = format!("{nw} {}/{}", ys.multi_winner_trials, ys.trials);
+            if p < crate::stats::SIGNIFICANT_P {
+                Judged::Changed(format!("{before} (natural, Fisher p = {p:.1e})"), after)
+            } else {
+                Judged::Noise(before, after, p)
+            }
+        }
+        _ => Judged::Changed(bw, nw),
+    }
 }
 
 #[cfg(test)]
@@ -170,5 +258,60 @@ mod tests {
         let d = compare(&base, &new);
         assert_eq!(d.changed.len(), 1);
         assert_eq!(d.changed[0].before.0, "refused");
+    }
+
+    fn race_cell<'a>(r: &'a mut Results, variant: &str) -> &'a mut Cell {
+        r.cells.iter_mut().find(|c| c.variant == variant && c.scenario == crate::report::Scenario::Race).unwrap()
+    }
+
+    #[test]
+    fn amplified_verdicts_decide_where_both_runs_have_them() {
+        let base = results();
+        let mut new = base.clone();
+        // the natural count flapped, the amplified verdict held: not a change
+        let c = race_cell(&mut new, "node.existsSync+writeFileSync");
+        c.natural.as_mut().unwrap().verdict = crate::verdict::RaceVerdict::Exclusive;
+        c.natural.as_mut().unwrap().stats.multi_winner_trials = 0;
+        assert!(!compare(&base, &new).differs());
+        // the amplified verdict changed: a change
+        let c = race_cell(&mut new, "node.writeFileSync.wx");
+        c.amplified.as_mut().unwrap().verdict = crate::verdict::RaceVerdict::MultipleWinners;
+        let d = compare(&base, &new);
+        assert_eq!(d.changed.len(), 1, "{}", d.render());
+        assert_eq!(d.changed[0].before.0, "exclusive (amplified)");
+    }
+
+    #[test]
+    fn natural_only_counts_change_only_when_significant() {
+        let mut base = results();
+        for c in &mut base.cells {
+            c.amplified = None;
+        }
+        let set = |r: &mut Results, multi: usize, trials: usize| {
+            let c = race_cell(r, "node.writeFileSync.wx");
+            let m = c.natural.as_mut().unwrap();
+            m.verdict = if multi > 0 {
+                crate::verdict::RaceVerdict::MultipleWinners
+            } else {
+                crate::verdict::RaceVerdict::Exclusive
+            };
+            m.stats.multi_winner_trials = multi;
+            m.stats.trials = trials;
+            m.stats.clean_trials = trials;
+        };
+        set(&mut base, 0, 200);
+        let mut noisy = base.clone();
+        set(&mut noisy, 2, 200);
+        let d = compare(&base, &noisy);
+        assert!(!d.differs(), "{}", d.render());
+        assert_eq!(d.within_noise.len(), 1);
+        assert!(d
+            .render()
+            .contains("noise    node/node.writeFileSync.wx/race/absent: exclusive 0/200 -> multiple-winners 2/200"));
+        let mut real = base.clone();
+        set(&mut real, 60, 200);
+        let d = compare(&base, &real);
+        assert_eq!(d.changed.len(), 1, "{}", d.render());
+        assert!(d.within_noise.is_empty());
     }
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::model::ErrorInfo;
-use crate::verdict::{RaceStats, RaceVerdict};
+use crate::report::model::{ErrorInfo, ModeRun};
+use crate::verdict::{Detection, RaceMode, RaceVerdict};
 
 /// One contender of a cross-runtime race.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,50 +29,95 @@ pub struct CrossContender {
 pub struct CrossRace {
     /// The contenders, in slot order.
     pub contenders: Vec<CrossContender>,
-    /// The verdict (glossary race verdicts, or `unsupported`).
+    /// The verdict (glossary race verdicts, or `unsupported`), after the detection control.
     pub verdict: RaceVerdict,
-    /// Counts: trials, winners histogram, wins per slot, barrier spread (µs; absent when a
-    /// contender's probe has no microsecond clock, e.g. cmd).
-    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub stats: Option<RaceStats>,
-    /// Wins per runtime label, summed over slots.
+    /// The mode whose run decided the verdict.
+    pub decided_by: RaceMode,
+    /// The natural run: counts, winners histogram, wins per slot, bounds, barrier spread (µs;
+    /// absent when a contender's probe has no microsecond clock, e.g. cmd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub natural: Option<ModeRun>,
+    /// The amplified run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplified: Option<ModeRun>,
+    /// Why there is no amplified run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplified_unavailable: Option<String>,
+    /// The control: every slot making its own family's check-then-create in the same pools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detection: Option<Detection>,
+    /// Why an `exclusive` verdict became `inconclusive`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weak_race: Option<String>,
+    /// Wins per runtime label in the deciding run, summed over slots.
     pub wins_by_runtime: BTreeMap<String, usize>,
-    /// Normalised error codes of failed calls → count.
-    pub errors: BTreeMap<String, usize>,
     /// The first failed call's error.
     pub first_error: Option<ErrorInfo>,
-    /// Faults seen, or why the race stopped.
+    /// Why the race could not run, if it could not.
     pub evidence: Option<String>,
-    /// Trials per second.
-    pub trials_per_second: Option<f64>,
 }
 
 impl CrossRace {
-    /// A terminal report: one line per contender with its wins, then the verdict.
+    /// A terminal report: one line per contender with its wins in each mode, then one line per
+    /// mode, the verdict and the control.
     pub fn render(&self) -> String {
         let mut b = tabled::builder::Builder::default();
-        b.push_record(["slot", "runtime", "variant", "call", "wins"]);
+        b.push_record(["slot", "runtime", "variant", "call", "wins (natural)", "wins (amplified)"]);
+        let wins = |m: &Option<ModeRun>, slot: usize| {
+            m.as_ref().and_then(|m| m.stats.wins_by_contender.get(slot)).map_or("-".into(), |w| w.to_string())
+        };
         for c in &self.contenders {
-            let wins = self.stats.as_ref().and_then(|s| s.wins_by_contender.get(c.slot)).copied().unwrap_or(0);
-            b.push_record([c.slot.to_string(), c.runtime.clone(), c.variant.clone(), c.call.clone(), wins.to_string()]);
+            b.push_record([
+                c.slot.to_string(),
+                c.runtime.clone(),
+                c.variant.clone(),
+                c.call.clone(),
+                wins(&self.natural, c.slot),
+                wins(&self.amplified, c.slot),
+            ]);
         }
         let mut t = b.build();
         t.with(tabled::settings::Style::sharp());
         let mut s = format!("{t}\n");
-        match &self.stats {
-            Some(st) => {
-                let hist = st.winners.iter().map(|(k, v)| format!("{k} winner(s): {v}")).collect::<Vec<_>>().join(", ");
-                s.push_str(&format!("verdict: {} ({} trials; {hist}", self.verdict.as_str(), st.trials));
-                if let Some(sp) = st.barrier_spread_us {
-                    s.push_str(&format!("; barrier spread p50 {:.0} µs, p99 {:.0} µs", sp.p50, sp.p99));
-                }
-                s.push_str(")\n");
+        for (name, m) in [("natural", &self.natural), ("amplified", &self.amplified)] {
+            if let Some(m) = m {
+                s.push_str(&format!("{name:<9}  {}\n", mode_line(m)));
             }
-            None => s.push_str(&format!("verdict: {}\n", self.verdict.as_str())),
+        }
+        if let Some(why) = &self.amplified_unavailable {
+            s.push_str(&format!("amplified  unavailable ({why})\n"));
+        }
+        let mut v = format!("verdict: {} (decided by the {} race)", self.verdict.as_str(), self.decided_by.as_str());
+        if let Some(w) = &self.weak_race {
+            v.push_str(&format!("; {w}"));
+        }
+        s.push_str(&v);
+        s.push('\n');
+        if let Some(d) = &self.detection {
+            s.push_str(&format!(
+                "detection control ({}): {}{}\n",
+                d.variant,
+                d.describe(),
+                if d.worked { "" } else { " — weak race" }
+            ));
         }
         if let Some(e) = &self.evidence {
             s.push_str(&format!("evidence: {e}\n"));
         }
         s
     }
+}
+
+/// `exclusive 0/200 (bound < 1.5%); 1 winner(s): 200; barrier spread p50 120 µs, p99 400 µs`.
+fn mode_line(m: &ModeRun) -> String {
+    let st = &m.stats;
+    let hist = st.winners.iter().map(|(k, v)| format!("{k} winner(s): {v}")).collect::<Vec<_>>().join(", ");
+    let mut s = format!("{} {}; {hist}", m.verdict.as_str(), crate::report::table::counts_text(m));
+    if let Some(sp) = st.barrier_spread_us {
+        s.push_str(&format!("; barrier spread p50 {:.0} µs, p99 {:.0} µs", sp.p50, sp.p99));
+    }
+    if let Some(e) = &m.evidence {
+        s.push_str(&format!("; {e}"));
+    }
+    s
 }

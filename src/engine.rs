@@ -12,13 +12,18 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::exec::amplify::Amplifier;
 use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
+use crate::exec::process::Launch;
 use crate::exec::scratch::{clear, make_source, set_up, spell, PathStyle, Scratch, TargetState};
 use crate::matrix::{Creates, SourceKind, Variant};
-use crate::report::model::{Cell, ErrorInfo, RelativeAttempt, Scenario};
+use crate::report::model::{Cell, ControlInfo, ErrorInfo, ModeRun, RelativeAttempt, Scenario};
 use crate::runtime::{normalize, ProbeContext, Runtime};
 use crate::snapshot::{self, mark_name};
-use crate::verdict::{classify_second, summarize_race, Outcome, RaceSummary, RaceVerdict, Report, Trial};
+use crate::verdict::{
+    apply_control, classify_second, decide, summarize_race, Detection, Outcome, RaceMode, RaceSummary, RaceVerdict,
+    Report, Trial,
+};
 
 /// Options of a measurement.
 #[derive(Debug, Clone)]
@@ -45,23 +50,100 @@ pub struct Options {
     pub hold_ms: u64,
     /// Stop a race after this many consecutive faulty trials.
     pub max_consecutive_faults: usize,
+    /// Run the natural race of each race cell.
+    pub natural: bool,
+    /// Whether and how to run the amplified race of each race cell.
+    pub amplify: Amplify,
+    /// `--max-rate`: keep adding trials to a race until a multi-winner trial appears or the
+    /// one-sided 95% bound on the multi-winner rate falls to this (a probability).
+    pub max_rate: Option<f64>,
+    /// `--max-trials`: the cap on trials per race when `max_rate` is set.
+    pub max_trials: usize,
+}
+
+/// The amplified half of the races.
+#[derive(Debug, Clone)]
+pub enum Amplify {
+    /// Not requested (`--amplify off`).
+    Off,
+    /// Requested, but not available on this machine: the reason.
+    Unavailable(String),
+    /// Requested and working.
+    On(Amplifier),
+}
+
+impl Amplify {
+    /// Why a cell has no amplified run under this setting (`None` when it can have one).
+    pub fn why_not(&self) -> Option<String> {
+        match self {
+            Amplify::Off => Some("off (--amplify off)".into()),
+            Amplify::Unavailable(why) => Some(why.clone()),
+            Amplify::On(_) => None,
+        }
+    }
+}
+
+/// How many trials a race runs: at least `trials`; with `max_rate`, on until a multi-winner
+/// trial appears or the bound reaches it, at most `max_trials`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// Trials counted at least.
+    pub trials: usize,
+    /// See [`Options::max_rate`].
+    pub max_rate: Option<f64>,
+    /// See [`Options::max_trials`].
+    pub max_trials: usize,
+}
+
+impl Budget {
+    /// True when a race with `done` counted trials, `clean` of them clean and `multi` with two
+    /// or more winners, may stop.
+    pub fn enough(&self, done: usize, clean: usize, multi: usize) -> bool {
+        if done < self.trials {
+            return false;
+        }
+        match self.max_rate {
+            None => true,
+            Some(r) => multi > 0 || done >= self.max_trials || crate::stats::upper95(0, clean) <= r,
+        }
+    }
+}
+
+/// What [`measure`] produced for one runtime.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// The cells, in measurement order (a family's control last when it was not selected).
+    pub cells: Vec<Cell>,
+    /// The detection control of each family that ran races.
+    pub controls: Vec<ControlInfo>,
+}
+
+/// The detection control of `family` among `all` variants: the one marked `control = true`
+/// in its matrix (its check-then-create anti-pattern).
+pub fn control_for<'a>(all: &'a [Variant], family: &str) -> Option<&'a Variant> {
+    all.iter().find(|v| v.family == family && v.control)
 }
 
 /// Measures `variants` (already filtered to `rt`'s families) on `rt`, calling `on_cell`
-/// after each cell (for progress and incremental output). Never fails: faults become cells.
+/// after each cell (for progress and incremental output). `controls` holds each family's
+/// detection control (see [`control_for`]): when races run, it is raced first in every
+/// family (and reported even if not selected), and a family whose control was not caught has
+/// its `exclusive` verdicts made `inconclusive`. Never fails: faults become cells.
+#[allow(clippy::too_many_arguments)]
 pub fn measure(
     rt: &Runtime,
     variants: &[&Variant],
+    controls: &[&Variant],
     opts: &Options,
     scratch: &mut Scratch,
     ctx: &ProbeContext,
     nonce: &str,
     on_cell: &mut dyn FnMut(&Cell),
-) -> Vec<Cell> {
+) -> Measured {
     let adapter = rt.adapter();
     let timeouts = timeouts_for(adapter, opts);
     let style = adapter.path_style();
-    let mut cells = Vec::new();
+    let mut out = Measured::default();
     let mut next_id = 0u64;
     for family in &rt.families {
         let fam: Vec<&Variant> = variants.iter().copied().filter(|v| v.family == *family).collect();
@@ -69,11 +151,40 @@ pub fn measure(
             continue;
         }
         let launch = adapter.launch(rt, family, ctx);
-        let mut pool: Vec<Contender> = (0..opts.contenders.max(1))
-            .map(|_| Contender::new(adapter.mode(), launch.clone(), scratch.root().to_path_buf(), timeouts))
-            .collect();
+        let slots = vec![(adapter.mode(), launch, timeouts); opts.contenders.max(1)];
+        let mut pools = Pools::new(slots, scratch.root().to_path_buf());
+        if let (Amplify::On(_), Some(why)) = (&opts.amplify, adapter.no_amplification()) {
+            pools.amplified_broke(why);
+        }
         // start every session up front so that start-up never counts in a measurement
-        let start_fault = pool.iter_mut().find_map(|c| c.start().err());
+        let start_fault = pools.natural.iter_mut().find_map(|c| c.start().err());
+        let trials = if adapter.mode() == Mode::OneShot { opts.oneshot_trials } else { opts.trials };
+        let control = controls.iter().copied().find(|c| c.family == *family);
+        let mut control_cell = None;
+        let mut detection = None;
+        if let (true, Some(cv)) = (opts.race, control) {
+            let base = CellBase { rt, v: cv };
+            let mut c = match &start_fault {
+                Some(f) => base.fault_cell(Scenario::Race, "absent", f),
+                None => {
+                    let vs = vec![cv; pools.natural.len()];
+                    let styles = vec![style; vs.len()];
+                    let r = race_modes(&mut pools, &vs, &styles, trials, opts, scratch, nonce, &mut next_id);
+                    base.race_cell(r)
+                }
+            };
+            c.control = true;
+            let counts = |m: &Option<ModeRun>| m.as_ref().map(|m| (m.stats.multi_winner_trials, m.stats.trials));
+            let d = Detection::judge(&cv.id, counts(&c.natural), counts(&c.amplified));
+            out.controls.push(ControlInfo {
+                runtime: rt.label.clone(),
+                family: family.to_string(),
+                detection: d.clone(),
+            });
+            detection = Some(d);
+            control_cell = Some(c);
+        }
+        let first = out.cells.len();
         for v in fam {
             if crate::interrupt::requested() {
                 break;
@@ -84,13 +195,16 @@ pub fn measure(
                     for t in &opts.targets {
                         let c = base.fault_cell(Scenario::SecondComer, t.as_str(), f);
                         on_cell(&c);
-                        cells.push(c);
+                        out.cells.push(c);
                     }
                 }
                 if opts.race {
-                    let c = base.fault_cell(Scenario::Race, "absent", f);
+                    let c = match control_cell.take_if(|c| c.variant == v.id) {
+                        Some(c) => c,
+                        None => base.fault_cell(Scenario::Race, "absent", f),
+                    };
                     on_cell(&c);
-                    cells.push(c);
+                    out.cells.push(c);
                 }
                 continue;
             }
@@ -99,39 +213,204 @@ pub fn measure(
                     if crate::interrupt::requested() {
                         break;
                     }
-                    let started = Instant::now();
-                    let (abs, a_before, a_after, a) =
-                        second_comer(&mut pool[0], v, t, false, style, scratch, nonce, &mut next_id);
-                    let rel = if opts.relative {
-                        let (o, _, _, r) = second_comer(&mut pool[0], v, t, true, style, scratch, nonce, &mut next_id);
-                        Some(RelativeAttempt { outcome: o, error: error_info(&r) })
-                    } else {
-                        None
-                    };
-                    let mut c = base.cell(Scenario::SecondComer, t.as_str());
-                    c.outcome = Some(abs);
-                    c.error = error_info(&a);
-                    c.relative = rel;
-                    c.before = Some(a_before);
-                    c.after = Some(a_after);
-                    c.evidence = a.evidence.clone();
-                    c.elapsed_ms = ms(started.elapsed());
+                    let c =
+                        second_comer_cell(&base, &mut pools.natural[0], t, opts, style, scratch, nonce, &mut next_id);
                     on_cell(&c);
-                    cells.push(c);
+                    out.cells.push(c);
                 }
             }
             if opts.race && !crate::interrupt::requested() {
-                let trials = if adapter.mode() == Mode::OneShot { opts.oneshot_trials } else { opts.trials };
-                let c = race(&base, &mut pool, trials, opts, style, scratch, nonce, &mut next_id);
+                let c = match control_cell.take_if(|c| c.variant == v.id) {
+                    Some(c) => c,
+                    None => {
+                        let vs = vec![v; pools.natural.len()];
+                        let styles = vec![style; vs.len()];
+                        let r = race_modes(&mut pools, &vs, &styles, trials, opts, scratch, nonce, &mut next_id);
+                        base.race_cell(r)
+                    }
+                };
                 on_cell(&c);
-                cells.push(c);
+                out.cells.push(c);
             }
         }
-        for c in &mut pool {
-            c.shutdown();
+        // a control that was not selected is still reported: it is the run's evidence
+        if let Some(c) = control_cell.take() {
+            on_cell(&c);
+            out.cells.push(c);
+        }
+        for c in out.cells[first..].iter_mut().filter(|c| c.scenario == Scenario::Race) {
+            if let Some(v) = c.verdict {
+                let (v, weak) = apply_control(v, detection.as_ref());
+                c.verdict = Some(v);
+                c.weak_race = weak;
+            }
+            c.detection.clone_from(&detection);
+        }
+        pools.shutdown();
+    }
+    out
+}
+
+/// One contender pool per race mode: the natural pool (started up front) and the amplified
+/// pool (the same launches under strace, started on first use).
+pub struct Pools {
+    slots: Vec<(Mode, Launch, Timeouts)>,
+    cwd: std::path::PathBuf,
+    /// The natural contenders, one per slot.
+    pub natural: Vec<Contender>,
+    amplified: Option<Result<Vec<Contender>, String>>,
+}
+
+impl Pools {
+    /// Pools for `slots` (mode, launch and timeouts of each contender), run in `cwd`. Nothing
+    /// starts until used.
+    pub fn new(slots: Vec<(Mode, Launch, Timeouts)>, cwd: std::path::PathBuf) -> Pools {
+        let natural = slots.iter().map(|(m, l, t)| Contender::new(*m, l.clone(), cwd.clone(), *t)).collect();
+        Pools { slots, cwd, natural, amplified: None }
+    }
+
+    /// The amplified pool, started on first use. Errors: why there is none (amplification
+    /// off or unavailable, or a probe that does not start or run under the tracer; then it is
+    /// unavailable for the rest of this pool's life).
+    fn amplified(&mut self, amp: &Amplify) -> Result<&mut [Contender], String> {
+        let a = match amp {
+            Amplify::On(a) => a,
+            other => return Err(other.why_not().unwrap_or_default()),
+        };
+        if self.amplified.is_none() {
+            let mut pool: Vec<Contender> =
+                self.slots.iter().map(|(m, l, t)| Contender::new(*m, a.wrap(l), self.cwd.clone(), *t)).collect();
+            let fault = pool.iter_mut().find_map(|c| c.start().err());
+            self.amplified = Some(match fault {
+                None => Ok(pool),
+                Some(f) => Err(format!("the probe did not start under strace: {}", f.evidence.unwrap_or_default())),
+            });
+        }
+        match self.amplified.as_mut().expect("set above") {
+            Ok(p) => Ok(p.as_mut_slice()),
+            Err(why) => Err(why.clone()),
         }
     }
-    cells
+
+    /// Marks the amplified pool unusable for the rest of its life, with the reason.
+    pub fn amplified_broke(&mut self, why: String) {
+        if let Some(Ok(p)) = &mut self.amplified {
+            for c in p {
+                c.shutdown();
+            }
+        }
+        self.amplified = Some(Err(why));
+    }
+
+    /// Stops every probe.
+    pub fn shutdown(&mut self) {
+        for c in &mut self.natural {
+            c.shutdown();
+        }
+        if let Some(Ok(p)) = &mut self.amplified {
+            for c in p {
+                c.shutdown();
+            }
+        }
+    }
+}
+
+/// What the races of one cell produced in both modes, before it becomes a cell.
+#[derive(Debug, Clone)]
+pub struct RaceResult {
+    /// The verdict (before the detection control is applied).
+    pub verdict: RaceVerdict,
+    /// The mode that decided it.
+    pub decided_by: RaceMode,
+    /// The natural run, if it ran.
+    pub natural: Option<ModeRun>,
+    /// The amplified run, if it ran.
+    pub amplified: Option<ModeRun>,
+    /// Why there is no amplified run.
+    pub amplified_unavailable: Option<String>,
+    /// The first failed call's error (natural run first).
+    pub first_error: Option<ErrorInfo>,
+    /// Why the race could not run at all (unsupported), or what went wrong.
+    pub evidence: Option<String>,
+    /// Wall time of both runs, in milliseconds.
+    pub elapsed_ms: f64,
+}
+
+fn mode_run(r: RaceRun) -> ModeRun {
+    ModeRun {
+        verdict: r.summary.verdict,
+        stats: r.summary.stats,
+        errors: r.errors,
+        discarded_trials: r.discarded_trials,
+        trials_per_second: r.trials_per_second,
+        evidence: r.evidence,
+    }
+}
+
+/// Races `variants` (one per slot of `pools`) natural and amplified, as `opts` asks, and
+/// decides the verdict. An amplified race that completes no trial (the runtime does not
+/// survive the tracer) makes amplification unavailable for the rest of `pools`' life, with
+/// the reason.
+#[allow(clippy::too_many_arguments)]
+pub fn race_modes(
+    pools: &mut Pools,
+    variants: &[&Variant],
+    styles: &[PathStyle],
+    trials: usize,
+    opts: &Options,
+    scratch: &mut Scratch,
+    nonce: &str,
+    next_id: &mut u64,
+) -> RaceResult {
+    let started = Instant::now();
+    let budget = Budget { trials, max_rate: opts.max_rate, max_trials: opts.max_trials.max(trials) };
+    // natural also runs where amplification was asked for alone but is not available
+    let natural_wanted = opts.natural || !matches!(opts.amplify, Amplify::On(_));
+    let natural =
+        natural_wanted.then(|| race_core(&mut pools.natural, variants, styles, budget, opts, scratch, nonce, next_id));
+    let (mut amplified, mut unavailable) = (None, None);
+    if !crate::interrupt::requested() {
+        match pools.amplified(&opts.amplify) {
+            Ok(pool) => {
+                let r = race_core(pool, variants, styles, budget, opts, scratch, nonce, next_id);
+                if r.summary.stats.trials == 0 && !r.unsupported && !crate::interrupt::requested() {
+                    let why = format!(
+                        "no amplified trial completed: {}",
+                        r.evidence.clone().unwrap_or_else(|| "no evidence".into())
+                    );
+                    pools.amplified_broke(why.clone());
+                    unavailable = Some(why);
+                } else {
+                    amplified = Some(r);
+                }
+            }
+            Err(why) => unavailable = Some(why),
+        }
+    }
+    let unsupported = natural.iter().chain(amplified.iter()).find(|r| r.unsupported);
+    let evidence = unsupported.and_then(|r| r.evidence.clone());
+    let is_unsupported = unsupported.is_some();
+    let first_error = natural
+        .as_ref()
+        .and_then(|r| r.first_error.clone())
+        .or_else(|| amplified.as_ref().and_then(|r| r.first_error.clone()));
+    let natural = natural.map(mode_run);
+    let amplified = amplified.map(mode_run);
+    let (verdict, decided_by) = if is_unsupported {
+        (RaceVerdict::Unsupported, if amplified.is_some() { RaceMode::Amplified } else { RaceMode::Natural })
+    } else {
+        decide(natural.as_ref().map(|m| m.verdict), amplified.as_ref().map(|m| m.verdict))
+    };
+    RaceResult {
+        verdict,
+        decided_by,
+        natural,
+        amplified,
+        amplified_unavailable: unavailable,
+        first_error,
+        evidence,
+        elapsed_ms: ms(started.elapsed()),
+    }
 }
 
 /// The contender timeouts for a runtime: the per-attempt timeout times the adapter's
@@ -151,6 +430,25 @@ struct CellBase<'a> {
 }
 
 impl CellBase<'_> {
+    fn race_cell(&self, r: RaceResult) -> Cell {
+        let mut c = self.cell(Scenario::Race, "absent");
+        c.verdict = Some(r.verdict);
+        c.decided_by = Some(r.decided_by);
+        c.error = r.first_error;
+        c.evidence = r.evidence.or_else(|| {
+            let d = match r.decided_by {
+                RaceMode::Amplified => r.amplified.as_ref(),
+                RaceMode::Natural => r.natural.as_ref(),
+            };
+            d.and_then(|m| m.evidence.clone())
+        });
+        c.elapsed_ms = r.elapsed_ms;
+        c.natural = r.natural;
+        c.amplified = r.amplified;
+        c.amplified_unavailable = r.amplified_unavailable;
+        c
+    }
+
     fn cell(&self, scenario: Scenario, target: &str) -> Cell {
         Cell::new((&self.rt.label, self.rt.name, &self.rt.version), self.v, scenario, target)
     }
@@ -211,6 +509,37 @@ fn spec_for(
         mark,
         hold_ms: 0,
     }
+}
+
+/// One second-comer cell: the attempt with an absolute path and, if asked, again with a
+/// relative one.
+#[allow(clippy::too_many_arguments)]
+fn second_comer_cell(
+    base: &CellBase<'_>,
+    c: &mut Contender,
+    t: TargetState,
+    opts: &Options,
+    style: PathStyle,
+    scratch: &mut Scratch,
+    nonce: &str,
+    next_id: &mut u64,
+) -> Cell {
+    let started = Instant::now();
+    let v = base.v;
+    let (abs, a_before, a_after, a) = second_comer(c, v, t, false, style, scratch, nonce, next_id);
+    let rel = opts.relative.then(|| {
+        let (o, _, _, r) = second_comer(c, v, t, true, style, scratch, nonce, next_id);
+        RelativeAttempt { outcome: o, error: error_info(&r) }
+    });
+    let mut cell = base.cell(Scenario::SecondComer, t.as_str());
+    cell.outcome = Some(abs);
+    cell.error = error_info(&a);
+    cell.relative = rel;
+    cell.before = Some(a_before);
+    cell.after = Some(a_after);
+    cell.evidence = a.evidence;
+    cell.elapsed_ms = ms(started.elapsed());
+    cell
 }
 
 /// One second-comer attempt. Returns (outcome, before, after, attempt).
@@ -274,15 +603,15 @@ pub struct RaceRun {
     pub discarded_trials: usize,
 }
 
-/// Runs `trials` race trials (plus one uncounted warm-up) among `pool`, contender `i` making
-/// the call `variants[i]` with paths spelled in `styles[i]`. The target is absent at the
-/// start of each trial; sources are prepared before the release.
+/// Runs race trials as `budget` says (plus one uncounted warm-up) among `pool`, contender `i`
+/// making the call `variants[i]` with paths spelled in `styles[i]`. The target is absent at
+/// the start of each trial; sources are prepared before the release.
 #[allow(clippy::too_many_arguments)]
-pub fn race_core(
+fn race_core(
     pool: &mut [Contender],
     variants: &[&Variant],
     styles: &[PathStyle],
-    trials: usize,
+    budget: Budget,
     opts: &Options,
     scratch: &mut Scratch,
     nonce: &str,
@@ -305,14 +634,16 @@ pub fn race_core(
             return run;
         }
     };
-    let mut observed: Vec<Trial> = Vec::with_capacity(trials);
+    let mut observed: Vec<Trial> = Vec::with_capacity(budget.trials);
+    let (mut clean, mut multi) = (0usize, 0usize);
     let mut consecutive_faults = 0;
     let mut measured_time = Duration::ZERO;
     // trial 0 is a warm-up (first calls pay JIT and lazy-loading costs); it is not counted
     let mut t = 0;
     let mut discards_in_row = 0;
     let mut folder = 0;
-    while t <= trials {
+    // t counts finished trials including the warm-up
+    while t == 0 || !budget.enough(observed.len(), clean, multi) {
         folder += 1;
         if crate::interrupt::requested() {
             run.evidence = Some(format!("interrupted after {} trials", observed.len()));
@@ -406,6 +737,8 @@ pub fn race_core(
             t0_us: attempts.iter().map(|a| a.t0_us).collect(),
         };
         let faulty = trial.reports.iter().any(|r| matches!(r, Report::Timeout | Report::Crashed | Report::Prompted));
+        clean += usize::from(!faulty);
+        multi += usize::from(trial.reports.iter().filter(|r| **r == Report::Success).count() >= 2);
         for a in &attempts {
             if let Some(e) = error_info(a) {
                 *run.errors.entry(e.code.clone()).or_insert(0) += 1;
@@ -444,36 +777,4 @@ fn run_ready_ones(pool: &mut [Contender], attempts: &[Option<Attempt>]) {
             let _ = c.finish();
         }
     }
-}
-
-/// One race cell: every contender makes the same call.
-#[allow(clippy::too_many_arguments)]
-fn race(
-    base: &CellBase<'_>,
-    pool: &mut [Contender],
-    trials: usize,
-    opts: &Options,
-    style: PathStyle,
-    scratch: &mut Scratch,
-    nonce: &str,
-    next_id: &mut u64,
-) -> Cell {
-    let started = Instant::now();
-    let variants = vec![base.v; pool.len()];
-    let styles = vec![style; pool.len()];
-    let run = race_core(pool, &variants, &styles, trials, opts, scratch, nonce, next_id);
-    let mut cell = base.cell(Scenario::Race, "absent");
-    cell.evidence = run.evidence;
-    cell.elapsed_ms = ms(started.elapsed());
-    if run.unsupported {
-        cell.verdict = Some(RaceVerdict::Unsupported);
-        return cell;
-    }
-    cell.verdict = Some(run.summary.verdict);
-    cell.race = Some(run.summary.stats);
-    cell.errors = run.errors;
-    cell.error = run.first_error;
-    cell.trials_per_second = run.trials_per_second;
-    cell.discarded_trials = run.discarded_trials;
-    cell
 }

@@ -19,4 +19,5 @@ pub mod report;
 pub mod runinfo;
 pub mod runtime;
 pub mod snapshot;
+pub mod stats;
 pub mod verdict;

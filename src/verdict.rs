@@ -234,6 +234,21 @@ pub struct RaceStats {
     pub wins_by_contender: Vec<usize>,
     /// Barrier spread, where the probes gave timestamps.
     pub barrier_spread_us: Option<Spread>,
+    /// Trials without a timeout, crash or prompt: the denominator of the rate bounds.
+    #[serde(default)]
+    pub clean_trials: usize,
+    /// One-sided 95% upper bound on the per-trial multi-winner probability over the clean
+    /// trials ([`crate::stats::upper95`]; `1 − 0.05^(1/T)` when none had two winners).
+    #[serde(default = "one")]
+    pub multi_winner_upper95: f64,
+    /// Two-sided 95% Clopper–Pearson interval `[low, high]` for that probability, when some
+    /// trial had two or more winners ([`crate::stats::interval95`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multi_winner_ci95: Option<[f64; 2]>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// Serialises `usize` map keys as decimal strings and reads them back, also inside
@@ -325,9 +340,15 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
     } else {
         RaceVerdict::Exclusive
     };
+    let clean = trials.len() - faults;
+    // a faulty trial can still show two winners; count it, but never beyond the clean trials
+    let clean_multi = multi.min(clean);
     RaceSummary {
         verdict,
         stats: RaceStats {
+            clean_trials: clean,
+            multi_winner_upper95: crate::stats::upper95(clean_multi, clean),
+            multi_winner_ci95: (multi > 0).then(|| crate::stats::interval95(clean_multi, clean)),
             contenders,
             trials: trials.len(),
             winners,
@@ -355,34 +376,166 @@ pub fn spread(v: &mut [f64]) -> Option<Spread> {
     Some(Spread { p50: pick(0.50), p99: pick(0.99), max: v[v.len() - 1] })
 }
 
-/// Fewest race trials from which `exclusive` may count towards "safe as a lock": a short race
-/// can miss a window that a longer one finds (cmd's check-then-create showed no double win in
-/// 6 trials about a quarter of the time, and in 16 of 80 trials it did).
-pub const MIN_TRIALS_FOR_SAFE: usize = 50;
+/// Fewest clean race trials from which `exclusive` may count towards "safe as a lock"
+/// (the glossary's rule; with fewer, the bound below cannot be reached anyway).
+pub const MIN_TRIALS_FOR_SAFE: usize = 100;
+
+/// Largest one-sided 95% upper bound on the multi-winner rate with which `exclusive` counts
+/// towards "safe as a lock": 3% per trial (≈ 100 clean trials).
+pub const MAX_BOUND_FOR_SAFE: f64 = 0.03;
+
+/// Smallest share of trials in which the detection control must show two winners for a race
+/// to count as working: amplified races (the delay makes a check-then-create window certain)
+/// and natural races (where only luck finds the window). The race-truth issue's thresholds.
+pub const CONTROL_MIN_AMPLIFIED: f64 = 0.90;
+/// See [`CONTROL_MIN_AMPLIFIED`].
+pub const CONTROL_MIN_NATURAL: f64 = 0.20;
 
 /// The target states that must all have been measured before a variant can be called safe.
 pub const ALL_TARGETS: [&str; 4] = ["absent", "file", "empty-dir", "dir"];
 
-/// "Safe as a lock" (`../shared/GLOSSARY.md`): the control acquired, every other target state
-/// refused (for absolute and relative paths alike), and the race exclusive over at least
-/// [`MIN_TRIALS_FOR_SAFE`] trials.
+/// How a race was run (the glossary's "Race": natural and amplified).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaceMode {
+    /// As the calls happen.
+    Natural,
+    /// Every file-system system call delayed on return ([`crate::exec::amplify`]).
+    Amplified,
+}
+
+impl RaceMode {
+    /// `natural` or `amplified`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaceMode::Natural => "natural",
+            RaceMode::Amplified => "amplified",
+        }
+    }
+}
+
+/// True for verdicts that show a lock failing (one such trial disproves exclusivity).
+pub fn is_disproof(v: RaceVerdict) -> bool {
+    matches!(v, RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate | RaceVerdict::NoWinner)
+}
+
+/// The verdict of a race cell from its natural and amplified runs, and the mode that decided
+/// it. A failure seen in either mode decides (the amplified one first); otherwise the
+/// amplified verdict decides where it ran, else the natural one. `(Inconclusive, Natural)`
+/// when neither ran.
+pub fn decide(natural: Option<RaceVerdict>, amplified: Option<RaceVerdict>) -> (RaceVerdict, RaceMode) {
+    match (natural, amplified) {
+        (_, Some(a)) if is_disproof(a) => (a, RaceMode::Amplified),
+        (Some(n), _) if is_disproof(n) => (n, RaceMode::Natural),
+        (_, Some(a)) => (a, RaceMode::Amplified),
+        (Some(n), None) => (n, RaceMode::Natural),
+        (None, None) => (RaceVerdict::Inconclusive, RaceMode::Natural),
+    }
+}
+
+/// How well the detection control (the family's check-then-create anti-pattern, raced like
+/// any variant) was caught in one run: the evidence that the race machinery finds windows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Detection {
+    /// The control variant's id.
+    pub variant: String,
+    /// The mode judged (amplified where it ran, else natural).
+    pub mode: RaceMode,
+    /// Trials with two or more winners in that mode.
+    pub caught: usize,
+    /// Trials run in that mode.
+    pub trials: usize,
+    /// Natural trials with two or more winners and natural trials, where the natural race ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub natural: Option<[usize; 2]>,
+    /// Likewise for the amplified race.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplified: Option<[usize; 2]>,
+    /// True when `caught / trials` reached [`CONTROL_MIN_AMPLIFIED`] (amplified) or
+    /// [`CONTROL_MIN_NATURAL`] (natural only).
+    pub worked: bool,
+}
+
+impl Detection {
+    /// Judges a control from its natural and amplified counts, each `(multi-winner trials,
+    /// trials)`; `None` for a mode that did not run. A control that ran in neither mode
+    /// (unsupported, crashed) did not work.
+    pub fn judge(variant: &str, natural: Option<(usize, usize)>, amplified: Option<(usize, usize)>) -> Detection {
+        let (mode, (caught, trials), min) = match (natural, amplified) {
+            (_, Some(a)) => (RaceMode::Amplified, a, CONTROL_MIN_AMPLIFIED),
+            (Some(n), None) => (RaceMode::Natural, n, CONTROL_MIN_NATURAL),
+            (None, None) => (RaceMode::Natural, (0, 0), CONTROL_MIN_NATURAL),
+        };
+        Detection {
+            variant: variant.to_string(),
+            mode,
+            caught,
+            trials,
+            natural: natural.map(|(a, b)| [a, b]),
+            amplified: amplified.map(|(a, b)| [a, b]),
+            worked: trials > 0 && caught as f64 >= min * trials as f64,
+        }
+    }
+
+    /// `control caught 12/100 (amplified)`.
+    pub fn describe(&self) -> String {
+        format!("control caught {}/{} ({})", self.caught, self.trials, self.mode.as_str())
+    }
+}
+
+/// Applies the detection control to a race verdict: an `exclusive` verdict from a race whose
+/// control was not caught becomes `inconclusive`, with the reason (`weak race: control caught
+/// n/T`). Other verdicts stand: a failure seen is a failure whatever the control did.
+pub fn apply_control(verdict: RaceVerdict, control: Option<&Detection>) -> (RaceVerdict, Option<String>) {
+    match control {
+        Some(d) if !d.worked && verdict == RaceVerdict::Exclusive => {
+            (RaceVerdict::Inconclusive, Some(format!("weak race: {}", d.describe())))
+        }
+        _ => (verdict, None),
+    }
+}
+
+/// The race evidence that "safe as a lock" weighs: the cell's verdict (after the control),
+/// the deciding run's clean trials and bound, and whether the control worked (`None` when no
+/// control ran).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RaceEvidence {
+    /// The cell's verdict.
+    pub verdict: RaceVerdict,
+    /// Clean trials of the deciding run.
+    pub clean_trials: usize,
+    /// Its one-sided 95% upper bound on the multi-winner rate.
+    pub upper95: f64,
+    /// Whether the detection control worked in this run.
+    pub control_worked: Option<bool>,
+}
+
+/// "Safe as a lock" (the glossary): the control acquired, every other target state refused
+/// (for absolute and relative paths alike), and the race (amplified where it ran) `exclusive`
+/// with its bound ≤ [`MAX_BOUND_FOR_SAFE`] over ≥ [`MIN_TRIALS_FOR_SAFE`] clean trials, in a
+/// run whose detection control worked.
 ///
 /// Takes (target, outcome) pairs (a target may appear twice, for the relative-path attempt)
-/// and the race verdict with its trial count. Returns `Some(false)` as soon as any observation
-/// rules the variant out, `Some(true)` only when every target state of [`ALL_TARGETS`] and a
-/// long enough race were observed and all agree, and `None` otherwise (incomplete, faulty).
-pub fn safe_as_lock(second: &[(String, Outcome)], race: Option<(RaceVerdict, usize)>) -> Option<bool> {
+/// and the race evidence. Returns `Some(false)` as soon as any observation rules the variant
+/// out, `Some(true)` only when every target state of [`ALL_TARGETS`] and a strong enough race
+/// were observed and all agree, and `None` otherwise (incomplete, faulty, weak race).
+pub fn safe_as_lock(second: &[(String, Outcome)], race: Option<RaceEvidence>) -> Option<bool> {
     let bad_second = second.iter().any(|(target, o)| {
         !o.is_fault() && if target == "absent" { *o != Outcome::Acquired } else { *o != Outcome::Refused }
     });
-    let bad_race =
-        matches!(race, Some((RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate | RaceVerdict::NoWinner, _)));
+    let bad_race = race.is_some_and(|r| is_disproof(r.verdict));
     if bad_second || bad_race {
         return Some(false);
     }
+    let strong = race.is_some_and(|r| {
+        r.verdict == RaceVerdict::Exclusive
+            && r.clean_trials >= MIN_TRIALS_FOR_SAFE
+            && r.upper95 <= MAX_BOUND_FOR_SAFE
+            && r.control_worked == Some(true)
+    });
     let complete = ALL_TARGETS.iter().all(|t| second.iter().any(|(s, _)| s == t))
         && second.iter().all(|(_, o)| !o.is_fault())
-        && matches!(race, Some((RaceVerdict::Exclusive, n)) if n >= MIN_TRIALS_FOR_SAFE);
+        && strong;
     complete.then_some(true)
 }
 
@@ -491,23 +644,80 @@ mod tests {
         assert!(spread(&mut []).is_none());
     }
 
+    fn ev(verdict: RaceVerdict, clean: usize, control: Option<bool>) -> Option<RaceEvidence> {
+        Some(RaceEvidence {
+            verdict,
+            clean_trials: clean,
+            upper95: crate::stats::upper95(0, clean),
+            control_worked: control,
+        })
+    }
+
     #[test]
     fn safe_as_lock_needs_everything() {
         let all = |o: Outcome| -> Vec<(String, Outcome)> {
             ALL_TARGETS.iter().map(|t| (t.to_string(), if *t == "absent" { Outcome::Acquired } else { o })).collect()
         };
         let good = all(Outcome::Refused);
-        assert_eq!(safe_as_lock(&good, Some((RaceVerdict::Exclusive, 200))), Some(true));
-        assert_eq!(safe_as_lock(&good, Some((RaceVerdict::Exclusive, 6))), None, "too few trials");
-        assert_eq!(safe_as_lock(&good, Some((RaceVerdict::MultipleWinners, 200))), Some(false));
+        let ex = |n| ev(RaceVerdict::Exclusive, n, Some(true));
+        assert_eq!(safe_as_lock(&good, ex(200)), Some(true));
+        assert_eq!(safe_as_lock(&good, ex(100)), Some(true), "0/100 bounds the rate at 2.95%");
+        assert_eq!(safe_as_lock(&good, ex(99)), None, "too few trials: bound above 3%");
+        assert_eq!(safe_as_lock(&good, ev(RaceVerdict::Exclusive, 200, Some(false))), None, "weak race");
+        assert_eq!(safe_as_lock(&good, ev(RaceVerdict::Exclusive, 200, None)), None, "no control");
+        assert_eq!(safe_as_lock(&good, ev(RaceVerdict::MultipleWinners, 200, Some(true))), Some(false));
+        assert_eq!(safe_as_lock(&good, ev(RaceVerdict::MultipleWinners, 200, Some(false))), Some(false));
         assert_eq!(safe_as_lock(&good, None), None);
-        assert_eq!(safe_as_lock(&good[..2], Some((RaceVerdict::Exclusive, 200))), None, "targets missing");
-        assert_eq!(safe_as_lock(&all(Outcome::Replaced), Some((RaceVerdict::Exclusive, 200))), Some(false));
+        assert_eq!(safe_as_lock(&good[..2], ex(200)), None, "targets missing");
+        assert_eq!(safe_as_lock(&all(Outcome::Replaced), ex(200)), Some(false));
         let mut rel = good.clone();
         rel.push(("dir".into(), Outcome::Kept));
-        assert_eq!(safe_as_lock(&rel, Some((RaceVerdict::Exclusive, 200))), Some(false), "relative disagrees");
+        assert_eq!(safe_as_lock(&rel, ex(200)), Some(false), "relative disagrees");
         let mut faulty = good.clone();
         faulty[1].1 = Outcome::Timeout;
-        assert_eq!(safe_as_lock(&faulty, Some((RaceVerdict::Exclusive, 200))), None);
+        assert_eq!(safe_as_lock(&faulty, ex(200)), None);
+    }
+
+    #[test]
+    fn a_failure_in_either_mode_decides() {
+        use RaceVerdict::{Exclusive as X, Inconclusive as I, MultipleWinners as M};
+        assert_eq!(decide(Some(X), Some(M)), (M, RaceMode::Amplified));
+        assert_eq!(decide(Some(M), Some(X)), (M, RaceMode::Natural));
+        assert_eq!(decide(Some(X), Some(X)), (X, RaceMode::Amplified));
+        assert_eq!(decide(Some(X), Some(I)), (I, RaceMode::Amplified), "a broken amplified race is not a pass");
+        assert_eq!(decide(Some(X), None), (X, RaceMode::Natural));
+        assert_eq!(decide(None, None).0, I);
+    }
+
+    #[test]
+    fn a_weak_control_makes_exclusive_inconclusive() {
+        let weak = Detection::judge("c", Some((50, 100)), Some((89, 100)));
+        assert!(!weak.worked, "amplified needs 90%");
+        assert_eq!(weak.mode, RaceMode::Amplified);
+        let (v, why) = apply_control(RaceVerdict::Exclusive, Some(&weak));
+        assert_eq!(v, RaceVerdict::Inconclusive);
+        assert_eq!(why.unwrap(), "weak race: control caught 89/100 (amplified)");
+        assert_eq!(apply_control(RaceVerdict::MultipleWinners, Some(&weak)).0, RaceVerdict::MultipleWinners);
+        assert!(Detection::judge("c", Some((0, 100)), Some((90, 100))).worked);
+        assert!(Detection::judge("c", Some((20, 100)), None).worked, "natural needs 20%");
+        assert!(!Detection::judge("c", Some((19, 100)), None).worked);
+        assert!(!Detection::judge("c", None, None).worked);
+        let ok = Detection::judge("c", None, Some((100, 100)));
+        assert_eq!(apply_control(RaceVerdict::Exclusive, Some(&ok)), (RaceVerdict::Exclusive, None));
+    }
+
+    #[test]
+    fn race_stats_carry_their_bounds() {
+        let ex = vec![trial(&[S, E, E], &[true, false, false], &[0.0, 5.0, 10.0]); 200];
+        let s = summarize_race(3, &ex).stats;
+        assert_eq!(s.clean_trials, 200);
+        assert!((s.multi_winner_upper95 - 0.014_866).abs() < 1e-5);
+        assert!(s.multi_winner_ci95.is_none());
+        let mut mw = ex.clone();
+        mw.truncate(95);
+        mw.extend(vec![trial(&[S, S, E], &[false, true, false], &[0.0, 1.0, 2.0]); 5]);
+        let s = summarize_race(3, &mw).stats;
+        let [lo, hi] = s.multi_winner_ci95.unwrap();
+        assert!((lo - 0.016_431).abs() < 1e-5 && (hi - 0.112_835).abs() < 1e-5, "{lo} {hi}");
     }
 }

@@ -1,6 +1,7 @@
 //! Process I/O: spawning probes, the protocol, the scratch folder. The only module besides
 //! loading and report writing that touches the outside world.
 
+pub mod amplify;
 pub mod contender;
 pub mod process;
 pub mod protocol;

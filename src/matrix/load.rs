@@ -51,6 +51,14 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Variant>> {
         if v.call.trim().is_empty() {
             return Err(Error::input_at(path, text, at, format!("variant '{}' has an empty call", v.id)));
         }
+        if v.control && out.iter().any(|o: &Variant| o.control) {
+            return Err(Error::input_at(
+                path,
+                text,
+                at,
+                format!("variant '{}' is a second detection control; a family has at most one", v.id),
+            ));
+        }
         v.family = file.family.clone();
         out.push(v);
     }
@@ -141,6 +149,13 @@ mod tests {
     fn rejects_shell_characters_in_ids() {
         let t = "family = \"node\"\n[[variant]]\nid = \"node.x;rm\"\ncall = \"c\"\ncreates = \"file\"\n";
         assert!(parse_file(p(), t).unwrap_err().to_string().contains("';'"));
+    }
+
+    #[test]
+    fn rejects_a_second_control() {
+        let text = "family = \"x\"\n[[variant]]\nid = \"x.a\"\ncall = \"a\"\ncreates = \"file\"\ncontrol = true\n\n[[variant]]\nid = \"x.b\"\ncall = \"b\"\ncreates = \"file\"\ncontrol = true\n";
+        let e = parse_file(p(), text).unwrap_err().to_string();
+        assert!(e.contains("second detection control") && e.contains(":9:"), "{e}");
     }
 
     #[test]

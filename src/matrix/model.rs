@@ -48,6 +48,11 @@ pub struct Variant {
     /// A known anti-pattern (check-then-create), measured so that its failure is visible.
     #[serde(default)]
     pub anti_pattern: bool,
+    /// The family's detection control: a check-then-create raced in every run to show that
+    /// the race finds windows (at most one per family). It says what the variant is for, not
+    /// what it will do: its counts are measured like any other's.
+    #[serde(default)]
+    pub control: bool,
     /// The variant keeps a handle open after the call (`hold_ms` in the protocol).
     #[serde(default)]
     pub holds: bool,

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::model::Results;
-use super::table::{race_line, text_rows};
+use super::table::{counts_text, race_lines, text_rows};
 
 fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -47,7 +47,7 @@ pub fn render(r: &Results) -> String {
     );
     let _ = writeln!(
         s,
-        "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the race was exclusive over at least 50 trials; `?` when something needed is missing or faulty. Every outcome is classified from the probe's report and the file system afterwards.\n"
+        "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Races run *natural* (as the calls happen) and *amplified* (each file-system system call of every contender delayed on return, which widens any check-then-act window; where amplification ran, it decides unless the natural race found a failure). A race cell shows each run's count of trials with that verdict (`amp`, `nat`); `exclusive` carries the one-sided 95% upper bound on the multi-winner rate (`0/200 < 1.5%`). Each family's check-then-create anti-pattern is the *detection control*: where it was not caught (amplified < 90% of trials, natural-only < 20%), `exclusive` verdicts become `inconclusive` (weak race). *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the deciding race was exclusive with its bound ≤ 3% (at least 100 clean trials) in a run whose detection control worked; `?` when something needed is missing, faulty or weak. Every outcome is classified from the probe's report and the file system afterwards.\n"
     );
     for rt in r.measured_runtimes() {
         let info = r.run_info.runtimes.iter().find(|x| x.label == rt);
@@ -57,8 +57,12 @@ pub fn render(r: &Results) -> String {
         }
         let (h, rows) = text_rows(r, rt, true);
         s.push_str(&md_table(&h, &rows));
-        if let Some(l) = race_line(r, rt) {
-            let _ = writeln!(s, "\n{l}");
+        let lines = race_lines(r, rt);
+        if !lines.is_empty() {
+            s.push('\n');
+        }
+        for l in lines {
+            let _ = writeln!(s, "- {}", md_escape(&l));
         }
         s.push('\n');
     }
@@ -67,8 +71,10 @@ pub fn render(r: &Results) -> String {
         let header: Vec<String> = [
             "runtime",
             "variant",
+            "mode",
             "verdict",
             "trials",
+            "count, bound",
             "winners (n: trials)",
             "spread p50 µs",
             "spread p99 µs",
@@ -78,20 +84,25 @@ pub fn render(r: &Results) -> String {
         .map(|x| x.to_string())
         .collect();
         let mut rows = Vec::new();
-        for c in r.cells.iter().filter(|c| c.race.is_some()) {
-            let st = c.race.as_ref().expect("filtered");
-            let hist = st.winners.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ");
-            let sp = st.barrier_spread_us;
-            rows.push(vec![
-                c.runtime.clone(),
-                c.variant.clone(),
-                c.word().to_string(),
-                format!("{}×{}", st.contenders, st.trials),
-                hist,
-                sp.map_or("-".into(), |x| format!("{:.0}", x.p50)),
-                sp.map_or("-".into(), |x| format!("{:.0}", x.p99)),
-                c.trials_per_second.map_or("-".into(), |x| format!("{x:.0}")),
-            ]);
+        for c in r.cells.iter().filter(|c| c.scenario == super::model::Scenario::Race) {
+            for (mode, m) in [("natural", &c.natural), ("amplified", &c.amplified)] {
+                let Some(m) = m else { continue };
+                let st = &m.stats;
+                let hist = st.winners.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ");
+                let sp = st.barrier_spread_us;
+                rows.push(vec![
+                    c.runtime.clone(),
+                    if c.control { format!("{} (control)", c.variant) } else { c.variant.clone() },
+                    mode.to_string(),
+                    m.verdict.as_str().to_string(),
+                    format!("{}×{}", st.contenders, st.trials),
+                    counts_text(m),
+                    hist,
+                    sp.map_or("-".into(), |x| format!("{:.0}", x.p50)),
+                    sp.map_or("-".into(), |x| format!("{:.0}", x.p99)),
+                    m.trials_per_second.map_or("-".into(), |x| format!("{x:.0}")),
+                ]);
+            }
         }
         s.push_str(&md_table(&header, &rows));
         s.push('\n');
@@ -118,8 +129,24 @@ pub fn render(r: &Results) -> String {
 mod tests {
     use super::render;
     use crate::exec::protocol::RawError;
-    use crate::report::model::{Cell, ErrorInfo, FsInfo, RelativeAttempt, Results, RunInfo, RuntimeInfo, Scenario};
-    use crate::verdict::{Outcome, RaceStats, RaceVerdict, Spread};
+    use crate::report::model::{
+        AmplificationInfo, Cell, ControlInfo, ErrorInfo, FsInfo, ModeRun, RelativeAttempt, Results, RunInfo,
+        RuntimeInfo, Scenario,
+    };
+    use crate::verdict::{summarize_race, Detection, Outcome, RaceMode, RaceVerdict, Report, Trial};
+    use Report::{Error as E, Success as S};
+
+    fn run(trials: Vec<Trial>, tps: f64) -> ModeRun {
+        let s = summarize_race(3, &trials);
+        ModeRun {
+            verdict: s.verdict,
+            stats: s.stats,
+            errors: [("EEXIST".to_string(), 2 * trials.len())].into(),
+            discarded_trials: 0,
+            trials_per_second: Some(tps),
+            evidence: None,
+        }
+    }
 
     fn cell(variant: &str, scenario: Scenario, target: &str) -> Cell {
         let v = crate::matrix::Variant {
@@ -129,6 +156,7 @@ mod tests {
             source: crate::matrix::SourceKind::None,
             creates: crate::matrix::Creates::File,
             anti_pattern: false,
+            control: false,
             holds: false,
             note: String::new(),
         };
@@ -140,6 +168,7 @@ mod tests {
     /// A hand-built model: one safe and one unsafe variant, a relative-path disagreement, a
     /// fault with evidence, and a skipped runtime.
     fn model() -> Results {
+        let control = Detection::judge("node.b", Some((4, 10)), Some((10, 10)));
         let eexist = ErrorInfo {
             code: "EEXIST".into(),
             raw: RawError {
@@ -160,19 +189,15 @@ mod tests {
         cells.push(c);
         let mut c = cell("node.a.wx", Scenario::Race, "absent");
         c.verdict = Some(RaceVerdict::Exclusive);
-        c.race = Some(RaceStats {
-            contenders: 3,
-            trials: 10,
-            winners: [(1, 10)].into(),
-            multi_winner_trials: 0,
-            max_winners: 1,
-            lost_update_trials: 0,
-            no_winner_trials: 0,
-            fault_trials: 0,
-            wins_by_contender: vec![4, 3, 3],
-            barrier_spread_us: Some(Spread { p50: 90.0, p99: 300.0, max: 310.0 }),
-        });
-        c.trials_per_second = Some(1200.0);
+        c.decided_by = Some(RaceMode::Amplified);
+        let one = Trial {
+            reports: vec![S, E, E],
+            held: vec![true, false, false],
+            t0_us: vec![Some(0.0), Some(90.0), Some(300.0)],
+        };
+        c.natural = Some(run(vec![one.clone(); 100], 1200.0));
+        c.amplified = Some(run(vec![one.clone(); 100], 600.0));
+        c.detection = Some(control.clone());
         cells.push(c);
         let mut c = cell("node.b", Scenario::SecondComer, "absent");
         c.outcome = Some(Outcome::Acquired);
@@ -184,21 +209,22 @@ mod tests {
         cells.push(c);
         let mut c = cell("node.b", Scenario::Race, "absent");
         c.verdict = Some(RaceVerdict::MultipleWinners);
-        c.race = Some(RaceStats {
-            contenders: 3,
-            trials: 10,
-            winners: [(2, 4), (3, 6)].into(),
-            multi_winner_trials: 10,
-            max_winners: 3,
-            lost_update_trials: 10,
-            no_winner_trials: 0,
-            fault_trials: 0,
-            wins_by_contender: vec![10, 10, 6],
-            barrier_spread_us: Some(Spread { p50: 80.0, p99: 200.0, max: 200.0 }),
-        });
+        c.decided_by = Some(RaceMode::Amplified);
+        let two = Trial {
+            reports: vec![S, S, E],
+            held: vec![false, true, false],
+            t0_us: vec![Some(0.0), Some(80.0), Some(200.0)],
+        };
+        let mut nat = vec![one.clone(); 6];
+        nat.extend(vec![two.clone(); 4]);
+        c.natural = Some(run(nat, 1100.0));
+        c.amplified = Some(run(vec![two; 10], 500.0));
+        c.amplified_unavailable = None;
+        c.detection = Some(control.clone());
+        c.control = true;
         cells.push(c);
         Results {
-            schema: 1,
+            schema: crate::report::model::SCHEMA,
             run_info: RunInfo {
                 harness_version: "0.0.0".into(),
                 os: "linux".into(),
@@ -238,6 +264,18 @@ mod tests {
                         families: vec!["pwsh".into()],
                     },
                 ],
+                amplification: AmplificationInfo {
+                    requested: "both".into(),
+                    delay_us: 500,
+                    syscalls: vec!["openat".into()],
+                    tool: Some("strace -- version 6.1".into()),
+                    unavailable: None,
+                },
+                controls: vec![ControlInfo {
+                    runtime: "node 20.0.0".into(),
+                    family: "node".into(),
+                    detection: control,
+                }],
             },
             cells,
         }
@@ -261,8 +299,10 @@ mod tests {
         assert_eq!(back, m);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let race = &v["cells"][2];
-        assert_eq!(race["winners"]["1"], 10);
-        assert_eq!(race["barrier_spread_us"]["p99"], 300.0);
+        assert_eq!(race["natural"]["winners"]["1"], 100);
+        assert_eq!(race["amplified"]["barrier_spread_us"]["p99"], 300.0);
+        assert_eq!(race["decided_by"], "amplified");
+        assert!((race["amplified"]["multi_winner_upper95"].as_f64().unwrap() - 0.0295).abs() < 1e-3);
         assert_eq!(v["cells"][1]["error"]["code"], "EEXIST");
     }
 }

@@ -1,11 +1,15 @@
-//! The results model, serialised as `results.json` (schema 1).
+//! The results model, serialised as `results.json` (schema [`SCHEMA`]).
+
+/// The schema version written and read: 2 added natural and amplified race runs, bounds and
+/// the detection control.
+pub const SCHEMA: u32 = 2;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::exec::protocol::RawError;
-use crate::verdict::{safe_as_lock, Outcome, RaceStats, RaceVerdict};
+use crate::verdict::{safe_as_lock, Detection, Outcome, RaceEvidence, RaceMode, RaceStats, RaceVerdict};
 
 /// Which scenario a cell measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -49,6 +53,44 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// One way a race cell was run (natural or amplified): its verdict and counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModeRun {
+    /// The verdict of this run alone.
+    pub verdict: RaceVerdict,
+    /// Counts (contenders, trials, winners histogram, multi-winner trials, bounds, barrier
+    /// spread in µs, …), flat in the JSON.
+    #[serde(flatten)]
+    pub stats: RaceStats,
+    /// Normalised error codes of failed calls → count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors: BTreeMap<String, usize>,
+    /// Trials run again because a contender failed before the release.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub discarded_trials: usize,
+    /// Completed trials per second of measured wall time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials_per_second: Option<f64>,
+    /// What the harness saw of faults in this run, or why it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+}
+
+impl ModeRun {
+    /// The trials that show this run's verdict: multi-winner trials for `multiple-winners`,
+    /// lost-update, no-winner or faulty trials for those verdicts, 0 otherwise.
+    pub fn offending(&self) -> usize {
+        let st = &self.stats;
+        match self.verdict {
+            RaceVerdict::MultipleWinners => st.multi_winner_trials,
+            RaceVerdict::LostUpdate => st.lost_update_trials,
+            RaceVerdict::NoWinner => st.no_winner_trials,
+            RaceVerdict::Inconclusive => st.fault_trials,
+            _ => 0,
+        }
+    }
+}
+
 /// One measured cell: (runtime, variant, scenario, target).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
@@ -90,18 +132,29 @@ pub struct Cell {
     /// See `before`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
-    /// Race: counts (contenders, trials, winners histogram, spread, …), flat in the JSON.
-    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub race: Option<RaceStats>,
-    /// Race: normalised error codes of failed calls → count.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub errors: BTreeMap<String, usize>,
-    /// Race: trials run again because a contender failed before the release.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub discarded_trials: usize,
-    /// Race: completed trials per second of wall time.
+    /// Race: the mode whose run decided [`Cell::verdict`] (a failure in either mode decides;
+    /// otherwise the amplified run where it ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trials_per_second: Option<f64>,
+    pub decided_by: Option<RaceMode>,
+    /// Race: the natural run (as the calls happen), when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub natural: Option<ModeRun>,
+    /// Race: the amplified run (file-system calls delayed on return), when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplified: Option<ModeRun>,
+    /// Race: why no amplified run was made (`off` by request, or why it is unavailable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplified_unavailable: Option<String>,
+    /// Race: how well this run's detection control (the family's check-then-create
+    /// anti-pattern) was caught; `None` when no control ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detection: Option<Detection>,
+    /// Race: why an `exclusive` run became `inconclusive` (`weak race: control caught n/T`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weak_race: Option<String>,
+    /// Race: this cell is its family's detection control.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub control: bool,
     /// Faults and prompts: what the harness saw (stderr excerpt, stray output, reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
@@ -136,10 +189,13 @@ impl Cell {
             relative: None,
             before: None,
             after: None,
-            race: None,
-            errors: BTreeMap::new(),
-            trials_per_second: None,
-            discarded_trials: 0,
+            decided_by: None,
+            natural: None,
+            amplified: None,
+            amplified_unavailable: None,
+            detection: None,
+            weak_race: None,
+            control: false,
             evidence: None,
             elapsed_ms: 0.0,
         }
@@ -152,6 +208,26 @@ impl Cell {
             (None, Some(v)) => v.as_str(),
             (None, None) => "?",
         }
+    }
+
+    /// The run that decided a race cell's verdict (amplified or natural), if any ran.
+    pub fn deciding(&self) -> Option<&ModeRun> {
+        match self.decided_by? {
+            RaceMode::Amplified => self.amplified.as_ref(),
+            RaceMode::Natural => self.natural.as_ref(),
+        }
+    }
+
+    /// The race evidence for "safe as a lock", when this is a race cell with a verdict.
+    pub fn race_evidence(&self) -> Option<RaceEvidence> {
+        let verdict = self.verdict?;
+        let (clean, upper) = self.deciding().map_or((0, 1.0), |m| (m.stats.clean_trials, m.stats.multi_winner_upper95));
+        Some(RaceEvidence {
+            verdict,
+            clean_trials: clean,
+            upper95: upper,
+            control_worked: self.detection.as_ref().map(|d| d.worked),
+        })
     }
 
     /// The key used to compare runs: adapter name instead of label (ignores versions).
@@ -205,6 +281,40 @@ pub struct RunInfo {
     pub path_segment: Option<String>,
     /// Every selected runtime (name, version, path), measured or not, with the reason when not.
     pub runtimes: Vec<RuntimeInfo>,
+    /// How races were amplified (or why not).
+    pub amplification: AmplificationInfo,
+    /// Each measured runtime's detection control, per API family.
+    #[serde(default)]
+    pub controls: Vec<ControlInfo>,
+}
+
+/// How races were amplified in a run (`--amplify`, `--amplify-delay-us`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AmplificationInfo {
+    /// `both`, `on` (amplified only) or `off` (natural only), as requested.
+    pub requested: String,
+    /// The delay after each listed system call, in microseconds.
+    pub delay_us: u64,
+    /// The system calls delayed on return.
+    pub syscalls: Vec<String>,
+    /// The tracer, e.g. `strace -- version 6.1`, when amplification was available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Why amplification was unavailable on this machine, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+/// One runtime's detection control for one API family.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ControlInfo {
+    /// Runtime row label.
+    pub runtime: String,
+    /// API family.
+    pub family: String,
+    /// The judgement (variant, counts per mode, worked or not).
+    #[serde(flatten)]
+    pub detection: Detection,
 }
 
 /// A runtime as discovered.
@@ -259,8 +369,7 @@ impl Row<'_> {
         let mut second: Vec<(String, Outcome)> =
             self.second.iter().filter_map(|(t, c)| c.outcome.map(|o| (t.to_string(), o))).collect();
         second.extend(self.second.iter().filter_map(|(t, c)| c.relative.as_ref().map(|r| (t.to_string(), r.outcome))));
-        let race = self.race.and_then(|c| Some((c.verdict?, c.race.as_ref().map_or(0, |s| s.trials))));
-        safe_as_lock(&second, race)
+        safe_as_lock(&second, self.race.and_then(Cell::race_evidence))
     }
 }
 

@@ -4,8 +4,8 @@
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
-use super::model::{Cell, Results, Row};
-use crate::verdict::{Outcome, RaceVerdict};
+use super::model::{Cell, ModeRun, Results, Row, Scenario};
+use crate::verdict::{Outcome, RaceMode, RaceVerdict};
 
 /// Text of a second-comer cell: the outcome, the normalised error code when the call failed,
 /// and the relative-path outcome when it differs (`refused EEXIST`, `kept (rel: refused)`).
@@ -25,21 +25,76 @@ pub fn second_text(c: &Cell) -> String {
     s
 }
 
-/// Text of a race cell: `exclusive`, or the verdict with the number of offending trials
-/// (`multiple-winners 187/200`).
+/// A run's count for the cell's verdict kind: multi-winner trials for `multiple-winners`
+/// (and for `exclusive`, where it is 0), lost-update, no-winner or faulty trials for those.
+fn count_for(v: RaceVerdict, m: &ModeRun) -> usize {
+    let st = &m.stats;
+    match v {
+        RaceVerdict::LostUpdate => st.lost_update_trials,
+        RaceVerdict::NoWinner => st.no_winner_trials,
+        RaceVerdict::Inconclusive if m.verdict == RaceVerdict::Inconclusive => st.fault_trials,
+        _ => st.multi_winner_trials,
+    }
+}
+
+/// A percentage for tables: `1.5%`, `0.30%`, `100%`.
+pub fn pct(p: f64) -> String {
+    let x = p * 100.0;
+    if x >= 10.0 {
+        format!("{x:.0}%")
+    } else if x >= 1.0 {
+        format!("{x:.1}%")
+    } else {
+        format!("{x:.2}%")
+    }
+}
+
+/// One run's counts with their bound: `0/200 < 1.5%` (one-sided 95% upper bound, no
+/// multi-winner trial) or `48/200, 95% CI 18–31%` (Clopper–Pearson), or `n/T` for other kinds.
+pub fn counts_text(m: &ModeRun) -> String {
+    let st = &m.stats;
+    match m.verdict {
+        RaceVerdict::Exclusive => format!("0/{} < {}", st.clean_trials, pct(st.multi_winner_upper95)),
+        RaceVerdict::MultipleWinners => match st.multi_winner_ci95 {
+            Some([lo, hi]) => format!("{}/{}, 95% CI {}–{}", st.multi_winner_trials, st.trials, pct(lo), pct(hi)),
+            None => format!("{}/{}", st.multi_winner_trials, st.trials),
+        },
+        v => format!("{}/{}", count_for(v, m), st.trials),
+    }
+}
+
+/// Text of a race cell: the verdict, then each run's count of trials showing it, the deciding
+/// run first, with the bound of an `exclusive` one:
+/// `multiple-winners (amp 200/200; nat 48/200)`, `exclusive (amp 0/200 < 1.5%; nat 0/200)`,
+/// `inconclusive: weak race: control caught 12/100 (amplified)`.
 pub fn race_text(c: &Cell) -> String {
     let Some(v) = c.verdict else { return "?".into() };
-    let Some(st) = &c.race else { return v.as_str().into() };
-    let n = match v {
-        RaceVerdict::MultipleWinners => Some(st.multi_winner_trials),
-        RaceVerdict::LostUpdate => Some(st.lost_update_trials),
-        RaceVerdict::NoWinner => Some(st.no_winner_trials),
-        RaceVerdict::Inconclusive => Some(st.fault_trials),
-        _ => None,
+    if c.natural.is_none() && c.amplified.is_none() {
+        return v.as_str().into();
+    }
+    let judged = if c.weak_race.is_some() { RaceVerdict::Exclusive } else { v };
+    let part = |name: &str, m: &ModeRun, deciding: bool| {
+        let n = count_for(judged, m);
+        if deciding && judged == RaceVerdict::Exclusive && m.verdict == RaceVerdict::Exclusive {
+            format!("{name} 0/{} < {}", m.stats.clean_trials, pct(m.stats.multi_winner_upper95))
+        } else {
+            format!("{name} {n}/{}", m.stats.trials)
+        }
     };
-    match n {
-        Some(n) => format!("{} {n}/{}", v.as_str(), st.trials),
-        None => v.as_str().into(),
+    let mut parts = Vec::new();
+    let amp_first = c.decided_by != Some(RaceMode::Natural);
+    let amp = c.amplified.as_ref().map(|m| part("amp", m, amp_first));
+    let nat = c.natural.as_ref().map(|m| part("nat", m, !amp_first));
+    if amp_first {
+        parts.extend(amp);
+        parts.extend(nat);
+    } else {
+        parts.extend(nat);
+        parts.extend(amp);
+    }
+    match &c.weak_race {
+        Some(w) => format!("{} ({w}; {})", v.as_str(), parts.join("; ")),
+        None => format!("{} ({})", v.as_str(), parts.join("; ")),
     }
 }
 
@@ -54,8 +109,12 @@ pub fn safe_text(r: &Row<'_>) -> &'static str {
 
 /// The race column header for a runtime: `race 3×200` when every race cell agrees.
 pub fn race_header(rows: &[Row<'_>]) -> String {
-    let shapes: Vec<(usize, usize)> =
-        rows.iter().filter_map(|r| r.race.and_then(|c| c.race.as_ref())).map(|s| (s.contenders, s.trials)).collect();
+    let shapes: Vec<(usize, usize)> = rows
+        .iter()
+        .filter_map(|r| r.race)
+        .flat_map(|c| c.natural.iter().chain(c.amplified.iter()))
+        .map(|m| (m.stats.contenders, m.stats.trials))
+        .collect();
     match shapes.first() {
         Some(&(k, t)) if shapes.iter().all(|s| *s == (k, t)) => format!("race {k}×{t}"),
         _ => "race".into(),
@@ -108,25 +167,56 @@ pub fn render_terminal(results: &Results, runtime: &str) -> String {
     t.to_string()
 }
 
-/// A one-line race summary for a runtime: median barrier spread and trials per second.
-pub fn race_line(results: &Results, runtime: &str) -> Option<String> {
-    let cells: Vec<&Cell> = results.cells.iter().filter(|c| c.runtime == runtime && c.race.is_some()).collect();
-    if cells.is_empty() {
-        return None;
+/// The lines under a runtime's table: per race mode, cells, trials, median barrier spread and
+/// trials per second; each family's detection control; and why amplified races did not run.
+pub fn race_lines(results: &Results, runtime: &str) -> Vec<String> {
+    let cells: Vec<&Cell> =
+        results.cells.iter().filter(|c| c.runtime == runtime && c.scenario == Scenario::Race).collect();
+    let mut out = Vec::new();
+    for (name, pick) in [
+        ("natural", (|c: &Cell| c.natural.as_ref()) as fn(&Cell) -> Option<&ModeRun>),
+        ("amplified", |c: &Cell| c.amplified.as_ref()),
+    ] {
+        let runs: Vec<&ModeRun> = cells.iter().filter_map(|c| pick(c)).collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let med = |mut v: Vec<f64>| crate::verdict::spread(&mut v).map(|s| s.p50);
+        let p50 = med(runs.iter().filter_map(|m| m.stats.barrier_spread_us.map(|s| s.p50)).collect());
+        let p99 = med(runs.iter().filter_map(|m| m.stats.barrier_spread_us.map(|s| s.p99)).collect());
+        let tps = med(runs.iter().filter_map(|m| m.trials_per_second).collect());
+        let trials: usize = runs.iter().map(|m| m.stats.trials).sum();
+        let spread = match (p50, p99) {
+            (Some(a), Some(b)) => format!("barrier spread (median over cells) p50 {a:.0} µs, p99 {b:.0} µs"),
+            _ => "barrier spread not measured (the probe has no microsecond clock)".to_string(),
+        };
+        out.push(format!(
+            "{name} races: {} cells, {trials} trials; {spread}; {} trials/s per cell (median)",
+            runs.len(),
+            tps.map_or("?".into(), |x| format!("{x:.0}")),
+        ));
     }
-    let mut p50: Vec<f64> = cells.iter().filter_map(|c| c.race.as_ref()?.barrier_spread_us.map(|s| s.p50)).collect();
-    let mut p99: Vec<f64> = cells.iter().filter_map(|c| c.race.as_ref()?.barrier_spread_us.map(|s| s.p99)).collect();
-    let mut tps: Vec<f64> = cells.iter().filter_map(|c| c.trials_per_second).collect();
-    let med = |v: &mut Vec<f64>| crate::verdict::spread(v).map(|s| s.p50);
-    let trials: usize = cells.iter().filter_map(|c| c.race.as_ref().map(|s| s.trials)).sum();
-    let spread = match (med(&mut p50), med(&mut p99)) {
-        (Some(a), Some(b)) => format!("barrier spread (median over cells) p50 {a:.0} µs, p99 {b:.0} µs"),
-        _ => "barrier spread not measured (the probe has no microsecond clock)".to_string(),
-    };
-    Some(format!(
-        "races: {} cells, {} trials; {spread}; {} trials/s per cell (median)",
-        cells.len(),
-        trials,
-        med(&mut tps).map_or("?".into(), |x| format!("{x:.0}")),
-    ))
+    for ctl in results.run_info.controls.iter().filter(|c| c.runtime == runtime) {
+        let d = &ctl.detection;
+        let mut modes = Vec::new();
+        if let Some([n, t]) = d.amplified {
+            modes.push(format!("amplified {n}/{t}"));
+        }
+        if let Some([n, t]) = d.natural {
+            modes.push(format!("natural {n}/{t}"));
+        }
+        let judged = if d.worked {
+            "the race finds windows".to_string()
+        } else {
+            format!("WEAK RACE: its exclusive verdicts are inconclusive ({})", d.describe())
+        };
+        let modes = if modes.is_empty() { "did not run".to_string() } else { modes.join(", ") };
+        out.push(format!("detection control {} ({} family): caught in {modes}; {judged}", d.variant, ctl.family));
+    }
+    let mut reasons: Vec<&str> = cells.iter().filter_map(|c| c.amplified_unavailable.as_deref()).collect();
+    reasons.dedup();
+    for r in reasons {
+        out.push(format!("amplified races: {r}"));
+    }
+    out
 }

@@ -117,6 +117,11 @@ pub trait Adapter: Sync + std::fmt::Debug {
     fn timeout_multiplier(&self) -> u32 {
         1
     }
+    /// Why this runtime's races cannot be amplified even where strace works (shown in the
+    /// row), or `None` when they can.
+    fn no_amplification(&self) -> Option<String> {
+        None
+    }
     /// Why this runtime is not on this machine, when it is absent (shown in the skip line).
     fn absent_hint(&self) -> String {
         format!("no {} on PATH", self.executables().join(" or "))

@@ -144,12 +144,34 @@ fn results_files_with_broken_race_counts_or_schema_are_rejected() {
     let base = fixtures().join("results").join("base.json");
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     let race = v["cells"].as_array_mut().unwrap().iter_mut().find(|c| c["scenario"] == "race").unwrap();
-    race["winners"] = serde_json::json!({"x": 3});
+    race["natural"]["winners"] = serde_json::json!({"x": 3});
     let bad = t.path().join("bad-winners.json");
     std::fs::write(&bad, v.to_string()).unwrap();
     conformance().args(["report"]).arg(&bad).assert().code(2).stderr(
-        predicate::str::contains("bad-winners.json: race cell").and(predicate::str::contains("malformed counts")),
+        predicate::str::contains("bad-winners.json:").and(predicate::str::contains("winners key 'x' is not a count")),
     );
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    let race = v["cells"].as_array_mut().unwrap().iter_mut().find(|c| c["scenario"] == "race").unwrap();
+    race.as_object_mut().unwrap().remove("natural");
+    race.as_object_mut().unwrap().remove("amplified");
+    let bad = t.path().join("no-runs.json");
+    std::fs::write(&bad, v.to_string()).unwrap();
+    conformance()
+        .args(["report"])
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no-runs.json: race cell").and(predicate::str::contains("malformed counts")));
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    v["schema"] = serde_json::json!(1);
+    let old = t.path().join("old.json");
+    std::fs::write(&old, v.to_string()).unwrap();
+    conformance()
+        .args(["report"])
+        .arg(&old)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("schema 1 is not supported").and(predicate::str::contains("measure again")));
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     v["schema"] = serde_json::json!(99);
     let bad = t.path().join("schema.json");
@@ -169,4 +191,60 @@ fn broken_pipe_is_not_an_error() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+/// Where amplification cannot run, every race cell and the run say so, and the verdict rests
+/// on the natural race: never silently.
+#[test]
+#[cfg(unix)]
+fn unavailable_amplification_is_visible() {
+    let _serial = crate::common::one_at_a_time();
+    let out = tempfile::tempdir().unwrap();
+    let a = conformance()
+        .env("CONFORMANCE_STRACE", "/bin/false")
+        .args(["run", "-r", "node", "-v", "node.writeFileSync.wx", "--scenario", "race", "-n", "20", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(stderr.contains("skip     amplified races: unavailable (strace -V failed"), "{stderr}");
+    let r = crate::common::read_json(&out.path().join("results.json"));
+    assert!(r["run_info"]["amplification"]["unavailable"].as_str().unwrap().contains("strace -V failed"));
+    for c in r["cells"].as_array().unwrap() {
+        assert!(c["amplified"].is_null(), "{c}");
+        assert!(c["amplified_unavailable"].as_str().unwrap().contains("strace -V failed"), "{c}");
+        assert_eq!(c["decided_by"], "natural");
+        assert_eq!(c["natural"]["trials"], 20);
+    }
+    let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    assert!(stdout.contains("amplified races: strace -V failed"), "{stdout}");
+}
+
+#[test]
+fn max_rate_adds_trials_until_the_bound_is_reached() {
+    let _serial = crate::common::one_at_a_time();
+    let out = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "-r", "node", "-v", "node.writeFileSync.wx", "--scenario", "race", "-n", "10", "-q"])
+        .args(["--amplify", "off", "--max-rate", "2%", "--max-trials", "1000", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = crate::common::read_json(&out.path().join("results.json"));
+    let wx = r["cells"].as_array().unwrap().iter().find(|c| c["variant"] == "node.writeFileSync.wx").unwrap();
+    let m = &wx["natural"];
+    // 0 multi-winner trials: stops at the first T with 1 − 0.05^(1/T) ≤ 2%, T = 149
+    assert_eq!(m["verdict"], "exclusive", "{wx}");
+    assert_eq!(m["trials"], 149, "{wx}");
+    assert!(m["multi_winner_upper95"].as_f64().unwrap() <= 0.02);
+    // the control stops at its first multi-winner trial (or at the cap)
+    let ctl = r["cells"].as_array().unwrap().iter().find(|c| c["control"] == true).unwrap();
+    let n = ctl["natural"]["trials"].as_u64().unwrap();
+    let multi = ctl["natural"]["multi_winner_trials"].as_u64().unwrap();
+    assert!((n == 10 && multi >= 1) || (n > 10 && multi == 1) || n == 1000, "{ctl}");
+    conformance()
+        .args(["run", "-r", "node", "--max-rate", "5"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--max-rate"));
 }

@@ -1,0 +1,157 @@
+//! Amplified races: each contender runs under `strace`, which delays the *return* of every
+//! file-system system call by a fixed time. A check-then-act implementation has a window
+//! between two system calls, and the delay stretches it past the barrier spread, so every
+//! contender passes the check; an atomic call decides inside one system call, so a delay after
+//! it cannot make a second winner.
+//!
+//! Mechanism: `strace -f --seccomp-bpf -qq -o /dev/null -e trace=SET -e
+//! inject=SET:delay_exit=US` (strace(1): `--seccomp-bpf` stops the tracee only on the listed
+//! calls, so the probe's pipe I/O is not slowed; `delay_exit` is in microseconds). Names
+//! prefixed with `?` are skipped where the architecture lacks them (`open` on arm64). Linux
+//! only; elsewhere, or where ptrace is refused, amplification is unavailable with a reason.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::process::{run_capture, Launch};
+
+/// The file-system system calls whose return is delayed: checks (`access`, `stat` family),
+/// creates and opens, renames, links, directory calls, removals, truncation and in-kernel
+/// copies. Reads and writes of data (and so the probe's protocol pipes) are not in it.
+pub const SYSCALLS: &[&str] = &[
+    "access",
+    "faccessat",
+    "faccessat2",
+    "stat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "mkdir",
+    "mkdirat",
+    "unlink",
+    "unlinkat",
+    "rmdir",
+    "truncate",
+    "ftruncate",
+    "copy_file_range",
+    "sendfile",
+];
+
+/// The default delay after each listed system call, in microseconds: several times the
+/// barrier spread measured here (p50 ≈ 100–150 µs for session probes).
+pub const DEFAULT_DELAY_US: u64 = 500;
+
+/// A working `strace` and the delay it injects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Amplifier {
+    strace: PathBuf,
+    delay_us: u64,
+    version: String,
+}
+
+impl Amplifier {
+    /// Finds `strace` (`CONFORMANCE_STRACE` if set, else on `PATH`) and checks that it can trace and delay a child here (ptrace
+    /// may be refused in containers). `delay_us` is the delay in microseconds.
+    ///
+    /// Errors: why amplification is unavailable (not Linux, no strace, strace too old for
+    /// `--seccomp-bpf`, ptrace refused), as one line for the report.
+    pub fn detect(delay_us: u64) -> Result<Amplifier, String> {
+        if !cfg!(target_os = "linux") {
+            return Err(format!("needs Linux strace; this is {}", std::env::consts::OS));
+        }
+        let strace = match std::env::var_os("CONFORMANCE_STRACE") {
+            Some(p) => PathBuf::from(p),
+            None => {
+                which::which("strace").map_err(|_| "strace not found on PATH (Debian package strace)".to_string())?
+            }
+        };
+        let version = match run_capture(&Launch::new(&strace, ["-V"]), &std::env::temp_dir(), Duration::from_secs(10)) {
+            Ok((true, out, _)) => out.lines().next().unwrap_or("strace").trim().to_string(),
+            Ok((false, out, err)) => return Err(format!("strace -V failed: {}", first(&err, &out))),
+            Err(e) => return Err(format!("strace -V failed: {e}")),
+        };
+        let amp = Amplifier { strace, delay_us, version };
+        // a real traced child: proves ptrace is allowed and the flags are understood
+        let t = amp.wrap(&Launch::new("/bin/sh", ["-c", "test -e /"]));
+        match run_capture(&t, &std::env::temp_dir(), Duration::from_secs(20)) {
+            Ok((true, _, _)) => Ok(amp),
+            Ok((false, out, err)) => Err(format!("strace cannot trace here: {}", first(&err, &out))),
+            Err(e) => Err(format!("strace cannot trace here: {e}")),
+        }
+    }
+
+    /// The delay after each listed system call, in microseconds.
+    pub fn delay_us(&self) -> u64 {
+        self.delay_us
+    }
+
+    /// `strace -V`'s first line, e.g. `strace -- version 6.1`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The strace executable.
+    pub fn strace(&self) -> &Path {
+        &self.strace
+    }
+
+    /// `launch` run under strace with the delay: program and arguments become strace's
+    /// arguments after `--` (an argument vector, never a shell line); the environment is kept.
+    pub fn wrap(&self, launch: &Launch) -> Launch {
+        let set = SYSCALLS.iter().map(|s| format!("?{s}")).collect::<Vec<_>>().join(",");
+        let mut args: Vec<std::ffi::OsString> = [
+            "-f".to_string(),
+            "--seccomp-bpf".into(),
+            "-qq".into(),
+            "-o".into(),
+            "/dev/null".into(),
+            "-e".into(),
+            format!("trace={set}"),
+            "-e".into(),
+            format!("inject={set}:delay_exit={}", self.delay_us),
+            "--".into(),
+        ]
+        .into_iter()
+        .map(Into::into)
+        .collect();
+        args.push(launch.program.clone().into_os_string());
+        args.extend(launch.args.iter().cloned());
+        Launch { program: self.strace.clone(), args, env: launch.env.clone() }
+    }
+}
+
+fn first(err: &str, out: &str) -> String {
+    let s = format!("{err}\n{out}");
+    s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no output").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_the_argument_vector() {
+        let amp = Amplifier { strace: "/usr/bin/strace".into(), delay_us: 500, version: String::new() };
+        let l = Launch::new("/opt/node", ["probe.mjs", "a b&c %PATH%"]).with_env("K", "V");
+        let w = amp.wrap(&l);
+        assert_eq!(w.program, PathBuf::from("/usr/bin/strace"));
+        let args: Vec<String> = w.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let dash = args.iter().position(|a| a == "--").unwrap();
+        assert_eq!(&args[dash + 1..], ["/opt/node", "probe.mjs", "a b&c %PATH%"]);
+        assert!(args.contains(&"--seccomp-bpf".to_string()));
+        assert!(args.iter().any(|a| a.starts_with("inject=") && a.ends_with(":delay_exit=500")));
+        assert!(args.iter().any(|a| a.starts_with("trace=?access,")));
+        assert_eq!(w.env, l.env);
+    }
+}

@@ -16,6 +16,7 @@ fn trials(n: usize) -> Vec<Trial> {
             reports: vec![Report::Success, if i % 7 == 0 { Report::Success } else { Report::Error }, Report::Error],
             held: vec![true, false, false],
             t0_us: vec![Some(1.0), Some(1.0 + (i % 50) as f64), Some(3.0)],
+            offset_us: 0,
         })
         .collect()
 }

@@ -247,6 +247,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     let variants = select_variants(all.clone(), &a.variant)?;
     let targets = parse_targets(&a.target)?;
     let max_rate = a.power.max_rate()?;
+    let offsets = a.power.offsets()?;
     let requested = Requested::parse(&a.runtime)?;
     let required = Requested::parse(&a.require).map_err(|e| match e {
         Error::UnknownRuntime { name, known, .. } => Error::UnknownRuntime { name, flag: "--require".into(), known },
@@ -329,6 +330,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         amplify: amplify.clone(),
         max_rate,
         max_trials: a.power.max_trials as usize,
+        offsets: offsets.clone(),
     };
     let controls: Vec<&Variant> = all.iter().filter(|v| v.control).collect();
     let per_variant = if opts.second_comer { opts.targets.len() } else { 0 } + usize::from(opts.race);
@@ -443,6 +445,7 @@ fn check_timeout(t: f64) -> Result<Duration> {
 fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     let timeout = check_timeout(a.timeout)?;
     a.power.max_rate()?;
+    let offsets = a.power.offsets()?;
     let all = load_dir(matrices)?;
     let mut wanted: Vec<(&'static str, Variant)> = Vec::new();
     for item in &a.contenders {
@@ -514,6 +517,7 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
         amplify,
         max_rate,
         max_trials: a.power.max_trials as usize,
+        offsets: offsets.clone(),
     };
     let rts: Vec<&Runtime> =
         wanted.iter().map(|(n, _)| found.iter().find(|r| r.name == *n).expect("discovered")).collect();
@@ -544,9 +548,7 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     let controls: Option<Vec<&Variant>> = variants.iter().map(|v| engine::control_for(&all, &v.family)).collect();
     let detection = controls.map(|cs| {
         let r = engine::race_modes(&mut pools, &cs, &styles, trials, &opts, &mut scratch, &nonce, &mut next_id);
-        let counts = |m: &Option<crate::report::model::ModeRun>| {
-            m.as_ref().map(|m| (m.stats.multi_winner_trials, m.stats.trials))
-        };
+        let counts = |m: &Option<crate::report::model::ModeRun>| m.as_ref().map(|m| m.control_counts());
         let ids = cs.iter().map(|v| v.id.as_str()).collect::<Vec<_>>().join(" + ");
         crate::verdict::Detection::judge(&ids, counts(&r.natural), counts(&r.amplified))
     });

@@ -90,8 +90,9 @@ pub struct PowerArgs {
     /// each contender delayed on return under strace, Linux), or both.
     #[arg(long, value_enum, default_value = "both")]
     pub amplify: AmplifyArg,
-    /// The delay after each file-system system call in amplified races, in microseconds.
-    #[arg(long, default_value_t = 500, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    /// The delay after each file-system system call in amplified races, in microseconds; only
+    /// trials whose contenders entered their calls within half of it are counted.
+    #[arg(long, default_value_t = crate::exec::amplify::DEFAULT_DELAY_US, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub amplify_delay_us: u64,
     /// Keep adding trials to a race until a multi-winner trial appears or the 95% upper bound
     /// on the multi-winner rate falls to RATE (e.g. 0.01 or 1%), up to --max-trials.
@@ -100,9 +101,36 @@ pub struct PowerArgs {
     /// The cap on trials per race with --max-rate.
     #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_trials: u32,
+    /// Release offsets in µs, comma-separated: contender i is released i × offset after
+    /// contender 0, and trials are spread over the offsets in turn. Default: amplified races
+    /// sweep 0, D/2, D, 2D for delay D; natural races 0 and the measured release spread.
+    #[arg(long, value_name = "LIST")]
+    pub offsets: Option<String>,
 }
 
 impl PowerArgs {
+    /// `--offsets` as microseconds. Errors: [`crate::error::Error::Usage`] naming the flag for
+    /// an entry that is not a whole number of microseconds up to 1 s, or an empty list.
+    pub fn offsets(&self) -> crate::error::Result<Option<Vec<u64>>> {
+        let Some(raw) = &self.offsets else { return Ok(None) };
+        let bad = |m: String| crate::error::Error::Usage { flag: "--offsets".into(), message: m };
+        let mut v = Vec::new();
+        for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part.parse::<u64>() {
+                Ok(x) if x <= 1_000_000 => {
+                    if !v.contains(&x) {
+                        v.push(x);
+                    }
+                }
+                _ => return Err(bad(format!("'{part}' is not a number of microseconds from 0 to 1000000"))),
+            }
+        }
+        if v.is_empty() {
+            return Err(bad("no offset given".into()));
+        }
+        Ok(Some(v))
+    }
+
     /// `--max-rate` as a probability. Errors: [`crate::error::Error::Usage`] naming the flag
     /// when it is not a number (or percentage) strictly between 0 and 1.
     pub fn max_rate(&self) -> crate::error::Result<Option<f64>> {
@@ -322,7 +350,14 @@ mod tests {
             amplify_delay_us: 500,
             max_rate: Some(s.into()),
             max_trials: 10,
+            offsets: Some("0, 500,1000,500".into()),
         };
+        assert_eq!(p("0.5").offsets().unwrap(), Some(vec![0, 500, 1000]));
+        let mut q = p("0.5");
+        for bad in ["", "x", "-5", "2000000", "1.5"] {
+            q.offsets = Some(bad.into());
+            assert!(q.offsets().unwrap_err().to_string().contains("--offsets"), "{bad}");
+        }
         assert_eq!(p("0.01").max_rate().unwrap(), Some(0.01));
         assert_eq!(p("2.5%").max_rate().unwrap(), Some(0.025));
         for bad in ["0", "1", "150%", "abc", "-0.1", "NaN"] {

@@ -17,7 +17,7 @@ use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
 use crate::exec::process::Launch;
 use crate::exec::scratch::{clear, make_source, set_up, spell, PathStyle, Scratch, TargetState};
 use crate::matrix::{Creates, SourceKind, Variant};
-use crate::report::model::{Cell, ControlInfo, ErrorInfo, ModeRun, RelativeAttempt, Scenario};
+use crate::report::model::{Cell, ControlInfo, ErrorInfo, ModeRun, OrderingRun, RelativeAttempt, Scenario};
 use crate::runtime::{normalize, ProbeContext, Runtime};
 use crate::snapshot::{self, mark_name};
 use crate::verdict::{
@@ -59,6 +59,9 @@ pub struct Options {
     pub max_rate: Option<f64>,
     /// `--max-trials`: the cap on trials per race when `max_rate` is set.
     pub max_trials: usize,
+    /// `--offsets`: release offsets (µs) for every race, instead of the default sweeps
+    /// ([`Sweep::NaturalAuto`] natural, [`Sweep::amplified`] amplified).
+    pub offsets: Option<Vec<u64>>,
 }
 
 /// The amplified half of the races.
@@ -174,7 +177,7 @@ pub fn measure(
                 }
             };
             c.control = true;
-            let counts = |m: &Option<ModeRun>| m.as_ref().map(|m| (m.stats.multi_winner_trials, m.stats.trials));
+            let counts = |m: &Option<ModeRun>| m.as_ref().map(ModeRun::control_counts);
             let d = Detection::judge(&cv.id, counts(&c.natural), counts(&c.amplified));
             out.controls.push(ControlInfo {
                 runtime: rt.label.clone(),
@@ -337,11 +340,22 @@ pub struct RaceResult {
 }
 
 fn mode_run(r: RaceRun) -> ModeRun {
+    let strongest = crate::verdict::strongest_ordering(r.summary.verdict, &r.orderings);
     ModeRun {
+        found_at_offset_us: strongest.map(|i| r.orderings[i].offset_us),
+        orderings: if r.orderings.len() > 1 {
+            r.orderings
+                .into_iter()
+                .map(|o| OrderingRun { offset_us: o.offset_us, verdict: o.summary.verdict, stats: o.summary.stats })
+                .collect()
+        } else {
+            Vec::new()
+        },
         verdict: r.summary.verdict,
         stats: r.summary.stats,
         errors: r.errors,
         discarded_trials: r.discarded_trials,
+        loose_trials: r.loose_trials,
         trials_per_second: r.trials_per_second,
         evidence: r.evidence,
     }
@@ -366,13 +380,23 @@ pub fn race_modes(
     let budget = Budget { trials, max_rate: opts.max_rate, max_trials: opts.max_trials.max(trials) };
     // natural also runs where amplification was asked for alone but is not available
     let natural_wanted = opts.natural || !matches!(opts.amplify, Amplify::On(_));
-    let natural =
-        natural_wanted.then(|| race_core(&mut pools.natural, variants, styles, budget, opts, scratch, nonce, next_id));
+    let natural_sweep = opts.offsets.clone().map_or(Sweep::NaturalAuto, Sweep::Fixed);
+    let natural = natural_wanted.then(|| {
+        race_core(&mut pools.natural, variants, styles, budget, &natural_sweep, None, opts, scratch, nonce, next_id)
+    });
+    let (tight, amplified_sweep) = match &opts.amplify {
+        Amplify::On(a) => (
+            Some(a.delay_us() as f64 * crate::exec::amplify::TIGHT_FRACTION),
+            opts.offsets.clone().map_or_else(|| Sweep::amplified(a.delay_us()), Sweep::Fixed),
+        ),
+        _ => (None, Sweep::Fixed(vec![0])),
+    };
     let (mut amplified, mut unavailable) = (None, None);
     if !crate::interrupt::requested() {
         match pools.amplified(&opts.amplify) {
             Ok(pool) => {
-                let r = race_core(pool, variants, styles, budget, opts, scratch, nonce, next_id);
+                let r =
+                    race_core(pool, variants, styles, budget, &amplified_sweep, tight, opts, scratch, nonce, next_id);
                 if r.summary.stats.trials == 0 && !r.unsupported && !crate::interrupt::requested() {
                     let why = format!(
                         "no amplified trial completed: {}",
@@ -601,17 +625,83 @@ pub struct RaceRun {
     /// Trials run again because a contender failed before the release (its process did not
     /// start or did not get ready): such a trial says nothing about the call.
     pub discarded_trials: usize,
+    /// Amplified races: trials run again because the contenders entered their calls further
+    /// apart than the injected delay, so the race did not overlap them.
+    pub loose_trials: usize,
+    /// The trials summarised per release offset.
+    pub orderings: Vec<crate::verdict::OrderingSummary>,
 }
+
+/// Uncounted trials at the start of every race: first calls pay JIT and lazy-loading costs,
+/// and their release spread sets the automatic offset of natural sweeps.
+const WARMUP_TRIALS: usize = 3;
+
+/// Which release offsets a race runs (trials are spread over them in turn).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sweep {
+    /// These offsets in µs (contender `i` released `i × offset` after contender 0).
+    Fixed(Vec<u64>),
+    /// 0 and the median release spread of the warm-up trials (rounded up to 10 µs): natural
+    /// races, whose contenders are then about one release spread apart.
+    NaturalAuto,
+}
+
+impl Sweep {
+    /// The default sweep of amplified races with delay `d` µs: `0, d/2, d, 2d`, so that a
+    /// contender can lag another by about one delayed step (the orderings issue: lockstep
+    /// alone hides failures of multi-step recipes).
+    pub fn amplified(d: u64) -> Sweep {
+        Sweep::Fixed(vec![0, d / 2, d, 2 * d])
+    }
+
+    /// The offsets to run, given the warm-up's release spreads (µs; sorted in place).
+    fn offsets(&self, warmup_spreads: &mut [f64]) -> Vec<u64> {
+        match self {
+            Sweep::Fixed(v) if !v.is_empty() => v.clone(),
+            Sweep::Fixed(_) => vec![0],
+            Sweep::NaturalAuto => {
+                let s = crate::verdict::spread(warmup_spreads).map_or(0.0, |s| s.p50);
+                let step = ((s / 10.0).ceil() as u64 * 10).max(10);
+                vec![0, step]
+            }
+        }
+    }
+}
+
+/// Waits until `t`: sleeps while more than 300 µs remain, then spins on the monotonic clock
+/// (a sleep alone overshoots by tens to hundreds of microseconds).
+fn wait_until(t: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= t {
+            return;
+        }
+        let left = t - now;
+        if left > Duration::from_micros(300) {
+            std::thread::sleep(left - Duration::from_micros(200));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Amplified races stop after this many loose trials in a row (the release never got tight).
+const MAX_LOOSE_IN_ROW: usize = 50;
 
 /// Runs race trials as `budget` says (plus one uncounted warm-up) among `pool`, contender `i`
 /// making the call `variants[i]` with paths spelled in `styles[i]`. The target is absent at
-/// the start of each trial; sources are prepared before the release.
+/// the start of each trial; sources are prepared before the release. With `tight_us`, a trial
+/// whose contenders entered their calls more than that many microseconds apart (by their
+/// probes' stamps) is run again and counted as loose: amplified races count only trials in
+/// which the injected delay covered the release skew.
 #[allow(clippy::too_many_arguments)]
 fn race_core(
     pool: &mut [Contender],
     variants: &[&Variant],
     styles: &[PathStyle],
     budget: Budget,
+    sweep: &Sweep,
+    tight_us: Option<f64>,
     opts: &Options,
     scratch: &mut Scratch,
     nonce: &str,
@@ -626,7 +716,10 @@ fn race_core(
         unsupported: false,
         trials_per_second: None,
         discarded_trials: 0,
+        loose_trials: 0,
+        orderings: Vec::new(),
     };
+    let mut loose_in_row = 0;
     let (dir, _) = match scratch.cell_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -638,12 +731,17 @@ fn race_core(
     let (mut clean, mut multi) = (0usize, 0usize);
     let mut consecutive_faults = 0;
     let mut measured_time = Duration::ZERO;
-    // trial 0 is a warm-up (first calls pay JIT and lazy-loading costs); it is not counted
+    // the first WARMUP_TRIALS are a warm-up (first calls pay JIT and lazy-loading costs) and
+    // measure the release spread for an automatic offset; they are not counted
     let mut t = 0;
     let mut discards_in_row = 0;
     let mut folder = 0;
+    let mut warmup_spreads = Vec::new();
+    let mut offsets: Vec<u64> = vec![0];
+    let mut scheduled = 0usize;
     // t counts finished trials including the warm-up
-    while t == 0 || !budget.enough(observed.len(), clean, multi) {
+    while t < WARMUP_TRIALS || !budget.enough(observed.len(), clean, multi) {
+        let offset_us = if t < WARMUP_TRIALS { 0 } else { offsets[scheduled % offsets.len()] };
         folder += 1;
         if crate::interrupt::requested() {
             run.evidence = Some(format!("interrupted after {} trials", observed.len()));
@@ -710,9 +808,14 @@ fn race_core(
             continue;
         }
         discards_in_row = 0;
-        // the release: every contender is blocked reading; write `go` to each in turn
+        // the release: every contender is blocked reading; write `go` to each in turn,
+        // contender i at i × offset after contender 0
+        let release_at = Instant::now();
         for (i, c) in pool.iter_mut().enumerate() {
             if attempts[i].is_none() {
+                if offset_us > 0 {
+                    wait_until(release_at + Duration::from_micros(i as u64 * offset_us));
+                }
                 if let Err(a) = c.release() {
                     attempts[i] = Some(a);
                 }
@@ -727,16 +830,36 @@ fn race_core(
         let after = snapshot::take(&tdir.join("target"));
         clear(&tdir);
         t += 1;
-        if t == 1 {
-            continue;
-        }
-        measured_time += t_start.elapsed();
         let trial = Trial {
             reports: attempts.iter().map(|a| a.report).collect(),
             held: tokens.iter().map(|tok| after.holds(tok)).collect(),
             t0_us: attempts.iter().map(|a| a.t0_us).collect(),
+            offset_us,
         };
+        if t <= WARMUP_TRIALS {
+            warmup_spreads.extend(trial.spread_us());
+            if t == WARMUP_TRIALS {
+                offsets = sweep.offsets(&mut warmup_spreads);
+            }
+            continue;
+        }
+        scheduled += 1;
+        measured_time += t_start.elapsed();
         let faulty = trial.reports.iter().any(|r| matches!(r, Report::Timeout | Report::Crashed | Report::Prompted));
+        if let (Some(max), Some(spread), false) = (tight_us, trial.spread_us(), faulty) {
+            if spread > max {
+                run.loose_trials += 1;
+                loose_in_row += 1;
+                if loose_in_row >= MAX_LOOSE_IN_ROW {
+                    run.evidence = Some(format!(
+                        "stopped: the contenders entered their calls more than {max:.0} µs apart in {loose_in_row} trials in a row (last {spread:.0} µs)"
+                    ));
+                    break;
+                }
+                continue;
+            }
+        }
+        loose_in_row = 0;
         clean += usize::from(!faulty);
         multi += usize::from(trial.reports.iter().filter(|r| **r == Report::Success).count() >= 2);
         for a in &attempts {
@@ -763,6 +886,7 @@ fn race_core(
     }
     clear(&dir);
     run.summary = summarize_race(k, &observed);
+    run.orderings = crate::verdict::summarize_orderings(k, &observed);
     if !observed.is_empty() && measured_time > Duration::ZERO {
         run.trials_per_second = Some(observed.len() as f64 / measured_time.as_secs_f64());
     }

@@ -1,5 +1,5 @@
 //! Pure classification: from what a probe reported and what the harness saw on disk, to an
-//! outcome in the vocabulary of `../shared/GLOSSARY.md`.
+//! outcome in the vocabulary of `docs/GLOSSARY.md`.
 //!
 //! Nothing here knows which variant or runtime it is judging: the same rules apply to all,
 //! so an outcome can only come from observation.
@@ -152,7 +152,7 @@ fn holds_other(e: &Entry, token: &str) -> bool {
     }
 }
 
-/// The verdict of a race cell (`../shared/GLOSSARY.md`, "Race").
+/// The verdict of a race cell (`docs/GLOSSARY.md`, "Race").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RaceVerdict {
@@ -196,6 +196,34 @@ pub struct Trial {
     pub held: Vec<bool>,
     /// Per contender: the time it entered the call, in microseconds (probe clock), if known.
     pub t0_us: Vec<Option<f64>>,
+    /// The planned release offset: contender `i` was released `i × offset_us` µs after
+    /// contender 0 (0 = all together).
+    pub offset_us: u64,
+}
+
+impl Trial {
+    /// The release spread of this trial net of the planned offsets (see [`entry_spread_us`]).
+    pub fn spread_us(&self) -> Option<f64> {
+        entry_spread_us(&self.t0_us, self.offset_us)
+    }
+}
+
+/// The spread of one trial's release: the time between the first and the last contender
+/// entering its call, in microseconds (probe stamps), after subtracting each contender's
+/// planned release offset (`i × offset_us` for contender `i`); `None` when a stamp is missing
+/// or there are fewer than two contenders.
+pub fn entry_spread_us(t0_us: &[Option<f64>], offset_us: u64) -> Option<f64> {
+    let t0s: Vec<f64> = t0_us
+        .iter()
+        .enumerate()
+        .map(|(i, t)| t.map(|t| t - (i as u64 * offset_us) as f64))
+        .collect::<Option<Vec<f64>>>()?;
+    if t0s.len() < 2 {
+        return None;
+    }
+    let lo = t0s.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = t0s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(hi - lo)
 }
 
 /// Barrier spread percentiles, in microseconds.
@@ -320,11 +348,8 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
         } else if wins.is_empty() {
             none += 1;
         }
-        let t0s: Vec<f64> = t.t0_us.iter().flatten().copied().collect();
-        if t0s.len() == t.t0_us.len() && t0s.len() >= 2 {
-            let lo = t0s.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = t0s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            spreads.push(hi - lo);
+        if let Some(s) = t.spread_us() {
+            spreads.push(s);
         }
     }
     let verdict = if trials.is_empty() || prompted {
@@ -361,6 +386,55 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
             barrier_spread_us: spread(&mut spreads),
         },
     }
+}
+
+/// One release ordering of a race: its planned offset and the summary of its trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderingSummary {
+    /// Contender `i` was released `i × offset_us` µs after contender 0.
+    pub offset_us: u64,
+    /// Verdict and counts of the trials run with this offset.
+    pub summary: RaceSummary,
+}
+
+/// Summarises race trials per release offset, in increasing offset order.
+pub fn summarize_orderings(contenders: usize, trials: &[Trial]) -> Vec<OrderingSummary> {
+    let mut offsets: Vec<u64> = trials.iter().map(|t| t.offset_us).collect();
+    offsets.sort_unstable();
+    offsets.dedup();
+    offsets
+        .into_iter()
+        .map(|o| {
+            let group: Vec<Trial> = trials.iter().filter(|t| t.offset_us == o).cloned().collect();
+            OrderingSummary { offset_us: o, summary: summarize_race(contenders, &group) }
+        })
+        .collect()
+}
+
+/// The ordering that shows `verdict` most strongly: for a failing verdict, the one with the
+/// highest share of trials of that kind (multi-winner, lost-update or no-winner trials); for
+/// `exclusive`, none; on a tie, the smallest offset. Returns its index in `orderings`.
+pub fn strongest_ordering(verdict: RaceVerdict, orderings: &[OrderingSummary]) -> Option<usize> {
+    let count = |s: &RaceStats| match verdict {
+        RaceVerdict::MultipleWinners => s.multi_winner_trials,
+        RaceVerdict::LostUpdate => s.lost_update_trials,
+        RaceVerdict::NoWinner => s.no_winner_trials,
+        _ => 0,
+    };
+    if !is_disproof(verdict) {
+        return None;
+    }
+    orderings
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.summary.stats.trials > 0 && count(&o.summary.stats) > 0)
+        .max_by(|(_, a), (_, b)| {
+            let ra = count(&a.summary.stats) as f64 / a.summary.stats.trials as f64;
+            let rb = count(&b.summary.stats) as f64 / b.summary.stats.trials as f64;
+            // on a tie, the smaller offset: the narrower lag that still finds the window
+            ra.total_cmp(&rb).then(b.offset_us.cmp(&a.offset_us))
+        })
+        .map(|(i, _)| i)
 }
 
 /// Nearest-rank percentiles of `v` (sorted in place); `None` when empty.
@@ -441,10 +515,13 @@ pub struct Detection {
     pub variant: String,
     /// The mode judged (amplified where it ran, else natural).
     pub mode: RaceMode,
-    /// Trials with two or more winners in that mode.
+    /// Trials with two or more winners in that mode (in its ordering that caught the most).
     pub caught: usize,
-    /// Trials run in that mode.
+    /// Trials run in that mode (in that ordering).
     pub trials: usize,
+    /// That ordering's release offset, µs (0 = released together).
+    #[serde(default)]
+    pub offset_us: u64,
     /// Natural trials with two or more winners and natural trials, where the natural race ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub natural: Option<[usize; 2]>,
@@ -458,28 +535,34 @@ pub struct Detection {
 
 impl Detection {
     /// Judges a control from its natural and amplified counts, each `(multi-winner trials,
-    /// trials)`; `None` for a mode that did not run. A control that ran in neither mode
-    /// (unsupported, crashed) did not work.
-    pub fn judge(variant: &str, natural: Option<(usize, usize)>, amplified: Option<(usize, usize)>) -> Detection {
-        let (mode, (caught, trials), min) = match (natural, amplified) {
+    /// trials, release offset µs)` of the ordering that caught the most; `None` for a mode
+    /// that did not run. A control that ran in neither mode (unsupported, crashed) did not work.
+    pub fn judge(
+        variant: &str,
+        natural: Option<(usize, usize, u64)>,
+        amplified: Option<(usize, usize, u64)>,
+    ) -> Detection {
+        let (mode, (caught, trials, offset_us), min) = match (natural, amplified) {
             (_, Some(a)) => (RaceMode::Amplified, a, CONTROL_MIN_AMPLIFIED),
             (Some(n), None) => (RaceMode::Natural, n, CONTROL_MIN_NATURAL),
-            (None, None) => (RaceMode::Natural, (0, 0), CONTROL_MIN_NATURAL),
+            (None, None) => (RaceMode::Natural, (0, 0, 0), CONTROL_MIN_NATURAL),
         };
         Detection {
             variant: variant.to_string(),
             mode,
             caught,
             trials,
-            natural: natural.map(|(a, b)| [a, b]),
-            amplified: amplified.map(|(a, b)| [a, b]),
+            offset_us,
+            natural: natural.map(|(a, b, _)| [a, b]),
+            amplified: amplified.map(|(a, b, _)| [a, b]),
             worked: trials > 0 && caught as f64 >= min * trials as f64,
         }
     }
 
-    /// `control caught 12/100 (amplified)`.
+    /// `control caught 12/100 (amplified)`, with `, +500 µs` for a staggered ordering.
     pub fn describe(&self) -> String {
-        format!("control caught {}/{} ({})", self.caught, self.trials, self.mode.as_str())
+        let at = if self.offset_us > 0 { format!(", +{} µs", self.offset_us) } else { String::new() };
+        format!("control caught {}/{} ({}{at})", self.caught, self.trials, self.mode.as_str())
     }
 }
 
@@ -606,7 +689,12 @@ mod tests {
     }
 
     fn trial(reports: &[Report], held: &[bool], t0: &[f64]) -> Trial {
-        Trial { reports: reports.to_vec(), held: held.to_vec(), t0_us: t0.iter().map(|&x| Some(x)).collect() }
+        Trial {
+            reports: reports.to_vec(),
+            held: held.to_vec(),
+            t0_us: t0.iter().map(|&x| Some(x)).collect(),
+            offset_us: 0,
+        }
     }
     use Report::{Error as E, Success as S};
 
@@ -691,18 +779,19 @@ mod tests {
 
     #[test]
     fn a_weak_control_makes_exclusive_inconclusive() {
-        let weak = Detection::judge("c", Some((50, 100)), Some((89, 100)));
+        let weak = Detection::judge("c", Some((50, 100, 0)), Some((89, 100, 0)));
         assert!(!weak.worked, "amplified needs 90%");
         assert_eq!(weak.mode, RaceMode::Amplified);
         let (v, why) = apply_control(RaceVerdict::Exclusive, Some(&weak));
         assert_eq!(v, RaceVerdict::Inconclusive);
         assert_eq!(why.unwrap(), "weak race: control caught 89/100 (amplified)");
         assert_eq!(apply_control(RaceVerdict::MultipleWinners, Some(&weak)).0, RaceVerdict::MultipleWinners);
-        assert!(Detection::judge("c", Some((0, 100)), Some((90, 100))).worked);
-        assert!(Detection::judge("c", Some((20, 100)), None).worked, "natural needs 20%");
-        assert!(!Detection::judge("c", Some((19, 100)), None).worked);
+        assert!(Detection::judge("c", Some((0, 100, 0)), Some((90, 100, 0))).worked);
+        assert!(Detection::judge("c", Some((20, 100, 150)), None).worked, "natural needs 20%");
+        assert!(!Detection::judge("c", Some((19, 100, 0)), None).worked);
         assert!(!Detection::judge("c", None, None).worked);
-        let ok = Detection::judge("c", None, Some((100, 100)));
+        let ok = Detection::judge("c", None, Some((100, 100, 500)));
+        assert_eq!(ok.describe(), "control caught 100/100 (amplified, +500 µs)");
         assert_eq!(apply_control(RaceVerdict::Exclusive, Some(&ok)), (RaceVerdict::Exclusive, None));
     }
 
@@ -719,5 +808,25 @@ mod tests {
         let s = summarize_race(3, &mw).stats;
         let [lo, hi] = s.multi_winner_ci95.unwrap();
         assert!((lo - 0.016_431).abs() < 1e-5 && (hi - 0.112_835).abs() < 1e-5, "{lo} {hi}");
+    }
+
+    #[test]
+    fn orderings_are_summarised_apart_and_spreads_net_of_offsets() {
+        let mut lockstep = vec![trial(&[S, E, E], &[true, false, false], &[0.0, 5.0, 10.0]); 4];
+        let mut staggered = trial(&[S, S, E], &[false, true, false], &[0.0, 1005.0, 2010.0]);
+        staggered.offset_us = 1000;
+        assert_eq!(staggered.spread_us(), Some(10.0), "the planned 1000 µs steps are not spread");
+        lockstep.push(staggered.clone());
+        lockstep.push(staggered);
+        let o = summarize_orderings(3, &lockstep);
+        assert_eq!(o.iter().map(|x| x.offset_us).collect::<Vec<_>>(), vec![0, 1000]);
+        assert_eq!(o[0].summary.verdict, RaceVerdict::Exclusive);
+        assert_eq!(o[1].summary.verdict, RaceVerdict::MultipleWinners);
+        assert_eq!(strongest_ordering(RaceVerdict::MultipleWinners, &o), Some(1));
+        assert_eq!(strongest_ordering(RaceVerdict::Exclusive, &o), None);
+        // the whole run: one failing ordering decides, and every trial counts towards the bound
+        let all = summarize_race(3, &lockstep);
+        assert_eq!(all.verdict, RaceVerdict::MultipleWinners);
+        assert_eq!(all.stats.barrier_spread_us.unwrap().max, 10.0);
     }
 }

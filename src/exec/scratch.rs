@@ -17,7 +17,7 @@ use crate::snapshot::mark_name;
 pub const HOSTILE_SEGMENT: &str = "sp ace&amp %PATH% ^c !b! (p) 'q' `b` $d 日本語";
 
 /// What stands at the target before a second comer's attempt
-/// (`../shared/GLOSSARY.md`, "target state").
+/// (`docs/GLOSSARY.md`, "target state").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetState {

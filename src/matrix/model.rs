@@ -29,7 +29,7 @@ pub enum Creates {
     Symlink,
 }
 
-/// One way of trying to take a name, in one API family (`../shared/GLOSSARY.md`, "variant").
+/// One way of trying to take a name, in one API family (`docs/GLOSSARY.md`, "variant").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Variant {

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::model::Results;
-use super::table::{counts_text, race_lines, text_rows};
+use super::table::{counts_text, orderings_text, race_lines, text_rows};
 
 fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -75,6 +75,7 @@ pub fn render(r: &Results) -> String {
             "verdict",
             "trials",
             "count, bound",
+            "multi-winner trials per offset µs",
             "winners (n: trials)",
             "spread p50 µs",
             "spread p99 µs",
@@ -97,6 +98,7 @@ pub fn render(r: &Results) -> String {
                     m.verdict.as_str().to_string(),
                     format!("{}×{}", st.contenders, st.trials),
                     counts_text(m),
+                    orderings_text(m),
                     hist,
                     sp.map_or("-".into(), |x| format!("{:.0}", x.p50)),
                     sp.map_or("-".into(), |x| format!("{:.0}", x.p99)),
@@ -143,8 +145,11 @@ mod tests {
             stats: s.stats,
             errors: [("EEXIST".to_string(), 2 * trials.len())].into(),
             discarded_trials: 0,
+            loose_trials: 0,
             trials_per_second: Some(tps),
             evidence: None,
+            found_at_offset_us: None,
+            orderings: Vec::new(),
         }
     }
 
@@ -168,7 +173,7 @@ mod tests {
     /// A hand-built model: one safe and one unsafe variant, a relative-path disagreement, a
     /// fault with evidence, and a skipped runtime.
     fn model() -> Results {
-        let control = Detection::judge("node.b", Some((4, 10)), Some((10, 10)));
+        let control = Detection::judge("node.b", Some((4, 10, 0)), Some((10, 10, 0)));
         let eexist = ErrorInfo {
             code: "EEXIST".into(),
             raw: RawError {
@@ -194,6 +199,7 @@ mod tests {
             reports: vec![S, E, E],
             held: vec![true, false, false],
             t0_us: vec![Some(0.0), Some(90.0), Some(300.0)],
+            offset_us: 0,
         };
         c.natural = Some(run(vec![one.clone(); 100], 1200.0));
         c.amplified = Some(run(vec![one.clone(); 100], 600.0));
@@ -214,6 +220,7 @@ mod tests {
             reports: vec![S, S, E],
             held: vec![false, true, false],
             t0_us: vec![Some(0.0), Some(80.0), Some(200.0)],
+            offset_us: 0,
         };
         let mut nat = vec![one.clone(); 6];
         nat.extend(vec![two.clone(); 4]);

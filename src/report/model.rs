@@ -34,7 +34,7 @@ impl Scenario {
 /// A normalised error code with the raw error beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorInfo {
-    /// `EEXIST`, `ENOENT`, … or `OTHER` (`../shared/GLOSSARY.md`).
+    /// `EEXIST`, `ENOENT`, … or `OTHER` (`docs/GLOSSARY.md`).
     pub code: String,
     /// The error exactly as the probe reported it.
     pub raw: RawError,
@@ -68,15 +68,69 @@ pub struct ModeRun {
     /// Trials run again because a contender failed before the release.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub discarded_trials: usize,
+    /// Amplified runs: trials run again because the contenders entered their calls further
+    /// apart (by their probes' µs stamps) than the injected delay, so the delay could not
+    /// overlap them; only trials within it are counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub loose_trials: usize,
     /// Completed trials per second of measured wall time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials_per_second: Option<f64>,
     /// What the harness saw of faults in this run, or why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// For a failing verdict: the release offset (µs) whose trials showed it most often.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_at_offset_us: Option<u64>,
+    /// The run per release offset, when it swept more than one (trials are spread over them
+    /// in turn; the counts above are their sum).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orderings: Vec<OrderingRun>,
+}
+
+/// One release ordering of a race run: contender `i` released `i × offset_us` µs after
+/// contender 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OrderingRun {
+    /// The offset, µs.
+    pub offset_us: u64,
+    /// The verdict of this ordering's trials alone.
+    pub verdict: RaceVerdict,
+    /// Their counts and bounds; the barrier spread is net of the planned offsets.
+    #[serde(flatten)]
+    pub stats: RaceStats,
 }
 
 impl ModeRun {
+    /// The counts that show this run's verdict most strongly: `(offending trials, trials,
+    /// offset)` of the ordering that found a failure most often, or the whole run's
+    /// `(offending, trials, None)` when there is no such ordering.
+    pub fn strongest(&self) -> (usize, usize, Option<u64>) {
+        if let Some(o) = self.found_at_offset_us.and_then(|at| self.orderings.iter().find(|o| o.offset_us == at)) {
+            let n = match self.verdict {
+                RaceVerdict::LostUpdate => o.stats.lost_update_trials,
+                RaceVerdict::NoWinner => o.stats.no_winner_trials,
+                _ => o.stats.multi_winner_trials,
+            };
+            return (n, o.stats.trials, Some(o.offset_us));
+        }
+        (self.offending(), self.stats.trials, None)
+    }
+
+    /// The detection-control counts of this run: multi-winner trials and trials of the
+    /// ordering that caught the most (the whole run when it swept one ordering), and its
+    /// offset in µs.
+    pub fn control_counts(&self) -> (usize, usize, u64) {
+        let best = self.orderings.iter().filter(|o| o.stats.trials > 0).max_by(|a, b| {
+            let ra = a.stats.multi_winner_trials as f64 / a.stats.trials as f64;
+            let rb = b.stats.multi_winner_trials as f64 / b.stats.trials as f64;
+            ra.total_cmp(&rb).then(b.offset_us.cmp(&a.offset_us))
+        });
+        match best {
+            Some(o) => (o.stats.multi_winner_trials, o.stats.trials, o.offset_us),
+            None => (self.stats.multi_winner_trials, self.stats.trials, 0),
+        }
+    }
     /// The trials that show this run's verdict: multi-winner trials for `multiple-winners`,
     /// lost-update, no-winner or faulty trials for those verdicts, 0 otherwise.
     pub fn offending(&self) -> usize {

@@ -37,6 +37,16 @@ fn count_for(v: RaceVerdict, m: &ModeRun) -> usize {
     }
 }
 
+/// Per ordering, the multi-winner trials: `+0: 50/50, +500: 48/50, +1000: 20/50, +2000: 0/50`
+/// (empty when the run swept one ordering).
+pub fn orderings_text(m: &ModeRun) -> String {
+    m.orderings
+        .iter()
+        .map(|o| format!("+{}: {}/{}", o.offset_us, o.stats.multi_winner_trials, o.stats.trials))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A percentage for tables: `1.5%`, `0.30%`, `100%`.
 pub fn pct(p: f64) -> String {
     let x = p * 100.0;
@@ -64,8 +74,9 @@ pub fn counts_text(m: &ModeRun) -> String {
 }
 
 /// Text of a race cell: the verdict, then each run's count of trials showing it, the deciding
-/// run first, with the bound of an `exclusive` one:
-/// `multiple-winners (amp 200/200; nat 48/200)`, `exclusive (amp 0/200 < 1.5%; nat 0/200)`,
+/// run first, with the bound of an `exclusive` one; a failing run that swept release offsets
+/// shows the ordering that found the failure most often:
+/// `multiple-winners (amp 50/50 at +0 µs; nat 48/200)`, `exclusive (amp 0/200 < 1.5%; nat 0/200)`,
 /// `inconclusive: weak race: control caught 12/100 (amplified)`.
 pub fn race_text(c: &Cell) -> String {
     let Some(v) = c.verdict else { return "?".into() };
@@ -77,6 +88,10 @@ pub fn race_text(c: &Cell) -> String {
         let n = count_for(judged, m);
         if deciding && judged == RaceVerdict::Exclusive && m.verdict == RaceVerdict::Exclusive {
             format!("{name} 0/{} < {}", m.stats.clean_trials, pct(m.stats.multi_winner_upper95))
+        } else if m.verdict == judged && m.found_at_offset_us.is_some() {
+            // the ordering that found the failure most often: how narrow the window is
+            let (n, t, at) = m.strongest();
+            format!("{name} {n}/{t} at +{} µs", at.unwrap_or(0))
         } else {
             format!("{name} {n}/{}", m.stats.trials)
         }
@@ -91,6 +106,9 @@ pub fn race_text(c: &Cell) -> String {
     } else {
         parts.extend(nat);
         parts.extend(amp);
+    }
+    if c.amplified.is_none() && c.amplified_unavailable.as_deref().is_some_and(|w| !w.starts_with("off")) {
+        parts.push("amp unavailable".into());
     }
     match &c.weak_race {
         Some(w) => format!("{} ({w}; {})", v.as_str(), parts.join("; ")),
@@ -210,7 +228,11 @@ pub fn race_lines(results: &Results, runtime: &str) -> Vec<String> {
         } else {
             format!("WEAK RACE: its exclusive verdicts are inconclusive ({})", d.describe())
         };
-        let modes = if modes.is_empty() { "did not run".to_string() } else { modes.join(", ") };
+        let modes = if modes.is_empty() {
+            "did not run".to_string()
+        } else {
+            format!("{} (best ordering of each)", modes.join(", "))
+        };
         out.push(format!("detection control {} ({} family): caught in {modes}; {judged}", d.variant, ctl.family));
     }
     let mut reasons: Vec<&str> = cells.iter().filter_map(|c| c.amplified_unavailable.as_deref()).collect();

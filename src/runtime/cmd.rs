@@ -3,7 +3,7 @@
 //!
 //! Under Wine the harness uses a private prefix (`WINEPREFIX`, in the cache folder, or
 //! `CONFORMANCE_WINEPREFIX`) and `WINEDEBUG=-all`; the prefix's first start takes seconds, so
-//! [`Adapter::prepare`] starts it once before any timed attempt (`../shared/RUNTIMES.md`).
+//! [`Adapter::prepare`] starts it once before any timed attempt (`docs/RUNTIMES.md`).
 
 use std::path::Path;
 

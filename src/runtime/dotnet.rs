@@ -3,7 +3,7 @@
 //! The probe is built once per source content and cached: with the .NET SDK when `dotnet`
 //! has one (`dotnet build probes/dotnet/Probe.csproj`), otherwise with Mono's `mcs`. An
 //! mcs-built assembly runs on a bare CoreCLR host given a runtimeconfig.json
-//! (`../shared/RUNTIMES.md`).
+//! (`docs/RUNTIMES.md`).
 
 use std::path::{Path, PathBuf};
 

@@ -1,11 +1,11 @@
-//! From a raw error to the glossary's normalised code (`../shared/GLOSSARY.md`, "Normalised
+//! From a raw error to the glossary's normalised code (`docs/GLOSSARY.md`, "Normalised
 //! error codes"). The raw error is always kept beside it.
 //!
 //! Sources: errno names (POSIX, `errno(3)`); Node's `err.code` and `ERR_FS_CP_*` codes (Node
 //! docs, "Errors"); Deno's error classes (`Deno.errors`, Deno API docs); Win32 codes inside
 //! .NET HResults `0x8007xxxx` (learn.microsoft.com, "System Error Codes"); CoreCLR on Unix
 //! reports the errno itself as the HResult (e.g. 17 for CreateNew on an existing file,
-//! measured here on CoreCLR 3.1.23, see `../shared/RUNTIMES.md`).
+//! measured here on CoreCLR 3.1.23, see `docs/RUNTIMES.md`).
 
 use crate::exec::protocol::RawError;
 

@@ -202,11 +202,16 @@ fn amplify_plan(power: &PowerArgs, races: bool) -> (bool, Amplify) {
     }
 }
 
-/// The amplification part of `run_info`.
-fn amplification_info(power: &PowerArgs, amp: &Amplify) -> AmplificationInfo {
-    AmplificationInfo {
+/// The race settings of `run_info`: amplification, offsets, adaptive trials. Errors: as
+/// [`PowerArgs::offsets`] and [`PowerArgs::max_rate`] (already checked by the callers).
+fn amplification_info(power: &PowerArgs, amp: &Amplify) -> Result<AmplificationInfo> {
+    let max_rate = power.max_rate()?;
+    Ok(AmplificationInfo {
         requested: power.amplify.as_str().to_string(),
         delay_us: power.amplify_delay_us,
+        offsets_us: power.offsets()?,
+        max_rate,
+        max_trials: max_rate.map(|_| power.max_trials as usize),
         syscalls: crate::exec::amplify::SYSCALLS.iter().map(|s| s.to_string()).collect(),
         tool: match amp {
             Amplify::On(a) => Some(a.version().to_string()),
@@ -216,7 +221,19 @@ fn amplification_info(power: &PowerArgs, amp: &Amplify) -> AmplificationInfo {
             Amplify::Unavailable(why) => Some(why.clone()),
             _ => None,
         },
+    })
+}
+
+/// `--max-trials` must not be below `--trials` (it would be ignored). Errors:
+/// [`Error::Usage`] naming `--max-trials`.
+fn check_max_trials(power: &PowerArgs, trials: u32) -> Result<()> {
+    if power.max_rate.is_some() && power.max_trials < trials {
+        return Err(Error::Usage {
+            flag: "--max-trials".into(),
+            message: format!("{} is below --trials {trials}; races run at least --trials", power.max_trials),
+        });
     }
+    Ok(())
 }
 
 /// The status line for amplification; `None` when it is off by request.
@@ -248,6 +265,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     let targets = parse_targets(&a.target)?;
     let max_rate = a.power.max_rate()?;
     let offsets = a.power.offsets()?;
+    check_max_trials(&a.power, a.trials)?;
     let requested = Requested::parse(&a.runtime)?;
     let required = Requested::parse(&a.require).map_err(|e| match e {
         Error::UnknownRuntime { name, known, .. } => Error::UnknownRuntime { name, flag: "--require".into(), known },
@@ -379,7 +397,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
             timeout_ms: opts.timeout.as_millis() as u64,
             path_segment: segment,
             runtimes: found.iter().map(runtime_info).collect(),
-            amplification: amplification_info(&a.power, &amplify),
+            amplification: amplification_info(&a.power, &amplify)?,
             controls: Vec::new(),
         },
         cells: Vec::new(),
@@ -446,6 +464,7 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     let timeout = check_timeout(a.timeout)?;
     a.power.max_rate()?;
     let offsets = a.power.offsets()?;
+    check_max_trials(&a.power, a.trials.unwrap_or(0))?;
     let all = load_dir(matrices)?;
     let mut wanted: Vec<(&'static str, Variant)> = Vec::new();
     for item in &a.contenders {
@@ -549,7 +568,13 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     let detection = controls.map(|cs| {
         let r = engine::race_modes(&mut pools, &cs, &styles, trials, &opts, &mut scratch, &nonce, &mut next_id);
         let counts = |m: &Option<crate::report::model::ModeRun>| m.as_ref().map(|m| m.control_counts());
-        let ids = cs.iter().map(|v| v.id.as_str()).collect::<Vec<_>>().join(" + ");
+        let mut ids: Vec<&str> = Vec::new();
+        for v in &cs {
+            if !ids.contains(&v.id.as_str()) {
+                ids.push(&v.id);
+            }
+        }
+        let ids = ids.join(" + ");
         crate::verdict::Detection::judge(&ids, counts(&r.natural), counts(&r.amplified))
     });
     let run = engine::race_modes(&mut pools, &variants, &styles, trials, &opts, &mut scratch, &nonce, &mut next_id);
@@ -591,10 +616,12 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
         wins_by_runtime,
         first_error: run.first_error,
         evidence: run.evidence,
+        amplification: amplification_info(&a.power, &opts.amplify)?,
     };
     let text = serde_json::to_string_pretty(&result).expect("serialises") + "\n";
     if let Some(out) = &a.out {
         write_file(&out.join("cross-race.json"), &text)?;
+        eprintln!("wrote {}", out.join("cross-race.json").display());
     }
     if a.json {
         emit(&text);

@@ -92,19 +92,19 @@ pub struct PowerArgs {
     pub amplify: AmplifyArg,
     /// The delay after each file-system system call in amplified races, in microseconds; only
     /// trials whose contenders entered their calls within half of it are counted.
-    #[arg(long, default_value_t = crate::exec::amplify::DEFAULT_DELAY_US, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = crate::exec::amplify::DEFAULT_DELAY_US, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub amplify_delay_us: u64,
     /// Keep adding trials to a race until a multi-winner trial appears or the 95% upper bound
     /// on the multi-winner rate falls to RATE (e.g. 0.01 or 1%), up to --max-trials.
     #[arg(long, value_name = "RATE")]
     pub max_rate: Option<String>,
     /// The cap on trials per race with --max-rate.
-    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 5000, requires = "max_rate", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_trials: u32,
     /// Release offsets in µs, comma-separated: contender i is released i × offset after
     /// contender 0, and trials are spread over the offsets in turn. Default: amplified races
     /// sweep 0, D/2, D, 2D for delay D; natural races 0 and the measured release spread.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub offsets: Option<String>,
 }
 

@@ -3,10 +3,10 @@
 //! Cells are matched by [`Cell::key`] (adapter name, variant, scenario, target), so versions
 //! may differ. Second-comer cells compare their outcome word. Race cells compare their
 //! amplified verdicts where both runs have one (amplification makes a window certain, so its
-//! verdict does not depend on how busy the machine was); natural-only cells whose verdicts
-//! differ between `exclusive` and `multiple-winners` count as changed only when Fisher's exact
-//! test says the multi-winner counts differ (p < [`crate::stats::SIGNIFICANT_P`]), and are
-//! listed as within noise otherwise.
+//! verdict does not depend on how busy the machine was), then their natural verdicts: those
+//! that differ between `exclusive` and `multiple-winners` count as changed only when Fisher's
+//! exact test says the multi-winner counts differ (p < [`crate::stats::SIGNIFICANT_P`]), and
+//! are listed as within noise otherwise.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -163,11 +163,14 @@ fn judge(b: &Cell, n: &Cell) -> Judged {
         m.map_or_else(|| c.verdict.map_or("?", |v| v.as_str()).to_string(), |m| m.verdict.as_str().to_string())
     };
     if let (Some(ba), Some(na)) = (&b.amplified, &n.amplified) {
-        return if ba.verdict == na.verdict {
-            Judged::Same
-        } else {
-            Judged::Changed(format!("{} (amplified)", word(Some(ba), b)), format!("{} (amplified)", word(Some(na), n)))
-        };
+        if ba.verdict != na.verdict {
+            return Judged::Changed(
+                format!("{} (amplified)", word(Some(ba), b)),
+                format!("{} (amplified)", word(Some(na), n)),
+            );
+        }
+        // the amplified verdicts agree; a failure seen only in the natural race still decides
+        // a cell, so the natural races are compared too (below), with the same significance rule
     }
     let (bn, nn) = (b.natural.as_ref(), n.natural.as_ref());
     let (bw, nw) = (word(bn, b), word(nn, n));
@@ -268,11 +271,22 @@ mod tests {
     fn amplified_verdicts_decide_where_both_runs_have_them() {
         let base = results();
         let mut new = base.clone();
-        // the natural count flapped, the amplified verdict held: not a change
+        // the natural count flapped within noise, the amplified verdict held: not a change
         let c = race_cell(&mut new, "node.existsSync+writeFileSync");
-        c.natural.as_mut().unwrap().verdict = crate::verdict::RaceVerdict::Exclusive;
-        c.natural.as_mut().unwrap().stats.multi_winner_trials = 0;
+        let nat = c.natural.as_mut().unwrap();
+        let was = nat.stats.multi_winner_trials;
+        nat.stats.multi_winner_trials = if was > 1 { was - 1 } else { was + 1 };
         assert!(!compare(&base, &new).differs());
+        // a natural-only failure with amplified verdicts equal still counts, when significant
+        let mut nat_fail = base.clone();
+        let c = race_cell(&mut nat_fail, "node.writeFileSync.wx");
+        let m = c.natural.as_mut().unwrap();
+        m.verdict = crate::verdict::RaceVerdict::MultipleWinners;
+        m.stats.multi_winner_trials = m.stats.trials;
+        c.verdict = Some(crate::verdict::RaceVerdict::MultipleWinners);
+        let d = compare(&base, &nat_fail);
+        assert_eq!(d.changed.len(), 1, "{}", d.render());
+        assert!(d.changed[0].before.0.contains("natural"), "{:?}", d.changed[0]);
         // the amplified verdict changed: a change
         let c = race_cell(&mut new, "node.writeFileSync.wx");
         c.amplified.as_mut().unwrap().verdict = crate::verdict::RaceVerdict::MultipleWinners;

@@ -55,6 +55,9 @@ pub struct CrossRace {
     pub first_error: Option<ErrorInfo>,
     /// Why the race could not run, if it could not.
     pub evidence: Option<String>,
+    /// How the races were amplified (delay, system calls, tracer) and the offsets and
+    /// adaptive-trial settings, as in `results.json`'s `run_info`.
+    pub amplification: crate::report::model::AmplificationInfo,
 }
 
 impl CrossRace {

@@ -343,14 +343,11 @@ fn mode_run(r: RaceRun) -> ModeRun {
     let strongest = crate::verdict::strongest_ordering(r.summary.verdict, &r.orderings);
     ModeRun {
         found_at_offset_us: strongest.map(|i| r.orderings[i].offset_us),
-        orderings: if r.orderings.len() > 1 {
-            r.orderings
-                .into_iter()
-                .map(|o| OrderingRun { offset_us: o.offset_us, verdict: o.summary.verdict, stats: o.summary.stats })
-                .collect()
-        } else {
-            Vec::new()
-        },
+        orderings: r
+            .orderings
+            .into_iter()
+            .map(|o| OrderingRun { offset_us: o.offset_us, verdict: o.summary.verdict, stats: o.summary.stats })
+            .collect(),
         verdict: r.summary.verdict,
         stats: r.summary.stats,
         errors: r.errors,
@@ -642,7 +639,8 @@ pub enum Sweep {
     /// These offsets in µs (contender `i` released `i × offset` after contender 0).
     Fixed(Vec<u64>),
     /// 0 and the median release spread of the warm-up trials (rounded up to 10 µs): natural
-    /// races, whose contenders are then about one release spread apart.
+    /// races, whose contenders are then about one release spread apart. Only 0 where the
+    /// probes give no µs stamps (cmd).
     NaturalAuto,
 }
 
@@ -659,11 +657,11 @@ impl Sweep {
         match self {
             Sweep::Fixed(v) if !v.is_empty() => v.clone(),
             Sweep::Fixed(_) => vec![0],
-            Sweep::NaturalAuto => {
-                let s = crate::verdict::spread(warmup_spreads).map_or(0.0, |s| s.p50);
-                let step = ((s / 10.0).ceil() as u64 * 10).max(10);
-                vec![0, step]
-            }
+            Sweep::NaturalAuto => match crate::verdict::spread(warmup_spreads) {
+                // no µs stamps (cmd): nothing to size an offset by, so released together only
+                None => vec![0],
+                Some(s) => vec![0, ((s.p50 / 10.0).ceil() as u64 * 10).max(10)],
+            },
         }
     }
 }
@@ -843,7 +841,6 @@ fn race_core(
             }
             continue;
         }
-        scheduled += 1;
         measured_time += t_start.elapsed();
         let faulty = trial.reports.iter().any(|r| matches!(r, Report::Timeout | Report::Crashed | Report::Prompted));
         if let (Some(max), Some(spread), false) = (tight_us, trial.spread_us(), faulty) {
@@ -852,7 +849,7 @@ fn race_core(
                 loose_in_row += 1;
                 if loose_in_row >= MAX_LOOSE_IN_ROW {
                     run.evidence = Some(format!(
-                        "stopped: the contenders entered their calls more than {max:.0} µs apart in {loose_in_row} trials in a row (last {spread:.0} µs)"
+                        "stopped: the contenders entered their calls more than {max:.1} µs apart (net of the planned offsets) in {loose_in_row} trials in a row (last {spread:.0} µs): raise --amplify-delay-us"
                     ));
                     break;
                 }
@@ -860,6 +857,8 @@ fn race_core(
             }
         }
         loose_in_row = 0;
+        // the next ordering only after a counted trial: a loose one is run again at its offset
+        scheduled += 1;
         clean += usize::from(!faulty);
         multi += usize::from(trial.reports.iter().filter(|r| **r == Report::Success).count() >= 2);
         for a in &attempts {
@@ -900,5 +899,24 @@ fn run_ready_ones(pool: &mut [Contender], attempts: &[Option<Attempt>]) {
         if a.is_none() && c.release().is_ok() {
             let _ = c.finish();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_and_budgets() {
+        assert_eq!(Sweep::amplified(1000).offsets(&mut []), vec![0, 500, 1000, 2000]);
+        assert_eq!(Sweep::NaturalAuto.offsets(&mut [120.0, 95.0, 301.0]), vec![0, 120]);
+        assert_eq!(Sweep::NaturalAuto.offsets(&mut []), vec![0], "no stamps, no offset");
+        assert_eq!(Sweep::Fixed(vec![]).offsets(&mut []), vec![0]);
+        let b = Budget { trials: 10, max_rate: Some(0.02), max_trials: 500 };
+        assert!(!b.enough(9, 9, 1), "at least the trials asked for");
+        assert!(b.enough(10, 10, 1), "a failure ends it");
+        assert!(!b.enough(148, 148, 0) && b.enough(149, 149, 0), "1 - 0.05^(1/149) <= 2%");
+        assert!(b.enough(500, 400, 0), "the cap");
+        assert!(Budget { trials: 10, max_rate: None, max_trials: 10 }.enough(10, 0, 0));
     }
 }

@@ -5,7 +5,7 @@
 //! Clopper–Pearson interval) and `fishers_exact` (Fisher's exact test), not from hand-written
 //! numerics.
 
-use statrs::distribution::{Beta, ContinuousCDF};
+use statrs::distribution::{Beta, Binomial, ContinuousCDF, DiscreteCDF};
 
 /// The one-sided 95% upper bound on a per-trial probability after `n` failures in `t`
 /// trials (Clopper–Pearson). For `n = 0` it is `1 − 0.05^(1/t)` (≈ 3/t, the "rule of three");
@@ -51,6 +51,16 @@ pub fn fisher_p(a_hits: usize, a_trials: usize, b_hits: usize, b_trials: usize) 
     fishers_exact::fishers_exact(&table).map_or(1.0, |p| p.two_tail_pvalue.clamp(0.0, 1.0))
 }
 
+/// The one-sided exact binomial test of whether `hits` in `trials` is *below* the rate `p`:
+/// returns P(X ≤ hits) for X ~ Binomial(trials, p), the p-value (small = significantly
+/// below). `trials = 0` returns 1 (no evidence either way).
+pub fn below_p(hits: usize, trials: usize, p: f64) -> f64 {
+    if trials == 0 {
+        return 1.0;
+    }
+    Binomial::new(p.clamp(0.0, 1.0), trials as u64).map_or(1.0, |b| b.cdf(hits.min(trials) as u64).clamp(0.0, 1.0))
+}
+
 /// The significance level below which two race counts are called different (the race-truth
 /// issue: p < 0.001, so that a busy machine's noise does not fail a regression check).
 pub const SIGNIFICANT_P: f64 = 0.001;
@@ -86,6 +96,17 @@ mod tests {
         assert_eq!(interval95(10, 10)[1], 1.0);
         // one-sided upper bound for 1/20: qbeta(0.95, 2, 19) = 0.2161058
         assert!(close(upper95(1, 20), 0.216_105_8, 1e-6), "{}", upper95(1, 20));
+    }
+
+    #[test]
+    fn binomial_test_below_a_rate() {
+        // R: pbinom(15, 20, 0.9) = 0.04317; pbinom(16, 20, 0.9) = 0.1329533
+        assert!(close(below_p(15, 20, 0.9), 0.043_17, 1e-4), "{}", below_p(15, 20, 0.9));
+        assert!(close(below_p(16, 20, 0.9), 0.132_953, 1e-5));
+        assert_eq!(below_p(20, 20, 0.9), 1.0);
+        assert_eq!(below_p(0, 0, 0.9), 1.0);
+        // R: pbinom(1, 25, 0.2) = 0.02738
+        assert!(close(below_p(1, 25, 0.2), 0.027_38, 1e-4));
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub fn render(r: &Results) -> String {
     );
     let _ = writeln!(
         s,
-        "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Races run *natural* (as the calls happen) and *amplified* (each file-system system call of every contender delayed on return, which widens any check-then-act window; where amplification ran, it decides unless the natural race found a failure). A race cell shows each run's count of trials with that verdict (`amp`, `nat`); `exclusive` carries the one-sided 95% upper bound on the multi-winner rate (`0/200 < 1.5%`). Each family's check-then-create anti-pattern is the *detection control*: where it was not caught (amplified < 90% of trials, natural-only < 20%), `exclusive` verdicts become `inconclusive` (weak race). *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the deciding race was exclusive with its bound ≤ 3% (at least 100 clean trials) in a run whose detection control worked; `?` when something needed is missing, faulty or weak. Every outcome is classified from the probe's report and the file system afterwards.\n"
+        "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Races run *natural* (as the calls happen) and *amplified* (each file-system system call of every contender delayed on return, which widens any check-then-act window; where amplification ran, it decides unless the natural race found a failure). A race cell shows each run's count of trials with that verdict (`amp`, `nat`); `exclusive` carries the one-sided 95% upper bound on the multi-winner rate (`0/200 < 1.5%`). Each family's check-then-create anti-pattern is the *detection control*: where it was caught significantly less often than 90% of the trials of its best ordering amplified (20% natural-only; one-sided binomial test, p < 0.05, at least 20 trials), `exclusive` verdicts become `inconclusive` (weak race). *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the deciding race was exclusive with its bound ≤ 3% (at least 100 clean trials) in a run whose detection control worked; `?` when something needed is missing, faulty or weak. Every outcome is classified from the probe's report and the file system afterwards.\n"
     );
     for rt in r.measured_runtimes() {
         let info = r.run_info.runtimes.iter().find(|x| x.label == rt);
@@ -173,7 +173,7 @@ mod tests {
     /// A hand-built model: one safe and one unsafe variant, a relative-path disagreement, a
     /// fault with evidence, and a skipped runtime.
     fn model() -> Results {
-        let control = Detection::judge("node.b", Some((4, 10, 0)), Some((10, 10, 0)));
+        let control = Detection::judge("node.b", Some((8, 20, 0)), Some((20, 20, 0)));
         let eexist = ErrorInfo {
             code: "EEXIST".into(),
             raw: RawError {
@@ -222,10 +222,10 @@ mod tests {
             t0_us: vec![Some(0.0), Some(80.0), Some(200.0)],
             offset_us: 0,
         };
-        let mut nat = vec![one.clone(); 6];
-        nat.extend(vec![two.clone(); 4]);
+        let mut nat = vec![one.clone(); 12];
+        nat.extend(vec![two.clone(); 8]);
         c.natural = Some(run(nat, 1100.0));
-        c.amplified = Some(run(vec![two; 10], 500.0));
+        c.amplified = Some(run(vec![two; 20], 500.0));
         c.amplified_unavailable = None;
         c.detection = Some(control.clone());
         c.control = true;
@@ -274,6 +274,9 @@ mod tests {
                 amplification: AmplificationInfo {
                     requested: "both".into(),
                     delay_us: 500,
+                    offsets_us: None,
+                    max_rate: None,
+                    max_trials: None,
                     syscalls: vec!["openat".into()],
                     tool: Some("strace -- version 6.1".into()),
                     unavailable: None,

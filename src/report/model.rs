@@ -79,11 +79,11 @@ pub struct ModeRun {
     /// What the harness saw of faults in this run, or why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
-    /// For a failing verdict: the release offset (µs) whose trials showed it most often.
+    /// For a failing verdict: the release offset (µs) whose trials showed it at the highest rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found_at_offset_us: Option<u64>,
-    /// The run per release offset, when it swept more than one (trials are spread over them
-    /// in turn; the counts above are their sum).
+    /// The run per release offset (trials are spread over the offsets in turn; the counts
+    /// above are their sum).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub orderings: Vec<OrderingRun>,
 }
@@ -103,7 +103,7 @@ pub struct OrderingRun {
 
 impl ModeRun {
     /// The counts that show this run's verdict most strongly: `(offending trials, trials,
-    /// offset)` of the ordering that found a failure most often, or the whole run's
+    /// offset)` of the ordering that found a failure at the highest rate, or the whole run's
     /// `(offending, trials, None)` when there is no such ordering.
     pub fn strongest(&self) -> (usize, usize, Option<u64>) {
         if let Some(o) = self.found_at_offset_us.and_then(|at| self.orderings.iter().find(|o| o.offset_us == at)) {
@@ -118,10 +118,12 @@ impl ModeRun {
     }
 
     /// The detection-control counts of this run: multi-winner trials and trials of the
-    /// ordering that caught the most (the whole run when it swept one ordering), and its
-    /// offset in µs.
+    /// ordering that caught the most among those with at least
+    /// [`crate::verdict::CONTROL_MIN_TRIALS`] trials (the whole run, offset 0, when none has
+    /// that many), and its offset in µs.
     pub fn control_counts(&self) -> (usize, usize, u64) {
-        let best = self.orderings.iter().filter(|o| o.stats.trials > 0).max_by(|a, b| {
+        let min = crate::verdict::CONTROL_MIN_TRIALS;
+        let best = self.orderings.iter().filter(|o| o.stats.trials >= min).max_by(|a, b| {
             let ra = a.stats.multi_winner_trials as f64 / a.stats.trials as f64;
             let rb = b.stats.multi_winner_trials as f64 / b.stats.trials as f64;
             ra.total_cmp(&rb).then(b.offset_us.cmp(&a.offset_us))
@@ -343,7 +345,7 @@ pub struct RunInfo {
 }
 
 /// How races were amplified in a run (`--amplify`, `--amplify-delay-us`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AmplificationInfo {
     /// `both`, `on` (amplified only) or `off` (natural only), as requested.
     pub requested: String,
@@ -351,6 +353,15 @@ pub struct AmplificationInfo {
     pub delay_us: u64,
     /// The system calls delayed on return.
     pub syscalls: Vec<String>,
+    /// `--offsets` as given (µs), when it replaced the default sweeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offsets_us: Option<Vec<u64>>,
+    /// `--max-rate` (a probability), when races added trials up to a bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<f64>,
+    /// `--max-trials`, with `--max-rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_trials: Option<usize>,
     /// The tracer, e.g. `strace -- version 6.1`, when amplification was available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
@@ -420,9 +431,11 @@ pub struct Row<'a> {
 impl Row<'_> {
     /// Safe as a lock, derived from the cells (`None` = undetermined).
     pub fn safe(&self) -> Option<bool> {
-        let mut second: Vec<(String, Outcome)> =
-            self.second.iter().filter_map(|(t, c)| c.outcome.map(|o| (t.to_string(), o))).collect();
-        second.extend(self.second.iter().filter_map(|(t, c)| c.relative.as_ref().map(|r| (t.to_string(), r.outcome))));
+        let second: Vec<(String, Outcome, Option<Outcome>)> = self
+            .second
+            .iter()
+            .filter_map(|(t, c)| c.outcome.map(|o| (t.to_string(), o, c.relative.as_ref().map(|r| r.outcome))))
+            .collect();
         safe_as_lock(&second, self.race.and_then(Cell::race_evidence))
     }
 }

@@ -75,7 +75,7 @@ pub fn counts_text(m: &ModeRun) -> String {
 
 /// Text of a race cell: the verdict, then each run's count of trials showing it, the deciding
 /// run first, with the bound of an `exclusive` one; a failing run that swept release offsets
-/// shows the ordering that found the failure most often:
+/// shows the ordering that found the failure at the highest rate:
 /// `multiple-winners (amp 50/50 at +0 µs; nat 48/200)`, `exclusive (amp 0/200 < 1.5%; nat 0/200)`,
 /// `inconclusive: weak race: control caught 12/100 (amplified)`.
 pub fn race_text(c: &Cell) -> String {
@@ -89,7 +89,7 @@ pub fn race_text(c: &Cell) -> String {
         if deciding && judged == RaceVerdict::Exclusive && m.verdict == RaceVerdict::Exclusive {
             format!("{name} 0/{} < {}", m.stats.clean_trials, pct(m.stats.multi_winner_upper95))
         } else if m.verdict == judged && m.found_at_offset_us.is_some() {
-            // the ordering that found the failure most often: how narrow the window is
+            // the ordering that found the failure at the highest rate: how narrow the window is
             let (n, t, at) = m.strongest();
             format!("{name} {n}/{t} at +{} µs", at.unwrap_or(0))
         } else {

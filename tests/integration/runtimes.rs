@@ -112,8 +112,8 @@ fn race_stats_are_complete(r: &serde_json::Value, trials: u64) {
 }
 
 /// The run's own positive control: every family's check-then-create anti-pattern was caught
-/// (amplified in ≥ 90% of trials where amplification ran), so its `exclusive` verdicts mean
-/// something; and no cell was demoted to a weak race.
+/// (amplified where amplification ran: not significantly below 90% of its best ordering's
+/// trials), so its `exclusive` verdicts mean something; and no cell was demoted to a weak race.
 fn control_worked(r: &serde_json::Value, name: &str) {
     let amp = amplified(r);
     let controls = r["run_info"]["controls"].as_array().unwrap();
@@ -122,8 +122,6 @@ fn control_worked(r: &serde_json::Value, name: &str) {
         assert_eq!(c["worked"], true, "{name}: weak race: {c}");
         if amp {
             assert_eq!(c["mode"], "amplified", "{c}");
-            let (n, t) = (c["caught"].as_u64().unwrap(), c["trials"].as_u64().unwrap());
-            assert!(n * 100 >= t * 90, "{name}: amplified control caught only {n}/{t}");
         }
     }
     let weak: Vec<_> = r["cells"].as_array().unwrap().iter().filter(|c| !c["weak_race"].is_null()).collect();

@@ -187,7 +187,7 @@ pub struct RunArgs {
     /// Hold time in milliseconds for variants that keep a handle open (dotnet.FileShare.None).
     #[arg(long, default_value_t = 50)]
     pub hold_ms: u64,
-    /// Output folder for results.json and summary.md (default: reports/runs/<timestamp>/).
+    /// Output folder for results.json and summary.md (default: reports/runs/TIMESTAMP/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Skip the relative-path repeat of each second-comer attempt.
@@ -323,7 +323,9 @@ pub struct ScratchArgs {
 }
 
 impl ScratchArgs {
-    /// See [`segment_of`].
+    /// The folder name every path passes through: the hostile name with `--hostile-paths`,
+    /// else `--path-segment`, else none. Errors: [`crate::error::Error::Usage`] naming
+    /// `--path-segment` when the name is empty or not one path component.
     pub fn segment(&self) -> crate::error::Result<Option<String>> {
         segment_of(self.hostile_paths, &self.path_segment)
     }

@@ -585,10 +585,7 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     }
     let (verdict, weak_race) = crate::verdict::apply_control(run.verdict, detection.as_ref());
     let mut wins_by_runtime = std::collections::BTreeMap::new();
-    let deciding = match run.decided_by {
-        crate::verdict::RaceMode::Amplified => run.amplified.as_ref(),
-        crate::verdict::RaceMode::Natural => run.natural.as_ref(),
-    };
+    let deciding = run.deciding();
     for (slot, rt) in rts.iter().enumerate() {
         *wins_by_runtime.entry(rt.label.clone()).or_insert(0) +=
             deciding.and_then(|m| m.stats.wins_by_contender.get(slot).copied()).unwrap_or(0);

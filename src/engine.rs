@@ -169,12 +169,7 @@ pub fn measure(
             let base = CellBase { rt, v: cv };
             let mut c = match &start_fault {
                 Some(f) => base.fault_cell(Scenario::Race, "absent", f),
-                None => {
-                    let vs = vec![cv; pools.natural.len()];
-                    let styles = vec![style; vs.len()];
-                    let r = race_modes(&mut pools, &vs, &styles, trials, opts, scratch, nonce, &mut next_id);
-                    base.race_cell(r)
-                }
+                None => base.race(&mut pools, style, trials, opts, scratch, nonce, &mut next_id),
             };
             c.control = true;
             let counts = |m: &Option<ModeRun>| m.as_ref().map(ModeRun::control_counts);
@@ -225,12 +220,7 @@ pub fn measure(
             if opts.race && !crate::interrupt::requested() {
                 let c = match control_cell.take_if(|c| c.variant == v.id) {
                     Some(c) => c,
-                    None => {
-                        let vs = vec![v; pools.natural.len()];
-                        let styles = vec![style; vs.len()];
-                        let r = race_modes(&mut pools, &vs, &styles, trials, opts, scratch, nonce, &mut next_id);
-                        base.race_cell(r)
-                    }
+                    None => base.race(&mut pools, style, trials, opts, scratch, nonce, &mut next_id),
                 };
                 on_cell(&c);
                 out.cells.push(c);
@@ -339,6 +329,13 @@ pub struct RaceResult {
     pub elapsed_ms: f64,
 }
 
+impl RaceResult {
+    /// The run that decided the verdict.
+    pub fn deciding(&self) -> Option<&ModeRun> {
+        crate::report::model::deciding_run(self.decided_by, self.natural.as_ref(), self.amplified.as_ref())
+    }
+}
+
 fn mode_run(r: RaceRun) -> ModeRun {
     let strongest = crate::verdict::strongest_ordering(r.summary.verdict, &r.orderings);
     ModeRun {
@@ -375,12 +372,6 @@ pub fn race_modes(
 ) -> RaceResult {
     let started = Instant::now();
     let budget = Budget { trials, max_rate: opts.max_rate, max_trials: opts.max_trials.max(trials) };
-    // natural also runs where amplification was asked for alone but is not available
-    let natural_wanted = opts.natural || !matches!(opts.amplify, Amplify::On(_));
-    let natural_sweep = opts.offsets.clone().map_or(Sweep::NaturalAuto, Sweep::Fixed);
-    let natural = natural_wanted.then(|| {
-        race_core(&mut pools.natural, variants, styles, budget, &natural_sweep, None, opts, scratch, nonce, next_id)
-    });
     let (tight, amplified_sweep) = match &opts.amplify {
         Amplify::On(a) => (
             Some(a.delay_us() as f64 * crate::exec::amplify::TIGHT_FRACTION),
@@ -408,6 +399,13 @@ pub fn race_modes(
             Err(why) => unavailable = Some(why),
         }
     }
+    // natural also runs where amplification was asked for alone but this pool has none
+    // (unavailable here, not run for this runtime, or broken under the tracer)
+    let natural_wanted = opts.natural || amplified.is_none();
+    let natural_sweep = opts.offsets.clone().map_or(Sweep::NaturalAuto, Sweep::Fixed);
+    let natural = (natural_wanted && !crate::interrupt::requested()).then(|| {
+        race_core(&mut pools.natural, variants, styles, budget, &natural_sweep, None, opts, scratch, nonce, next_id)
+    });
     let unsupported = natural.iter().chain(amplified.iter()).find(|r| r.unsupported);
     let evidence = unsupported.and_then(|r| r.evidence.clone());
     let is_unsupported = unsupported.is_some();
@@ -451,18 +449,29 @@ struct CellBase<'a> {
 }
 
 impl CellBase<'_> {
+    /// The race cell of this variant: every contender of `pools` makes its call.
+    #[allow(clippy::too_many_arguments)]
+    fn race(
+        &self,
+        pools: &mut Pools,
+        style: PathStyle,
+        trials: usize,
+        opts: &Options,
+        scratch: &mut Scratch,
+        nonce: &str,
+        next_id: &mut u64,
+    ) -> Cell {
+        let vs = vec![self.v; pools.natural.len()];
+        let styles = vec![style; vs.len()];
+        self.race_cell(race_modes(pools, &vs, &styles, trials, opts, scratch, nonce, next_id))
+    }
+
     fn race_cell(&self, r: RaceResult) -> Cell {
         let mut c = self.cell(Scenario::Race, "absent");
         c.verdict = Some(r.verdict);
         c.decided_by = Some(r.decided_by);
+        c.evidence = r.evidence.clone().or_else(|| r.deciding().and_then(|m| m.evidence.clone()));
         c.error = r.first_error;
-        c.evidence = r.evidence.or_else(|| {
-            let d = match r.decided_by {
-                RaceMode::Amplified => r.amplified.as_ref(),
-                RaceMode::Natural => r.natural.as_ref(),
-            };
-            d.and_then(|m| m.evidence.clone())
-        });
         c.elapsed_ms = r.elapsed_ms;
         c.natural = r.natural;
         c.amplified = r.amplified;
@@ -686,7 +695,7 @@ fn wait_until(t: Instant) {
 /// Amplified races stop after this many loose trials in a row (the release never got tight).
 const MAX_LOOSE_IN_ROW: usize = 50;
 
-/// Runs race trials as `budget` says (plus one uncounted warm-up) among `pool`, contender `i`
+/// Runs race trials as `budget` says (after [`WARMUP_TRIALS`] uncounted ones) among `pool`, contender `i`
 /// making the call `variants[i]` with paths spelled in `styles[i]`. The target is absent at
 /// the start of each trial; sources are prepared before the release. With `tight_us`, a trial
 /// whose contenders entered their calls more than that many microseconds apart (by their
@@ -736,10 +745,9 @@ fn race_core(
     let mut folder = 0;
     let mut warmup_spreads = Vec::new();
     let mut offsets: Vec<u64> = vec![0];
-    let mut scheduled = 0usize;
     // t counts finished trials including the warm-up
     while t < WARMUP_TRIALS || !budget.enough(observed.len(), clean, multi) {
-        let offset_us = if t < WARMUP_TRIALS { 0 } else { offsets[scheduled % offsets.len()] };
+        let offset_us = if t < WARMUP_TRIALS { 0 } else { offsets[observed.len() % offsets.len()] };
         folder += 1;
         if crate::interrupt::requested() {
             run.evidence = Some(format!("interrupted after {} trials", observed.len()));
@@ -856,9 +864,8 @@ fn race_core(
                 continue;
             }
         }
-        loose_in_row = 0;
         // the next ordering only after a counted trial: a loose one is run again at its offset
-        scheduled += 1;
+        loose_in_row = 0;
         clean += usize::from(!faulty);
         multi += usize::from(trial.reports.iter().filter(|r| **r == Report::Success).count() >= 2);
         for a in &attempts {

@@ -279,6 +279,19 @@ fn one() -> f64 {
     1.0
 }
 
+impl RaceStats {
+    /// The trials that show verdict `v`: multi-winner trials for `multiple-winners` (and for
+    /// `exclusive`, where there are none), lost-update, no-winner or faulty trials for those.
+    pub fn trials_showing(&self, v: RaceVerdict) -> usize {
+        match v {
+            RaceVerdict::LostUpdate => self.lost_update_trials,
+            RaceVerdict::NoWinner => self.no_winner_trials,
+            RaceVerdict::Inconclusive => self.fault_trials,
+            _ => self.multi_winner_trials,
+        }
+    }
+}
+
 /// Serialises `usize` map keys as decimal strings and reads them back, also inside
 /// `#[serde(flatten)]` (where serde hands integer keys over as strings).
 mod count_keys {
@@ -415,12 +428,7 @@ pub fn summarize_orderings(contenders: usize, trials: &[Trial]) -> Vec<OrderingS
 /// highest share of trials of that kind (multi-winner, lost-update or no-winner trials); for
 /// `exclusive`, none; on a tie, the smallest offset. Returns its index in `orderings`.
 pub fn strongest_ordering(verdict: RaceVerdict, orderings: &[OrderingSummary]) -> Option<usize> {
-    let count = |s: &RaceStats| match verdict {
-        RaceVerdict::MultipleWinners => s.multi_winner_trials,
-        RaceVerdict::LostUpdate => s.lost_update_trials,
-        RaceVerdict::NoWinner => s.no_winner_trials,
-        _ => 0,
-    };
+    let count = |s: &RaceStats| s.trials_showing(verdict);
     if !is_disproof(verdict) {
         return None;
     }

@@ -53,6 +53,18 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// Of a race's natural and amplified runs, the one of the mode `decided_by`.
+pub fn deciding_run<'a>(
+    decided_by: RaceMode,
+    natural: Option<&'a ModeRun>,
+    amplified: Option<&'a ModeRun>,
+) -> Option<&'a ModeRun> {
+    match decided_by {
+        RaceMode::Amplified => amplified,
+        RaceMode::Natural => natural,
+    }
+}
+
 /// One way a race cell was run (natural or amplified): its verdict and counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModeRun {
@@ -107,12 +119,7 @@ impl ModeRun {
     /// `(offending, trials, None)` when there is no such ordering.
     pub fn strongest(&self) -> (usize, usize, Option<u64>) {
         if let Some(o) = self.found_at_offset_us.and_then(|at| self.orderings.iter().find(|o| o.offset_us == at)) {
-            let n = match self.verdict {
-                RaceVerdict::LostUpdate => o.stats.lost_update_trials,
-                RaceVerdict::NoWinner => o.stats.no_winner_trials,
-                _ => o.stats.multi_winner_trials,
-            };
-            return (n, o.stats.trials, Some(o.offset_us));
+            return (o.stats.trials_showing(self.verdict), o.stats.trials, Some(o.offset_us));
         }
         (self.offending(), self.stats.trials, None)
     }
@@ -136,14 +143,7 @@ impl ModeRun {
     /// The trials that show this run's verdict: multi-winner trials for `multiple-winners`,
     /// lost-update, no-winner or faulty trials for those verdicts, 0 otherwise.
     pub fn offending(&self) -> usize {
-        let st = &self.stats;
-        match self.verdict {
-            RaceVerdict::MultipleWinners => st.multi_winner_trials,
-            RaceVerdict::LostUpdate => st.lost_update_trials,
-            RaceVerdict::NoWinner => st.no_winner_trials,
-            RaceVerdict::Inconclusive => st.fault_trials,
-            _ => 0,
-        }
+        self.stats.trials_showing(self.verdict)
     }
 }
 
@@ -268,10 +268,7 @@ impl Cell {
 
     /// The run that decided a race cell's verdict (amplified or natural), if any ran.
     pub fn deciding(&self) -> Option<&ModeRun> {
-        match self.decided_by? {
-            RaceMode::Amplified => self.amplified.as_ref(),
-            RaceMode::Natural => self.natural.as_ref(),
-        }
+        deciding_run(self.decided_by?, self.natural.as_ref(), self.amplified.as_ref())
     }
 
     /// The race evidence for "safe as a lock", when this is a race cell with a verdict.

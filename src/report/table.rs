@@ -28,13 +28,9 @@ pub fn second_text(c: &Cell) -> String {
 /// A run's count for the cell's verdict kind: multi-winner trials for `multiple-winners`
 /// (and for `exclusive`, where it is 0), lost-update, no-winner or faulty trials for those.
 fn count_for(v: RaceVerdict, m: &ModeRun) -> usize {
-    let st = &m.stats;
-    match v {
-        RaceVerdict::LostUpdate => st.lost_update_trials,
-        RaceVerdict::NoWinner => st.no_winner_trials,
-        RaceVerdict::Inconclusive if m.verdict == RaceVerdict::Inconclusive => st.fault_trials,
-        _ => st.multi_winner_trials,
-    }
+    // a cell made inconclusive by the other run: this run's multi-winner trials
+    let v = if v == RaceVerdict::Inconclusive && m.verdict != v { RaceVerdict::MultipleWinners } else { v };
+    m.stats.trials_showing(v)
 }
 
 /// Per ordering, the multi-winner trials: `+0: 50/50, +500: 48/50, +1000: 20/50, +2000: 0/50`

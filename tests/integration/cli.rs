@@ -254,3 +254,27 @@ fn max_rate_adds_trials_until_the_bound_is_reached() {
         conformance().args(["run", "-r", "node"]).args(args).assert().code(2).stderr(predicates::str::contains(flag));
     }
 }
+
+/// `--amplify on` where this runtime's probe does not run under the tracer: the natural race
+/// runs instead, and every cell says why there is no amplified one.
+#[test]
+#[cfg(unix)]
+fn amplify_on_falls_back_to_natural_where_the_probe_breaks_under_the_tracer() {
+    let _serial = crate::common::one_at_a_time();
+    let out = tempfile::tempdir().unwrap();
+    conformance()
+        .env("CONFORMANCE_STRACE", fixtures().join("fake-strace").join("strace"))
+        .args(["run", "-r", "node", "-v", "node.writeFileSync.wx", "--scenario", "race", "-n", "20", "-q"])
+        .args(["--amplify", "on", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = crate::common::read_json(&out.path().join("results.json"));
+    assert!(r["run_info"]["amplification"]["unavailable"].is_null(), "the run-wide check passed");
+    for c in r["cells"].as_array().unwrap() {
+        assert!(c["amplified"].is_null(), "{c}");
+        assert!(c["amplified_unavailable"].as_str().unwrap().contains("did not start under strace"), "{c}");
+        assert_eq!(c["natural"]["trials"], 20, "{c}");
+        assert_eq!(c["decided_by"], "natural", "{c}");
+    }
+}

@@ -3,72 +3,111 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
+use toml::Spanned;
+
 use super::model::{MatrixFile, Variant};
 use crate::error::{Error, Result};
+
+/// Where things are in a matrix file: a second, lenient parse of the same text that keeps
+/// the span of the family and of each variant's id (the strict parse into [`MatrixFile`]
+/// keeps none).
+#[derive(Deserialize)]
+struct Positions {
+    family: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    variant: Vec<IdPosition>,
+}
+
+#[derive(Deserialize)]
+struct IdPosition {
+    id: Option<Spanned<toml::Value>>,
+}
+
+/// A variant as parsed, with the byte offset of its id's value in the file.
+struct Located {
+    variant: Variant,
+    at: usize,
+}
+
+/// The file's text; for bytes that are not UTF-8, an [`Error::Input`] at the first bad byte.
+fn utf8<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let good = e.valid_up_to();
+        let prefix = std::str::from_utf8(&bytes[..good]).unwrap_or_default();
+        Error::input_at(
+            path,
+            prefix,
+            Some(good),
+            format!("not valid UTF-8 (byte 0x{:02x}); matrix files are UTF-8 text", bytes[good]),
+        )
+    })
+}
 
 /// Parses one matrix file's text.
 ///
 /// Takes the file's path (for messages) and its text; returns its variants with `family`
 /// filled in, in file order. Errors ([`Error::Input`], naming file, line and column): TOML
-/// syntax, unknown or missing fields, a variant id that does not start with `<family>.`, an
-/// id with characters outside `[A-Za-z0-9._+-]`, or an id repeated in the file.
+/// syntax, unknown or missing fields (`family` inside a `[[variant]]` is unknown: it is the
+/// file's), a variant id that does not start with `<family>.` or has nothing after it, an id
+/// with characters outside `[A-Za-z0-9._+-]`, an id repeated in the file, an empty call, or a
+/// second detection control. Names and ids are quoted with control characters escaped.
 pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Variant>> {
+    Ok(parse_located(path, text)?.into_iter().map(|l| l.variant).collect())
+}
+
+fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
+    let at = |offset: usize, message: String| Error::input_at(path, text, Some(offset), message);
     let file: MatrixFile = toml::from_str(text).map_err(|e| {
-        let offset = e.span().map(|s| s.start);
-        Error::input_at(path, text, offset, e.message().to_string())
+        // an error without a place (a missing top-level key) is the file's: line 1
+        at(e.span().map_or(0, |s| s.start), e.message().trim_end().to_string())
     })?;
+    let pos: Option<Positions> = toml::from_str(text).ok();
+    let family_at = pos.as_ref().and_then(|p| p.family.as_ref()).map_or(0, |f| f.span().start);
+    let id_at = |i: usize| {
+        pos.as_ref().and_then(|p| p.variant.get(i)).and_then(|v| v.id.as_ref()).map_or(0, |id| id.span().start)
+    };
     if file.family.is_empty() || !file.family.chars().all(|c| c.is_ascii_alphanumeric()) {
-        let off = text.find("family");
-        return Err(Error::input_at(
-            path,
-            text,
-            off,
-            format!("family '{}' must be a non-empty ASCII word", file.family),
-        ));
+        return Err(at(family_at, format!("family {:?} must be a non-empty ASCII word ([A-Za-z0-9])", file.family)));
     }
-    let mut seen = BTreeMap::new();
-    let mut out = Vec::with_capacity(file.variant.len());
-    for mut v in file.variant {
-        // point at this definition: the n-th `"<id>"` in the text, n = how often seen so far
-        let nth = seen.get(&v.id).copied().unwrap_or(0);
-        let needle = format!("\"{}\"", v.id);
-        let at = text.match_indices(&needle).nth(nth).map(|(i, _)| i).or_else(|| text.find(&v.id));
-        let prefix = format!("{}.", file.family);
-        if !v.id.starts_with(&prefix) || v.id.len() == prefix.len() {
-            return Err(Error::input_at(path, text, at, format!("variant id '{}' must start with '{prefix}'", v.id)));
+    let prefix = format!("{}.", file.family);
+    let mut out: Vec<Located> = Vec::with_capacity(file.variant.len());
+    for (i, mut v) in file.variant.into_iter().enumerate() {
+        let here = id_at(i);
+        let id = v.id.escape_debug().to_string();
+        if !v.id.starts_with(&prefix) {
+            return Err(at(here, format!("variant id '{id}' must start with '{prefix}'")));
+        }
+        if v.id.len() == prefix.len() {
+            return Err(at(
+                here,
+                format!("variant id '{id}' names no call after '{prefix}' (ids are <family>.<call>[.<option>])"),
+            ));
         }
         if let Some(bad) = v.id.chars().find(|c| !(c.is_ascii_alphanumeric() || "._+-".contains(*c))) {
-            return Err(Error::input_at(
-                path,
-                text,
-                at,
-                format!("variant id '{}' has the character {bad:?}; ids use [A-Za-z0-9._+-]", v.id),
-            ));
+            return Err(at(here, format!("variant id '{id}' has the character {bad:?}; ids use [A-Za-z0-9._+-]")));
         }
-        if seen.insert(v.id.clone(), nth + 1).is_some() {
-            return Err(Error::input_at(path, text, at, format!("variant id '{}' appears twice", v.id)));
+        if let Some(first) = out.iter().find(|o| o.variant.id == v.id) {
+            let (line, _) = crate::error::line_col(text, first.at);
+            return Err(at(here, format!("variant id '{id}' appears twice (first on line {line})")));
         }
         if v.call.trim().is_empty() {
-            return Err(Error::input_at(path, text, at, format!("variant '{}' has an empty call", v.id)));
+            return Err(at(here, format!("variant '{id}' has an empty call")));
         }
-        if v.control && out.iter().any(|o: &Variant| o.control) {
-            return Err(Error::input_at(
-                path,
-                text,
-                at,
-                format!("variant '{}' is a second detection control; a family has at most one", v.id),
-            ));
+        if v.control && out.iter().any(|o| o.variant.control) {
+            return Err(at(here, format!("variant '{id}' is a second detection control; a family has at most one")));
         }
         v.family = file.family.clone();
-        out.push(v);
+        out.push(Located { variant: v, at: here });
     }
     Ok(out)
 }
 
 /// Loads every `*.toml` file directly in `dir` (sorted by name) and returns all variants.
 ///
-/// Errors: [`Error::Input`] when the folder or a file cannot be read or parsed, or when one id
-/// appears in two files (the message names both).
+/// Errors: [`Error::Input`] when the folder cannot be read; when a file cannot be read, is
+/// not UTF-8 or does not parse (see [`parse_file`]), naming the file and line; or when one id
+/// appears in two files (the message names both, at the second definition's id).
 pub fn load_dir(dir: &Path) -> Result<Vec<Variant>> {
     let entries =
         std::fs::read_dir(dir).map_err(|e| Error::input(dir, format!("cannot read the matrices folder: {e}")))?;
@@ -78,17 +117,23 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Variant>> {
         .collect();
     files.sort();
     let mut all: Vec<Variant> = Vec::new();
-    let mut origin: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut origin: BTreeMap<String, (PathBuf, usize)> = BTreeMap::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| Error::input(&f, format!("cannot read: {e}")))?;
-        for v in parse_file(&f, &text)? {
-            if let Some(prev) = origin.insert(v.id.clone(), f.clone()) {
-                let at = text.find(&v.id);
+        let bytes = std::fs::read(&f).map_err(|e| Error::input(&f, format!("cannot read: {e}")))?;
+        let text = utf8(&f, &bytes)?;
+        for l in parse_located(&f, text)? {
+            let v = l.variant;
+            let (line, _) = crate::error::line_col(text, l.at);
+            if let Some((prev, prev_line)) = origin.insert(v.id.clone(), (f.clone(), line)) {
                 return Err(Error::input_at(
                     &f,
-                    &text,
-                    at,
-                    format!("variant id '{}' is already defined in {}", v.id, prev.display()),
+                    text,
+                    Some(l.at),
+                    format!(
+                        "variant id '{}' is already defined in {}:{prev_line}",
+                        v.id.escape_debug(),
+                        prev.display()
+                    ),
                 ));
             }
             all.push(v);
@@ -156,6 +201,75 @@ mod tests {
         let text = "family = \"x\"\n[[variant]]\nid = \"x.a\"\ncall = \"a\"\ncreates = \"file\"\ncontrol = true\n\n[[variant]]\nid = \"x.b\"\ncall = \"b\"\ncreates = \"file\"\ncontrol = true\n";
         let e = parse_file(p(), text).unwrap_err().to_string();
         assert!(e.contains("second detection control") && e.contains(":9:"), "{e}");
+    }
+
+    #[test]
+    fn family_inside_a_variant_is_an_unknown_key() {
+        let t =
+            "family = \"node\"\n[[variant]]\nid = \"node.x\"\nfamily = \"deno\"\ncall = \"c\"\ncreates = \"file\"\n";
+        let e = parse_file(p(), t).unwrap_err().to_string();
+        assert!(e.starts_with("m.toml:4:") && e.contains("family"), "{e}");
+    }
+
+    #[test]
+    fn an_id_that_is_only_the_prefix_says_so() {
+        let t = "family = \"node\"\n[[variant]]\nid = \"node.\"\ncall = \"c\"\ncreates = \"file\"\n";
+        let e = parse_file(p(), t).unwrap_err().to_string();
+        assert!(e.starts_with("m.toml:3:6:") && e.contains("names no call after 'node.'"), "{e}");
+        assert!(!e.contains("must start with"), "{e}");
+    }
+
+    #[test]
+    fn escaped_control_characters_in_ids_are_located_and_not_printed_raw() {
+        let t = "family = \"node\"\n# node.x\n[[variant]]\nid = \"node.x\\u0007\"\ncall = \"c\"\ncreates = \"file\"\n";
+        let e = parse_file(p(), t).unwrap_err().to_string();
+        assert!(e.starts_with("m.toml:4:6:"), "{e}");
+        assert!(e.contains("'node.x\\u{7}'") && !e.contains('\u{7}'), "{e}");
+    }
+
+    #[test]
+    fn a_duplicate_is_located_at_its_id_not_at_a_comment() {
+        let t = "family = \"node\"\n# node.x is the one\n[[variant]]\nid = \"node.x\"\ncall = \"node.x\"\ncreates = \"file\"\n[[variant]]\nid = 'node.x'\ncall = \"c\"\ncreates = \"file\"\n";
+        let e = parse_file(p(), t).unwrap_err().to_string();
+        assert!(e.starts_with("m.toml:8:6:") && e.contains("first on line 4"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a.toml"),
+            "family = \"node\"\n\n[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("b.toml"),
+            "# node.x again\nfamily = \"node\"\n[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\n",
+        )
+        .unwrap();
+        let e = load_dir(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("b.toml:4:6:") && e.contains("a.toml:4"), "{e}");
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("n.toml"), b"family = \"node\"\n# caf\xe9\n").unwrap();
+        let e = load_dir(dir.path()).unwrap_err();
+        assert_eq!(e.exit_code(), crate::exit_code::USAGE);
+        let e = e.to_string();
+        assert!(e.contains("n.toml:2:6:") && e.contains("not valid UTF-8 (byte 0xe9)"), "{e}");
+    }
+
+    #[test]
+    fn every_error_has_a_line() {
+        for t in [
+            "",
+            "[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\n",
+            "family = \"node\"\n[[variant]]\nid = \"node.x\"\ncreates = \"file\"\n",
+            "family = \"no de\"\n",
+            "family = 3\n",
+            "family = \"node\"\n[[variant]]\nid = \"node.x\"\ncall = \" \"\ncreates = \"file\"\n",
+        ] {
+            let e = parse_file(p(), t).unwrap_err();
+            assert!(matches!(e, Error::Input { line: 1.., .. }), "{t:?}: {e}");
+        }
     }
 
     #[test]

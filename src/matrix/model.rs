@@ -35,8 +35,9 @@ pub enum Creates {
 pub struct Variant {
     /// Stable id, `<family>.<call>[.<option>]`, e.g. `node.writeFileSync.wx`.
     pub id: String,
-    /// The API family; filled from the file's `family` key.
-    #[serde(default)]
+    /// The API family; filled from the file's `family` key. Never read from a `[[variant]]`
+    /// table: there, `family` is an unknown key.
+    #[serde(default, skip_deserializing)]
     pub family: String,
     /// The exact call as shown in tables.
     pub call: String,

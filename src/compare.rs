@@ -1,7 +1,8 @@
 //! Comparing two runs cell by cell: the regression check for a new runtime version.
 //!
 //! Cells are matched by [`Cell::key`] (adapter name, variant, scenario, target), so versions
-//! may differ. Second-comer cells compare their outcome word. Race cells compare their
+//! may differ. Second-comer cells compare their outcome word and, where both runs made it,
+//! the outcome of the relative-path repeat. Race cells compare their
 //! amplified verdicts where both runs have one (amplification makes a window certain, so its
 //! verdict does not depend on how busy the machine was). Their natural races are compared only
 //! where no amplified verdicts exist on both sides, or where the amplified verdicts agree but
@@ -159,7 +160,20 @@ enum Judged {
 fn judge(b: &Cell, n: &Cell) -> Judged {
     use crate::verdict::RaceVerdict::{Exclusive, MultipleWinners};
     if b.scenario == crate::report::Scenario::SecondComer {
-        return if b.word() == n.word() { Judged::Same } else { Judged::Changed(b.word().into(), n.word().into()) };
+        // the relative-path repeat counts where both runs made it (safe-as-lock rests on it);
+        // a run without it (`--no-relative`) measured less, it did not change
+        let rel = |c: &Cell| c.relative.as_ref().map(|r| r.outcome);
+        // as in the tables: the relative outcome is shown where it differs from the absolute one
+        let word = |c: &Cell| match (c.outcome, rel(c)) {
+            (Some(o), Some(r)) if o != r => format!("{} (rel: {})", c.word(), r.as_str()),
+            _ => c.word().to_string(),
+        };
+        let both = rel(b).is_some() && rel(n).is_some();
+        return if b.word() == n.word() && (!both || rel(b) == rel(n)) {
+            Judged::Same
+        } else {
+            Judged::Changed(word(b), word(n))
+        };
     }
     let word = |m: Option<&crate::report::model::ModeRun>, c: &Cell| {
         m.map_or_else(|| c.verdict.map_or("?", |v| v.as_str()).to_string(), |m| m.verdict.as_str().to_string())
@@ -268,6 +282,26 @@ mod tests {
         let d = compare(&base, &new);
         assert_eq!(d.changed.len(), 1);
         assert_eq!(d.changed[0].before.0, "refused");
+    }
+
+    #[test]
+    fn a_changed_relative_outcome_is_a_difference() {
+        let base = results();
+        let mut new = base.clone();
+        let c = new.cells.iter_mut().find(|c| c.target == "file" && c.variant == "node.writeFileSync.wx").unwrap();
+        c.relative.as_mut().unwrap().outcome = crate::verdict::Outcome::Replaced;
+        let d = compare(&base, &new);
+        assert!(d.differs(), "{}", d.render());
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].before.0, "refused");
+        assert_eq!(d.changed[0].after.0, "refused (rel: replaced)");
+        // a run without the relative repeat (--no-relative) measured less; it did not change
+        let mut narrower = base.clone();
+        for c in &mut narrower.cells {
+            c.relative = None;
+        }
+        assert!(!compare(&base, &narrower).differs());
+        assert!(!compare(&narrower, &base).differs());
     }
 
     fn race_cell<'a>(r: &'a mut Results, variant: &str) -> &'a mut Cell {

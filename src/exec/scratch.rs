@@ -152,6 +152,143 @@ pub fn spell(p: &Path, style: PathStyle) -> String {
     }
 }
 
+/// The longest path cmd.exe handles, in UTF-16 units: `MAX_PATH` (260) less its terminating
+/// null ("Naming Files, Paths, and Namespaces", *Maximum Path Length Limitation*). Measured
+/// under Wine 8.0 (`cmd.move`, `cmd.copy`, `cmd.ren` through `--path-segment`): a 259-unit
+/// target works, a 260-unit one is damaged.
+pub const WIN32_MAX_PATH_CHARS: usize = 259;
+
+/// The longest path component Win32 file systems take, in UTF-16 units (the
+/// `lpMaximumComponentLength` NTFS and FAT32 report; "Naming Files, Paths, and Namespaces").
+pub const WIN32_MAX_COMPONENT_CHARS: usize = 255;
+
+/// Why `path` cannot be given to cmd.exe as it stands — the name cmd would act on differs
+/// from the one the harness inspects — or `None` when every component is a valid Win32 name
+/// and the whole path fits in `MAX_PATH`.
+///
+/// Takes the path as the harness holds it (a Unix path on Linux, spelled for Wine with
+/// [`spell`]`(path, PathStyle::Wine)`; a native path on Windows). Give it the absolute path:
+/// cmd resolves a relative one against its working directory, and the length rule is about
+/// the resolved path (measured: with a working directory past `MAX_PATH`, relative repeats
+/// are damaged too). Returns a short reason naming the component, e.g. "the name 'dot.' ends
+/// in a dot, which Win32 strips".
+///
+/// The rules are those of Microsoft's "Naming Files, Paths, and Namespaces"
+/// (<https://learn.microsoft.com/en-us/windows/win32/fileio/naming-a-file>), checked per
+/// component (split on `/` on Unix, so a literal `\` inside a Unix name is a problem):
+/// - a reserved character `< > : " / \ | ? *`;
+/// - a control character, U+0001 to U+001F;
+/// - a trailing dot or space (Win32 path normalisation removes them; measured under Wine 8.0:
+///   `mkdir "…\dot."` creates `dot`, `"…\sp "` creates `sp`, `"…\a.b."` creates `a.b`);
+/// - a reserved device name, `CON PRN AUX NUL COM0–COM9 COM¹ COM² COM³ LPT0–LPT9 LPT¹ LPT²
+///   LPT³`, in any case, alone or before an extension (`NUL.txt`, `NUL.tar.gz`), with
+///   spaces before the dot ignored (Wine 8.0 refuses `con.txt`, `AUX.tar.gz`, `COM1 .txt`;
+///   it creates `COM0`, `LPT0` and `COM¹` as ordinary names, but Windows does not, and the
+///   cmd adapter serves both);
+/// - a component longer than [`WIN32_MAX_COMPONENT_CHARS`] UTF-16 units;
+/// - a component that is not valid Unicode (it has no Win32 spelling; [`spell`] would
+///   replace its bytes);
+///
+/// and on the whole path: longer than [`WIN32_MAX_PATH_CHARS`] UTF-16 units as cmd sees it.
+///
+/// `.` and `..` components mean the same to Win32 and pass. Characters that are legal in
+/// Win32 names pass, including `[ ] + ; , = ~`, U+007F and private-use characters (all
+/// created unchanged by Wine 8.0's `mkdir`, measured), spaces inside a name, `&`, `^`, and
+/// non-ASCII text. `!` and `%` pass too: Wine's cmd re-expands them inside variable values,
+/// but the cmd probe itself refuses such values (`probes/cmd/README.md`).
+pub fn win32_name_problem(path: &Path) -> Option<String> {
+    use std::path::Component;
+    for c in path.components() {
+        if let Component::Normal(os) = c {
+            if let Some(why) = win32_component_problem(os) {
+                return Some(why);
+            }
+        }
+    }
+    let style = if cfg!(windows) { PathStyle::Native } else { PathStyle::Wine };
+    let spelled = spell(path, style);
+    let units = spelled.encode_utf16().count();
+    (units > WIN32_MAX_PATH_CHARS).then(|| {
+        format!(
+            "the path is {units} UTF-16 units long as cmd sees it ('{}'), over MAX_PATH (260 with its terminating \
+             null), past which cmd under Wine acts on another name",
+            shown(&spelled)
+        )
+    })
+}
+
+/// The Win32 reserved device names (without the superscript forms, handled apart).
+const WIN32_DEVICES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
+
+/// The problem with one path component, if any (see [`win32_name_problem`]).
+fn win32_component_problem(os: &std::ffi::OsStr) -> Option<String> {
+    let Some(name) = os.to_str() else {
+        return Some(format!(
+            "the name '{}' is not valid Unicode, so it has no Win32 spelling",
+            shown(&os.to_string_lossy())
+        ));
+    };
+    if name == "." || name == ".." {
+        return None;
+    }
+    let n = shown(name);
+    if name.contains('\\') {
+        return Some(format!("the name '{n}' holds '\\', which Win32 reads as a folder separator"));
+    }
+    if let Some(c) = name.chars().find(|c| matches!(c, '<' | '>' | ':' | '"' | '/' | '|' | '?' | '*')) {
+        return Some(format!("the name '{n}' holds '{c}', which Win32 reserves (< > : \" / \\ | ? *)"));
+    }
+    if let Some(c) = name.chars().find(|c| ('\u{1}'..='\u{1f}').contains(c)) {
+        return Some(format!(
+            "the name '{n}' holds the control character U+{:04X}, which Win32 forbids (U+0001 to U+001F)",
+            c as u32
+        ));
+    }
+    if name.ends_with('.') {
+        return Some(format!("the name '{n}' ends in a dot, which Win32 strips"));
+    }
+    if name.ends_with(' ') {
+        return Some(format!("the name '{n}' ends in a space, which Win32 strips"));
+    }
+    let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
+    let upper = stem.to_uppercase();
+    let device = WIN32_DEVICES.contains(&upper.as_str())
+        || (upper.chars().count() == 4
+            && (upper.starts_with("COM") || upper.starts_with("LPT"))
+            && upper.chars().nth(3).is_some_and(|d| d.is_ascii_digit() || matches!(d, '¹' | '²' | '³')));
+    if device {
+        return Some(format!(
+            "the name '{n}' is the reserved device name {upper}{}, which Win32 opens instead of a file",
+            if stem.len() < name.len() { " with an extension" } else { "" }
+        ));
+    }
+    let units = name.encode_utf16().count();
+    if units > WIN32_MAX_COMPONENT_CHARS {
+        return Some(format!(
+            "the name '{n}' is {units} UTF-16 units long, over Win32's {WIN32_MAX_COMPONENT_CHARS} per component"
+        ));
+    }
+    None
+}
+
+/// `s` for a message: control characters escaped (`\n`, `\u{7}`), cut to 60 characters.
+fn shown(s: &str) -> String {
+    const KEEP: usize = 60;
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == KEEP {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +322,72 @@ mod tests {
         assert_eq!(spell(Path::new("/tmp/a b/c"), PathStyle::Wine), "Z:\\tmp\\a b\\c");
         assert_eq!(spell(Path::new("c1/target"), PathStyle::Wine), "c1\\target");
         assert_eq!(TargetState::parse("empty-dir"), Some(TargetState::EmptyDir));
+    }
+
+    #[test]
+    fn win32_names_valid() {
+        for ok in [
+            "/tmp/c1/target",
+            "c1/src-1",
+            "/tmp/日本語/target",
+            "/tmp/sp ace inside/x",
+            "/tmp/a&b/x",
+            "/tmp/100%/x",
+            "/tmp/^c/x",
+            "/tmp/!b!/x",
+            "/tmp/a[b]+c;d,e=f~1/x",
+            "/tmp/conx/console/nul-ish/COM10/LPT/x",
+            "/tmp/ lead/x",
+            "/tmp/./a/../b",
+            "/tmp/.hidden/x",
+            "/tmp/del\u{7f}/\u{f02a}",
+            HOSTILE_SEGMENT,
+        ] {
+            assert_eq!(win32_name_problem(Path::new(ok)), None, "{ok}");
+        }
+        let longest = "a".repeat(WIN32_MAX_COMPONENT_CHARS);
+        assert_eq!(win32_name_problem(Path::new(&longest)), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn win32_name_rules() {
+        let why = |p: &str| win32_name_problem(Path::new(p)).unwrap_or_else(|| panic!("{p:?} passed"));
+        // trailing dot and space
+        assert_eq!(why("/tmp/dot./target"), "the name 'dot.' ends in a dot, which Win32 strips");
+        assert!(why("/tmp/sp /target").contains("'sp ' ends in a space"));
+        // '\' inside a Unix name
+        assert!(why("/tmp/a\\b/target").contains("holds '\\', which Win32 reads as a folder separator"));
+        // each reserved character
+        for c in ['<', '>', ':', '"', '|', '?', '*'] {
+            assert!(why(&format!("/tmp/a{c}b/t")).contains(&format!("holds '{c}'")), "{c}");
+        }
+        // control characters, shown escaped
+        assert!(why("/tmp/a\nb/t").contains("'a\\nb' holds the control character U+000A"));
+        assert!(why("/tmp/a\tb").contains("U+0009"));
+        assert!(why("/tmp/a\u{1f}b").contains("U+001F"));
+        // reserved device names, any case, with extensions, superscript digits
+        for dev in ["CON", "con", "Prn", "AUX", "nul", "COM1", "com9", "COM0", "LPT1", "lpt0", "COM¹", "LPT³"] {
+            assert!(why(&format!("/tmp/{dev}")).contains("reserved device name"), "{dev}");
+        }
+        assert!(why("/tmp/NUL.tar.gz/x").contains("reserved device name NUL with an extension"));
+        assert!(why("/tmp/COM1 .txt").contains("reserved device name COM1"));
+        // a component past 255 UTF-16 units, counted in UTF-16 (Japanese: 1 unit, 3 bytes)
+        let long = format!("/t/{}", "a".repeat(WIN32_MAX_COMPONENT_CHARS + 1));
+        assert!(why(&long).contains("is 256 UTF-16 units long, over Win32's 255"));
+        assert_eq!(win32_name_problem(&Path::new("/t").join("日".repeat(80))), None);
+        // not Unicode
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let p = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/a\xffb/t"));
+            assert!(win32_name_problem(p).unwrap().contains("not valid Unicode"));
+        }
+        // the whole path past MAX_PATH, as spelled for Wine (`Z:` counts)
+        let fits = format!("/{}bb", "a/".repeat(127)); // Z: + 257 = 259 units
+        assert_eq!(spell(Path::new(&fits), PathStyle::Wine).len(), WIN32_MAX_PATH_CHARS);
+        assert_eq!(win32_name_problem(Path::new(&fits)), None);
+        assert!(why(&(fits + "c")).contains("the path is 260 UTF-16 units long as cmd sees it"));
+        // components are checked before the length, the first problem is the one reported
+        assert!(why("/tmp/dot./CON").contains("'dot.'"));
     }
 }

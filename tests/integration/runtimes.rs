@@ -261,3 +261,36 @@ fn baseline_is_the_tools_own_output() {
     assert!(r["run_info"]["harness_version"].is_string());
     assert!(r["cells"].as_array().unwrap().len() > 300);
 }
+
+/// A folder name Win32 cannot hold as written is refused before cmd starts: Wine strips the
+/// trailing dot of `dot.`, so cmd would act on `…/dot/…` and the harness would inspect a name
+/// nobody touched (measured before the check: `damaged`, also for the relative repeat, whose
+/// working directory is inside `dot.`). The cell is `unsupported`, with the reason.
+#[test]
+fn cmd_refuses_names_win32_cannot_hold() {
+    let _serial = one_at_a_time();
+    if !available("cmd") {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let fs_root = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "--runtime", "cmd", "--variant", "cmd.mkdir", "--scenario", "second-comer", "--target", "absent"])
+        .args(["--path-segment", "dot.", "-q", "--out"])
+        .arg(out.path())
+        .arg("--fs-root")
+        .arg(fs_root.path())
+        .assert()
+        .success();
+    let r = read_json(&out.path().join("results.json"));
+    let c = &r["cells"][0];
+    assert_eq!(c["variant"], "cmd.mkdir", "{c}");
+    assert_eq!(c["outcome"], "unsupported", "{c}");
+    let evidence = c["evidence"].as_str().unwrap_or_default();
+    assert!(evidence.contains("'dot.'") && evidence.contains("ends in a dot"), "{c}");
+    if !c["relative"].is_null() {
+        assert_eq!(c["relative"]["outcome"], "unsupported", "the relative repeat runs inside 'dot.' too: {c}");
+    }
+    let left: Vec<_> = std::fs::read_dir(fs_root.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing may be written outside the scratch folder: {left:?}");
+}

@@ -45,26 +45,33 @@ pub fn run(cli: Cli) -> Result<i32> {
 }
 
 /// Keeps the variants whose id matches any of the glob patterns (comma-separated or repeated).
-/// No pattern keeps everything.
+/// No `--variant` at all keeps everything.
 ///
-/// Errors: [`Error::Usage`] naming `--variant` for an invalid pattern or one that matches nothing.
+/// Errors: [`Error::Usage`] naming `--variant` for an empty pattern (`-v ''`, `-v 'a,,b'`), an
+/// invalid pattern, or one that matches nothing.
 pub fn select_variants(all: Vec<Variant>, patterns: &[String]) -> Result<Vec<Variant>> {
-    let pats: Vec<&str> = patterns.iter().flat_map(|p| p.split(',')).map(str::trim).filter(|p| !p.is_empty()).collect();
-    if pats.is_empty() {
+    if patterns.is_empty() {
         return Ok(all);
+    }
+    let pats: Vec<&str> = patterns.iter().flat_map(|p| p.split(',')).map(str::trim).collect();
+    if let Some(given) = pats.iter().position(|p| p.is_empty()).map(|_| patterns.join(",")) {
+        return Err(Error::Usage {
+            flag: "--variant".into(),
+            message: format!("'{}' has an empty pattern (use '*' for every variant)", given.escape_debug()),
+        });
     }
     let mut b = GlobSetBuilder::new();
     for p in &pats {
         let g = Glob::new(p).map_err(|e| Error::Usage {
             flag: "--variant".into(),
-            message: format!("'{p}' is not a valid glob: {e}"),
+            message: format!("'{}' is not a valid glob: {e}", p.escape_debug()),
         })?;
         b.add(g);
         let single = Glob::new(p).expect("checked").compile_matcher();
         if !all.iter().any(|v| single.is_match(&v.id)) {
             return Err(Error::Usage {
                 flag: "--variant".into(),
-                message: format!("'{p}' matches no variant (see `conformance variants`)"),
+                message: format!("'{}' matches no variant (see `conformance variants`)", p.escape_debug()),
             });
         }
     }
@@ -461,6 +468,7 @@ fn check_timeout(t: f64) -> Result<Duration> {
 }
 
 fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
+    a.check_contenders()?;
     let timeout = check_timeout(a.timeout)?;
     a.power.max_rate()?;
     let offsets = a.power.offsets()?;

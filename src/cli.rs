@@ -15,6 +15,15 @@ Exit codes:
  70  internal error (a bug)
 130  interrupted (Ctrl-C, SIGTERM); partial results were written";
 
+/// The most trials a race runs (`--trials`, `--max-trials`); results files with more are rejected.
+pub const MAX_TRIALS: u32 = 1_000_000;
+
+/// The most contenders a race has (`run --contenders`, `race --contender`).
+pub const MAX_CONTENDERS: u32 = 64;
+
+/// The longest `--hold-ms`, in milliseconds (one minute).
+pub const MAX_HOLD_MS: u64 = 60_000;
+
 /// Measures which file-system calls really give a process exclusive ownership of a name,
 /// in Node.js, Bun, Deno, .NET (CoreCLR, Mono), PowerShell and cmd.
 #[derive(Debug, Parser)]
@@ -99,7 +108,7 @@ pub struct PowerArgs {
     #[arg(long, value_name = "RATE")]
     pub max_rate: Option<String>,
     /// The cap on trials per race with --max-rate.
-    #[arg(long, default_value_t = 5000, requires = "max_rate", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 5000, requires = "max_rate", value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub max_trials: u32,
     /// Release offsets in µs, comma-separated: contender i is released i × offset after
     /// contender 0, and trials are spread over the offsets in turn. Default: amplified races
@@ -154,7 +163,9 @@ impl PowerArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Runtimes to measure: names (node, bun, deno, coreclr, mono, pwsh, powershell, cmd) and
-    /// NAME=PATH for an explicit executable; comma-separated or repeated. Default: all.
+    /// NAME=PATH for an explicit executable; comma-separated or repeated. A comma inside a PATH
+    /// is kept unless what follows it is a runtime name (NAME or NAME=…): `-r
+    /// node=/opt/a,b/node,deno` is that node and deno. Default: all.
     #[arg(long, short = 'r', value_name = "LIST")]
     pub runtime: Vec<String>,
     /// Variant ids to run, as glob patterns (e.g. 'node.*.wx', '*mkdir*'); comma-separated or repeated.
@@ -170,7 +181,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Trials per race cell.
-    #[arg(long, short = 'n', default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, short = 'n', default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: u32,
     /// Trials per race cell for one-shot runtimes (cmd: one process per attempt, ~0.5 s each under Wine).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -179,13 +190,14 @@ pub struct RunArgs {
     #[command(flatten)]
     pub power: PowerArgs,
     /// Contenders (separate processes) per race.
-    #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=64))]
+    #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub contenders: u32,
     /// Per-attempt timeout in seconds (multiplied for slow runtimes: cmd ×3, PowerShell ×2).
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub timeout: f64,
-    /// Hold time in milliseconds for variants that keep a handle open (dotnet.FileShare.None).
-    #[arg(long, default_value_t = 50)]
+    /// Hold time in milliseconds for variants that keep a handle open (dotnet.FileShare.None);
+    /// at most 60000.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=MAX_HOLD_MS))]
     pub hold_ms: u64,
     /// Output folder for results.json and summary.md (default: reports/runs/TIMESTAMP/).
     #[arg(long, value_name = "DIR")]
@@ -208,17 +220,17 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct RaceArgs {
     /// A contender as RUNTIME:VARIANT (runtime by name, e.g. node, deno, coreclr, mono, cmd);
-    /// at least two, repeated.
+    /// at least two and at most 64, repeated.
     #[arg(long = "contender", short = 'c', value_name = "RUNTIME:VARIANT", required = true, num_args = 1)]
     pub contenders: Vec<String>,
     /// Trials (default: 200, or 50 when a one-shot runtime such as cmd takes part).
-    #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: Option<u32>,
     /// Per-attempt timeout in seconds (multiplied for slow runtimes).
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub timeout: f64,
-    /// Hold time in milliseconds for variants that keep a handle open.
-    #[arg(long, default_value_t = 50)]
+    /// Hold time in milliseconds for variants that keep a handle open; at most 60000.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=MAX_HOLD_MS))]
     pub hold_ms: u64,
     /// Race modes, bounds and adaptive trials.
     #[command(flatten)]
@@ -234,10 +246,25 @@ pub struct RaceArgs {
     pub json: bool,
 }
 
+impl RaceArgs {
+    /// Checks the number of `--contender`s: at most [`MAX_CONTENDERS`] (as `run --contenders`).
+    /// Errors: [`crate::error::Error::Usage`] naming `--contender` when there are more.
+    pub fn check_contenders(&self) -> crate::error::Result<()> {
+        if self.contenders.len() > MAX_CONTENDERS as usize {
+            return Err(crate::error::Error::Usage {
+                flag: "--contender".into(),
+                message: format!("{} contenders given; a race has at most {MAX_CONTENDERS}", self.contenders.len()),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// `runtimes` flags.
 #[derive(Debug, Args)]
 pub struct RuntimesArgs {
-    /// Runtimes to look for (as for `run --runtime`). Default: all.
+    /// Runtimes to look for (as for `run --runtime`; a comma inside a PATH is kept unless a
+    /// runtime name follows it). Default: all.
     #[arg(long, short = 'r', value_name = "LIST")]
     pub runtime: Vec<String>,
     /// Print JSON instead of a table.

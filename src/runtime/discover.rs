@@ -17,6 +17,8 @@ pub struct Requested {
 
 impl Requested {
     /// Parses `--runtime` values: each is a comma-separated list of `NAME` or `NAME=PATH`.
+    /// A comma inside a `PATH` is kept when what follows it is not a runtime name (`NAME`,
+    /// `NAME=…` or `all`): `node=/opt/a,b/node,deno` is `node=/opt/a,b/node` and `deno`.
     /// With only `NAME=PATH` items, nothing is looked up on `PATH`.
     ///
     /// Errors: [`Error::UnknownRuntime`] for an unknown name, [`Error::Usage`] for an empty
@@ -27,7 +29,7 @@ impl Requested {
         }
         let mut names = Vec::new();
         let mut explicit = Vec::new();
-        for item in values.iter().flat_map(|v| v.split(',')).map(str::trim) {
+        for item in values.iter().flat_map(|v| split_items(v)).map(str::trim) {
             if item.is_empty() {
                 return Err(Error::Usage { flag: "--runtime".into(), message: "empty runtime name".into() });
             }
@@ -67,6 +69,28 @@ impl Requested {
         }
         Ok(Requested { names: Some(names), explicit })
     }
+}
+
+/// Splits one `--runtime` value at the commas that start a new item: those followed by a
+/// runtime name (`NAME`, `NAME=…`, `all`), or any comma while no `NAME=PATH` item is open (so
+/// an unknown name is still reported as one). Other commas belong to the open item's path.
+fn split_items(value: &str) -> Vec<&str> {
+    let starts_item = |piece: &str| {
+        let name = piece.split_once('=').map_or(piece, |(n, _)| n).trim();
+        name == "all" || adapter(name).is_some()
+    };
+    let mut items: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (comma, _) in value.match_indices(',') {
+        let next = value[comma + 1..].split(',').next().unwrap_or("");
+        if value[start..comma].contains('=') && !starts_item(next) {
+            continue;
+        }
+        items.push(&value[start..comma]);
+        start = comma + 1;
+    }
+    items.push(&value[start..]);
+    items
 }
 
 /// The outcome of discovery: every selected runtime, found or not.
@@ -190,6 +214,20 @@ mod tests {
         assert!(e.to_string().contains("unknown runtime 'nodee'") && e.to_string().contains("node, bun"), "{e}");
         assert!(Requested::parse(&["node=".into()]).is_err());
         assert!(Requested::parse(&["node,,bun".into()]).is_err());
+    }
+
+    #[test]
+    fn a_comma_in_a_path_is_kept_unless_a_runtime_follows() {
+        let r = Requested::parse(&["node=/opt/a,b/node,deno".into()]).unwrap();
+        assert_eq!(r.explicit, vec![("node", PathBuf::from("/opt/a,b/node"))]);
+        assert_eq!(r.names, Some(vec!["deno"]));
+        let r = Requested::parse(&["bun,node=/x,y,,z/node, mono=/m,n".into()]).unwrap();
+        assert_eq!(r.names, Some(vec!["bun"]));
+        assert_eq!(r.explicit, vec![("node", PathBuf::from("/x,y,,z/node")), ("mono", PathBuf::from("/m,n"))]);
+        // without an open NAME=PATH, every comma separates, so typos stay errors
+        let e = Requested::parse(&["node,nodee".into()]).unwrap_err().to_string();
+        assert!(e.contains("unknown runtime 'nodee'"), "{e}");
+        assert!(Requested::parse(&["node=/x,".into()]).is_ok_and(|r| r.explicit[0].1 == Path::new("/x,")));
     }
 
     #[test]

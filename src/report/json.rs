@@ -1,10 +1,12 @@
 //! `results.json`: the [`Results`] model, pretty-printed.
 
+use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
-use super::model::{Results, Scenario, SCHEMA};
+use super::model::{ModeRun, Results, Scenario, SCHEMA};
 use crate::error::{Error, Result};
-use crate::verdict::RaceVerdict;
+use crate::verdict::{Detection, RaceStats, RaceVerdict};
 
 /// Serialises results as pretty JSON with a trailing newline.
 pub fn render(r: &Results) -> String {
@@ -13,17 +15,54 @@ pub fn render(r: &Results) -> String {
     s
 }
 
-/// Reads a `results.json`. Errors: [`Error::Input`] with the line and column of a parse error,
-/// for an unknown schema version, or for a race cell whose counts are missing or malformed
-/// (serde drops a malformed flattened group silently, so it is checked here).
+/// The largest results file [`read`] accepts: 256 MiB, far more than any run writes.
+pub const MAX_BYTES: u64 = 256 << 20;
+
+/// The largest trial count a run can record ([`crate::cli::MAX_TRIALS`]); larger counts in a
+/// results file are rejected, so no sum or rate over them can wrap.
+const MAX_TRIALS: usize = crate::cli::MAX_TRIALS as usize;
+
+/// Reads a `results.json` of at most [`MAX_BYTES`].
+///
+/// Errors: [`Error::Input`] naming the file, for a file that cannot be read or is larger than
+/// [`MAX_BYTES`]; with the line and column of a JSON or UTF-8 error; for an unknown schema
+/// version; and, naming the cell by index and id, for a cell that contradicts its scenario
+/// (a second-comer cell without `outcome` or with race counts, a race cell with `outcome`), a
+/// race cell whose counts are missing or malformed (serde drops a malformed flattened group
+/// silently, so it is checked here), counts beyond [`crate::cli::MAX_TRIALS`] trials or
+/// inconsistent with their trials or contenders, or a cell repeated (same id, or same
+/// runtime, variant, scenario and target).
 pub fn read(path: &Path) -> Result<Results> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+    let bytes = read_capped(path, MAX_BYTES)?;
+    parse(path, &bytes)
+}
+
+/// The bytes of `path`, refusing more than `limit` (checked on the size first, then while
+/// reading through [`Read::take`], for what is not a regular file).
+fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let size = if limit.is_multiple_of(1 << 20) { format!("{} MiB", limit >> 20) } else { format!("{limit} bytes") };
+    let too_big = || Error::input(path, format!("larger than {size}; not a results file conformance wrote, not read"));
+    let cannot = |e: std::io::Error| Error::input(path, format!("cannot read: {e}"));
+    let f = std::fs::File::open(path).map_err(cannot)?;
+    if f.metadata().is_ok_and(|m| m.is_file() && m.len() > limit) {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    f.take(limit + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// Parses and checks the bytes of a results file (see [`read`]).
+fn parse(path: &Path, bytes: &[u8]) -> Result<Results> {
     #[derive(serde::Deserialize)]
     struct Peek {
         schema: u32,
     }
     // the schema first: an older file fails on its schema, not on a field it lacks
-    if let Ok(Peek { schema }) = serde_json::from_str::<Peek>(&text) {
+    if let Ok(Peek { schema }) = serde_json::from_slice::<Peek>(bytes) {
         if schema != SCHEMA {
             let hint = if schema < SCHEMA { "; it predates natural and amplified races: measure again" } else { "" };
             return Err(Error::input(
@@ -32,25 +71,243 @@ pub fn read(path: &Path) -> Result<Results> {
             ));
         }
     }
-    let r: Results = serde_json::from_str(&text).map_err(|e| Error::Input {
+    let r: Results = serde_json::from_slice(bytes).map_err(|e| Error::Input {
         path: path.to_path_buf(),
         line: e.line(),
         column: e.column(),
         message: format!("not a conformance results file: {e}"),
     })?;
-    let bad = |message: String| Error::input(path, message);
-    let counted = |v: Option<RaceVerdict>| !matches!(v, Some(RaceVerdict::Unsupported | RaceVerdict::Skipped) | None);
-    if let Some(c) = r.cells.iter().find(|c| {
-        c.scenario == Scenario::Race
-            && counted(c.verdict)
-            && c.natural.is_none()
-            && c.amplified.is_none()
-            && c.evidence.is_none()
-    }) {
-        return Err(bad(format!(
-            "race cell '{}' has missing or malformed counts (contenders, trials, winners, …)",
-            c.id
-        )));
-    }
+    check(&r).map_err(|m| Error::input(path, m))?;
     Ok(r)
+}
+
+/// What a results file must hold beyond its JSON shape; the message names the cell.
+fn check(r: &Results) -> std::result::Result<(), String> {
+    let counted = |v: Option<RaceVerdict>| !matches!(v, Some(RaceVerdict::Unsupported | RaceVerdict::Skipped) | None);
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    let mut keys: HashMap<(&str, &str, Scenario, &str), usize> = HashMap::new();
+    for (i, c) in r.cells.iter().enumerate() {
+        let at = |m: String| format!("cell {i} ('{}'): {m}", c.id.escape_debug());
+        if let Some(j) = ids.insert(&c.id, i) {
+            return Err(at(format!("repeats the id of cell {j}")));
+        }
+        if let Some(j) = keys.insert((&c.runtime, &c.variant, c.scenario, &c.target), i) {
+            return Err(at(format!("repeats cell {j} (same runtime, variant, scenario and target)")));
+        }
+        match c.scenario {
+            Scenario::SecondComer => {
+                if c.outcome.is_none() {
+                    return Err(at("a second-comer cell without an outcome".into()));
+                }
+                if c.verdict.is_some() || c.natural.is_some() || c.amplified.is_some() {
+                    return Err(at("a second-comer cell with a race verdict or race counts".into()));
+                }
+            }
+            Scenario::Race => {
+                if c.outcome.is_some() || c.relative.is_some() {
+                    return Err(at("a race cell with a second-comer outcome".into()));
+                }
+                if counted(c.verdict) && c.natural.is_none() && c.amplified.is_none() && c.evidence.is_none() {
+                    return Err(at(
+                        "race cell with missing or malformed counts (contenders, trials, winners, …)".into()
+                    ));
+                }
+            }
+        }
+        for (mode, m) in [("natural", &c.natural), ("amplified", &c.amplified)] {
+            let Some(m) = m else { continue };
+            check_run(m).map_err(|e| at(format!("{mode} run: {e}")))?;
+        }
+        if let Some(d) = &c.detection {
+            check_detection(d).map_err(at)?;
+        }
+    }
+    for ctl in &r.run_info.controls {
+        check_detection(&ctl.detection)
+            .map_err(|e| format!("run_info control of {}: {e}", ctl.runtime.escape_debug()))?;
+    }
+    Ok(())
+}
+
+/// One run's counts: within [`MAX_TRIALS`], each no more than its trials, its winners no more
+/// than its contenders; its orderings likewise and within the run.
+fn check_run(m: &ModeRun) -> std::result::Result<(), String> {
+    check_stats(&m.stats)?;
+    let st = &m.stats;
+    if m.discarded_trials > MAX_TRIALS || m.loose_trials > MAX_TRIALS {
+        return Err(format!("more than {MAX_TRIALS} discarded or loose trials"));
+    }
+    let calls = st.trials.saturating_mul(st.contenders);
+    if let Some((code, n)) = m.errors.iter().find(|(_, n)| **n > calls) {
+        return Err(format!("{n} errors {} in {} calls", code.escape_debug(), calls));
+    }
+    if m.trials_per_second.is_some_and(|x| !(x.is_finite() && x >= 0.0)) {
+        return Err("trials_per_second is not a rate".into());
+    }
+    for o in &m.orderings {
+        check_stats(&o.stats).map_err(|e| format!("ordering +{} µs: {e}", o.offset_us))?;
+        if o.stats.trials > st.trials {
+            return Err(format!(
+                "ordering +{} µs has {} of the run's {} trials",
+                o.offset_us, o.stats.trials, st.trials
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_stats(st: &RaceStats) -> std::result::Result<(), String> {
+    let t = st.trials;
+    if t > MAX_TRIALS {
+        return Err(format!("{t} trials, more than any run makes ({MAX_TRIALS})"));
+    }
+    if st.contenders > crate::cli::MAX_CONTENDERS as usize {
+        return Err(format!("{} contenders, more than any run has ({})", st.contenders, crate::cli::MAX_CONTENDERS));
+    }
+    for (name, n) in [
+        ("multi_winner_trials", st.multi_winner_trials),
+        ("lost_update_trials", st.lost_update_trials),
+        ("no_winner_trials", st.no_winner_trials),
+        ("fault_trials", st.fault_trials),
+        ("clean_trials", st.clean_trials),
+    ] {
+        if n > t {
+            return Err(format!("{name} {n} is more than its {t} trials"));
+        }
+    }
+    if let Some(n) = st.wins_by_contender.iter().find(|n| **n > t) {
+        return Err(format!("wins_by_contender {n} is more than its {t} trials"));
+    }
+    if st.wins_by_contender.len() > st.contenders {
+        return Err(format!("wins for {} contenders of {}", st.wins_by_contender.len(), st.contenders));
+    }
+    let most = st.winners.keys().copied().max().unwrap_or(0).max(st.max_winners);
+    if most > st.contenders {
+        return Err(format!("{most} winners in a trial of {} contenders", st.contenders));
+    }
+    let sum = st.winners.values().try_fold(0usize, |a, n| a.checked_add(*n));
+    if sum.is_none_or(|s| s > t) {
+        return Err(format!("the winners histogram counts more than its {t} trials"));
+    }
+    let rate = |x: f64| (0.0..=1.0).contains(&x);
+    if !rate(st.multi_winner_upper95) || st.multi_winner_ci95.is_some_and(|[lo, hi]| !(rate(lo) && rate(hi))) {
+        return Err("a multi-winner bound outside [0, 1]".into());
+    }
+    Ok(())
+}
+
+fn check_detection(d: &Detection) -> std::result::Result<(), String> {
+    let pairs = [Some([d.caught, d.trials]), d.natural, d.amplified];
+    if pairs.into_iter().flatten().any(|[n, t]| n > t || t > MAX_TRIALS) {
+        return Err(format!("detection control {} has counts beyond its trials", d.variant.escape_debug()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> serde_json::Value {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results/base.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn err(v: &serde_json::Value) -> String {
+        let e = parse(Path::new("r.json"), v.to_string().as_bytes()).unwrap_err();
+        assert_eq!(e.exit_code(), crate::exit_code::USAGE);
+        e.to_string()
+    }
+
+    fn race_index(v: &serde_json::Value) -> usize {
+        v["cells"].as_array().unwrap().iter().position(|c| c["scenario"] == "race").unwrap()
+    }
+
+    #[test]
+    fn the_fixture_reads() {
+        assert!(parse(Path::new("r.json"), base().to_string().as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_cell_must_match_its_scenario() {
+        let mut v = base();
+        v["cells"][1].as_object_mut().unwrap().remove("outcome");
+        let e = err(&v);
+        assert!(e.starts_with("r.json: cell 1 ('node 20.20.2/node.writeFileSync.wx/second-comer/file')"), "{e}");
+        assert!(e.contains("without an outcome"), "{e}");
+        let mut v = base();
+        let i = race_index(&v);
+        v["cells"][i]["outcome"] = "refused".into();
+        let e = err(&v);
+        assert!(
+            e.starts_with(&format!("r.json: cell {i} (")) && e.contains("race cell with a second-comer outcome"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_repeated_cell_is_rejected() {
+        let mut v = base();
+        let first = v["cells"][0].clone();
+        v["cells"].as_array_mut().unwrap().push(first.clone());
+        let n = v["cells"].as_array().unwrap().len() - 1;
+        assert!(
+            err(&v).contains(&format!("cell {n} (")) && err(&v).contains("repeats the id of cell 0"),
+            "{}",
+            err(&v)
+        );
+        // same runtime, variant, scenario and target under another id
+        v["cells"][n]["id"] = "other".into();
+        assert!(err(&v).contains("repeats cell 0 (same runtime, variant, scenario and target)"), "{}", err(&v));
+    }
+
+    #[test]
+    fn counts_that_could_wrap_or_contradict_are_rejected() {
+        let mut v = base();
+        let i = race_index(&v);
+        v["cells"][i]["natural"]["trials"] = serde_json::json!(u64::MAX);
+        let e = err(&v);
+        assert!(e.contains(&format!("cell {i} (")) && e.contains("natural run: 18446744073709551615 trials"), "{e}");
+        for (field, value) in [
+            ("multi_winner_trials", serde_json::json!(1_000_000)),
+            ("winners", serde_json::json!({"1": u64::MAX, "2": 5})),
+            ("winners", serde_json::json!({"9": 1})),
+            ("contenders", serde_json::json!(1000)),
+            ("wins_by_contender", serde_json::json!([1_000_000, 0, 0])),
+        ] {
+            let mut v = base();
+            v["cells"][i]["amplified"][field] = value;
+            let e = err(&v);
+            assert!(e.contains("amplified run: "), "{field}: {e}");
+        }
+        let mut v = base();
+        v["cells"][i]["detection"]["caught"] = serde_json::json!(1_000_000_000);
+        assert!(err(&v).contains("detection control"), "{}", err(&v));
+    }
+
+    #[test]
+    fn invalid_utf8_has_a_line() {
+        let text = base().to_string().replacen("node.writeFileSync.wx", "node.writeFileSync.w\u{e9}", 1);
+        let mut bytes = text.into_bytes();
+        let at = bytes.iter().position(|b| *b == 0xc3).unwrap();
+        bytes[at] = 0xff;
+        let e = parse(Path::new("r.json"), &bytes).unwrap_err();
+        assert!(matches!(e, Error::Input { line: 1.., .. }), "{e}");
+    }
+
+    #[test]
+    fn the_size_read_is_capped() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("big.json");
+        std::fs::write(&f, vec![b' '; 2048]).unwrap();
+        assert_eq!(read_capped(&f, 2048).unwrap().len(), 2048);
+        let e = read_capped(&f, 1024).unwrap_err().to_string();
+        assert!(e.contains("big.json: larger than 1024 bytes"), "{e}");
+        // what has no size (a device, a pipe) is cut while reading
+        #[cfg(unix)]
+        {
+            let e = read_capped(Path::new("/dev/zero"), 1 << 20).unwrap_err().to_string();
+            assert!(e.contains("/dev/zero: larger than 1 MiB"), "{e}");
+        }
+    }
 }

@@ -665,20 +665,14 @@ fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {
     if a.json {
         emit(&(serde_json::to_string_pretty(&vs).expect("serialises") + "\n"));
     } else {
-        let mut b = tabled::builder::Builder::default();
-        b.push_record(["variant", "call", "source", "creates"]);
-        for v in &vs {
+        // a wide call is cut and control characters escaped, as in every terminal table
+        let header = ["variant", "call", "source", "creates"].map(String::from);
+        let rows = vs.iter().map(|v| {
             let id = if v.anti_pattern { format!("{} (anti-pattern)", v.id) } else { v.id.clone() };
-            b.push_record([
-                id,
-                v.call.clone(),
-                format!("{:?}", v.source).to_lowercase(),
-                format!("{:?}", v.creates).to_lowercase(),
-            ]);
-        }
-        let mut t = b.build();
-        t.with(tabled::settings::Style::sharp());
-        emit(&format!("{t}\n"));
+            let kind = |k: &dyn std::fmt::Debug| format!("{k:?}").to_lowercase();
+            [id, v.call.clone(), kind(&v.source), kind(&v.creates)]
+        });
+        emit(&format!("{}\n", table::terminal_table(std::iter::once(header).chain(rows))));
     }
     Ok(exit_code::OK)
 }
@@ -698,7 +692,8 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
         Format::Markdown => emit(&markdown::render(&r)),
         Format::Table => {
             for rt in r.measured_runtimes() {
-                emit(&(format!("\n{rt}\n{}", table::render_terminal(&r, rt)) + "\n"));
+                let label = table::escape_controls(rt);
+                emit(&(format!("\n{label}\n{}", table::render_terminal(&r, rt)) + "\n"));
                 for l in table::race_lines(&r, rt) {
                     emit(&format!("{l}\n"));
                 }

@@ -65,27 +65,33 @@ impl Diff {
         !self.changed.is_empty()
     }
 
-    /// A human report, one line per difference, then a count line.
+    /// A human report, one line per difference, then a count line. Control characters in
+    /// labels and keys (from the files compared) are escaped.
     pub fn render(&self) -> String {
+        let e = crate::report::table::escape_controls;
         let mut s = String::new();
         for c in &self.changed {
-            let _ = writeln!(s, "changed  {}: {} ({}) -> {} ({})", c.key, c.before.0, c.before.1, c.after.0, c.after.1);
+            let (b, a) = (&c.before, &c.after);
+            let _ = writeln!(s, "changed  {}: {} ({}) -> {} ({})", e(&c.key), e(&b.0), e(&b.1), e(&a.0), e(&a.1));
         }
         for k in &self.missing {
-            let _ = writeln!(s, "missing  {k}");
+            let _ = writeln!(s, "missing  {}", e(k));
         }
         for k in &self.added {
-            let _ = writeln!(s, "new      {k}");
+            let _ = writeln!(s, "new      {}", e(k));
         }
         for n in &self.within_noise {
             let _ = writeln!(
                 s,
                 "noise    {}: {} -> {} (natural race only; Fisher p = {:.3})",
-                n.key, n.before, n.after, n.p
+                e(&n.key),
+                e(&n.before),
+                e(&n.after),
+                n.p
             );
         }
         for w in &self.weak {
-            let _ = writeln!(s, "weak     {w}");
+            let _ = writeln!(s, "weak     {}", e(w));
         }
         let _ = writeln!(
             s,
@@ -295,6 +301,13 @@ mod tests {
         assert_eq!(d.changed.len(), 1);
         assert_eq!(d.changed[0].before.0, "refused");
         assert_eq!(d.changed[0].after.0, "refused (rel: replaced)");
+        // labels from the files are shown escaped
+        let mut hostile = new.clone();
+        for c in &mut hostile.cells {
+            c.runtime = "node \u{1b}[2J".into();
+        }
+        let text = compare(&base, &hostile).render();
+        assert!(text.contains("(node \\u{1b}[2J)") && !text.contains('\u{1b}'), "{text}");
         // a run without the relative repeat (--no-relative) measured less; it did not change
         let mut narrower = base.clone();
         for c in &mut narrower.cells {

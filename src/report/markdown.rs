@@ -3,16 +3,23 @@
 use std::fmt::Write;
 
 use super::model::Results;
-use super::table::{counts_text, orderings_text, race_lines, text_rows};
+use super::table::{counts_text, escape_controls, orderings_text, race_lines, text_rows};
 
+/// Text for a Markdown line: control characters (newlines too) escaped, so no value can end
+/// its line, start a block or drive a terminal showing the file.
 fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    escape_controls(s).into_owned()
+}
+
+/// Text for a Markdown table cell: as [`md_escape`], and `|` escaped (GFM reads `\|` as a
+/// pipe inside a cell, also inside a code span).
+fn md_cell(s: &str) -> String {
+    md_escape(s).replace('|', "\\|")
 }
 
 fn md_table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut s = String::new();
-    let line =
-        |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| md_escape(c)).collect::<Vec<_>>().join(" | "));
+    let line = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "));
     s.push_str(&line(header));
     s.push_str(&format!("|{}\n", "---|".repeat(header.len())));
     for r in rows {
@@ -26,12 +33,15 @@ fn md_table(header: &[String], rows: &[Vec<String>]) -> String {
     s
 }
 
-/// A Markdown code span that survives backticks inside (CommonMark: a longer fence).
+/// A Markdown code span that survives backticks inside (CommonMark: a fence longer than the
+/// longest run of backticks in it, and spaces inside when it starts or ends with one).
 fn code_span(s: &str) -> String {
-    if s.contains('`') {
-        format!("`` {s} ``")
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if longest > 0 {
+        format!("{fence} {s} {fence}")
     } else {
-        format!("`{s}`")
+        format!("{fence}{s}{fence}")
     }
 }
 
@@ -40,10 +50,11 @@ pub fn render(r: &Results) -> String {
     let mut s = String::new();
     let i = &r.run_info;
     let _ = writeln!(s, "# conformance results\n");
+    let e = md_escape;
     let _ = writeln!(
         s,
-        "Measured {} on {} {} (kernel {}, {}), scratch on `{}` ({}; {}), conformance {}; {} contenders × {} trials per race ({} for one-shot runtimes); run took {:.1} s.\n",
-        i.date, i.os, i.os_version, i.kernel, i.arch, i.fs.fs_type, i.fs.mount_point, i.fs.mount_options, i.harness_version, i.contenders, i.trials, i.oneshot_trials, i.duration_s
+        "Measured {} on {} {} (kernel {}, {}), scratch on {} ({}; {}), conformance {}; {} contenders × {} trials per race ({} for one-shot runtimes); run took {:.1} s.\n",
+        e(&i.date), e(&i.os), e(&i.os_version), e(&i.kernel), e(&i.arch), code_span(&e(&i.fs.fs_type)), e(&i.fs.mount_point), e(&i.fs.mount_options), e(&i.harness_version), i.contenders, i.trials, i.oneshot_trials, i.duration_s
     );
     let _ = writeln!(
         s,
@@ -51,9 +62,9 @@ pub fn render(r: &Results) -> String {
     );
     for rt in r.measured_runtimes() {
         let info = r.run_info.runtimes.iter().find(|x| x.label == rt);
-        let _ = writeln!(s, "## {rt}\n");
+        let _ = writeln!(s, "## {}\n", md_escape(rt));
         if let Some(p) = info.and_then(|x| x.path.as_ref()) {
-            let _ = writeln!(s, "`{p}`\n");
+            let _ = writeln!(s, "{}\n", code_span(&md_escape(p)));
         }
         let (h, rows) = text_rows(r, rt, true);
         s.push_str(&md_table(&h, &rows));
@@ -113,7 +124,8 @@ pub fn render(r: &Results) -> String {
     if !skipped.is_empty() {
         let _ = writeln!(s, "## Not measured\n");
         for x in skipped {
-            let _ = writeln!(s, "- **{}**: {} — {}", x.label, x.status, x.reason.as_deref().unwrap_or(""));
+            let reason = x.reason.as_deref().unwrap_or("");
+            let _ = writeln!(s, "- **{}**: {} — {}", md_escape(&x.label), md_escape(&x.status), md_escape(reason));
         }
         s.push('\n');
     }
@@ -121,7 +133,8 @@ pub fn render(r: &Results) -> String {
     if !faults.is_empty() {
         let _ = writeln!(s, "## Evidence (faults, prompts, stray output)\n");
         for c in faults {
-            let _ = writeln!(s, "- `{}` {}: {}", c.id, c.word(), md_escape(c.evidence.as_deref().unwrap_or("")));
+            let evidence = md_escape(c.evidence.as_deref().unwrap_or(""));
+            let _ = writeln!(s, "- {} {}: {evidence}", code_span(&md_escape(&c.id)), c.word());
         }
     }
     s
@@ -207,7 +220,7 @@ mod tests {
         cells.push(c);
         let mut c = cell("node.b", Scenario::SecondComer, "absent");
         c.outcome = Some(Outcome::Acquired);
-        c.relative = Some(RelativeAttempt { outcome: Outcome::Damaged, error: None });
+        c.relative = Some(RelativeAttempt { outcome: Outcome::Damaged, error: None, evidence: None });
         cells.push(c);
         let mut c = cell("node.b", Scenario::SecondComer, "file");
         c.outcome = Some(Outcome::Timeout);
@@ -299,6 +312,44 @@ mod tests {
     #[test]
     fn terminal_table() {
         insta::assert_snapshot!(crate::report::table::render_terminal(&model(), "node 20.0.0"));
+    }
+
+    #[test]
+    fn control_characters_pipes_and_newlines_are_escaped() {
+        let mut m = model();
+        let hostile = "node \u{1b}[2J20\0";
+        for c in &mut m.cells {
+            c.runtime = hostile.into();
+            c.call = "a | b\nc\u{1b}]0;x\u{7}".into();
+        }
+        m.cells[4].evidence = Some("first\nsecond\u{9b}".into());
+        m.run_info.runtimes[0].label = hostile.into();
+        m.run_info.runtimes[0].path = Some("/bin/no\u{1b}de".into());
+        m.run_info.runtimes[1].reason = Some("--version said \u{1b}[31mno".into());
+        let md = render(&m);
+        assert!(!md.chars().any(|c| c.is_control() && c != '\n'), "{md:?}");
+        assert!(md.contains("## node \\u{1b}[2J20\\u{0}\n"), "{md}");
+        assert!(md.contains("| node.a.wx | `a \\| b\\u{a}c\\u{1b}]0;x\\u{7}` |"), "{md}");
+        assert!(md.contains("`/bin/no\\u{1b}de`"), "{md}");
+        assert!(md.contains("first\\u{a}second\\u{9b}"), "{md}");
+        assert!(md.contains("--version said \\u{1b}[31mno"), "{md}");
+        let table = render_table_lines(&md);
+        let columns = |l: &str| l.replace("\\|", "").matches('|').count();
+        assert!(table.len() == 4 && table.iter().all(|l| columns(l) == columns(table[0])), "{table:?}");
+        let term = crate::report::table::render_terminal(&m, hostile);
+        assert!(!term.chars().any(|c| c.is_control() && c != '\n'), "{term:?}");
+    }
+
+    /// The lines of the first runtime table in `md`.
+    fn render_table_lines(md: &str) -> Vec<&str> {
+        md.lines().skip_while(|l| !l.starts_with("| variant")).take_while(|l| l.starts_with('|')).collect()
+    }
+
+    #[test]
+    fn code_spans_fence_past_backticks() {
+        assert_eq!(super::code_span("a"), "`a`");
+        assert_eq!(super::code_span("a`b"), "`` a`b ``");
+        assert_eq!(super::code_span("``x"), "``` ``x ```");
     }
 
     #[test]

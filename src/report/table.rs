@@ -1,11 +1,63 @@
 //! The comparison table (runtime × variant), built once as text rows and rendered for the
 //! terminal (tabled) and for Markdown ([`super::markdown`]).
 
+use std::borrow::Cow;
+
 use tabled::builder::Builder;
-use tabled::settings::Style;
+use tabled::settings::object::Segment;
+use tabled::settings::{Modify, Style, Width};
 
 use super::model::{Cell, ModeRun, Results, Row, Scenario};
 use crate::verdict::{Outcome, RaceMode, RaceVerdict};
+
+/// The widest a terminal table cell is shown, in columns; a longer cell is cut and ends in `…`
+/// (a 5 MB `call` must not pad every row of `variants` to 5 MB).
+pub const MAX_CELL_WIDTH: usize = 100;
+
+/// `s` with every control character (C0 such as ESC, NUL, CR and LF; DEL; C1) written as a
+/// Rust escape (`\u{1b}`), so that text from a runtime's `--version`, a probe or a matrix
+/// cannot drive the terminal or break a table or a Markdown line. Returns `s` itself when it
+/// has none.
+pub fn escape_controls(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A table for the terminal: the first record is the header; every cell has its control
+/// characters escaped ([`escape_controls`]) and is cut to [`MAX_CELL_WIDTH`] columns.
+/// Returns the table without a trailing newline.
+pub fn terminal_table<R, C>(records: impl IntoIterator<Item = R>) -> String
+where
+    R: IntoIterator<Item = C>,
+    C: AsRef<str>,
+{
+    let mut b = Builder::default();
+    for r in records {
+        b.push_record(r.into_iter().map(|c| {
+            let c = c.as_ref();
+            // cut far beyond the width first, so a huge cell is never measured whole
+            let head = match c.char_indices().nth(MAX_CELL_WIDTH * 4) {
+                Some((i, _)) => &c[..i],
+                None => c,
+            };
+            escape_controls(head).into_owned()
+        }));
+    }
+    let mut t = b.build();
+    t.with(Style::sharp());
+    t.with(Modify::new(Segment::all()).with(Width::truncate(MAX_CELL_WIDTH).suffix("…")));
+    t.to_string()
+}
 
 /// Text of a second-comer cell: the outcome, the normalised error code when the call failed,
 /// and the relative-path outcome when it differs (`refused EEXIST`, `kept (rel: refused)`).
@@ -168,22 +220,20 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
     (header, out)
 }
 
-/// One runtime's table for the terminal.
+/// One runtime's table for the terminal (see [`terminal_table`]).
 pub fn render_terminal(results: &Results, runtime: &str) -> String {
     let (header, rows) = text_rows(results, runtime, false);
-    let mut b = Builder::default();
-    b.push_record(header);
-    for r in rows {
-        b.push_record(r);
-    }
-    let mut t = b.build();
-    t.with(Style::sharp());
-    t.to_string()
+    terminal_table(std::iter::once(header).chain(rows))
 }
 
 /// The lines under a runtime's table: per race mode, cells, trials, median barrier spread and
 /// trials per second; each family's detection control; and why amplified races did not run.
+/// Control characters are escaped ([`escape_controls`]).
 pub fn race_lines(results: &Results, runtime: &str) -> Vec<String> {
+    race_lines_raw(results, runtime).iter().map(|l| escape_controls(l).into_owned()).collect()
+}
+
+fn race_lines_raw(results: &Results, runtime: &str) -> Vec<String> {
     let cells: Vec<&Cell> =
         results.cells.iter().filter(|c| c.runtime == runtime && c.scenario == Scenario::Race).collect();
     let mut out = Vec::new();
@@ -199,7 +249,7 @@ pub fn race_lines(results: &Results, runtime: &str) -> Vec<String> {
         let p50 = med(runs.iter().filter_map(|m| m.stats.barrier_spread_us.map(|s| s.p50)).collect());
         let p99 = med(runs.iter().filter_map(|m| m.stats.barrier_spread_us.map(|s| s.p99)).collect());
         let tps = med(runs.iter().filter_map(|m| m.trials_per_second).collect());
-        let trials: usize = runs.iter().map(|m| m.stats.trials).sum();
+        let trials = runs.iter().fold(0usize, |a, m| a.saturating_add(m.stats.trials));
         let spread = match (p50, p99) {
             (Some(a), Some(b)) => format!("barrier spread (median over cells) p50 {a:.0} µs, p99 {b:.0} µs"),
             _ => "barrier spread not measured (the probe has no microsecond clock)".to_string(),
@@ -237,4 +287,27 @@ pub fn race_lines(results: &Results, runtime: &str) -> Vec<String> {
         out.push(format!("amplified races: {r}"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert!(matches!(escape_controls("plain é ✓ |"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape_controls("a\u{1b}[0m\0b\u{9b}c\u{7f}\r\n\t"),
+            "a\\u{1b}[0m\\u{0}b\\u{9b}c\\u{7f}\\u{d}\\u{a}\\u{9}"
+        );
+    }
+
+    #[test]
+    fn wide_cells_are_cut_in_terminal_tables() {
+        let wide = "y".repeat(1 << 20);
+        let t = terminal_table([["id", "call"], ["node.x", wide.as_str()], ["node.\u{1b}", "z"]]);
+        assert!(t.lines().all(|l| l.chars().count() <= MAX_CELL_WIDTH + 20), "{t}");
+        assert!(t.contains(&format!("{}…", "y".repeat(MAX_CELL_WIDTH - 1))), "{t}");
+        assert!(t.contains("node.\\u{1b}") && !t.contains('\u{1b}'), "{t}");
+    }
 }

@@ -161,7 +161,7 @@ fn results_files_with_broken_race_counts_or_schema_are_rejected() {
         .arg(&bad)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no-runs.json: race cell").and(predicate::str::contains("malformed counts")));
+        .stderr(predicate::str::contains("no-runs.json: cell ").and(predicate::str::contains("malformed counts")));
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     v["schema"] = serde_json::json!(1);
     let old = t.path().join("old.json");
@@ -276,5 +276,193 @@ fn amplify_on_falls_back_to_natural_where_the_probe_breaks_under_the_tracer() {
         assert!(c["amplified_unavailable"].as_str().unwrap().contains("did not start under strace"), "{c}");
         assert_eq!(c["natural"]["trials"], 20, "{c}");
         assert_eq!(c["decided_by"], "natural", "{c}");
+    }
+}
+
+/// Writes `files` (name, bytes) into a fresh folder and returns it, for `--matrices`.
+fn matrices(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    for (name, bytes) in files {
+        std::fs::write(t.path().join(name), bytes).unwrap();
+    }
+    t
+}
+
+#[test]
+fn every_matrix_error_names_file_and_line() {
+    let ok = b"family = \"node\"\n[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\n";
+    for (files, expected) in [
+        (vec![("n.toml", &b"family = \"node\"\n# caf\xe9\n"[..])], "n.toml:2:6: not valid UTF-8"),
+        (
+            vec![("n.toml", &b"family = \"node\"\n[[variant]]\nid = \"node.x\\u001b\"\ncall = \"c\"\ncreates = \"file\"\n"[..])],
+            "n.toml:3:6: variant id 'node.x\\u{1b}' has the character '\\u{1b}'",
+        ),
+        (
+            vec![("n.toml", &b"family = \"node\"\n[[variant]]\nid = \"node.\"\ncall = \"c\"\ncreates = \"file\"\n"[..])],
+            "n.toml:3:6: variant id 'node.' names no call after 'node.'",
+        ),
+        (
+            vec![("n.toml", &b"family = \"node\"\n[[variant]]\nid = \"node.x\"\nfamily = \"deno\"\ncall = \"c\"\ncreates = \"file\"\n"[..])],
+            "n.toml:4:1: unknown field `family`",
+        ),
+        (
+            vec![("a.toml", &ok[..]), ("b.toml", &b"# node.x is here too\nfamily = \"node\"\n[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\n"[..])],
+            "b.toml:4:6: variant id 'node.x' is already defined in",
+        ),
+    ] {
+        let dir = matrices(&files);
+        let out = conformance().arg("--matrices").arg(dir.path()).arg("variants").assert().code(2);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(stderr.contains(expected), "expected {expected:?} in {stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    }
+}
+
+#[test]
+fn results_files_that_contradict_themselves_are_rejected_with_the_cell() {
+    let t = tempfile::tempdir().unwrap();
+    let base = fixtures().join("results").join("base.json");
+    let read = || -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap() };
+    let race =
+        |v: &serde_json::Value| v["cells"].as_array().unwrap().iter().position(|c| c["scenario"] == "race").unwrap();
+    let mut cases = Vec::new();
+    let mut v = read();
+    v["cells"][1].as_object_mut().unwrap().remove("outcome");
+    cases.push((
+        v,
+        "cell 1 ('node 20.20.2/node.writeFileSync.wx/second-comer/file'): a second-comer cell without an outcome"
+            .to_string(),
+    ));
+    let mut v = read();
+    let i = race(&v);
+    v["cells"][i]["outcome"] = "acquired".into();
+    cases.push((v, format!("cell {i} (")));
+    let mut v = read();
+    let dup = v["cells"][2].clone();
+    v["cells"].as_array_mut().unwrap().push(dup);
+    cases.push((
+        v,
+        "cell 11 ('node 20.20.2/node.writeFileSync.wx/second-comer/empty-dir'): repeats the id of cell 2".to_string(),
+    ));
+    let mut v = read();
+    let i = race(&v);
+    v["cells"][i]["natural"]["trials"] = serde_json::json!(u64::MAX);
+    cases.push((v, format!("cell {i} (")));
+    for (n, (v, expected)) in cases.into_iter().enumerate() {
+        let f = t.path().join(format!("bad{n}.json"));
+        std::fs::write(&f, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        for cmd in [&["report"][..], &["compare", base.to_str().unwrap()][..]] {
+            conformance()
+                .args(cmd)
+                .arg(&f)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(format!("bad{n}.json: {expected}")));
+        }
+    }
+    // a file too large to be a results file is refused before it is read (sparse: no disk used)
+    let big = t.path().join("big.json");
+    std::fs::File::create(&big).unwrap().set_len((256 << 20) + 1).unwrap();
+    conformance()
+        .args(["report"])
+        .arg(&big)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("big.json: larger than 256 MiB"));
+}
+
+#[test]
+fn a_changed_relative_outcome_fails_compare() {
+    let t = tempfile::tempdir().unwrap();
+    let base = fixtures().join("results").join("base.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    v["cells"][1]["relative"]["outcome"] = "replaced".into();
+    let new = t.path().join("new.json");
+    std::fs::write(&new, v.to_string()).unwrap();
+    conformance().args(["compare"]).arg(&base).arg(&new).assert().code(1).stdout(predicate::str::contains(
+        "changed  node/node.writeFileSync.wx/second-comer/file: refused (node 20.20.2) -> refused (rel: replaced)",
+    ));
+}
+
+#[test]
+fn flag_bounds_are_usage_errors() {
+    for args in [&["variants", "-v", ""][..], &["variants", "-v", "node.*,"], &["run", "-v", ""]] {
+        conformance()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--variant").and(predicate::str::contains("empty pattern")));
+    }
+    for args in
+        [&["run", "--hold-ms", "60001"][..], &["race", "--hold-ms", "60001", "-c", "node:node.writeFileSync.wx"]]
+    {
+        conformance().args(args).assert().code(2).stderr(predicate::str::contains("--hold-ms"));
+    }
+    let mut race = conformance();
+    race.arg("race");
+    for _ in 0..65 {
+        race.args(["-c", "node:node.writeFileSync.wx"]);
+    }
+    race.assert().code(2).stderr(predicate::str::contains("--contender: 65 contenders given; a race has at most 64"));
+}
+
+#[test]
+fn a_runtime_path_may_hold_a_comma() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("a,b");
+    std::fs::create_dir(&dir).unwrap();
+    let node = dir.join("node");
+    let out =
+        conformance().args(["runtimes", "--json", "-r"]).arg(format!("node={}", node.display())).assert().success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v[0]["path"], node.display().to_string());
+    assert!(v[0]["reason"].as_str().unwrap().contains("a,b/node does not exist"), "{v}");
+}
+
+#[test]
+fn wide_cells_are_cut_and_control_characters_escaped_in_variants() {
+    let call = format!("\u{1b}[2J{}", "x".repeat(5 << 20));
+    let text = format!("family = \"node\"\n[[variant]]\nid = \"node.x\"\ncall = {call:?}\ncreates = \"file\"\n")
+        .replace("\\u{1b}", "\\u001b");
+    let dir = matrices(&[("n.toml", text.as_bytes())]);
+    let out = conformance().arg("--matrices").arg(dir.path()).arg("variants").assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.len() < 4096, "{} bytes", stdout.len());
+    assert!(stdout.contains("\\u{1b}[2Jxxx") && stdout.contains('…') && !stdout.contains('\u{1b}'), "{stdout}");
+}
+
+#[test]
+fn control_characters_and_pipes_never_reach_tables_raw() {
+    let t = tempfile::tempdir().unwrap();
+    let base = fixtures().join("results").join("base.json");
+    let text = std::fs::read_to_string(&base).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let label = v["cells"][0]["runtime"].as_str().unwrap().to_string();
+    let hostile = "node \u{1b}]0;pwned\u{7}20\u{0}";
+    for c in v["cells"].as_array_mut().unwrap() {
+        c["runtime"] = hostile.into();
+        c["id"] = c["id"].as_str().unwrap().replace(&label, hostile).into();
+        c["call"] = "fs.a(p) | b\nc \u{9b}31m".into();
+    }
+    for r in v["run_info"]["runtimes"].as_array_mut().unwrap() {
+        if r["label"] == label {
+            r["label"] = hostile.into();
+            r["path"] = "/usr/bin/no\u{1b}de".into();
+        }
+    }
+    let f = t.path().join("hostile.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    for format in ["table", "markdown"] {
+        let out = conformance().args(["report", "--format", format]).arg(&f).assert().success();
+        let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        assert!(!stdout.chars().any(|c| c.is_control() && c != '\n'), "{format}: {stdout:?}");
+        assert!(stdout.contains("node \\u{1b}]0;pwned\\u{7}20\\u{0}"), "{format}: {stdout}");
+        if format == "markdown" {
+            assert!(stdout.contains("`fs.a(p) \\| b\\u{a}c \\u{9b}31m`"), "{stdout}");
+            assert!(stdout.contains("`/usr/bin/no\\u{1b}de`"), "{stdout}");
+            let rows = stdout.lines().filter(|l| l.starts_with("| node.writeFileSync.wx |")).count();
+            assert_eq!(rows, 1, "{stdout}");
+        }
     }
 }

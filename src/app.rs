@@ -113,13 +113,16 @@ fn runtime_info(rt: &Runtime) -> RuntimeInfo {
     }
 }
 
+/// A runtime's discovery line, control characters escaped (a `--version` or a probe's first
+/// line must not drive the terminal).
 fn status_line(rt: &Runtime) -> String {
     let path = rt.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-    match &rt.status {
+    let line = match &rt.status {
         Status::Found => format!("found    {:<22} {}", rt.label, path),
         Status::NotFound(r) => format!("skip     {:<22} not found: {r}", rt.name),
         Status::Broken(r) => format!("skip     {:<22} broken: {r}", rt.label),
-    }
+    };
+    table::escape_controls(&line).into_owned()
 }
 
 fn cache_dir() -> PathBuf {
@@ -643,19 +646,16 @@ fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
         let infos: Vec<RuntimeInfo> = d.runtimes.iter().map(runtime_info).collect();
         emit(&(serde_json::to_string_pretty(&infos).expect("serialises") + "\n"));
     } else {
-        let mut b = tabled::builder::Builder::default();
-        b.push_record(["name", "version", "status", "path / reason"]);
-        for rt in &d.runtimes {
+        let header = ["name", "version", "status", "path / reason"].map(String::from);
+        let rows = d.runtimes.iter().map(|rt| {
             let (st, detail) = match &rt.status {
                 Status::Found => ("found", rt.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default()),
                 Status::NotFound(r) => ("not found", r.clone()),
                 Status::Broken(r) => ("broken", r.clone()),
             };
-            b.push_record([rt.label.clone(), rt.version.clone(), st.to_string(), detail]);
-        }
-        let mut t = b.build();
-        t.with(tabled::settings::Style::sharp());
-        emit(&format!("{t}\n"));
+            [rt.label.clone(), rt.version.clone(), st.to_string(), detail]
+        });
+        emit(&format!("{}\n", table::terminal_table(std::iter::once(header).chain(rows))));
     }
     Ok(exit_code::OK)
 }

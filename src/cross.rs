@@ -62,26 +62,24 @@ pub struct CrossRace {
 
 impl CrossRace {
     /// A terminal report: one line per contender with its wins in each mode, then one line per
-    /// mode, the verdict and the control.
+    /// mode, the verdict and the control; control characters escaped, wide cells cut.
     pub fn render(&self) -> String {
-        let mut b = tabled::builder::Builder::default();
-        b.push_record(["slot", "runtime", "variant", "call", "wins (natural)", "wins (amplified)"]);
+        let header = ["slot", "runtime", "variant", "call", "wins (natural)", "wins (amplified)"].map(String::from);
         let wins = |m: &Option<ModeRun>, slot: usize| {
             m.as_ref().and_then(|m| m.stats.wins_by_contender.get(slot)).map_or("-".into(), |w| w.to_string())
         };
-        for c in &self.contenders {
-            b.push_record([
+        let rows = self.contenders.iter().map(|c| {
+            [
                 c.slot.to_string(),
                 c.runtime.clone(),
                 c.variant.clone(),
                 c.call.clone(),
                 wins(&self.natural, c.slot),
                 wins(&self.amplified, c.slot),
-            ]);
-        }
-        let mut t = b.build();
-        t.with(tabled::settings::Style::sharp());
-        let mut s = format!("{t}\n");
+            ]
+        });
+        // cells cut and control characters escaped, as in every terminal table
+        let mut s = format!("{}\n", crate::report::table::terminal_table(std::iter::once(header).chain(rows)));
         for (name, m) in [("natural", &self.natural), ("amplified", &self.amplified)] {
             if let Some(m) = m {
                 s.push_str(&format!("{name:<9}  {}\n", mode_line(m)));
@@ -107,7 +105,8 @@ impl CrossRace {
         if let Some(e) = &self.evidence {
             s.push_str(&format!("evidence: {e}\n"));
         }
-        s
+        // what a probe said (evidence, errors) must not drive the terminal either
+        s.lines().map(|l| crate::report::table::escape_controls(l).into_owned() + "\n").collect()
     }
 }
 
@@ -123,4 +122,45 @@ fn mode_line(m: &ModeRun) -> String {
         s.push_str(&format!("; {e}"));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_escapes_control_characters() {
+        let r = CrossRace {
+            contenders: vec![CrossContender {
+                slot: 0,
+                runtime: "node \u{1b}[2J".into(),
+                runtime_name: "node".into(),
+                variant: "node.x".into(),
+                call: "fs.x(p)\u{0}".into(),
+            }],
+            verdict: RaceVerdict::Inconclusive,
+            decided_by: RaceMode::Natural,
+            natural: None,
+            amplified: None,
+            amplified_unavailable: Some("off\u{7}".into()),
+            detection: None,
+            weak_race: None,
+            wins_by_runtime: BTreeMap::new(),
+            first_error: None,
+            evidence: Some("probe said \u{1b}]0;x\u{7}\rback".into()),
+            amplification: crate::report::model::AmplificationInfo {
+                requested: "off".into(),
+                delay_us: 1000,
+                syscalls: Vec::new(),
+                offsets_us: None,
+                max_rate: None,
+                max_trials: None,
+                tool: None,
+                unavailable: None,
+            },
+        };
+        let text = r.render();
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+        assert!(text.contains("node \\u{1b}[2J") && text.contains("probe said \\u{1b}]0;x\\u{7}\\u{d}back"), "{text}");
+    }
 }

@@ -466,3 +466,30 @@ fn control_characters_and_pipes_never_reach_tables_raw() {
         }
     }
 }
+
+/// A runtime whose `--version` and probe print terminal escapes: discovery lines and the
+/// `runtimes` table show them escaped.
+#[test]
+#[cfg(unix)]
+fn a_runtime_s_escapes_never_reach_the_terminal_raw() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let node = t.path().join("node");
+    let script = "#!/bin/sh\nif [ \"$1\" = --version ]; then printf 'v1.0\\033]0;pwned\\007\\033[2J\\n'; exit 0; fi\nprintf '\\033[31mnot a protocol line\\000\\n'\n";
+    std::fs::write(&node, script).unwrap();
+    std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = conformance().args(["runtimes", "-r"]).arg(format!("node={}", node.display())).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("node 1.0\\u{1b}]0;pwned\\u{7}\\u{1b}[2J"), "{stdout}");
+    assert!(!stdout.chars().any(|c| c.is_control() && c != '\n'), "{stdout:?}");
+    let out = conformance()
+        .args(["run", "-v", "node.writeFileSync.wx", "--scenario", "second-comer", "-r"])
+        .arg(format!("node={}", node.display()))
+        .arg("--out")
+        .arg(t.path().join("out"))
+        .assert()
+        .code(4);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("broken") && stderr.contains("\\u{1b}"), "{stderr}");
+    assert!(!stderr.chars().any(|c| c.is_control() && c != '\n'), "{stderr:?}");
+}

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{first_line, query, Adapter, ProbeContext, Runtime};
+use super::{first_line, query, with_probe_tmp, Adapter, ProbeContext, Runtime};
 use crate::exec::process::Launch;
 
 /// Bun.
@@ -24,7 +24,8 @@ impl Adapter for Bun {
         Ok((v.clone(), format!("bun {v}")))
     }
     fn launch(&self, rt: &Runtime, _family: &str, ctx: &ProbeContext) -> Launch {
-        Launch::new(rt.path.clone().unwrap_or_default(), [ctx.probes_dir.join("node").join("probe.mjs")])
-            .with_env("BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0")
+        let l = Launch::new(rt.path.clone().unwrap_or_default(), [ctx.probes_dir.join("node").join("probe.mjs")])
+            .with_env("BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0");
+        with_probe_tmp(l, ctx)
     }
 }

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::{first_line, query, Adapter, ProbeContext, Runtime};
+use super::{first_line, query, with_probe_tmp, Adapter, ProbeContext, Runtime};
 use crate::exec::contender::Mode;
 use std::time::Duration;
 
@@ -42,8 +42,15 @@ fn wineserver(wine: &Path) -> Option<std::path::PathBuf> {
         .or_else(|| which::which("wineserver").ok())
 }
 
+/// The environment of every Wine process the harness starts: the private prefix, no debug
+/// output, a UTF-8 locale, and the scratch's temp folder ([`with_probe_tmp`]). The temp
+/// folder matters beyond tidiness: Debian's Wine keeps the server's socket in
+/// `$TMPDIR/wine-XXXXXX` (its name recorded in `$WINEPREFIX/wineserver`), so the server
+/// [`Adapter::prepare`] starts and the probes must see the same `TMPDIR`, or each probe would
+/// start a server of its own.
 fn wine_env(l: Launch, ctx: &ProbeContext) -> Launch {
-    l.with_env("WINEDEBUG", "-all").with_env("WINEPREFIX", wine_prefix(ctx)).with_env("LANG", utf8_lang())
+    let l = l.with_env("WINEDEBUG", "-all").with_env("WINEPREFIX", wine_prefix(ctx)).with_env("LANG", utf8_lang());
+    with_probe_tmp(l, ctx)
 }
 
 impl Adapter for Cmd {
@@ -134,7 +141,7 @@ impl Adapter for Cmd {
         let script = ctx.probes_dir.join("cmd").join("probe.cmd");
         let exe = rt.path.clone().unwrap_or_default();
         if cfg!(windows) {
-            Launch::new(exe, [std::ffi::OsString::from("/d"), "/c".into(), script.into()])
+            with_probe_tmp(Launch::new(exe, [std::ffi::OsString::from("/d"), "/c".into(), script.into()]), ctx)
         } else {
             wine_env(
                 Launch::new(exe, ["cmd".to_string(), "/d".into(), "/c".into(), spell(&script, PathStyle::Wine)]),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::{first_line, query, Adapter, ProbeContext, Runtime};
+use super::{first_line, query, with_probe_tmp, Adapter, ProbeContext, Runtime};
 use crate::exec::process::Launch;
 
 /// CoreCLR through the `dotnet` host.
@@ -68,7 +68,7 @@ impl Adapter for CoreClr {
         rt.artifact = Some(artifact);
         Ok(())
     }
-    fn launch(&self, rt: &Runtime, _family: &str, _ctx: &ProbeContext) -> Launch {
+    fn launch(&self, rt: &Runtime, _family: &str, ctx: &ProbeContext) -> Launch {
         let exe = rt.path.clone().unwrap_or_default();
         let art = rt.artifact.clone().unwrap_or_default();
         let l = if art.extension().is_some_and(|e| e == "exe") {
@@ -78,10 +78,19 @@ impl Adapter for CoreClr {
         } else {
             Launch::new(exe, [art])
         };
-        // no debugger pipes or diagnostic sockets in /tmp: the harness writes only in its scratch
-        l.with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
+        // No debugger FIFOs (`clr-debug-pipe-*`) or diagnostic sockets (`dotnet-diagnostic-*`),
+        // which a killed probe leaves in its temp folder. "Runtime configuration options for
+        // debugging and profiling" (learn.microsoft.com/dotnet/core/runtime-config/debugging-
+        // profiling): .NET 6 standardised the `DOTNET_` prefix, earlier runtimes need
+        // `COMPlus_`. Measured with CoreCLR 3.1.23: `DOTNET_EnableDiagnostics=0` alone still
+        // makes three per probe, `COMPlus_EnableDiagnostics=0` none. The temp folder is the
+        // scratch's too (with_probe_tmp), should another setting let them through.
+        let l = l
+            .with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
             .with_env("DOTNET_NOLOGO", "1")
-            .with_env("DOTNET_EnableDiagnostics", "0")
+            .with_env("COMPlus_EnableDiagnostics", "0")
+            .with_env("DOTNET_EnableDiagnostics", "0");
+        with_probe_tmp(l, ctx)
     }
 }
 
@@ -110,8 +119,8 @@ impl Adapter for Mono {
         rt.artifact = Some(build_mcs(ctx)?.join("Probe.exe"));
         Ok(())
     }
-    fn launch(&self, rt: &Runtime, _family: &str, _ctx: &ProbeContext) -> Launch {
-        Launch::new(rt.path.clone().unwrap_or_default(), [rt.artifact.clone().unwrap_or_default()])
+    fn launch(&self, rt: &Runtime, _family: &str, ctx: &ProbeContext) -> Launch {
+        with_probe_tmp(Launch::new(rt.path.clone().unwrap_or_default(), [rt.artifact.clone().unwrap_or_default()]), ctx)
     }
 }
 

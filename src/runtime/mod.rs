@@ -151,6 +151,31 @@ pub fn known_names() -> String {
     ADAPTERS.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
 }
 
+/// The temp folder of every probe: `tmp` in the run's scratch folder
+/// ([`ProbeContext::scratch_top`]), removed with it at the end of the run.
+pub fn probe_tmp(ctx: &ProbeContext) -> PathBuf {
+    ctx.scratch_top.join("tmp")
+}
+
+/// Points `l`'s temp folder variables — `TMPDIR` (POSIX), `TEMP` and `TMP` (Windows'
+/// `GetTempPath`) — at [`probe_tmp`], creating that folder if needed (a failure is left to
+/// the probe start, which then reports it). Whatever a runtime writes to its temp folder
+/// then lands in the scratch folder and goes with it, even when the harness kills the probe.
+///
+/// Measured here without it (a run with `TMPDIR` set to a private folder): CoreCLR 3.1 put
+/// `clr-debug-pipe-<pid>-<n>-in`/`-out` FIFOs and a `dotnet-diagnostic-<pid>-<n>-socket`
+/// there for every probe the harness killed (its PAL takes `TMPDIR` for them), 15 entries for
+/// 5 killed probes; Debian's Wine 8.0 put its server folder `wine-XXXXXX` there (Debian's
+/// patch for bug #903622 makes the folder with `mkdtemp` in `$TMPDIR` and records its name
+/// in `$WINEPREFIX/wineserver`; upstream Wine uses `/tmp/.wine-<uid>` whatever `TMPDIR` says,
+/// `dlls/ntdll/unix/server.c`). Wine does not pass `TEMP`/`TMP` on to Windows programs: cmd
+/// keeps the prefix's `C:\users\<user>\Temp` (measured).
+pub fn with_probe_tmp(l: Launch, ctx: &ProbeContext) -> Launch {
+    let dir = probe_tmp(ctx);
+    let _ = std::fs::create_dir_all(&dir);
+    l.with_env("TMPDIR", &dir).with_env("TEMP", &dir).with_env("TMP", &dir)
+}
+
 /// Runs `exe args…` with a 60 s limit and returns its stdout; errors carry stderr.
 pub(crate) fn query(exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<String, String> {
     let mut l = Launch::new(exe, args.iter().copied());
@@ -169,4 +194,67 @@ pub(crate) fn query(exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<S
 /// The first non-empty line of `s`, trimmed.
 pub(crate) fn first_line(s: &str) -> String {
     s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime(a: &'static dyn Adapter) -> Runtime {
+        Runtime {
+            name: a.name(),
+            label: a.name().into(),
+            version: "3.1.23".into(),
+            path: Some(PathBuf::from("/bin/true")),
+            status: Status::Found,
+            explicit: false,
+            families: a.families().to_vec(),
+            artifact: Some(PathBuf::from("/cache/Probe.exe")),
+            adapter: a,
+        }
+    }
+
+    fn env<'a>(l: &'a Launch, k: &str) -> Vec<&'a std::ffi::OsStr> {
+        l.env.iter().filter(|(n, _)| n == k).map(|(_, v)| v.as_os_str()).collect()
+    }
+
+    /// Every probe of every adapter writes its temp files inside the scratch folder, and the
+    /// folder exists before the probe starts.
+    #[test]
+    fn every_probe_gets_the_scratch_temp_folder() {
+        let top = tempfile::tempdir().unwrap();
+        let ctx = ProbeContext {
+            probes_dir: PathBuf::from("probes"),
+            cache_dir: top.path().join("cache"),
+            scratch_top: top.path().to_path_buf(),
+        };
+        let tmp = probe_tmp(&ctx);
+        assert!(tmp.starts_with(&ctx.scratch_top));
+        for a in ADAPTERS {
+            let rt = runtime(*a);
+            for family in a.families() {
+                let l = a.launch(&rt, family, &ctx);
+                for k in ["TMPDIR", "TEMP", "TMP"] {
+                    assert_eq!(env(&l, k), [tmp.as_os_str()], "{} {family}: {k}", a.name());
+                }
+            }
+        }
+        assert!(tmp.is_dir());
+    }
+
+    /// CoreCLR 3.1 reads `COMPlus_` settings only (measured: `DOTNET_EnableDiagnostics=0`
+    /// alone leaves `clr-debug-pipe-*` and `dotnet-diagnostic-*` behind a killed probe).
+    #[test]
+    fn coreclr_probes_open_no_diagnostic_channels() {
+        let top = tempfile::tempdir().unwrap();
+        let ctx = ProbeContext {
+            probes_dir: PathBuf::from("probes"),
+            cache_dir: top.path().join("cache"),
+            scratch_top: top.path().to_path_buf(),
+        };
+        let a = adapter("coreclr").unwrap();
+        let l = a.launch(&runtime(a), "dotnet", &ctx);
+        assert_eq!(env(&l, "COMPlus_EnableDiagnostics"), ["0"]);
+        assert_eq!(env(&l, "DOTNET_EnableDiagnostics"), ["0"]);
+    }
 }

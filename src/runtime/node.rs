@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{first_line, query, Adapter, ProbeContext, Runtime};
+use super::{first_line, query, with_probe_tmp, Adapter, ProbeContext, Runtime};
 use crate::exec::process::Launch;
 
 /// Node.js (`node --version` prints `v20.20.2`).
@@ -29,7 +29,10 @@ impl Adapter for Node {
         Ok((v.clone(), format!("node {v}")))
     }
     fn launch(&self, rt: &Runtime, _family: &str, ctx: &ProbeContext) -> Launch {
-        Launch::new(rt.path.clone().unwrap_or_default(), [ctx.probes_dir.join("node").join("probe.mjs")])
+        with_probe_tmp(
+            Launch::new(rt.path.clone().unwrap_or_default(), [ctx.probes_dir.join("node").join("probe.mjs")]),
+            ctx,
+        )
     }
 }
 
@@ -63,6 +66,6 @@ impl Adapter for Deno {
         let mut l = Launch::new(rt.path.clone().unwrap_or_default(), args);
         // keep Deno's module cache inside the scratch folder: the harness writes nowhere else
         l = l.with_env("DENO_DIR", ctx.scratch_top.join("deno-dir")).with_env("NO_COLOR", "1");
-        l.with_env("DENO_NO_UPDATE_CHECK", "1")
+        with_probe_tmp(l.with_env("DENO_NO_UPDATE_CHECK", "1"), ctx)
     }
 }

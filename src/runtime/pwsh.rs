@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::{first_line, query, Adapter, ProbeContext, Runtime};
+use super::{first_line, query, with_probe_tmp, Adapter, ProbeContext, Runtime};
 use crate::exec::process::Launch;
 
 /// PowerShell 7.x.
@@ -19,7 +19,7 @@ pub struct WindowsPowerShell;
 
 fn ps_launch(rt: &Runtime, ctx: &ProbeContext) -> Launch {
     let script = ctx.probes_dir.join("powershell").join("probe.ps1");
-    Launch::new(
+    let l = Launch::new(
         rt.path.clone().unwrap_or_default(),
         [
             std::ffi::OsString::from("-NoLogo"),
@@ -32,7 +32,8 @@ fn ps_launch(rt: &Runtime, ctx: &ProbeContext) -> Launch {
         ],
     )
     .with_env("POWERSHELL_TELEMETRY_OPTOUT", "1")
-    .with_env("POWERSHELL_UPDATECHECK", "Off")
+    .with_env("POWERSHELL_UPDATECHECK", "Off");
+    with_probe_tmp(l, ctx)
 }
 
 fn ps_version(exe: &Path) -> Result<String, String> {

@@ -294,3 +294,94 @@ fn cmd_refuses_names_win32_cannot_hold() {
     let left: Vec<_> = std::fs::read_dir(fs_root.path()).unwrap().collect();
     assert!(left.is_empty(), "nothing may be written outside the scratch folder: {left:?}");
 }
+
+/// The names in `dir` starting with one of `prefixes`, and the names one level inside those
+/// that are folders (a server folder may already exist and get a new entry).
+#[cfg(unix)]
+fn entries(dir: &std::path::Path, prefixes: &[&str]) -> std::collections::BTreeSet<std::path::PathBuf> {
+    let mut found = std::collections::BTreeSet::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if prefixes.iter().any(|p| e.file_name().to_string_lossy().starts_with(p)) {
+            found.insert(e.path());
+            if e.path().is_dir() {
+                found.extend(std::fs::read_dir(e.path()).into_iter().flatten().flatten().map(|i| i.path()));
+            }
+        }
+    }
+    found
+}
+
+/// Runs `conformance run` with `TMPDIR` set to a fresh folder, and checks that nothing the run
+/// started wrote to it (probes get a temp folder inside the scratch) or, for names with
+/// `prefixes`, to `/tmp` (where runtimes that ignore `TMPDIR` write); the scratch is gone too.
+/// Returns results.json.
+#[cfg(unix)]
+fn run_leaves_no_temp_files(args: &[&str], prefixes: &[&str]) -> serde_json::Value {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let fs_root = tempfile::tempdir().unwrap();
+    let system_tmp = std::path::Path::new("/tmp");
+    let before = entries(system_tmp, prefixes);
+    conformance()
+        .env("TMPDIR", tmp.path())
+        .args(["run", "-q"])
+        .args(args)
+        .arg("--out")
+        .arg(out.path())
+        .arg("--fs-root")
+        .arg(fs_root.path())
+        .assert()
+        .success();
+    let new: Vec<_> = entries(system_tmp, prefixes).difference(&before).cloned().collect();
+    assert!(new.is_empty(), "the run left these in /tmp: {new:?}");
+    let written: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(written.is_empty(), "the run wrote to the inherited TMPDIR: {written:?}");
+    let left: Vec<_> = std::fs::read_dir(fs_root.path()).unwrap().collect();
+    assert!(left.is_empty(), "scratch folder left behind: {left:?}");
+    read_json(&out.path().join("results.json"))
+}
+
+/// A CoreCLR probe the harness kills leaves no debugger FIFOs (`clr-debug-pipe-*`) or
+/// diagnostic sockets (`dotnet-diagnostic-*`) behind: CoreCLR 3.1 reads
+/// `COMPlus_EnableDiagnostics` (the adapter's `DOTNET_` spelling alone left three per killed
+/// probe, 15 in this run), and probes' `TMPDIR` is inside the scratch. The kills are made
+/// certain: `dotnet.FileShare.None` holds its handle 5 s against a 1 s attempt timeout.
+#[cfg(unix)]
+#[test]
+fn coreclr_killed_probes_leave_no_pipes() {
+    let _serial = one_at_a_time();
+    if !available("coreclr") {
+        return;
+    }
+    let race = ["-r", "coreclr", "-v", "dotnet.FileShare.None", "--scenario", "race", "-n", "2", "--amplify", "off"];
+    let held_past_timeout = ["--timeout", "1", "--hold-ms", "5000"];
+    let r = run_leaves_no_temp_files(
+        &[&race[..], &held_past_timeout[..]].concat(),
+        &["clr-debug-pipe-", "dotnet-diagnostic-"],
+    )
+    .to_string();
+    // the probes really were killed: the held handle outlived the attempt timeout
+    assert!(r.contains("no result within"), "no attempt timed out, so no probe was killed: {r}");
+}
+
+/// Wine's server folder (Debian's Wine: `$TMPDIR/wine-XXXXXX`, named in the prefix's
+/// `wineserver` file) lands in the scratch folder and goes with it; measured before: a
+/// `wine-*/server-*/lock` left in the inherited `TMPDIR` by every run. Upstream Wine keeps it
+/// in `/tmp/.wine-<uid>` whatever `TMPDIR` says (`dlls/ntdll/unix/server.c`), which the `/tmp`
+/// check catches.
+#[cfg(unix)]
+#[test]
+fn cmd_under_wine_leaves_no_server_folder() {
+    let _serial = one_at_a_time();
+    if !available("cmd") {
+        return;
+    }
+    let r = run_leaves_no_temp_files(
+        &["-r", "cmd", "-v", "cmd.mkdir", "--scenario", "second-comer", "--target", "absent"],
+        &["wine-", ".wine-"],
+    );
+    // and cmd still works with the server in the scratch: the control acquires
+    let c = &r["cells"][0];
+    assert_eq!(c["outcome"], "acquired", "{c}");
+    assert_eq!(c["relative"]["outcome"], "acquired", "{c}");
+}

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::exec::scratch::{Scratch, TargetState};
 use crate::exit_code;
 use crate::matrix::{load_dir, Variant};
+use crate::outdir::OutDir;
 use crate::report::model::{AmplificationInfo, Results, RunInfo, RuntimeInfo, SCHEMA};
 use crate::report::{json, markdown, table};
 use crate::runtime::{discover, ProbeContext, Requested, Runtime, Status};
@@ -134,8 +135,15 @@ fn cache_dir() -> PathBuf {
 
 /// Creates the scratch folder (under `fs_root`, through `segment` if given) and the probe
 /// context. Errors: [`Error::Scratch`].
+/// Before anything runs, the deepest paths the harness will make below the scratch folder are
+/// made once ([`crate::exec::health::self_test`]), so a root or segment too long for the file
+/// system fails here with exit code 3 instead of turning cells into harness errors.
 fn workspace(fs_root: &Path, segment: Option<&str>, probes: &Path) -> Result<(Scratch, ProbeContext)> {
     let scratch = Scratch::new(fs_root, segment)?;
+    crate::interrupt::remove_on_abort(scratch.top().to_path_buf());
+    // tokens are `<nonce>-second-<id>` or `<nonce>-t<folder>-k<i>`: 40 bytes is ample
+    crate::exec::health::self_test(scratch.root(), 40)
+        .map_err(|why| Error::ScratchBroken { path: fs_root.to_path_buf(), why })?;
     let ctx = ProbeContext {
         probes_dir: probes.to_path_buf(),
         cache_dir: cache_dir(),
@@ -175,6 +183,16 @@ fn prepare_all(found: &mut [Runtime], ctx: &ProbeContext) {
     }
 }
 
+/// Undoes every found runtime's preparation (a persistent Wine server) on an early return.
+fn cleanup_all(found: &[Runtime], ctx: &ProbeContext) {
+    for rt in found.iter().filter(|r| r.status == Status::Found) {
+        rt.adapter().cleanup(rt, ctx);
+    }
+}
+
+/// How often `run` rewrites the partial `results.json` while a runtime is measured.
+const PARTIAL_EVERY: Duration = Duration::from_secs(2);
+
 /// Checks that `--probes` names a folder. Errors: [`Error::Usage`].
 fn check_probes(probes: &Path) -> Result<()> {
     if probes.join("PROTOCOL.md").is_file() {
@@ -187,14 +205,22 @@ fn check_probes(probes: &Path) -> Result<()> {
     }
 }
 
-/// Writes `text` to stdout. A closed pipe (`conformance variants | head -1`) ends the
-/// process quietly with success, as ripgrep does; it is not an error of the run.
+/// Set once stdout is a closed pipe: later output is dropped.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes `text` to stdout. A closed pipe (`conformance variants | head -1`) is not an error
+/// of the run, as in ripgrep: the rest of the output is dropped and the command ends
+/// normally, so that its scratch folder and probes are still cleaned up.
 fn emit(text: &str) {
     use std::io::Write as _;
+    use std::sync::atomic::Ordering;
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(exit_code::OK);
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
         }
     }
 }
@@ -262,10 +288,6 @@ fn amplify_line(amp: &Amplify) -> Option<String> {
     }
 }
 
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| Error::Output { path: path.to_path_buf(), source })
-}
-
 fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i32> {
     let started = Instant::now();
     let date = jiff::Timestamp::now();
@@ -289,10 +311,16 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
         home.join("reports").join("runs").join(stamp)
     });
-    std::fs::create_dir_all(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
+    let mut outdir = OutDir::open(&out)?;
     tempfile::NamedTempFile::new_in(&out).map_err(|source| Error::Output { path: out.clone(), source })?;
     let fs_root = a.scratch.root();
-    let (mut scratch, ctx) = workspace(&fs_root, segment.as_deref(), probes)?;
+    let (mut scratch, ctx) = match workspace(&fs_root, segment.as_deref(), probes) {
+        Ok(w) => w,
+        Err(e) => {
+            outdir.abandon();
+            return Err(e);
+        }
+    };
 
     let say = |s: &str| {
         if !a.quiet {
@@ -303,6 +331,12 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
     let (natural, amplify) = amplify_plan(&a.power, races);
     let mut found = discover(&requested).runtimes;
     prepare_all(&mut found, &ctx);
+    if crate::interrupt::requested() {
+        cleanup_all(&found, &ctx);
+        outdir.abandon();
+        eprintln!("interrupted before measuring: nothing measured, nothing written");
+        return Ok(exit_code::INTERRUPTED);
+    }
     match (&amplify, amplify_line(&amplify)) {
         (Amplify::Unavailable(_), Some(l)) => eprintln!("{l}"),
         (_, Some(l)) => say(&l),
@@ -326,6 +360,8 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
             })
             .collect();
         if !missing.is_empty() {
+            cleanup_all(&found, &ctx);
+            outdir.abandon();
             return Err(Error::RequiredMissing(missing.join("; ")));
         }
     }
@@ -339,6 +375,8 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         } else {
             "none of the selected runtimes was found (see the skip lines above)".to_string()
         };
+        cleanup_all(&found, &ctx);
+        outdir.abandon();
         return Err(Error::NoRuntime(why));
     }
 
@@ -413,17 +451,24 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         cells: Vec::new(),
     };
     let mut stdout = std::io::stdout().lock();
+    let mut scratch_failed = None;
     for rt in measurable {
-        if crate::interrupt::requested() {
+        if crate::interrupt::requested() || scratch_failed.is_some() {
             break;
         }
         let vs: Vec<&Variant> = variants.iter().filter(|v| rt.families.contains(&v.family.as_str())).collect();
         bar.set_message(rt.label.clone());
+        // partial results on disk every few seconds, so that even a SIGKILLed run keeps what
+        // it measured (each write is atomic)
+        let partial = outdir.partial(results.clone(), PARTIAL_EVERY);
         let m = engine::measure(rt, &vs, &controls, &opts, &mut scratch, &ctx, &nonce, &mut |c| {
             bar.set_message(format!("{} {}", rt.label, c.variant));
             bar.inc(1);
+            partial.send(c);
         });
         rt.adapter().cleanup(rt, &ctx);
+        partial.finish()?;
+        scratch_failed = m.scratch_failed;
         results.cells.extend(m.cells);
         results.run_info.controls.extend(m.controls);
         bar.suspend(|| {
@@ -436,12 +481,12 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         });
         // keep partial results on disk after each runtime, so a crash keeps the data
         results.run_info.duration_s = started.elapsed().as_secs_f64();
-        write_file(&out.join("results.json"), &json::render(&results))?;
+        outdir.write("results.json", &json::render(&results))?;
     }
     bar.finish_and_clear();
     results.run_info.duration_s = started.elapsed().as_secs_f64();
-    write_file(&out.join("results.json"), &json::render(&results))?;
-    write_file(&out.join("summary.md"), &markdown::render(&results))?;
+    outdir.write("results.json", &json::render(&results))?;
+    outdir.write("summary.md", &markdown::render(&results))?;
     let _ = writeln!(
         stdout,
         "\n{} cells in {:.1} s; wrote {} and {}",
@@ -451,6 +496,12 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         out.join("summary.md").display()
     );
     drop(scratch);
+    if let Some(why) = scratch_failed {
+        return Err(Error::ScratchBroken {
+            path: fs_root,
+            why: format!("{why}; measuring stopped, the cells measured before are in {}", out.display()),
+        });
+    }
     if crate::interrupt::requested() {
         return Ok(exit_code::INTERRUPTED);
     }
@@ -513,17 +564,36 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
     }
     check_probes(probes)?;
     let segment = a.scratch.segment()?;
-    if let Some(out) = &a.out {
-        std::fs::create_dir_all(out).map_err(|source| Error::Output { path: out.clone(), source })?;
-        tempfile::NamedTempFile::new_in(out).map_err(|source| Error::Output { path: out.clone(), source })?;
-    }
+    let mut outdir = match &a.out {
+        Some(out) => {
+            let o = OutDir::open(out)?;
+            tempfile::NamedTempFile::new_in(out).map_err(|source| Error::Output { path: out.clone(), source })?;
+            Some(o)
+        }
+        None => None,
+    };
+    let abandon = |o: &mut Option<OutDir>| o.iter_mut().for_each(OutDir::abandon);
     let names: Vec<&'static str> = wanted.iter().map(|(n, _)| *n).collect();
     let mut found = discover(&Requested { names: Some(names), explicit: Vec::new() }).runtimes;
     let fs_root = a.scratch.root();
-    let (mut scratch, ctx) = workspace(&fs_root, segment.as_deref(), probes)?;
+    let (mut scratch, ctx) = match workspace(&fs_root, segment.as_deref(), probes) {
+        Ok(w) => w,
+        Err(e) => {
+            abandon(&mut outdir);
+            return Err(e);
+        }
+    };
     prepare_all(&mut found, &ctx);
+    if crate::interrupt::requested() {
+        cleanup_all(&found, &ctx);
+        abandon(&mut outdir);
+        eprintln!("interrupted before racing: nothing measured, nothing written");
+        return Ok(exit_code::INTERRUPTED);
+    }
     let missing: Vec<String> = found.iter().filter(|r| r.status != Status::Found).map(status_line).collect();
     if !missing.is_empty() {
+        cleanup_all(&found, &ctx);
+        abandon(&mut outdir);
         return Err(Error::NoRuntime(missing.join("; ")));
     }
     let max_rate = a.power.max_rate()?;
@@ -627,14 +697,19 @@ fn cmd_race(a: &RaceArgs, probes: &Path, matrices: &Path) -> Result<i32> {
         amplification: amplification_info(&a.power, &opts.amplify)?,
     };
     let text = serde_json::to_string_pretty(&result).expect("serialises") + "\n";
-    if let Some(out) = &a.out {
-        write_file(&out.join("cross-race.json"), &text)?;
-        eprintln!("wrote {}", out.join("cross-race.json").display());
+    if let Some(out) = &outdir {
+        out.write("cross-race.json", &text)?;
+        eprintln!("wrote {}", out.path().join("cross-race.json").display());
     }
     if a.json {
         emit(&text);
     } else {
         emit(&result.render());
+    }
+    drop(scratch);
+    if crate::interrupt::requested() {
+        eprintln!("interrupted: the race above counts only the trials completed before the stop");
+        return Ok(exit_code::INTERRUPTED);
     }
     Ok(exit_code::OK)
 }

@@ -14,11 +14,12 @@ use std::time::{Duration, Instant};
 
 use crate::exec::amplify::Amplifier;
 use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
+use crate::exec::health;
 use crate::exec::process::Launch;
 use crate::exec::scratch::{clear, make_source, set_up, spell, PathStyle, Scratch, TargetState};
 use crate::matrix::{Creates, SourceKind, Variant};
 use crate::report::model::{Cell, ControlInfo, ErrorInfo, ModeRun, OrderingRun, RelativeAttempt, Scenario};
-use crate::runtime::{normalize, ProbeContext, Runtime};
+use crate::runtime::{normalize, ProbeContext, Runtime, FS_FAILURE_CODES};
 use crate::snapshot::{self, mark_name};
 use crate::verdict::{
     apply_control, classify_second, decide, summarize_race, Detection, Outcome, RaceMode, RaceSummary, RaceVerdict,
@@ -119,6 +120,9 @@ pub struct Measured {
     pub cells: Vec<Cell>,
     /// The detection control of each family that ran races.
     pub controls: Vec<ControlInfo>,
+    /// Set when the scratch file system stopped working (a harness error, then a failed
+    /// [`health::check`]): measuring stopped, and the run must end with exit code 3.
+    pub scratch_failed: Option<String>,
 }
 
 /// The detection control of `family` among `all` variants: the one marked `control = true`
@@ -127,11 +131,21 @@ pub fn control_for<'a>(all: &'a [Variant], family: &str) -> Option<&'a Variant> 
     all.iter().find(|v| v.family == family && v.control)
 }
 
+/// True when `c` is a harness error (second comer, relative repeat, or race).
+fn is_harness_error(c: &Cell) -> bool {
+    c.outcome == Some(Outcome::HarnessError)
+        || c.relative.as_ref().is_some_and(|r| r.outcome == Outcome::HarnessError)
+        || c.verdict == Some(RaceVerdict::HarnessError)
+}
+
 /// Measures `variants` (already filtered to `rt`'s families) on `rt`, calling `on_cell`
 /// after each cell (for progress and incremental output). `controls` holds each family's
 /// detection control (see [`control_for`]): when races run, it is raced first in every
 /// family (and reported even if not selected), and a family whose control was not caught has
-/// its `exclusive` verdicts made `inconclusive`. Never fails: faults become cells.
+/// its `exclusive` verdicts made `inconclusive`. Never fails: faults become cells. An
+/// interrupt stops it between attempts; the attempt in flight is dropped. After a cell with a
+/// harness error the scratch folder is checked ([`health::check`]); if it no longer works,
+/// measuring stops and [`Measured::scratch_failed`] says why.
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     rt: &Runtime,
@@ -148,7 +162,20 @@ pub fn measure(
     let style = adapter.path_style();
     let mut out = Measured::default();
     let mut next_id = 0u64;
+    // stops measuring when interrupted or when the scratch folder stopped working
+    let stop = |out: &Measured| crate::interrupt::requested() || out.scratch_failed.is_some();
+    // after a harness error: is the scratch folder still usable?
+    let check = |c: &Cell, out: &mut Measured, root: &Path| {
+        if is_harness_error(c) && out.scratch_failed.is_none() {
+            if let Err(why) = health::check(root) {
+                out.scratch_failed = Some(why);
+            }
+        }
+    };
     for family in &rt.families {
+        if stop(&out) {
+            break;
+        }
         let fam: Vec<&Variant> = variants.iter().copied().filter(|v| v.family == *family).collect();
         if fam.is_empty() {
             continue;
@@ -161,18 +188,25 @@ pub fn measure(
         }
         // start every session up front so that start-up never counts in a measurement
         let start_fault = pools.natural.iter_mut().find_map(|c| c.start().err());
+        if stop(&out) {
+            break;
+        }
         let trials = if adapter.mode() == Mode::OneShot { opts.oneshot_trials } else { opts.trials };
         let control = controls.iter().copied().find(|c| c.family == *family);
         let mut control_cell = None;
         let mut detection = None;
         if let (true, Some(cv)) = (opts.race, control) {
             let base = CellBase { rt, v: cv };
-            let mut c = match &start_fault {
-                Some(f) => base.fault_cell(Scenario::Race, "absent", f),
+            let c = match &start_fault {
+                Some(f) => Some(base.fault_cell(Scenario::Race, "absent", f)),
                 None => base.race(&mut pools, style, trials, opts, scratch, nonce, &mut next_id),
             };
+            let Some(mut c) = c else { break };
             c.control = true;
-            let counts = |m: &Option<ModeRun>| m.as_ref().map(ModeRun::control_counts);
+            check(&c, &mut out, scratch.root());
+            // a control the harness could not measure caught nothing: the family's races are weak
+            let measured = c.verdict != Some(RaceVerdict::HarnessError);
+            let counts = |m: &Option<ModeRun>| m.as_ref().filter(|_| measured).map(ModeRun::control_counts);
             let d = Detection::judge(&cv.id, counts(&c.natural), counts(&c.amplified));
             out.controls.push(ControlInfo {
                 runtime: rt.label.clone(),
@@ -184,7 +218,7 @@ pub fn measure(
         }
         let first = out.cells.len();
         for v in fam {
-            if crate::interrupt::requested() {
+            if stop(&out) {
                 break;
             }
             let base = CellBase { rt, v };
@@ -208,22 +242,27 @@ pub fn measure(
             }
             if opts.second_comer {
                 for &t in &opts.targets {
-                    if crate::interrupt::requested() {
+                    if stop(&out) {
                         break;
                     }
                     let c =
                         second_comer_cell(&base, &mut pools.natural[0], t, opts, style, scratch, nonce, &mut next_id);
+                    let Some(c) = c else { break };
+                    check(&c, &mut out, scratch.root());
                     on_cell(&c);
                     out.cells.push(c);
                 }
             }
-            if opts.race && !crate::interrupt::requested() {
+            if opts.race && !stop(&out) {
                 let c = match control_cell.take_if(|c| c.variant == v.id) {
-                    Some(c) => c,
+                    Some(c) => Some(c),
                     None => base.race(&mut pools, style, trials, opts, scratch, nonce, &mut next_id),
                 };
-                on_cell(&c);
-                out.cells.push(c);
+                if let Some(c) = c {
+                    check(&c, &mut out, scratch.root());
+                    on_cell(&c);
+                    out.cells.push(c);
+                }
             }
         }
         // a control that was not selected is still reported: it is the run's evidence
@@ -327,12 +366,22 @@ pub struct RaceResult {
     pub evidence: Option<String>,
     /// Wall time of both runs, in milliseconds.
     pub elapsed_ms: f64,
+    /// True when the run was interrupted during these races (the trial in flight was dropped;
+    /// the counted trials stand).
+    pub interrupted: bool,
 }
 
 impl RaceResult {
     /// The run that decided the verdict.
     pub fn deciding(&self) -> Option<&ModeRun> {
         crate::report::model::deciding_run(self.decided_by, self.natural.as_ref(), self.amplified.as_ref())
+    }
+
+    /// True when an interrupt left nothing to report: no counted trial in any mode and no
+    /// other finding (unsupported, harness error). Such a race is dropped, not stored.
+    pub fn cut_short(&self) -> bool {
+        let counted = [&self.natural, &self.amplified].iter().filter_map(|m| m.as_ref()).any(|m| m.stats.trials > 0);
+        self.interrupted && !counted && !matches!(self.verdict, RaceVerdict::Unsupported | RaceVerdict::HarnessError)
     }
 }
 
@@ -385,7 +434,7 @@ pub fn race_modes(
             Ok(pool) => {
                 let r =
                     race_core(pool, variants, styles, budget, &amplified_sweep, tight, opts, scratch, nonce, next_id);
-                if r.summary.stats.trials == 0 && !r.unsupported && !crate::interrupt::requested() {
+                if r.summary.stats.trials == 0 && !r.unsupported && !r.interrupted && r.harness_error.is_none() {
                     let why = format!(
                         "no amplified trial completed: {}",
                         r.evidence.clone().unwrap_or_else(|| "no evidence".into())
@@ -401,21 +450,31 @@ pub fn race_modes(
     }
     // natural also runs where amplification was asked for alone but this pool has none
     // (unavailable here, not run for this runtime, or broken under the tracer)
-    let natural_wanted = opts.natural || amplified.is_none();
+    let natural_wanted = (opts.natural || amplified.is_none())
+        && !amplified.as_ref().is_some_and(|r: &RaceRun| r.harness_error.is_some() || r.interrupted);
     let natural_sweep = opts.offsets.clone().map_or(Sweep::NaturalAuto, Sweep::Fixed);
     let natural = (natural_wanted && !crate::interrupt::requested()).then(|| {
         race_core(&mut pools.natural, variants, styles, budget, &natural_sweep, None, opts, scratch, nonce, next_id)
     });
     let unsupported = natural.iter().chain(amplified.iter()).find(|r| r.unsupported);
-    let evidence = unsupported.and_then(|r| r.evidence.clone());
+    let broken = natural.iter().chain(amplified.iter()).find(|r| r.harness_error.is_some());
+    let evidence = broken.or(unsupported).and_then(|r| r.evidence.clone());
     let is_unsupported = unsupported.is_some();
+    let harness_error_in = match (&natural, &amplified) {
+        (Some(n), _) if n.harness_error.is_some() => Some(RaceMode::Natural),
+        (_, Some(a)) if a.harness_error.is_some() => Some(RaceMode::Amplified),
+        _ => None,
+    };
+    let interrupted = natural.iter().chain(amplified.iter()).any(|r| r.interrupted);
     let first_error = natural
         .as_ref()
         .and_then(|r| r.first_error.clone())
         .or_else(|| amplified.as_ref().and_then(|r| r.first_error.clone()));
     let natural = natural.map(mode_run);
     let amplified = amplified.map(mode_run);
-    let (verdict, decided_by) = if is_unsupported {
+    let (verdict, decided_by) = if let Some(mode) = harness_error_in {
+        (RaceVerdict::HarnessError, mode)
+    } else if is_unsupported {
         (RaceVerdict::Unsupported, if amplified.is_some() { RaceMode::Amplified } else { RaceMode::Natural })
     } else {
         decide(natural.as_ref().map(|m| m.verdict), amplified.as_ref().map(|m| m.verdict))
@@ -429,6 +488,7 @@ pub fn race_modes(
         first_error,
         evidence,
         elapsed_ms: ms(started.elapsed()),
+        interrupted,
     }
 }
 
@@ -449,7 +509,8 @@ struct CellBase<'a> {
 }
 
 impl CellBase<'_> {
-    /// The race cell of this variant: every contender of `pools` makes its call.
+    /// The race cell of this variant: every contender of `pools` makes its call. `None` when
+    /// an interrupt left nothing to report ([`RaceResult::cut_short`]).
     #[allow(clippy::too_many_arguments)]
     fn race(
         &self,
@@ -460,10 +521,11 @@ impl CellBase<'_> {
         scratch: &mut Scratch,
         nonce: &str,
         next_id: &mut u64,
-    ) -> Cell {
+    ) -> Option<Cell> {
         let vs = vec![self.v; pools.natural.len()];
         let styles = vec![style; vs.len()];
-        self.race_cell(race_modes(pools, &vs, &styles, trials, opts, scratch, nonce, next_id))
+        let r = race_modes(pools, &vs, &styles, trials, opts, scratch, nonce, next_id);
+        (!r.cut_short()).then(|| self.race_cell(r))
     }
 
     fn race_cell(&self, r: RaceResult) -> Cell {
@@ -542,7 +604,8 @@ fn spec_for(
 }
 
 /// One second-comer cell: the attempt with an absolute path and, if asked, again with a
-/// relative one.
+/// relative one. `None` when the run was interrupted before both were made: a cell is never
+/// built from an attempt cut short.
 #[allow(clippy::too_many_arguments)]
 fn second_comer_cell(
     base: &CellBase<'_>,
@@ -553,26 +616,58 @@ fn second_comer_cell(
     scratch: &mut Scratch,
     nonce: &str,
     next_id: &mut u64,
-) -> Cell {
+) -> Option<Cell> {
     let started = Instant::now();
     let v = base.v;
-    let (abs, a_before, a_after, a) = second_comer(c, v, t, false, style, scratch, nonce, next_id);
-    let rel = opts.relative.then(|| {
-        let (o, _, _, r) = second_comer(c, v, t, true, style, scratch, nonce, next_id);
-        RelativeAttempt { outcome: o, error: error_info(&r) }
-    });
+    let abs = second_comer(c, v, t, false, style, scratch, nonce, next_id)?;
+    let rel = match opts.relative {
+        true => {
+            let r = second_comer(c, v, t, true, style, scratch, nonce, next_id)?;
+            Some(RelativeAttempt { outcome: r.outcome, error: error_info(&r.attempt), evidence: r.attempt.evidence })
+        }
+        false => None,
+    };
     let mut cell = base.cell(Scenario::SecondComer, t.as_str());
-    cell.outcome = Some(abs);
-    cell.error = error_info(&a);
+    cell.outcome = Some(abs.outcome);
+    cell.error = error_info(&abs.attempt);
     cell.relative = rel;
-    cell.before = Some(a_before);
-    cell.after = Some(a_after);
-    cell.evidence = a.evidence;
+    cell.before = Some(abs.before);
+    cell.after = Some(abs.after);
+    cell.evidence = abs.attempt.evidence;
     cell.elapsed_ms = ms(started.elapsed());
-    cell
+    Some(cell)
 }
 
-/// One second-comer attempt. Returns (outcome, before, after, attempt).
+/// What one second-comer attempt produced.
+struct SecondComer {
+    outcome: Outcome,
+    /// The target before and after, described.
+    before: String,
+    after: String,
+    attempt: Attempt,
+}
+
+impl SecondComer {
+    /// An attempt the harness could not make or judge: a `harness-error`, with the reason.
+    fn harness_error(why: String) -> SecondComer {
+        let attempt = Attempt::fault(Report::HarnessError, format!("harness-error: {why}"));
+        SecondComer { outcome: Outcome::HarnessError, before: String::new(), after: String::new(), attempt }
+    }
+}
+
+/// Makes an attempt whose call failed with a file-system failure ([`FS_FAILURE_CODES`]) a
+/// harness error: a full, read-only or failing scratch file system says nothing about the call.
+fn fs_failure_is_harness_error(a: &mut Attempt) {
+    if let Some(e) = error_info(a).filter(|e| FS_FAILURE_CODES.contains(&e.code.as_str())) {
+        a.report = Report::HarnessError;
+        a.evidence = Some(format!(
+            "harness-error: the call failed with {} ({}): the scratch file system failed, not the call",
+            e.code, e.raw.message
+        ));
+    }
+}
+
+/// One second-comer attempt; `None` when the run was interrupted before or during it.
 #[allow(clippy::too_many_arguments)]
 fn second_comer(
     c: &mut Contender,
@@ -583,34 +678,51 @@ fn second_comer(
     scratch: &mut Scratch,
     nonce: &str,
     next_id: &mut u64,
-) -> (Outcome, String, String, Attempt) {
+) -> Option<SecondComer> {
+    if crate::interrupt::requested() {
+        return None;
+    }
     *next_id += 1;
     let id = *next_id;
     let first = format!("{nonce}-first-{id}");
     let token = format!("{nonce}-second-{id}");
     let (abs, rel) = match scratch.cell_dir() {
         Ok(d) => d,
-        Err(e) => {
-            let a = Attempt::fault(Report::Crashed, format!("harness could not create a cell folder: {e}"));
-            return (Outcome::Crashed, String::new(), String::new(), a);
-        }
+        Err(e) => return Some(SecondComer::harness_error(format!("could not create a cell folder: {e}"))),
     };
     let target_abs = abs.join("target");
     let setup = set_up(&target_abs, state, &first).and_then(|()| make_source(&abs.join("src-1"), v.source, &token));
     if let Err(e) = setup {
-        let a = Attempt::fault(Report::Crashed, format!("harness could not set up {}: {e}", state.as_str()));
-        return (Outcome::Crashed, String::new(), String::new(), a);
+        clear(&abs);
+        return Some(SecondComer::harness_error(format!("could not set up {}: {e}", state.as_str())));
     }
     let for_probe = if relative { rel } else { abs.clone() };
     let source_dir = if v.creates == Creates::Symlink { &abs } else { &for_probe };
     let spec = spec_for(v, id, &for_probe, source_dir, style, 1, &token);
-    let before = snapshot::take(&target_abs);
-    let a = attempt_one(c, &spec);
-    let after = snapshot::take(&target_abs);
+    let before = match snapshot::read(&target_abs) {
+        Ok(b) => b,
+        Err(e) => {
+            clear(&abs);
+            return Some(SecondComer::harness_error(format!("could not read the target before the attempt: {e}")));
+        }
+    };
+    let mut a = attempt_one(c, &spec);
+    if a.report == Report::Interrupted {
+        clear(&abs);
+        return None;
+    }
+    fs_failure_is_harness_error(&mut a);
+    let after = match snapshot::read(&target_abs) {
+        Ok(x) => x,
+        Err(e) => {
+            clear(&abs);
+            return Some(SecondComer::harness_error(format!("could not read the target after the attempt: {e}")));
+        }
+    };
     let outcome = classify_second(&before, a.report, &after, &token, spec.mark.is_some());
     let (b, af) = (before.describe(), after.describe());
     clear(&abs);
-    (outcome, b, af, a)
+    Some(SecondComer { outcome, before: b, after: af, attempt: a })
 }
 
 /// What a race produced, before it becomes a cell.
@@ -626,6 +738,11 @@ pub struct RaceRun {
     pub evidence: Option<String>,
     /// True when a contender's probe does not have its call (then nothing was counted).
     pub unsupported: bool,
+    /// Why the harness failed during the race (set-up, snapshot, a file-system failure of the
+    /// scratch folder): then the race's verdict is `harness-error` and no trial counts.
+    pub harness_error: Option<String>,
+    /// True when the run was interrupted during the race (the trial in flight was dropped).
+    pub interrupted: bool,
     /// Completed trials per second of measured wall time.
     pub trials_per_second: Option<f64>,
     /// Trials run again because a contender failed before the release (its process did not
@@ -721,6 +838,8 @@ fn race_core(
         first_error: None,
         evidence: None,
         unsupported: false,
+        harness_error: None,
+        interrupted: false,
         trials_per_second: None,
         discarded_trials: 0,
         loose_trials: 0,
@@ -730,8 +849,8 @@ fn race_core(
     let (dir, _) = match scratch.cell_dir() {
         Ok(d) => d,
         Err(e) => {
-            run.evidence = Some(format!("harness could not create a cell folder: {e}"));
-            return run;
+            run.harness_error = Some(format!("could not create a cell folder: {e}"));
+            return finish_race(run, k, &[], Duration::ZERO);
         }
     };
     let mut observed: Vec<Trial> = Vec::with_capacity(budget.trials);
@@ -750,7 +869,7 @@ fn race_core(
         let offset_us = if t < WARMUP_TRIALS { 0 } else { offsets[observed.len() % offsets.len()] };
         folder += 1;
         if crate::interrupt::requested() {
-            run.evidence = Some(format!("interrupted after {} trials", observed.len()));
+            run.interrupted = true;
             break;
         }
         let t_start = Instant::now();
@@ -758,7 +877,7 @@ fn race_core(
         let id = *next_id;
         let tdir = dir.join(format!("t{folder}"));
         if let Err(e) = std::fs::create_dir(&tdir) {
-            run.evidence = Some(format!("harness could not create a trial folder: {e}"));
+            run.harness_error = Some(format!("could not create a trial folder: {e}"));
             break;
         }
         let tokens: Vec<String> = (0..k).map(|i| format!("{nonce}-t{folder}-k{i}")).collect();
@@ -776,7 +895,8 @@ fn race_core(
             specs.push(s);
         }
         if let Some(e) = setup_err {
-            run.evidence = Some(format!("harness could not prepare sources: {e}"));
+            run.harness_error = Some(format!("could not prepare the sources: {e}"));
+            clear(&tdir);
             break;
         }
         let mut attempts: Vec<Option<Attempt>> = vec![None; k];
@@ -791,6 +911,11 @@ fn race_core(
                     attempts[i] = Some(a);
                 }
             }
+        }
+        if attempts.iter().flatten().any(|a| a.report == Report::Interrupted) {
+            run.interrupted = true;
+            clear(&tdir);
+            break;
         }
         if let Some(a) = attempts.iter().flatten().find(|a| a.report == Report::Unsupported) {
             run.unsupported = true;
@@ -832,8 +957,27 @@ fn race_core(
                 attempts[i] = Some(c.finish());
             }
         }
-        let attempts: Vec<Attempt> = attempts.into_iter().map(|a| a.expect("every slot filled")).collect();
-        let after = snapshot::take(&tdir.join("target"));
+        let mut attempts: Vec<Attempt> = attempts.into_iter().map(|a| a.expect("every slot filled")).collect();
+        if attempts.iter().any(|a| a.report == Report::Interrupted) {
+            // the trial in flight when the stop came is dropped, never counted
+            run.interrupted = true;
+            clear(&tdir);
+            break;
+        }
+        attempts.iter_mut().for_each(fs_failure_is_harness_error);
+        if let Some(a) = attempts.iter().find(|a| a.report == Report::HarnessError) {
+            run.harness_error = a.evidence.clone().map(|e| e.trim_start_matches("harness-error: ").to_string());
+            clear(&tdir);
+            break;
+        }
+        let after = match snapshot::read(&tdir.join("target")) {
+            Ok(a) => a,
+            Err(e) => {
+                run.harness_error = Some(format!("could not read the target after a trial: {e}"));
+                clear(&tdir);
+                break;
+            }
+        };
         clear(&tdir);
         t += 1;
         let trial = Trial {
@@ -891,10 +1035,26 @@ fn race_core(
         }
     }
     clear(&dir);
-    run.summary = summarize_race(k, &observed);
-    run.orderings = crate::verdict::summarize_orderings(k, &observed);
+    finish_race(run, k, &observed, measured_time)
+}
+
+/// Summarises the counted trials of `run`; a harness error makes the verdict `harness-error`
+/// (its trials are still reported, but none of them decides anything).
+fn finish_race(mut run: RaceRun, k: usize, observed: &[Trial], measured_time: Duration) -> RaceRun {
+    run.summary = summarize_race(k, observed);
+    run.orderings = crate::verdict::summarize_orderings(k, observed);
     if !observed.is_empty() && measured_time > Duration::ZERO {
         run.trials_per_second = Some(observed.len() as f64 / measured_time.as_secs_f64());
+    }
+    if let Some(why) = &run.harness_error {
+        run.summary.verdict = RaceVerdict::HarnessError;
+        run.evidence = Some(format!("harness-error: {why}"));
+    } else if run.interrupted {
+        let note = format!("interrupted after {} counted trials", observed.len());
+        run.evidence = Some(match run.evidence.take() {
+            Some(e) => format!("{note}; {e}"),
+            None => note,
+        });
     }
     run
 }

@@ -58,6 +58,15 @@ pub enum Error {
         /// The underlying I/O error.
         source: std::io::Error,
     },
+    /// The scratch folder stopped working during the run (full, read-only, failing), or paths
+    /// below it would be too long: what was measured before is kept, nothing after is trusted.
+    #[error("the scratch folder under {path} (--fs-root) does not work: {why}")]
+    ScratchBroken {
+        /// The root given.
+        path: PathBuf,
+        /// What failed.
+        why: String,
+    },
     /// No selected runtime was found; nothing could be measured.
     #[error("no runtime to measure: {0}")]
     NoRuntime(String),
@@ -74,7 +83,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage { .. } | Error::UnknownRuntime { .. } | Error::Input { .. } => exit_code::USAGE,
-            Error::Output { .. } | Error::Scratch { .. } => exit_code::OUTPUT,
+            Error::Output { .. } | Error::Scratch { .. } | Error::ScratchBroken { .. } => exit_code::OUTPUT,
             Error::NoRuntime(_) => exit_code::NO_RUNTIME,
             Error::RequiredMissing(_) => exit_code::REQUIRED_MISSING,
             Error::Internal(_) => exit_code::INTERNAL,

@@ -15,6 +15,7 @@ pub mod exec;
 pub mod exit_code;
 pub mod interrupt;
 pub mod matrix;
+pub mod outdir;
 pub mod report;
 pub mod runinfo;
 pub mod runtime;

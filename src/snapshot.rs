@@ -70,51 +70,62 @@ fn identity(m: &std::fs::Metadata) -> Option<Identity> {
     Some(Identity(t.as_secs(), u64::from(t.subsec_nanos())))
 }
 
-/// Reads what stands at `path` now. Never fails: unreadable parts become [`Entry::Other`].
+/// Reads what stands at `path` now; a part that cannot be read becomes [`Entry::Other`].
+/// For callers that only look (tests, descriptions); the engine uses [`read`].
 pub fn take(path: &Path) -> Entry {
-    take_depth(path, 0)
+    read(path).unwrap_or(Entry::Other)
 }
 
-fn take_depth(path: &Path, depth: usize) -> Entry {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return Entry::Absent;
+/// Reads what stands at `path` now, recursively (at most 4 levels, 64 KiB per file).
+///
+/// Returns [`Entry::Absent`] when nothing is at the name (`ENOENT`). Errors: any other error
+/// reading the entry, a directory listing or a file's content (e.g. `ENAMETOOLONG`, `EIO`,
+/// `EACCES`): the harness cannot say what stands there, and its caller reports a harness
+/// error instead of an outcome.
+pub fn read(path: &Path) -> std::io::Result<Entry> {
+    read_depth(path, 0)
+}
+
+fn read_depth(path: &Path, depth: usize) -> std::io::Result<Entry> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Entry::Absent),
+        Err(e) => return Err(e),
     };
     let ft = meta.file_type();
     if ft.is_symlink() {
-        let link = std::fs::read_link(path).map(|l| l.to_string_lossy().into_owned()).unwrap_or_default();
+        let link = std::fs::read_link(path)?.to_string_lossy().into_owned();
         let resolved = match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => read_file(path, &m),
+            Ok(m) if m.is_file() => read_file(path, &m)?,
             Ok(_) => Entry::Other,
+            // dangling (or a loop): the link resolves to nothing
             Err(_) => Entry::Absent,
         };
-        return Entry::Symlink { link, resolved: Box::new(resolved) };
+        return Ok(Entry::Symlink { link, resolved: Box::new(resolved) });
     }
     if ft.is_file() {
         return read_file(path, &meta);
     }
     if ft.is_dir() {
         if depth >= MAX_DEPTH {
-            return Entry::Other;
+            return Ok(Entry::Other);
         }
         let mut entries = BTreeMap::new();
-        if let Ok(rd) = std::fs::read_dir(path) {
-            for e in rd.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                entries.insert(name, take_depth(&e.path(), depth + 1));
-            }
+        for e in std::fs::read_dir(path)? {
+            let e = e?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            entries.insert(name, read_depth(&e.path(), depth + 1)?);
         }
-        return Entry::Dir { id: identity(&meta), entries };
+        return Ok(Entry::Dir { id: identity(&meta), entries });
     }
-    Entry::Other
+    Ok(Entry::Other)
 }
 
-fn read_file(path: &Path, meta: &std::fs::Metadata) -> Entry {
+fn read_file(path: &Path, meta: &std::fs::Metadata) -> std::io::Result<Entry> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    if let Ok(f) = std::fs::File::open(path) {
-        let _ = f.take(MAX_BYTES).read_to_end(&mut bytes);
-    }
-    Entry::File { id: identity(meta), bytes }
+    std::fs::File::open(path)?.take(MAX_BYTES).read_to_end(&mut bytes)?;
+    Ok(Entry::File { id: identity(meta), bytes })
 }
 
 /// True when `bytes` is `token`, allowing only encoding artefacts that some runtimes add to
@@ -205,5 +216,14 @@ mod tests {
             std::os::unix::fs::symlink(&f, &l).unwrap();
             assert!(take(&l).holds("A"));
         }
+    }
+
+    #[test]
+    fn an_unreadable_name_is_an_error_not_absent() {
+        let d = tempfile::tempdir().unwrap();
+        let long = d.path().join("x".repeat(300));
+        assert_eq!(read(&d.path().join("none")).unwrap(), Entry::Absent);
+        let e = read(&long).expect_err("a name past NAME_MAX cannot be read");
+        assert_ne!(e.kind(), std::io::ErrorKind::NotFound, "{e}");
     }
 }

@@ -38,6 +38,11 @@ pub enum Outcome {
     Unsupported,
     /// Not run (runtime missing or broken); the reason is in the cell.
     Skipped,
+    /// Not measured: the harness itself failed around the attempt (it could not set up the
+    /// first comer's state or a source, could not read the target afterwards, or the scratch
+    /// file system failed with ENOSPC, EDQUOT, EROFS or EIO). Says nothing about the call; the
+    /// reason is in the cell's evidence.
+    HarnessError,
 }
 
 impl Outcome {
@@ -56,12 +61,17 @@ impl Outcome {
             Outcome::Crashed => "crashed",
             Outcome::Unsupported => "unsupported",
             Outcome::Skipped => "skipped",
+            Outcome::HarnessError => "harness-error",
         }
     }
 
-    /// True for outcomes that carry no verdict (timeout, crashed, unsupported, skipped).
+    /// True for outcomes that carry no verdict (timeout, crashed, unsupported, skipped,
+    /// harness-error).
     pub fn is_fault(self) -> bool {
-        matches!(self, Outcome::Timeout | Outcome::Crashed | Outcome::Unsupported | Outcome::Skipped)
+        matches!(
+            self,
+            Outcome::Timeout | Outcome::Crashed | Outcome::Unsupported | Outcome::Skipped | Outcome::HarnessError
+        )
     }
 }
 
@@ -80,6 +90,12 @@ pub enum Report {
     Crashed,
     /// The probe does not have the call.
     Unsupported,
+    /// The run was interrupted while the attempt was in flight: the engine drops the attempt
+    /// (never counted, never stored).
+    Interrupted,
+    /// The harness failed around the attempt (set-up, snapshot, scratch file system); see
+    /// [`Outcome::HarnessError`].
+    HarnessError,
 }
 
 /// Classifies one second-comer attempt.
@@ -94,6 +110,9 @@ pub fn classify_second(before: &Entry, report: Report, after: &Entry, token: &st
         Report::Timeout => return Outcome::Timeout,
         Report::Crashed => return Outcome::Crashed,
         Report::Unsupported => return Outcome::Unsupported,
+        Report::HarnessError => return Outcome::HarnessError,
+        // the engine drops interrupted attempts before classifying; never stored
+        Report::Interrupted => return Outcome::Skipped,
         Report::Success | Report::Error => {}
     }
     let ok = report == Report::Success;
@@ -170,6 +189,9 @@ pub enum RaceVerdict {
     Unsupported,
     /// Not run; the reason is in the cell.
     Skipped,
+    /// Not measured: the harness failed (set-up, snapshot, scratch file system) before any
+    /// trial could be counted; see [`Outcome::HarnessError`].
+    HarnessError,
 }
 
 impl RaceVerdict {
@@ -183,6 +205,7 @@ impl RaceVerdict {
             RaceVerdict::Inconclusive => "inconclusive",
             RaceVerdict::Unsupported => "unsupported",
             RaceVerdict::Skipped => "skipped",
+            RaceVerdict::HarnessError => "harness-error",
         }
     }
 }

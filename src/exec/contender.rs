@@ -121,7 +121,11 @@ impl Contender {
         let mut child = Child::spawn(&self.launch, &self.cwd)
             .map_err(|e| Attempt::fault(Report::Crashed, format!("cannot start {}: {e}", self.launch.display())))?;
         let deadline = Instant::now() + self.timeouts.startup;
-        match child.read_line(deadline) {
+        match child.read_line_or_stop(deadline) {
+            Err(ReadError::Interrupted) => {
+                child.kill();
+                Err(Attempt::fault(Report::Interrupted, "interrupted before the probe said hello"))
+            }
             Ok(line) => match parse_line(&line) {
                 Ok(FromProbe::Hello { protocol, runtime, version, .. }) if protocol == PROTOCOL => {
                     self.hello = Some((runtime, version));
@@ -251,8 +255,10 @@ impl Contender {
     }
 
     /// Waits for the `result` and turns it into an [`Attempt`]. One-shot mode answers a
-    /// console prompt with `N` lines after [`Timeouts::prompt_after`] and reports
-    /// [`Report::Prompted`] if the attempt finished only after that.
+    /// console prompt with `N` lines once the command has printed one (see [`shows_prompt`])
+    /// and no result came within [`Timeouts::prompt_after`], and then reports
+    /// [`Report::Prompted`]. A slow command that printed no prompt keeps its real ending
+    /// (its result, a timeout, or a crash): slowness alone is not a prompt.
     pub fn finish(&mut self) -> Attempt {
         let started = Instant::now();
         let deadline = started + self.timeouts.attempt;
@@ -267,24 +273,30 @@ impl Contender {
                 return self.fail(report, join(&ev, &stray));
             }
             if crate::interrupt::requested() {
-                return self.fail(Report::Timeout, "interrupted before the probe answered".into());
+                return self.fail(Report::Interrupted, "interrupted before the probe answered".into());
             }
             if self.mode == Mode::OneShot && !answered && now >= prompt_at {
-                // no result yet: the command may be waiting at a confirmation prompt
-                answered = true;
-                if let Some(c) = self.child.as_mut() {
-                    let _ = c.write_line("N");
-                    let _ = c.write_line("N");
+                // no result yet: answer only a confirmation prompt the command has printed
+                let tail = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
+                if shows_prompt(&tail) || shows_prompt(&stray) {
+                    answered = true;
+                    if let Some(c) = self.child.as_mut() {
+                        let _ = c.write_line("N");
+                        let _ = c.write_line("N");
+                    }
                 }
             }
             let mut wake = deadline.min(now + Duration::from_millis(200));
-            if self.mode == Mode::OneShot && !answered {
+            if self.mode == Mode::OneShot && !answered && now < prompt_at {
                 wake = wake.min(prompt_at);
             }
             let line = match self.child.as_mut().map(|c| c.read_line(wake)) {
                 None => return Attempt::fault(Report::Crashed, "no probe process"),
                 Some(Ok(l)) => l,
                 Some(Err(ReadError::Timeout)) => continue,
+                Some(Err(ReadError::Interrupted)) => {
+                    return self.fail(Report::Interrupted, "interrupted before the probe answered".into())
+                }
                 Some(Err(ReadError::Closed)) => {
                     let report = if answered { Report::Prompted } else { Report::Crashed };
                     let printed = if stray.is_empty() { String::new() } else { format!("; printed: {stray}") };
@@ -373,8 +385,9 @@ impl Contender {
         let Some(child) = self.child.as_mut() else {
             return Err(Attempt::fault(Report::Crashed, "no probe process"));
         };
-        match child.read_line(deadline) {
+        match child.read_line_or_stop(deadline) {
             Ok(l) => Ok(l),
+            Err(ReadError::Interrupted) => Err(self.fail(Report::Interrupted, format!("interrupted before {what}"))),
             Err(ReadError::Timeout) => Err(self.fail(Report::Timeout, format!("no {what} in time"))),
             Err(ReadError::Closed) => Err(self.fail(Report::Crashed, format!("probe exited before {what}"))),
         }
@@ -407,6 +420,16 @@ impl Drop for Contender {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// True when `text` (a one-shot command's console output) ends in, or holds, a confirmation
+/// prompt: cmd.exe's `Overwrite NAME? (Yes/No/All):` (Windows, `move`/`copy` help: "/-Y
+/// Causes prompting to confirm you want to overwrite") or Wine's `Overwrite NAME? (Yes|No)`
+/// (seen in Wine 8.0's `cmd`, `programs/cmd/builtins.c`). Localised Windows builds keep the
+/// `(Yes/No/All)` answer list.
+pub fn shows_prompt(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    ["(yes/no", "(yes|no", "(y/n)", "[y/n]"].iter().any(|p| t.contains(p))
 }
 
 fn join(a: &str, stderr: &str) -> String {

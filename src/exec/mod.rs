@@ -3,6 +3,7 @@
 
 pub mod amplify;
 pub mod contender;
+pub mod health;
 pub mod process;
 pub mod protocol;
 pub mod scratch;

@@ -57,18 +57,72 @@ impl Launch {
 
 /// Spawns `launch` in `cwd` as the leader of a new process group (Unix) or in a job object
 /// (Windows), so that killing it kills its whole tree; `stdio` makes each standard stream.
+/// On Linux the child also gets SIGKILL when the harness dies (see [`die_with_parent`]).
+/// The group is recorded in [`LIVE_GROUPS`] until it is killed or reaped.
 fn spawn_tree(launch: &Launch, cwd: &Path, stdio: fn() -> Stdio) -> std::io::Result<Box<dyn ChildWrapper>> {
     let mut cmd = Command::new(&launch.program);
     cmd.args(&launch.args).current_dir(cwd).stdin(stdio()).stdout(stdio()).stderr(stdio());
     for (k, v) in &launch.env {
         cmd.env(k, v);
     }
+    #[cfg(target_os = "linux")]
+    die_with_parent(&mut cmd);
     let mut wrap = CommandWrap::from(cmd);
     #[cfg(unix)]
     wrap.wrap(process_wrap::std::ProcessGroup::leader());
     #[cfg(windows)]
     wrap.wrap(process_wrap::std::JobObject);
-    wrap.spawn()
+    let child = wrap.spawn()?;
+    live_groups().push(child.id());
+    Ok(child)
+}
+
+/// Process groups (leader pids) started by the harness and not yet killed or reaped: what a
+/// second Ctrl-C kills before the harness exits at once ([`kill_live_groups`]).
+static LIVE_GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn live_groups() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    LIVE_GROUPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn forget_group(pid: u32) {
+    live_groups().retain(|p| *p != pid);
+}
+
+/// Sends SIGKILL to every process group the harness started and has not reaped (Unix; on
+/// Windows the job objects close with the harness). For the immediate exit of a second
+/// Ctrl-C, where no destructor runs. Never fails.
+pub fn kill_live_groups() {
+    #[cfg(unix)]
+    for pid in live_groups().drain(..) {
+        if let Ok(p) = i32::try_from(pid) {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+/// Makes the child receive SIGKILL when the harness dies, even by SIGKILL (Linux
+/// `PR_SET_PDEATHSIG`, `prctl(2)`), so that a killed harness leaves no probe waiting on a pipe.
+/// The signal follows the thread that spawned the child (`PR_SET_PDEATHSIG(2const)`): the
+/// harness spawns probes from its main thread, and version queries finish before their thread
+/// ends. If the harness died between `fork` and the `prctl`, the child exits at once.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = nix::unistd::getpid();
+    // SAFETY: the hook runs in the forked child before exec and calls only prctl(2) and
+    // getppid(2), which are async-signal-safe; it allocates nothing (an errno-only io::Error).
+    // An error makes the child exit before exec and the spawn fail.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+            if nix::unistd::getppid() != parent {
+                return Err(nix::errno::Errno::ESRCH.into());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// One event from the child's stdout.
@@ -85,7 +139,12 @@ pub enum ReadError {
     Timeout,
     /// The child closed stdout (it exited or is exiting).
     Closed,
+    /// The run was interrupted (Ctrl-C, SIGTERM) while waiting ([`Child::read_line_or_stop`]).
+    Interrupted,
 }
+
+/// How often a wait for a child's output looks at the interrupt flag.
+const STOP_POLL: Duration = Duration::from_millis(100);
 
 /// A running child with line-oriented stdout.
 pub struct Child {
@@ -187,6 +246,21 @@ impl Child {
         }
     }
 
+    /// Like [`Child::read_line`], but gives up with [`ReadError::Interrupted`] within 100 ms of
+    /// a stop request ([`crate::interrupt::requested`]).
+    pub fn read_line_or_stop(&mut self, deadline: Instant) -> Result<String, ReadError> {
+        loop {
+            if crate::interrupt::requested() {
+                return Err(ReadError::Interrupted);
+            }
+            let step = deadline.min(Instant::now() + STOP_POLL);
+            match self.read_line(step) {
+                Err(ReadError::Timeout) if Instant::now() < deadline => {}
+                other => return other,
+            }
+        }
+    }
+
     /// The exit status if the child has exited, waiting at most `grace` for it.
     pub fn exit_status(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
         let end = Instant::now() + grace;
@@ -212,6 +286,7 @@ impl Child {
         self.stdin = None;
         let _ = self.child.kill();
         let _ = self.child.wait();
+        forget_group(self.child.id());
     }
 }
 
@@ -224,20 +299,27 @@ impl Drop for Child {
 }
 
 /// Runs `launch` to completion with stdin closed and returns (status ok, stdout, stderr),
-/// killing its tree after `timeout`. Used for version queries and probe builds.
+/// killing its tree after `timeout`. Used for version queries and probe builds. It waits for
+/// the process to exit, not for the end of its output: a child that exits but leaves a
+/// grandchild holding stdout (a daemon) does not keep the harness waiting; the output read by
+/// then is what counts.
 ///
-/// Errors: the spawn error's text, or "timed out after N s".
+/// Errors: the spawn error's text, "timed out after N s", or "interrupted" (Ctrl-C, SIGTERM;
+/// the tree is killed within 100 ms).
 pub fn run_capture(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<(bool, String, String), String> {
     let mut c = Child::spawn(launch, cwd).map_err(|e| format!("cannot start {}: {e}", launch.program.display()))?;
     c.close_stdin();
     let deadline = Instant::now() + timeout;
     let mut out = String::new();
+    let mut status = None;
     loop {
         if Instant::now() >= deadline {
             c.kill();
             return Err(format!("timed out after {} s: {}", timeout.as_secs(), launch.display()));
         }
-        match c.read_line(deadline) {
+        // after the exit, take only what is already there (a grandchild may hold the pipe)
+        let wait_until = if status.is_some() { Instant::now() + Duration::from_millis(20) } else { deadline };
+        match c.read_line_or_stop(wait_until.min(Instant::now() + Duration::from_millis(50))) {
             Ok(l) => {
                 // keep the head: version lines come first; a child that never stops printing
                 // must not grow the harness without bound
@@ -245,22 +327,36 @@ pub fn run_capture(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<(bo
                     out.push_str(&l);
                     out.push('\n');
                 }
+                continue;
             }
             Err(ReadError::Closed) => break,
-            Err(ReadError::Timeout) => {
+            Err(ReadError::Interrupted) => {
+                c.kill();
+                return Err(format!("interrupted: {}", launch.display()));
+            }
+            Err(ReadError::Timeout) if status.is_some() => break,
+            Err(ReadError::Timeout) => {}
+        }
+        if status.is_none() {
+            status = c.exit_status(Duration::ZERO);
+        }
+    }
+    let status = match status {
+        Some(s) => s,
+        None => match c.exit_status(deadline.saturating_duration_since(Instant::now())) {
+            Some(s) => s,
+            None => {
                 c.kill();
                 return Err(format!("timed out after {} s: {}", timeout.as_secs(), launch.display()));
             }
-        }
-    }
-    let status = c.exit_status(deadline.saturating_duration_since(Instant::now()));
-    let Some(status) = status else {
-        c.kill();
-        return Err(format!("timed out after {} s: {}", timeout.as_secs(), launch.display()));
+        },
     };
     // give the stderr thread a moment to drain
     std::thread::sleep(Duration::from_millis(5));
-    Ok((status.success(), out, c.stderr_tail()))
+    let err = c.stderr_tail();
+    // whatever the process left behind in its group goes too
+    c.kill();
+    Ok((status.success(), out, err))
 }
 
 /// Runs `launch` with every standard stream on the null device and waits at most `timeout`
@@ -272,13 +368,17 @@ pub fn run_status(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<bool
     let mut child =
         spawn_tree(launch, cwd, Stdio::null).map_err(|e| format!("cannot start {}: {e}", launch.program.display()))?;
     let end = Instant::now() + timeout;
+    let pid = child.id();
     loop {
         if let Ok(Some(s)) = child.try_wait() {
+            // the group may live on (Wine's server and services): no longer ours to kill
+            forget_group(pid);
             return Ok(s.success());
         }
         if Instant::now() >= end {
             let _ = child.kill();
             let _ = child.wait();
+            forget_group(pid);
             return Err(format!("timed out after {} s: {}", timeout.as_secs(), launch.display()));
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -220,7 +220,7 @@ mod tests {
         cells.push(c);
         let mut c = cell("node.b", Scenario::SecondComer, "absent");
         c.outcome = Some(Outcome::Acquired);
-        c.relative = Some(RelativeAttempt { outcome: Outcome::Damaged, error: None });
+        c.relative = Some(RelativeAttempt { outcome: Outcome::Damaged, error: None, evidence: None });
         cells.push(c);
         let mut c = cell("node.b", Scenario::SecondComer, "file");
         c.outcome = Some(Outcome::Timeout);

@@ -47,6 +47,9 @@ pub struct RelativeAttempt {
     pub outcome: Outcome,
     /// Its error, if the call failed.
     pub error: Option<ErrorInfo>,
+    /// For faults, prompts and harness errors: what the harness saw (as [`Cell::evidence`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {

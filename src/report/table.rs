@@ -128,7 +128,8 @@ pub fn counts_text(m: &ModeRun) -> String {
 /// `inconclusive: weak race: control caught 12/100 (amplified)`.
 pub fn race_text(c: &Cell) -> String {
     let Some(v) = c.verdict else { return "?".into() };
-    if c.natural.is_none() && c.amplified.is_none() {
+    // not a measurement: no counts beside it (the reason is in the cell's evidence)
+    if (c.natural.is_none() && c.amplified.is_none()) || v == RaceVerdict::HarnessError {
         return v.as_str().into();
     }
     let judged = if c.weak_race.is_some() { RaceVerdict::Exclusive } else { v };

@@ -13,7 +13,7 @@ mod normalize;
 mod pwsh;
 
 pub use discover::{discover, Discovery, Requested};
-pub use normalize::normalize;
+pub use normalize::{normalize, FS_FAILURE_CODES};
 
 use std::path::{Path, PathBuf};
 

@@ -9,11 +9,31 @@
 
 use crate::exec::protocol::RawError;
 
-const ERRNO_NAMES: &[&str] =
-    &["EEXIST", "ENOENT", "ENOTEMPTY", "EISDIR", "ENOTDIR", "EPERM", "EACCES", "EBUSY", "EXDEV"];
+const ERRNO_NAMES: &[&str] = &[
+    "EEXIST",
+    "ENOENT",
+    "ENOTEMPTY",
+    "EISDIR",
+    "ENOTDIR",
+    "EPERM",
+    "EACCES",
+    "EBUSY",
+    "EXDEV",
+    "ENOSPC",
+    "EDQUOT",
+    "EROFS",
+    "EIO",
+    "ENAMETOOLONG",
+];
+
+/// Normalised codes that mean the scratch file system failed (full, over quota, read-only,
+/// an I/O error) or the harness's path was too long: they describe the machine, never the
+/// call, so an attempt that meets one is a harness error, not an outcome.
+pub const FS_FAILURE_CODES: &[&str] = &["ENOSPC", "EDQUOT", "EROFS", "EIO", "ENAMETOOLONG"];
 
 /// Returns the normalised code: one of `EEXIST`, `ENOENT`, `ENOTEMPTY`, `EISDIR`, `ENOTDIR`,
-/// `EPERM`, `EACCES`, `EBUSY`, `EXDEV`, `SHARING_VIOLATION`, or `OTHER`.
+/// `EPERM`, `EACCES`, `EBUSY`, `EXDEV`, `SHARING_VIOLATION`, the file-system failures
+/// [`FS_FAILURE_CODES`], or `OTHER`.
 pub fn normalize(raw: &RawError) -> &'static str {
     if let Some(code) = raw.code.as_deref() {
         if let Some(n) = ERRNO_NAMES.iter().find(|n| **n == code) {
@@ -56,6 +76,10 @@ fn from_hresult(hr: i64) -> Option<&'static str> {
             145 => Some("ENOTEMPTY"),
             267 => Some("ENOTDIR"),
             17 => Some("EXDEV"),
+            // ERROR_HANDLE_DISK_FULL, ERROR_DISK_FULL, ERROR_WRITE_PROTECT, ERROR_FILENAME_EXCED_RANGE
+            39 | 112 => Some("ENOSPC"),
+            19 => Some("EROFS"),
+            206 => Some("ENAMETOOLONG"),
             _ => None,
         };
     }
@@ -71,6 +95,11 @@ fn from_hresult(hr: i64) -> Option<&'static str> {
         16 => Some("EBUSY"),
         18 => Some("EXDEV"),
         11 => Some("SHARING_VIOLATION"),
+        28 => Some("ENOSPC"),
+        122 => Some("EDQUOT"),
+        30 => Some("EROFS"),
+        5 => Some("EIO"),
+        36 => Some("ENAMETOOLONG"),
         _ => None,
     }
 }
@@ -94,5 +123,10 @@ mod tests {
         assert_eq!(normalize(&raw("System.IO.IOException", None, Some(-2147024864))), "SHARING_VIOLATION"); // 0x80070020
         assert_eq!(normalize(&raw("System.IO.FileNotFoundException", None, Some(-2147024894))), "ENOENT");
         assert_eq!(normalize(&raw("errorlevel", None, None)), "OTHER");
+        assert_eq!(normalize(&raw("Error", Some("ENOSPC"), None)), "ENOSPC");
+        assert_eq!(normalize(&raw("System.IO.IOException", None, Some(28))), "ENOSPC"); // CoreCLR on Linux
+        assert_eq!(normalize(&raw("System.IO.IOException", None, Some(0x8007_0070))), "ENOSPC"); // 112
+        assert_eq!(normalize(&raw("System.IO.IOException", None, Some(0x8007_0013))), "EROFS");
+        // 19
     }
 }

@@ -4,4 +4,5 @@
 mod cli;
 mod common;
 mod faults;
+mod harness;
 mod runtimes;

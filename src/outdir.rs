@@ -1,0 +1,229 @@
+//! The output folder (`--out`): taken by one run at a time, written the way the product tells
+//! its users to publish files (temp file in the same folder → flush → sync → rename), so a
+//! reader never sees a half-written `results.json`, and a full disk leaves the previous file
+//! instead of a truncated one.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::report::model::{Cell, Results};
+
+/// Name of the lock file inside the output folder.
+pub const LOCK_NAME: &str = ".conformance.lock";
+
+/// An output folder held by this run until dropped.
+#[derive(Debug)]
+pub struct OutDir {
+    path: PathBuf,
+    lock: Option<File>,
+    created: bool,
+}
+
+impl OutDir {
+    /// Creates `path` if needed and takes its lock: an exclusive OS lock on `path/.conformance.lock`
+    /// (`flock(2)` on Unix, `LockFileEx` on Windows, through `File::try_lock`), released by the OS
+    /// even when the harness is killed, so no stale lock can outlive a run. The file holds the
+    /// pid for the message a second run prints.
+    ///
+    /// Errors: [`Error::Output`] when the folder cannot be created or written, or another run
+    /// holds it (`--out` named in the message; exit code 3).
+    pub fn open(path: &Path) -> Result<OutDir> {
+        let existed = path.exists();
+        std::fs::create_dir_all(path).map_err(|source| Error::Output { path: path.to_path_buf(), source })?;
+        let mut out = OutDir { path: path.to_path_buf(), lock: None, created: !existed };
+        let lock_path = path.join(LOCK_NAME);
+        let err = |source| Error::Output { path: lock_path.clone(), source };
+        // the same inode must stay at the name while we lock it: a run that removes its lock
+        // file while another opens it would otherwise let two runs hold two files
+        for _ in 0..10 {
+            let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&lock_path);
+            let mut f = match f {
+                Ok(f) => f,
+                Err(source) => {
+                    out.abandon();
+                    return Err(err(source));
+                }
+            };
+            match f.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
+                    let holder = holder.trim();
+                    return Err(err(std::io::Error::other(format!(
+                        "another conformance run ({}) is writing to this --out folder; wait for it or choose another --out",
+                        if holder.is_empty() { "pid unknown".to_string() } else { holder.to_string() }
+                    ))));
+                }
+                Err(std::fs::TryLockError::Error(source)) => {
+                    out.abandon();
+                    return Err(err(source));
+                }
+            }
+            let same = same_file::Handle::from_file(f.try_clone().map_err(err)?)
+                .ok()
+                .zip(same_file::Handle::from_path(&lock_path).ok())
+                .is_some_and(|(a, b)| a == b);
+            if !same {
+                continue;
+            }
+            f.set_len(0).and_then(|()| writeln!(f, "pid {}", std::process::id())).map_err(|source| {
+                out.lock = None;
+                err(source)
+            })?;
+            out.lock = Some(f);
+            return Ok(out);
+        }
+        Err(err(std::io::Error::other("the lock file kept changing; is another run starting?")))
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes `text` to `name` in the folder atomically: a temp file beside it, flushed and
+    /// synced, then renamed over `name`. Errors: [`Error::Output`] naming the file; the
+    /// previous `name`, if any, is left intact.
+    pub fn write(&self, name: &str, text: &str) -> Result<()> {
+        write_atomic(&self.path, name, text)
+    }
+
+    /// Starts a thread that keeps `dir/results.json` up to date while a run measures: it
+    /// holds `base` (the run's results so far), appends each cell sent to it, and rewrites the
+    /// file atomically at most every `every`, and also once `every` has passed since the last
+    /// change, so that a run killed (even by SIGKILL) during a long attempt keeps every cell
+    /// measured before it.
+    pub fn partial(&self, base: Results, every: Duration) -> PartialWriter {
+        let (tx, rx) = mpsc::channel::<Cell>();
+        let dir = self.path.clone();
+        let thread = std::thread::spawn(move || {
+            let mut results = base;
+            let mut dirty = false;
+            let mut last = Instant::now();
+            loop {
+                let wait = if dirty { every.saturating_sub(last.elapsed()) } else { Duration::from_secs(3600) };
+                match rx.recv_timeout(wait) {
+                    Ok(c) => {
+                        results.cells.push(c);
+                        dirty = true;
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+                }
+                if dirty && last.elapsed() >= every {
+                    if let Err(e) = write_atomic(&dir, "results.json", &crate::report::json::render(&results)) {
+                        return Some(e);
+                    }
+                    dirty = false;
+                    last = Instant::now();
+                }
+            }
+        });
+        PartialWriter { tx: Some(tx), thread: Some(thread) }
+    }
+
+    /// Gives the folder up without results: removes it when this run created it and nothing
+    /// but the lock is in it (exit codes 4 and 5 leave no empty folder behind).
+    pub fn abandon(&mut self) {
+        self.release();
+        if self.created {
+            let _ = std::fs::remove_dir(&self.path);
+        }
+    }
+
+    fn release(&mut self) {
+        if self.lock.take().is_some() {
+            let _ = std::fs::remove_file(self.path.join(LOCK_NAME));
+        }
+    }
+}
+
+/// Writes `text` to `dir/name` atomically (temp file in `dir`, flush, sync, rename).
+/// Errors: [`Error::Output`] naming the file.
+fn write_atomic(dir: &Path, name: &str, text: &str) -> Result<()> {
+    let target = dir.join(name);
+    let err = |source| Error::Output { path: target.clone(), source };
+    let mut tmp = tempfile::Builder::new().prefix(&format!(".{name}.")).tempfile_in(dir).map_err(err)?;
+    tmp.write_all(text.as_bytes()).and_then(|()| tmp.flush()).and_then(|()| tmp.as_file().sync_all()).map_err(err)?;
+    tmp.persist(&target).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+/// The thread of [`OutDir::partial`]; send it cells with [`PartialWriter::send`].
+#[derive(Debug)]
+pub struct PartialWriter {
+    tx: Option<mpsc::Sender<Cell>>,
+    thread: Option<std::thread::JoinHandle<Option<Error>>>,
+}
+
+impl PartialWriter {
+    /// Adds a measured cell to the partial results.
+    pub fn send(&self, c: &Cell) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(c.clone());
+        }
+    }
+
+    /// Stops the thread. Errors: the first write that failed ([`Error::Output`]).
+    pub fn finish(mut self) -> Result<()> {
+        self.tx = None;
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(Some(e))) => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_run_is_refused_while_the_first_holds_the_folder() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("o");
+        let first = OutDir::open(&out).unwrap();
+        let e = OutDir::open(&out).expect_err("held").to_string();
+        assert!(e.contains("another conformance run (pid") && e.contains(".conformance.lock"), "{e}");
+        drop(first);
+        let again = OutDir::open(&out).expect("free after the first run ends");
+        again.write("results.json", "{}").unwrap();
+        assert_eq!(std::fs::read_to_string(out.join("results.json")).unwrap(), "{}");
+    }
+
+    #[test]
+    fn writes_replace_whole_files_and_leave_no_temp_files() {
+        let d = tempfile::tempdir().unwrap();
+        let o = OutDir::open(d.path()).unwrap();
+        o.write("a.json", "first").unwrap();
+        o.write("a.json", "second").unwrap();
+        drop(o);
+        let names: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a.json"]);
+        assert_eq!(std::fs::read_to_string(d.path().join("a.json")).unwrap(), "second");
+    }
+
+    #[test]
+    fn an_abandoned_new_folder_is_removed_an_old_one_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let mut o = OutDir::open(&d.path().join("new")).unwrap();
+        o.abandon();
+        assert!(!d.path().join("new").exists());
+        let mut o = OutDir::open(d.path()).unwrap();
+        o.abandon();
+        assert!(d.path().exists());
+    }
+}

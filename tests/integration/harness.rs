@@ -1,0 +1,377 @@
+//! A harness fault is never a measurement (issue 7): interrupts drop the attempt in flight,
+//! a failing scratch file system gives `harness-error` and exit 3, slowness is not a prompt,
+//! a killed harness takes its probes with it, and outputs are written atomically under a lock.
+
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{cells, conformance, fixtures, one_at_a_time, read_json};
+
+fn fake(kind: &str, exe: &str) -> PathBuf {
+    fixtures().join("fake-runtimes").join(kind).join(exe)
+}
+
+/// The binary as a plain child process (signals are sent to it by pid), marked with
+/// `TEST_MARK=<its marker>` in its environment (see [`processes_marked`]).
+fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let mark = format!("{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+    let bin = assert_cmd::cargo::cargo_bin("conformance");
+    let mut c = Command::new(bin);
+    c.env("CONFORMANCE_CACHE_DIR", crate::common::root().join("target").join("test-cache"));
+    c.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.env("TEST_MARK", &mark);
+    (c.spawn().expect("starts"), mark)
+}
+
+fn signal(c: &Child, sig: &str) {
+    assert!(Command::new("kill").args([sig, &c.id().to_string()]).status().unwrap().success());
+}
+
+/// Waits at most `limit` for the child; returns its exit code and stderr.
+fn wait(mut c: Child, limit: Duration) -> (Option<i32>, String) {
+    let end = Instant::now() + limit;
+    loop {
+        if let Some(s) = c.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return (s.code(), err);
+        }
+        if Instant::now() > end {
+            let _ = c.kill();
+            panic!("conformance did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Processes whose environment holds `TEST_MARK=<mark>`: the harness started by [`spawn`]
+/// with that mark and everything it started (children inherit the environment).
+fn processes_marked(mark: &str) -> Vec<String> {
+    let needle = format!("TEST_MARK={mark}");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(env) = std::fs::read(e.path().join("environ")) else { continue };
+        if env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            out.push(format!(
+                "{}: {}",
+                e.file_name().to_string_lossy(),
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            ));
+        }
+    }
+    out
+}
+
+/// Asserts that within 3 s no process carries `mark` any more.
+fn no_process_left(mark: &str) {
+    let end = Instant::now() + Duration::from_secs(3);
+    while !processes_marked(mark).is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(processes_marked(mark).is_empty(), "orphans: {:?}", processes_marked(mark));
+}
+
+fn empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true)
+}
+
+fn faults_args<'a>(node: &'a str, out: &'a str, root: &'a str) -> Vec<&'a str> {
+    vec!["run", "--runtime", node, "--out", out, "--fs-root", root, "-q", "--amplify", "off"]
+}
+
+fn until(what: &str, limit: Duration, f: impl Fn() -> bool) {
+    let end = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Item 1: Ctrl-C during a second-comer attempt drops that attempt (no `timeout` cell), keeps
+/// the cells measured before, exits 130 at once, and leaves no probe and no scratch folder.
+#[test]
+fn an_interrupt_drops_the_attempt_in_flight() {
+    let _serial = one_at_a_time();
+    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let node = format!("node={}", fake("faults", "node").display());
+    let mut args = faults_args(&node, out.path().to_str().unwrap(), root.path().to_str().unwrap());
+    let m = fixtures().join("matrices").join("faults");
+    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
+    args.extend(["-v", "node.fake.wx,node.fake.slow", "--scenario", "second-comer", "--target", "absent,file"]);
+    args.extend(["--no-relative", "--timeout", "60"]);
+    let (c, mark) = spawn(&args, &[]);
+    // the two quick cells, then the slow attempt (30 s) is in flight
+    until("the partial results", Duration::from_secs(30), || out.path().join("results.json").exists());
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    signal(&c, "-INT");
+    let (code, err) = wait(c, Duration::from_secs(10));
+    assert_eq!(code, Some(130), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(3), "stopped within the poll interval, took {:?}", t.elapsed());
+    let r = read_json(&out.path().join("results.json"));
+    assert_eq!(cells(&r, "node.fake.wx", "second-comer").len(), 2, "{r}");
+    assert!(cells(&r, "node.fake.slow", "second-comer").is_empty(), "the attempt in flight is not a cell: {r}");
+    assert!(!r.to_string().contains("interrupted before"), "{r}");
+    no_process_left(&mark);
+    assert!(empty(root.path()), "scratch folder left");
+}
+
+/// Item 1: a race cut by SIGTERM counts only completed trials (no 0-winner fault trial, no
+/// `inconclusive`), and `race` exits 130, not 0.
+#[test]
+fn sigterm_during_races_counts_only_completed_trials() {
+    let _serial = one_at_a_time();
+    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let node = format!("node={}", fake("faults", "node").display());
+    let m = fixtures().join("matrices").join("faults");
+    let mut args = faults_args(&node, out.path().to_str().unwrap(), root.path().to_str().unwrap());
+    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
+    args.extend(["-v", "node.fake.wx", "--scenario", "race", "-n", "1000000"]);
+    let (c, mark) = spawn(&args, &[]);
+    std::thread::sleep(Duration::from_secs(3));
+    signal(&c, "-TERM");
+    let (code, err) = wait(c, Duration::from_secs(10));
+    assert_eq!(code, Some(130), "{err}");
+    no_process_left(&mark);
+    let r = read_json(&out.path().join("results.json"));
+    let ctl = cells(&r, "node.fake.check-then-create", "race");
+    assert_eq!(ctl.len(), 1, "the control was cut, not dropped: it has counted trials: {r}");
+    let n = &ctl[0]["natural"];
+    assert!(n["trials"].as_u64().unwrap() > 0, "{n}");
+    assert_eq!(n["faulty_trials"].as_u64().unwrap_or(0), 0, "the cut trial is not a fault: {n}");
+    assert_ne!(ctl[0]["verdict"], "inconclusive", "{}", ctl[0]);
+    assert!(ctl[0]["evidence"].as_str().unwrap().contains("interrupted after"), "{}", ctl[0]);
+
+    // the cross-runtime `race` command, found on PATH
+    let dir = fake("faults", "node").parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
+    let race = [
+        "--matrices",
+        m.to_str().unwrap(),
+        "race",
+        "-c",
+        "node:node.fake.wx",
+        "-c",
+        "node:node.fake.wx",
+        "-n",
+        "1000000",
+        "--amplify",
+        "off",
+        "--fs-root",
+        root.path().to_str().unwrap(),
+    ];
+    let (c, mark) = spawn(&race, &[("PATH", &path)]);
+    std::thread::sleep(Duration::from_secs(3));
+    signal(&c, "-TERM");
+    let (code, err) = wait(c, Duration::from_secs(10));
+    assert_eq!(code, Some(130), "race after SIGTERM: {err}");
+    no_process_left(&mark);
+    assert!(empty(root.path()), "scratch folder left");
+}
+
+/// Item 1: Ctrl-C during discovery does not wait for a slow `--version`; nothing is written and
+/// no version query is left running.
+#[test]
+fn an_interrupt_during_discovery_stops_the_version_query() {
+    let _serial = one_at_a_time();
+    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = out.path().join("new");
+    let node = format!("node={}", fake("faults", "node").display());
+    let args = faults_args(&node, o.to_str().unwrap(), root.path().to_str().unwrap());
+    let (c, mark) = spawn(&args, &[("FAKE_VERSION_SLEEP", "60")]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    signal(&c, "-INT");
+    let (code, err) = wait(c, Duration::from_secs(10));
+    assert_eq!(code, Some(130), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(3), "took {:?}", t.elapsed());
+    assert!(!o.exists(), "no empty --out folder left");
+    no_process_left(&mark);
+    assert!(empty(root.path()), "scratch folder left");
+}
+
+/// Item 8 and item 6: a SIGKILLed harness takes its probes with it (PR_SET_PDEATHSIG), and the
+/// cells it measured before are on disk (partial results written every few seconds).
+#[test]
+fn a_killed_harness_leaves_no_probe_and_keeps_what_it_measured() {
+    let _serial = one_at_a_time();
+    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let node = format!("node={}", fake("faults", "node").display());
+    let m = fixtures().join("matrices").join("faults");
+    let mut args = faults_args(&node, out.path().to_str().unwrap(), root.path().to_str().unwrap());
+    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
+    args.extend(["-v", "node.fake.wx,node.fake.slow", "--scenario", "second-comer", "--timeout", "60"]);
+    let (c, mark) = spawn(&args, &[]);
+    until("the partial results", Duration::from_secs(30), || out.path().join("results.json").exists());
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&c, "-KILL");
+    let _ = wait(c, Duration::from_secs(5));
+    no_process_left(&mark);
+    let r = read_json(&out.path().join("results.json"));
+    assert_eq!(cells(&r, "node.fake.wx", "second-comer").len(), 4, "the four quick cells: {r}");
+}
+
+/// Item 2: a call that fails with ENOSPC is a harness error, never a refusal or a verdict; the
+/// scratch folder still works here, so the run goes on and exits 0.
+#[test]
+fn enospc_from_a_call_is_a_harness_error() {
+    let _serial = one_at_a_time();
+    let out = tempfile::tempdir().unwrap();
+    let node = format!("node={}", fake("faults", "node").display());
+    conformance()
+        .arg("--matrices")
+        .arg(fixtures().join("matrices").join("faults"))
+        .args(["run", "--runtime", &node, "-v", "node.fake.enospc", "-n", "20", "--amplify", "off", "-q"])
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = read_json(&out.path().join("results.json"));
+    for c in cells(&r, "node.fake.enospc", "second-comer") {
+        assert_eq!(c["outcome"], "harness-error", "{c}");
+        assert_eq!(c["relative"]["outcome"], "harness-error", "{c}");
+        assert!(c["evidence"].as_str().unwrap().contains("ENOSPC"), "{c}");
+    }
+    let race = cells(&r, "node.fake.enospc", "race");
+    assert_eq!(race[0]["verdict"], "harness-error", "{}", race[0]);
+    let md = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
+    assert!(md.contains("harness-error"), "{md}");
+}
+
+/// Item 2: a scratch root whose paths would pass PATH_MAX fails before anything runs (exit 3).
+#[test]
+fn a_scratch_root_too_deep_fails_at_once() {
+    let _serial = one_at_a_time();
+    let d = tempfile::tempdir().unwrap();
+    let mut deep = d.path().to_path_buf();
+    while deep.as_os_str().len() < 3800 {
+        deep.push("d".repeat(200));
+        std::fs::create_dir(&deep).unwrap();
+    }
+    // the scratch folder (`conformance-XXXXXX`, 18 bytes) fits; a mark file below it does not
+    let pad = 4060 - deep.as_os_str().len();
+    deep.push("p".repeat(pad));
+    std::fs::create_dir(&deep).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let node = format!("node={}", fake("faults", "node").display());
+    conformance()
+        .arg("--matrices")
+        .arg(fixtures().join("matrices").join("faults"))
+        .args(["run", "--runtime", &node, "-q", "-n", "20", "--amplify", "off", "--out"])
+        .arg(out.path().join("o"))
+        .arg("--fs-root")
+        .arg(&deep)
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("File name too long"));
+    assert!(!out.path().join("o").exists(), "no empty --out folder left");
+}
+
+/// Item 2: when the scratch file system fills up during a run, no cell is published as a
+/// runtime's behaviour: the cells it touched are `harness-error`, measuring stops, exit 3.
+/// Needs a small tmpfs, so only as root; a visible skip otherwise.
+#[test]
+fn a_full_scratch_file_system_is_a_harness_error_and_exit_3() {
+    let _serial = one_at_a_time();
+    let mnt = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(mnt.path())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIPPED: cannot mount a tmpfs here (not root): the full-disk test needs one");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _u = Unmount(mnt.path());
+    let out = tempfile::tempdir().unwrap();
+    let node = format!("node={}", fake("faults", "node").display());
+    let m = fixtures().join("matrices").join("faults");
+    let mut args = faults_args(&node, out.path().to_str().unwrap(), mnt.path().to_str().unwrap());
+    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
+    args.extend(["-v", "node.fake.wx", "-n", "1000000"]);
+    let (c, _) = spawn(&args, &[]);
+    until("the scratch folder", Duration::from_secs(30), || !empty(mnt.path()));
+    std::thread::sleep(Duration::from_millis(1000));
+    // fill the file system while the race runs
+    let mut f = std::fs::File::create(mnt.path().join("filler")).unwrap();
+    use std::io::Write;
+    while f.write_all(&[0u8; 4096]).is_ok() {}
+    let (code, err) = wait(c, Duration::from_secs(60));
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("does not work") && err.contains("No space left"), "{err}");
+    let r = read_json(&out.path().join("results.json"));
+    let all = r["cells"].as_array().unwrap();
+    assert!(!all.is_empty(), "{r}");
+    for c in all {
+        let v = c["verdict"].as_str().or(c["outcome"].as_str()).unwrap();
+        assert!(
+            ["harness-error", "acquired", "refused", "multiple-winners", "exclusive"].contains(&v),
+            "a full disk became a measurement: {c}"
+        );
+    }
+    assert!(all.iter().any(|c| c["verdict"] == "harness-error"), "{r}");
+}
+
+/// Item 3: a slow one-shot command is not a prompt. A fake `wine` refuses after 2.5 s, hangs,
+/// or dies late without a prompt; only the one that prints `Overwrite …? (Yes|No)` is
+/// `prompted`.
+#[test]
+fn a_slow_command_is_not_a_prompt() {
+    let _serial = one_at_a_time();
+    let out = tempfile::tempdir().unwrap();
+    let wine = format!("cmd={}", fake("slow-cmd", "wine").display());
+    conformance()
+        .args(["run", "--runtime", &wine, "-v", "cmd.mkdir,cmd.ren,cmd.move,cmd.copy.-Y"])
+        .args(["--scenario", "second-comer", "--target", "file", "--timeout", "2", "--no-relative", "-q", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = read_json(&out.path().join("results.json"));
+    let outcome = |v: &str| cells(&r, v, "second-comer")[0]["outcome"].as_str().unwrap().to_string();
+    assert_eq!(outcome("cmd.mkdir"), "refused", "slow but normal");
+    assert_eq!(outcome("cmd.ren"), "timeout", "a hang");
+    assert_eq!(outcome("cmd.move"), "crashed", "a late crash");
+    assert_eq!(outcome("cmd.copy.-Y"), "prompted", "a real prompt");
+    let ev = cells(&r, "cmd.copy.-Y", "second-comer")[0]["evidence"].as_str().unwrap().to_string();
+    assert!(ev.contains("(Yes|No)"), "{ev}");
+}
+
+/// Item 6: two runs cannot share an --out folder; the second is refused at once (exit 3).
+#[test]
+fn a_second_run_into_the_same_out_folder_is_refused() {
+    let _serial = one_at_a_time();
+    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let node = format!("node={}", fake("faults", "node").display());
+    let m = fixtures().join("matrices").join("faults");
+    let mut args = faults_args(&node, out.path().to_str().unwrap(), root.path().to_str().unwrap());
+    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
+    args.extend(["-v", "node.fake.slow", "--scenario", "second-comer", "--timeout", "60"]);
+    let (first, _) = spawn(&args, &[]);
+    until("the lock", Duration::from_secs(30), || out.path().join(".conformance.lock").exists());
+    conformance()
+        .args(["run", "--runtime", &node, "-q", "--out"])
+        .arg(out.path())
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("another conformance run"));
+    signal(&first, "-INT");
+    let (code, _) = wait(first, Duration::from_secs(10));
+    assert_eq!(code, Some(130));
+}

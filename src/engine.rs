@@ -16,7 +16,7 @@ use crate::exec::amplify::Amplifier;
 use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
 use crate::exec::health;
 use crate::exec::process::Launch;
-use crate::exec::scratch::{clear, make_source, set_up, spell, PathStyle, Scratch, TargetState};
+use crate::exec::scratch::{clear, make_source, set_up, spell, win32_name_problem, PathStyle, Scratch, TargetState};
 use crate::matrix::{Creates, SourceKind, Variant};
 use crate::report::model::{Cell, ControlInfo, ErrorInfo, ModeRun, OrderingRun, RelativeAttempt, Scenario};
 use crate::runtime::{normalize, ProbeContext, Runtime, FS_FAILURE_CODES};
@@ -667,6 +667,28 @@ fn fs_failure_is_harness_error(a: &mut Attempt) {
     }
 }
 
+/// For a runtime that names paths the Win32 way through Wine ([`PathStyle::Wine`]): why it
+/// cannot name one of the attempt's paths (target, source, mark), in their absolute form
+/// (a relative attempt runs in the scratch folder, so its whole path counts), or `None`.
+/// Wine would act on another name (a trailing dot stripped, a `\` made a folder), so such an
+/// attempt is `unsupported`, never run (see [`win32_name_problem`]).
+fn inexpressible(v: &Variant, style: PathStyle, dir: &Path, k: usize, token: &str) -> Option<Attempt> {
+    if style != PathStyle::Wine {
+        return None;
+    }
+    let target = dir.join("target");
+    let mut paths = vec![target.clone()];
+    if v.source != SourceKind::None {
+        paths.push(dir.join(format!("src-{k}")));
+    }
+    if v.creates == Creates::Dir {
+        paths.push(target.join(mark_name(token)));
+    }
+    paths.iter().find_map(|p| win32_name_problem(p)).map(|why| {
+        Attempt::fault(Report::Unsupported, format!("cmd under Wine cannot name this path: {why}"))
+    })
+}
+
 /// One second-comer attempt; `None` when the run was interrupted before or during it.
 #[allow(clippy::too_many_arguments)]
 fn second_comer(
@@ -706,7 +728,10 @@ fn second_comer(
             return Some(SecondComer::harness_error(format!("could not read the target before the attempt: {e}")));
         }
     };
-    let mut a = attempt_one(c, &spec);
+    let mut a = match inexpressible(v, style, &abs, 1, &token) {
+        Some(unsupported) => unsupported,
+        None => attempt_one(c, &spec),
+    };
     if a.report == Report::Interrupted {
         clear(&abs);
         return None;
@@ -899,8 +924,12 @@ fn race_core(
             clear(&tdir);
             break;
         }
-        let mut attempts: Vec<Option<Attempt>> = vec![None; k];
+        let mut attempts: Vec<Option<Attempt>> =
+            (0..k).map(|i| inexpressible(variants[i], styles[i], &tdir, i, &tokens[i])).collect();
         for (i, c) in pool.iter_mut().enumerate() {
+            if attempts[i].is_some() {
+                continue;
+            }
             if let Err(a) = c.begin(&specs[i]) {
                 attempts[i] = Some(a);
             }

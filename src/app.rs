@@ -472,7 +472,7 @@ fn cmd_run(a: &RunArgs, home: &Path, probes: &Path, matrices: &Path) -> Result<i
         results.cells.extend(m.cells);
         results.run_info.controls.extend(m.controls);
         bar.suspend(|| {
-            let _ = writeln!(stdout, "\n{}", rt.label);
+            let _ = writeln!(stdout, "\n{}", table::escape_controls(&rt.label));
             let _ = writeln!(stdout, "{}", table::render_terminal(&results, &rt.label));
             for l in table::race_lines(&results, &rt.label) {
                 let _ = writeln!(stdout, "{l}");

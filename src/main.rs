@@ -3,6 +3,15 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    // a panic is a bug of the harness: say so and exit with the documented code, not 101
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("internal error (a bug in conformance, please report it): {info}");
+        std::process::exit(conformance::exit_code::INTERNAL);
+    }));
+    // lets the test suite prove the hook (tests/integration/harness.rs)
+    if std::env::var_os("CONFORMANCE_TEST_PANIC").is_some() {
+        panic!("CONFORMANCE_TEST_PANIC is set");
+    }
     let cli = conformance::cli::Cli::parse();
     let code = match conformance::app::run(cli) {
         Ok(code) => code,

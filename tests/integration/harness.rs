@@ -34,19 +34,25 @@ fn signal(c: &Child, sig: &str) {
     assert!(Command::new("kill").args([sig, &c.id().to_string()]).status().unwrap().success());
 }
 
-/// Waits at most `limit` for the child; returns its exit code and stderr.
+/// Waits at most `limit` for the child; returns its exit code and stderr (read on a thread
+/// all along, so a chatty child never blocks on a full pipe).
 fn wait(mut c: Child, limit: Duration) -> (Option<i32>, String) {
+    let mut stderr = c.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut err = String::new();
+        let _ = stderr.read_to_string(&mut err);
+        err
+    });
     let end = Instant::now() + limit;
     loop {
         if let Some(s) = c.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-            return (s.code(), err);
+            return (s.code(), reader.join().unwrap());
         }
         if Instant::now() > end {
             let _ = c.kill();
-            panic!("conformance did not exit within {limit:?}");
+            let _ = c.wait();
+            panic!("conformance did not exit within {limit:?}; stderr: {}", reader.join().unwrap());
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -239,6 +245,8 @@ fn enospc_from_a_call_is_a_harness_error() {
     for c in cells(&r, "node.fake.enospc", "second-comer") {
         assert_eq!(c["outcome"], "harness-error", "{c}");
         assert_eq!(c["relative"]["outcome"], "harness-error", "{c}");
+        // item 5: a relative-repeat fault keeps its evidence too
+        assert!(c["relative"]["evidence"].as_str().unwrap().contains("ENOSPC"), "{c}");
         assert!(c["evidence"].as_str().unwrap().contains("ENOSPC"), "{c}");
     }
     let race = cells(&r, "node.fake.enospc", "race");
@@ -309,11 +317,24 @@ fn a_full_scratch_file_system_is_a_harness_error_and_exit_3() {
     let (c, _) = spawn(&args, &[]);
     until("the scratch folder", Duration::from_secs(30), || !empty(mnt.path()));
     std::thread::sleep(Duration::from_millis(1000));
-    // fill the file system while the race runs
-    let mut f = std::fs::File::create(mnt.path().join("filler")).unwrap();
-    use std::io::Write;
-    while f.write_all(&[0u8; 4096]).is_ok() {}
+    // fill the file system while the race runs, and keep it full: every page the harness
+    // frees between trials is taken again, so its next trial meets ENOSPC
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let filler = {
+        let (stop, path) = (stop.clone(), mnt.path().join("filler"));
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut f = std::fs::File::create(path).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if f.write_all(&[0u8; 4096]).is_err() {
+                    std::thread::yield_now();
+                }
+            }
+        })
+    };
     let (code, err) = wait(c, Duration::from_secs(60));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    filler.join().unwrap();
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("does not work") && err.contains("No space left"), "{err}");
     let r = read_json(&out.path().join("results.json"));
@@ -374,4 +395,31 @@ fn a_second_run_into_the_same_out_folder_is_refused() {
     signal(&first, "-INT");
     let (code, _) = wait(first, Duration::from_secs(10));
     assert_eq!(code, Some(130));
+}
+
+/// Exit codes 4 (no runtime) and 5 (a required runtime missing) leave no new, empty --out.
+#[test]
+fn runs_that_measure_nothing_leave_no_out_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("no-such-node");
+    let node = format!("node={}", missing.display());
+    conformance().args(["run", "--runtime", &node, "-q", "--out"]).arg(d.path().join("o4")).assert().code(4);
+    assert!(!d.path().join("o4").exists());
+    conformance()
+        .args(["run", "--runtime", &node, "--require", "node", "-q", "--out"])
+        .arg(d.path().join("o5"))
+        .assert()
+        .code(5);
+    assert!(!d.path().join("o5").exists());
+}
+
+/// A panic is a bug: exit 70 with a message, never Rust's 101 (the hook in main.rs).
+#[test]
+fn a_panic_exits_70() {
+    conformance()
+        .args(["runtimes"])
+        .env("CONFORMANCE_TEST_PANIC", "1")
+        .assert()
+        .code(70)
+        .stderr(predicates::str::contains("internal error"));
 }

@@ -1,14 +1,11 @@
-// conformance probe for Deno's own file-system API family (protocol 1, see ../PROTOCOL.md).
+// conformance probe for Deno's own file-system API family (protocol 2, see ../PROTOCOL.md).
 // Run with `deno run -A probe.ts`. It performs exactly the call a variant names and reports
 // the raw result; it never judges the outcome. Deno's node:fs variants are served by
-// ../node/probe.mjs, which Deno runs as well.
-const PROTOCOL = 1;
-const enc = new TextEncoder();
-const dec = new TextDecoder();
+// ../node/probe.mjs, which Deno runs as well. The session loop and the recipes live in
+// ../shared/session.mjs (shared with ../node/probe.mjs).
+import { LineReader, runSession } from "../shared/session.mjs";
 
-function nowUs(): number {
-  return (performance.timeOrigin + performance.now()) * 1000;
-}
+const enc = new TextEncoder();
 
 function send(obj: unknown): void {
   const bytes = enc.encode(JSON.stringify(obj) + "\n");
@@ -80,101 +77,28 @@ function rawError(e: any) {
   };
 }
 
-// Synchronous line reader on stdin: keeps the release path free of event-loop latency.
-let pending = new Uint8Array(0);
-const chunk = new Uint8Array(65536);
-function nextLine(): string | null {
-  for (;;) {
-    const nl = pending.indexOf(10);
-    if (nl >= 0) {
-      const line = dec.decode(pending.subarray(0, nl));
-      pending = pending.slice(nl + 1);
-      return line;
-    }
-    const n = Deno.stdin.readSync(chunk);
-    if (n === null || n === 0) return null;
-    const merged = new Uint8Array(pending.length + n);
-    merged.set(pending);
-    merged.set(chunk.subarray(0, n), pending.length);
-    pending = merged;
-  }
-}
+// Synchronous line reader on stdin (Deno's own API): keeps the release path free of
+// event-loop latency.
+const reader = new LineReader((chunk: Uint8Array) => Deno.stdin.readSync(chunk) ?? 0);
 
 function fatal(msg: string, code: number): never {
   console.error(`probe: ${msg}`);
   Deno.exit(code);
 }
 
-async function main() {
-  send({
-    protocol: PROTOCOL,
-    type: "hello",
-    probe: "deno",
-    families: ["deno"],
-    runtime: "deno",
-    version: Deno.version.deno,
-    pid: Deno.pid,
-  });
-  let prepared: { id: number; fn: Call; p: Params; mark: string | null; token: string } | null = null;
-  for (;;) {
-    const line = nextLine();
-    if (line === null) break;
-    if (line.trim() === "") continue;
-    // deno-lint-ignore no-explicit-any
-    let msg: any;
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      fatal(`not JSON: ${line}`, 3);
-    }
-    if (msg.type === "quit") break;
-    if (msg.type === "prepare") {
-      const fn = VARIANTS[msg.variant];
-      if (!fn) {
-        prepared = null;
-        send({ type: "ready", id: msg.id, supported: false, reason: `unknown variant ${msg.variant}` });
-        continue;
-      }
-      prepared = {
-        id: msg.id,
-        fn,
-        p: { target: msg.target, source: msg.source, data: enc.encode(msg.token), text: msg.token },
-        mark: msg.mark,
-        token: msg.token,
-      };
-      send({ type: "ready", id: msg.id, supported: true });
-      continue;
-    }
-    if (msg.type === "go") {
-      if (!prepared || prepared.id !== msg.id) fatal(`go ${msg.id} without prepare`, 3);
-      const { fn, p, mark, token } = prepared!;
-      prepared = null;
-      let ok = true;
-      // deno-lint-ignore no-explicit-any
-      let error: any = null;
-      const t0 = nowUs();
-      try {
-        const r = fn(p);
-        if (r instanceof Promise) await r;
-      } catch (e) {
-        ok = false;
-        error = rawError(e);
-      }
-      const t1 = nowUs();
-      if (ok && mark) {
-        try {
-          Deno.writeTextFileSync(mark, token);
-        } catch (e) {
-          ok = false;
-          error = { ...rawError(e), type: "MarkError" };
-        }
-      }
-      send({ type: "result", id: msg.id, ok, t0_us: t0, t1_us: t1, error });
-      continue;
-    }
-    fatal(`unknown message type ${msg.type}`, 3);
-  }
-  Deno.exit(0);
-}
-
-main().catch((e) => fatal(`fatal: ${e?.stack ?? e}`, 4));
+runSession({
+  probe: "deno",
+  families: ["deno"],
+  runtime: "deno",
+  version: Deno.version.deno,
+  pid: Deno.pid,
+  variants: VARIANTS,
+  // deno-lint-ignore no-explicit-any
+  params: (msg: any): Params => ({ target: msg.target, source: msg.source, data: enc.encode(msg.token), text: msg.token }),
+  rawError,
+  writeMark: (mark: string, token: string) => Deno.writeTextFileSync(mark, token),
+  reader,
+  send,
+  diag: (msg: string) => console.error(`probe: ${msg}`),
+  exit: (code: number) => Deno.exit(code),
+}).catch((e) => fatal(`fatal: ${e?.stack ?? e}`, 4));

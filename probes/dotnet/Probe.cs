@@ -1,6 +1,8 @@
-// conformance probe for the .NET file-system API family "dotnet" (protocol 1, session
+// conformance probe for the .NET file-system API family "dotnet" (protocol 2, session
 // mode; see ../PROTOCOL.md). It performs exactly the call a variant names and reports the
-// raw result; it never judges the outcome.
+// raw result; it never judges the outcome. Of version 2 it has the hello that lists its
+// variants, and `stop` (ignored: it runs no loop); it knows no recipe, so a recipe `prepare`
+// is answered `supported:false`.
 //
 // One source file for every runtime: it compiles with Mono's `mcs` (no references beyond
 // the defaults, C# 6 syntax) and with the .NET SDK (Probe.csproj). An mcs-built Probe.exe
@@ -300,7 +302,7 @@ sealed class Obj : List<KeyValuePair<string, object>>
 
 static class Probe
 {
-    const int PROTOCOL = 1;
+    const int PROTOCOL = 2;
     static readonly UTF8Encoding Utf8NoBom = new UTF8Encoding(false);
     static readonly long EpochTicks = new DateTime(1970, 1, 1, 0, 0, 0, DateTimeKind.Utc).Ticks;
 
@@ -426,6 +428,25 @@ static class Probe
         if (m == null) return null;
         return (Action<string, string, bool>)Delegate.CreateDelegate(typeof(Action<string, string, bool>), m);
     }
+
+    // Every variant id Prepare knows, in its order: the hello lists them. Keep in step with
+    // the switch below (the integration test compares the hello with matrices/dotnet.toml).
+    static readonly string[] VariantIds = {
+        "dotnet.FileMode.CreateNew",
+        "dotnet.FileMode.Create",
+        "dotnet.FileMode.OpenOrCreate",
+        "dotnet.File.Create",
+        "dotnet.File.WriteAllText",
+        "dotnet.File.Move",
+        "dotnet.File.Move.overwrite",
+        "dotnet.File.Copy",
+        "dotnet.File.Copy.overwrite",
+        "dotnet.File.Replace",
+        "dotnet.Directory.CreateDirectory",
+        "dotnet.Directory.Move",
+        "dotnet.FileShare.None",
+        "dotnet.File.Exists+WriteAllText",
+    };
 
     // Builds the call for a variant, or returns null with a reason. Everything that can be
     // resolved ahead of the release (lookups, encoding, arguments) is resolved here.
@@ -573,6 +594,8 @@ static class Probe
             .Set("version", version);
         if (framework != null) hello.Set("framework", framework);
         hello.Set("pid", Pid());
+        hello.Set("variants", new List<object>(VariantIds));
+        hello.Set("recipes", new List<object>());
         Send(hello);
 
         Attempt prepared = null;
@@ -599,16 +622,20 @@ static class Probe
 
             if (type == "quit") break;
 
+            // version 2: nothing loops here, so a stop has nothing to end
+            if (type == "stop") continue;
+
             if (type == "prepare")
             {
                 prepared = null;
                 object id;
                 msg.TryGetValue("id", out id);
-                string variant, target, source, token, mark;
+                string variant, recipe, target, source, token, mark;
                 int holdMs;
                 try
                 {
                     variant = Str(msg, "variant");
+                    recipe = Str(msg, "recipe");
                     target = Str(msg, "target");
                     source = Str(msg, "source");
                     token = Str(msg, "token") ?? "";
@@ -619,6 +646,12 @@ static class Probe
                 {
                     Diag("bad prepare: " + e.Message + ": " + line);
                     return 3;
+                }
+                if (recipe != null)
+                {
+                    Send(new Obj().Set("type", "ready").Set("id", id).Set("supported", false)
+                        .Set("reason", "unknown recipe " + recipe));
+                    continue;
                 }
                 byte[] data = Utf8NoBom.GetBytes(token);
                 string reason;

@@ -1,9 +1,24 @@
-//! The messages of `probes/PROTOCOL.md`, version 1, as serde types.
+//! The messages of `probes/PROTOCOL.md` as serde types: version 2, and version 1, which stays
+//! valid (a v1 message is a v2 message without the optional v2 fields). Every field added by
+//! version 2 is optional here, with a default, so one parser reads both versions. The pure
+//! [`check_hello`] compares what a v2 probe says it knows with what the matrices ask of it.
+
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-/// The protocol version this harness speaks.
-pub const PROTOCOL: u32 = 1;
+/// The protocol version this harness speaks (`probes/PROTOCOL.md`).
+pub const PROTOCOL: u32 = 2;
+
+/// The oldest protocol version this harness still accepts from a probe.
+pub const OLDEST_PROTOCOL: u32 = 1;
+
+/// Whether the harness accepts a probe whose `hello` (or one-shot `ready`) says `version`:
+/// 1 or 2 (`OLDEST_PROTOCOL..=PROTOCOL`). A version-1 probe is driven with version-1 messages
+/// only (a `prepare` with a `variant`, `go`, `quit`); recipes and `stop` need version 2.
+pub fn accepts(version: u32) -> bool {
+    (OLDEST_PROTOCOL..=PROTOCOL).contains(&version)
+}
 
 /// The raw error a probe reports, exactly as the runtime gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -45,6 +60,15 @@ pub enum FromProbe {
         /// Variant families implemented.
         #[serde(default)]
         families: Vec<String>,
+        /// The probe's name (`node`, `deno`, `dotnet`, …); empty when not sent.
+        #[serde(default)]
+        probe: String,
+        /// Version 2: every variant id the probe implements; empty in version 1.
+        #[serde(default)]
+        variants: Vec<String>,
+        /// Version 2: every recipe name the probe implements; empty in version 1.
+        #[serde(default)]
+        recipes: Vec<String>,
     },
     /// Answer to `prepare`.
     Ready {
@@ -121,6 +145,160 @@ impl<'a> Prepare<'a> {
     }
 }
 
+/// `prepare` message of version 2 for a recipe (harness → probe): a named multi-step routine
+/// the probe runs on `go`, instead of one variant's call. Built with [`PrepareRecipe::new`]
+/// and the setters; optional fields that are not set are sent as `null` (`params` as `{}`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrepareRecipe<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// Attempt id.
+    pub id: u64,
+    /// The scenario this attempt belongs to (`publish`, `claim`, …); informative for the probe.
+    pub scenario: Option<&'a str>,
+    /// The recipe name (`publish.temp-rename`, `claim.rename`, `read.poll`).
+    pub recipe: &'a str,
+    /// This contender's role in the scenario (`writer`, `reader`, …); informative.
+    pub role: Option<&'a str>,
+    /// Target path as the probe should see it.
+    pub target: &'a str,
+    /// Source path, if any.
+    pub source: Option<&'a str>,
+    /// The contender's token.
+    pub token: &'a str,
+    /// Mark-file path, if any (written after a successful recipe, as for a variant).
+    pub mark: Option<&'a str>,
+    /// Handle hold time in milliseconds (0: recipes hold nothing today).
+    pub hold_ms: u64,
+    /// The recipe's parameters (`publish.temp-rename`: `temp`, `fsync`; `read.poll`: `expect`).
+    pub params: serde_json::Value,
+}
+
+impl<'a> PrepareRecipe<'a> {
+    /// A recipe `prepare` for attempt `id` on `target` with `token`; no scenario, role,
+    /// source or mark, and empty params.
+    pub fn new(id: u64, recipe: &'a str, target: &'a str, token: &'a str) -> Self {
+        PrepareRecipe {
+            kind: "prepare",
+            id,
+            scenario: None,
+            recipe,
+            role: None,
+            target,
+            source: None,
+            token,
+            mark: None,
+            hold_ms: 0,
+            params: serde_json::Value::Object(serde_json::Map::new()),
+        }
+    }
+
+    /// Sets the scenario.
+    pub fn scenario(mut self, scenario: &'a str) -> Self {
+        self.scenario = Some(scenario);
+        self
+    }
+
+    /// Sets the role.
+    pub fn role(mut self, role: &'a str) -> Self {
+        self.role = Some(role);
+        self
+    }
+
+    /// Sets the source path.
+    pub fn source(mut self, source: &'a str) -> Self {
+        self.source = Some(source);
+        self
+    }
+
+    /// Sets the mark path.
+    pub fn mark(mut self, mark: &'a str) -> Self {
+        self.mark = Some(mark);
+        self
+    }
+
+    /// Sets the parameters (a JSON object).
+    pub fn params(mut self, params: serde_json::Value) -> Self {
+        self.params = params;
+        self
+    }
+}
+
+/// `go` message (harness → probe): release attempt `id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Go {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// Attempt id.
+    pub id: u64,
+}
+
+impl Go {
+    /// Builds `{"type":"go","id":id}`.
+    pub fn new(id: u64) -> Self {
+        Go { kind: "go", id }
+    }
+}
+
+/// `stop` message of version 2 (harness → probe): ends the loop recipe running for attempt
+/// `id`, which then sends its `result`. A probe ignores a `stop` when nothing runs (its result
+/// was sent already), so the harness may send it to every contender of a trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Stop {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// Attempt id.
+    pub id: u64,
+}
+
+impl Stop {
+    /// Builds `{"type":"stop","id":id}`.
+    pub fn new(id: u64) -> Self {
+        Stop { kind: "stop", id }
+    }
+}
+
+/// What a version-2 probe says it knows, against what the matrices ask of it (see
+/// [`check_hello`]). Both lists are sorted and without repeats.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HelloCheck {
+    /// Matrix variant ids of the probe's families that the probe does not list: attempts of
+    /// these would come back unsupported.
+    pub unknown_to_probe: Vec<String>,
+    /// Variant ids the probe lists that the matrices do not have for the probe's families:
+    /// nothing would ever measure them.
+    pub unknown_to_matrices: Vec<String>,
+}
+
+impl HelloCheck {
+    /// True when both lists are empty: the probe and the matrices agree.
+    pub fn is_clean(&self) -> bool {
+        self.unknown_to_probe.is_empty() && self.unknown_to_matrices.is_empty()
+    }
+}
+
+/// Checks a probe's `hello` against the matrices. Takes the parsed hello and the matrix
+/// variants as `(family, id)` pairs (`matrix::Variant::family` and `id`, as loaded from
+/// `matrices/*.toml`; pairs of other families may be included, they are left out). Only the
+/// families the hello lists count. Returns `None` when `hello` is not a `hello`, or says
+/// protocol 1 (a v1 probe lists no variants: there is nothing to check); otherwise the two
+/// differences. Pure: no I/O, no errors.
+pub fn check_hello(hello: &FromProbe, matrix: &[(&str, &str)]) -> Option<HelloCheck> {
+    let FromProbe::Hello { protocol, families, variants, .. } = hello else {
+        return None;
+    };
+    if *protocol < 2 {
+        return None;
+    }
+    let expected: BTreeSet<&str> =
+        matrix.iter().filter(|(family, _)| families.iter().any(|f| f == family)).map(|&(_, id)| id).collect();
+    let listed: BTreeSet<&str> = variants.iter().map(String::as_str).collect();
+    Some(HelloCheck {
+        unknown_to_probe: expected.difference(&listed).map(|s| s.to_string()).collect(),
+        unknown_to_matrices: listed.difference(&expected).map(|s| s.to_string()).collect(),
+    })
+}
+
 /// Converts cmd's `%TIME%` (`H:MM:SS.cc` or ` H:MM:SS,cc`, locale-dependent separator) to
 /// microseconds since midnight. Resolution is 10 ms. `None` when it does not parse.
 pub fn time_of_day_us(s: &str) -> Option<f64> {
@@ -163,6 +341,99 @@ mod tests {
         assert_eq!(time_of_day_us(" 9:05:01.25"), Some(32_701_250_000.0));
         assert_eq!(time_of_day_us("23:59:59,99"), Some(86_399_990_000.0));
         assert_eq!(time_of_day_us("garbage"), None);
+    }
+
+    #[test]
+    fn accepts_versions_one_and_two_only() {
+        assert!(accepts(1));
+        assert!(accepts(2));
+        assert!(accepts(PROTOCOL));
+        assert!(!accepts(0));
+        assert!(!accepts(3));
+    }
+
+    #[test]
+    fn parses_a_v1_hello_with_v2_defaults() {
+        let h = parse_line(r#"{"protocol":1,"type":"hello","probe":"dotnet","families":["dotnet"],"runtime":"CoreCLR","version":"3.1.23","framework":".NET Core 3.1.23","pid":9}"#).unwrap();
+        match h {
+            FromProbe::Hello { protocol, probe, variants, recipes, .. } => {
+                assert_eq!((protocol, probe.as_str()), (1, "dotnet"));
+                assert!(variants.is_empty() && recipes.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_a_v2_hello() {
+        let h = parse_line(r#"{"protocol":2,"type":"hello","probe":"node","families":["node"],"runtime":"bun","version":"1.4.5","pid":7,"variants":["node.renameSync","node.mkdirSync"],"recipes":["publish.temp-rename","claim.rename","read.poll"]}"#).unwrap();
+        match &h {
+            FromProbe::Hello { protocol: 2, runtime, variants, recipes, .. } => {
+                assert_eq!(runtime, "bun");
+                assert_eq!(variants, &["node.renameSync", "node.mkdirSync"]);
+                assert_eq!(recipes.len(), 3);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn v2_messages_serialise_as_documented() {
+        let p = PrepareRecipe::new(9, "publish.temp-rename", "t9/target", "c0-t9")
+            .scenario("publish")
+            .role("writer")
+            .params(serde_json::json!({"fsync": false}));
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{"type":"prepare","id":9,"scenario":"publish","recipe":"publish.temp-rename","role":"writer","target":"t9/target","source":null,"token":"c0-t9","mark":null,"hold_ms":0,"params":{"fsync":false}}"#
+        );
+        let q = PrepareRecipe::new(2, "claim.rename", "t", "k").source("s").mark("m");
+        let v: serde_json::Value = serde_json::to_value(&q).unwrap();
+        assert_eq!((v["source"].as_str(), v["mark"].as_str(), v["scenario"].is_null()), (Some("s"), Some("m"), true));
+        assert_eq!(v["params"], serde_json::json!({}));
+        assert_eq!(serde_json::to_string(&Stop::new(4)).unwrap(), r#"{"type":"stop","id":4}"#);
+        assert_eq!(serde_json::to_string(&Go::new(4)).unwrap(), r#"{"type":"go","id":4}"#);
+        // a v1 prepare is unchanged: no v2 field appears
+        let v1 = serde_json::to_string(&Prepare::new(1, "node.x", "t", None, "k", None, 0)).unwrap();
+        assert_eq!(
+            v1,
+            r#"{"type":"prepare","id":1,"variant":"node.x","target":"t","source":null,"token":"k","mark":null,"hold_ms":0}"#
+        );
+    }
+
+    #[test]
+    fn hello_check_compares_the_probe_families_only() {
+        let matrix =
+            [("node", "node.a"), ("node", "node.b"), ("node", "node.c"), ("deno", "deno.a"), ("dotnet", "dotnet.a")];
+        let hello = |protocol: u32, families: &[&str], variants: &[&str]| FromProbe::Hello {
+            protocol,
+            runtime: "r".into(),
+            version: "v".into(),
+            families: families.iter().map(|s| s.to_string()).collect(),
+            probe: "p".into(),
+            variants: variants.iter().map(|s| s.to_string()).collect(),
+            recipes: vec![],
+        };
+        // v1 lists nothing: nothing to check
+        assert_eq!(check_hello(&hello(1, &["node"], &[]), &matrix), None);
+        // not a hello
+        let ready = FromProbe::Ready { id: Some(1), supported: true, reason: None };
+        assert_eq!(check_hello(&ready, &matrix), None);
+        // agreement
+        let c = check_hello(&hello(2, &["node"], &["node.c", "node.a", "node.b"]), &matrix).unwrap();
+        assert!(c.is_clean(), "{c:?}");
+        // both directions, sorted, repeats once; deno.a counts as unknown for a node-only probe
+        let c = check_hello(&hello(2, &["node"], &["node.z", "node.a", "node.z", "deno.a"]), &matrix).unwrap();
+        assert_eq!(c.unknown_to_probe, ["node.b", "node.c"]);
+        assert_eq!(c.unknown_to_matrices, ["deno.a", "node.z"]);
+        assert!(!c.is_clean());
+        // two families
+        let c = check_hello(&hello(2, &["deno", "dotnet"], &["deno.a"]), &matrix).unwrap();
+        assert_eq!(c.unknown_to_probe, ["dotnet.a"]);
+        assert!(c.unknown_to_matrices.is_empty());
+        // a v2 hello without variants: every matrix variant of its families is unknown to it
+        let c = check_hello(&hello(2, &["deno"], &[]), &matrix).unwrap();
+        assert_eq!(c.unknown_to_probe, ["deno.a"]);
     }
 
     #[test]

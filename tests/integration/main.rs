@@ -5,4 +5,5 @@ mod cli;
 mod common;
 mod faults;
 mod harness;
+mod protocol;
 mod runtimes;

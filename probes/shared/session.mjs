@@ -1,0 +1,483 @@
+// The session loop of ../PROTOCOL.md (protocol 2; a v1 harness sees nothing new unless it
+// asks for it), shared by the Node/Bun probe (../node/probe.mjs) and the Deno probe
+// (../deno/probe.ts). Node, Bun and Deno all import this file as plain JavaScript.
+//
+// What lives here: reading lines from stdin, the dispatch of hello / prepare -> ready /
+// go -> result / stop / quit, the timestamps, and the recipes (named multi-step routines,
+// written with node:fs, so each runtime runs the same steps). What stays in each probe: its
+// variants (one call each), how it spells a raw error, how it writes a mark file, and how it
+// reads stdin and writes stdout (each probe keeps the I/O it had under protocol 1).
+//
+// A probe never judges an outcome: it performs the call or the recipe's steps and reports
+// what they returned; read.poll only counts what it read, by a mechanical rule the harness
+// chose (params.expect).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Buffer } from 'node:buffer';
+import process from 'node:process';
+
+/** The protocol version these probes speak. */
+export const PROTOCOL = 2;
+
+/** At most this many raw errors travel in a result's `errors_sample`. */
+export const ERRORS_SAMPLE_MAX = 8;
+
+/** Wall clock in microseconds since the Unix epoch (a float), the one unit of every `*_us`. */
+export function nowUs() {
+  return (performance.timeOrigin + performance.now()) * 1000;
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+const NL = 10;
+const utf8 = new TextDecoder('utf-8');
+
+/**
+ * Lines of stdin. `readChunk(chunk)` fills `chunk` (a Uint8Array) with what stdin has,
+ * blocking until there is something, and returns the byte count (0 at end of input).
+ * `next()` blocks for a line; `poll()` never blocks (used only while a loop recipe runs).
+ */
+export class LineReader {
+  constructor(readChunk) {
+    this.readChunk = readChunk;
+    this.buf = new Uint8Array(0);
+    this.chunk = new Uint8Array(65536);
+    this.eof = false;
+    this.back = [];
+    this.pollFd = undefined;
+    this.pollProblem = undefined;
+  }
+
+  take() {
+    const nl = this.buf.indexOf(NL);
+    if (nl < 0) return undefined;
+    const line = utf8.decode(this.buf.subarray(0, nl));
+    this.buf = this.buf.slice(nl + 1);
+    return line;
+  }
+
+  append(n) {
+    const merged = new Uint8Array(this.buf.length + n);
+    merged.set(this.buf);
+    merged.set(this.chunk.subarray(0, n), this.buf.length);
+    this.buf = merged;
+  }
+
+  /** Puts a line back: the next `next()` or `poll()` returns it first. */
+  unread(line) {
+    this.back.push(line);
+  }
+
+  /** The next line (blocking), or null at end of input. */
+  next() {
+    if (this.back.length) return this.back.shift();
+    for (;;) {
+      const line = this.take();
+      if (line !== undefined) return line;
+      if (this.eof) return null;
+      const n = this.readChunk(this.chunk);
+      if (!n) {
+        this.eof = true;
+        return null;
+      }
+      this.append(n);
+    }
+  }
+
+  /**
+   * Why this probe cannot poll stdin without blocking, or null when it can. Polling reads
+   * the same pipe through a second, non-blocking file description (`/dev/stdin` opened with
+   * O_NONBLOCK), which only Linux gives (macOS's /dev/stdin is a dup of fd 0, and making
+   * fd 0 non-blocking would slow every release).
+   */
+  pollReason() {
+    if (this.pollFd !== undefined) return null;
+    if (this.pollProblem !== undefined) return this.pollProblem;
+    if (process.platform !== 'linux') {
+      this.pollProblem = `polling stdin for stop needs a second, non-blocking /dev/stdin, which this probe opens on Linux only (this is ${process.platform})`;
+      return this.pollProblem;
+    }
+    try {
+      this.pollFd = fs.openSync('/dev/stdin', fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+      return null;
+    } catch (e) {
+      this.pollProblem = `cannot open /dev/stdin non-blocking to poll for stop: ${e && e.message ? e.message : e}`;
+      return this.pollProblem;
+    }
+  }
+
+  /** A complete line if one is there without waiting; null at end of input; undefined otherwise. */
+  poll() {
+    if (this.back.length) return this.back.shift();
+    const line = this.take();
+    if (line !== undefined) return line;
+    if (this.eof) return null;
+    if (this.pollReason() !== null) throw new Error(this.pollReason());
+    for (;;) {
+      let n;
+      try {
+        n = fs.readSync(this.pollFd, this.chunk, 0, this.chunk.length, null);
+      } catch (e) {
+        if (e.code === 'EAGAIN' || e.code === 'EWOULDBLOCK') return undefined;
+        throw e;
+      }
+      if (n === 0) {
+        this.eof = true;
+        return null;
+      }
+      this.append(n);
+      const got = this.take();
+      if (got !== undefined) return got;
+    }
+  }
+}
+
+// Node and Bun: a synchronous reader keeps the release path free of event-loop latency.
+// Node may leave fd 0 non-blocking (a pipe shared with libuv), which would turn readSync into
+// a busy loop on EAGAIN; on Linux, opening /dev/stdin gives a fresh, blocking file
+// description of the same pipe (it is opened on macOS too). On Windows fd 0 is read directly.
+function stdinFd() {
+  if (process.platform === 'win32') return 0;
+  try { return fs.openSync('/dev/stdin', 'r'); } catch { return 0; }
+}
+
+/** The stdin reader of the Node/Bun probe (node:fs, blocking). */
+export function nodeStdinReader() {
+  const fd = stdinFd();
+  return new LineReader((chunk) => {
+    for (;;) {
+      try {
+        return fs.readSync(fd, chunk, 0, chunk.length, null);
+      } catch (e) {
+        if (e.code === 'EAGAIN') { Atomics.wait(sleeper, 0, 0, 1); continue; }
+        if (e.code === 'EOF') return 0;
+        throw e;
+      }
+    }
+  });
+}
+
+/** One protocol line on stdout through node:fs. */
+export function nodeSend(obj) {
+  fs.writeSync(1, JSON.stringify(obj) + '\n');
+}
+
+function nodeDiag(msg) {
+  process.stderr.write(`probe: ${msg}\n`);
+}
+
+// ---- recipes ------------------------------------------------------------------------------
+//
+// A recipe is `{ prepare(req, ctx) }`. prepare runs before `ready`: it checks the request and
+// returns the routine `run(ctx)`, or throws Unsupported(reason). `run` returns (or resolves to)
+// `{ ok, error, step, counters?, errors_sample? }`: `step` names the step that failed (null on
+// success), `error` is that step's raw error. req = {id, target, source, token, data (the token's
+// UTF-8 bytes), params, role, scenario}; ctx = {rawError, reader, stopRequested()}.
+
+class Unsupported extends Error {}
+
+function unsupported(reason) {
+  throw new Unsupported(reason);
+}
+
+function writeAll(fd, data) {
+  let off = 0;
+  while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+}
+
+function stringParam(req, name, fallback) {
+  const v = req.params[name];
+  if (v === undefined || v === null) return fallback;
+  if (typeof v !== 'string' || v === '') unsupported(`params.${name} must be a non-empty string`);
+  return v;
+}
+
+function boolParam(req, name) {
+  const v = req.params[name];
+  if (v === undefined || v === null) return false;
+  if (typeof v !== 'boolean') unsupported(`params.${name} must be true or false`);
+  return v;
+}
+
+/** The default temp name of publish.temp-rename: beside the target, unique per process and attempt. */
+export function defaultTempName(target, id, pid) {
+  return path.join(path.dirname(target), `.${path.basename(target)}.${pid}.${id}.tmp`);
+}
+
+export const RECIPES = {
+  // Write the token to a temp name beside the target (open 'wx', write, [fsync], close),
+  // then rename the temp name onto the target. params: temp (path; default
+  // defaultTempName), fsync (bool, default false). A failed step after the temp file exists
+  // removes the temp file (best effort). Steps: open, write, fsync, close, rename.
+  'publish.temp-rename': {
+    prepare(req, ctx) {
+      const temp = stringParam(req, 'temp', defaultTempName(req.target, req.id, process.pid));
+      const fsync = boolParam(req, 'fsync');
+      return () => {
+        let step = 'open';
+        let created = false;
+        try {
+          const fd = fs.openSync(temp, 'wx');
+          created = true;
+          let open = true;
+          try {
+            step = 'write';
+            writeAll(fd, req.data);
+            if (fsync) {
+              step = 'fsync';
+              fs.fsyncSync(fd);
+            }
+            step = 'close';
+            open = false;
+            fs.closeSync(fd);
+          } finally {
+            if (open) { try { fs.closeSync(fd); } catch { /* the step's error is reported */ } }
+          }
+          step = 'rename';
+          fs.renameSync(temp, req.target);
+          return { ok: true, error: null, step: null };
+        } catch (e) {
+          if (created) { try { fs.unlinkSync(temp); } catch { /* already gone or never renamed */ } }
+          return { ok: false, error: ctx.rawError(e), step };
+        }
+      };
+    },
+  },
+
+  // Rename the prepared source onto the target (one step, `rename`). Needs `source`.
+  'claim.rename': {
+    prepare(req, ctx) {
+      if (typeof req.source !== 'string' || req.source === '') unsupported('claim.rename needs a source');
+      return () => {
+        try {
+          fs.renameSync(req.source, req.target);
+          return { ok: true, error: null, step: null };
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step: 'rename' };
+        }
+      };
+    },
+  },
+
+  // Read the whole target again and again (fs.readFileSync) until `stop`, then report
+  // counters: reads; complete (the bytes equal one of params.expect, UTF-8); empty (0
+  // bytes); torn (other bytes); absent (ENOENT); errors (any other error, the first
+  // ERRORS_SAMPLE_MAX of them in errors_sample); changes (reads whose class or bytes differ
+  // from the previous read's). stdin is polled at most once a millisecond, after a read, so
+  // there is always at least one read. Step: read.
+  'read.poll': {
+    prepare(req, ctx) {
+      const expect = req.params.expect;
+      if (!Array.isArray(expect) || !expect.every((s) => typeof s === 'string')) {
+        unsupported('read.poll needs params.expect: the list of complete contents (strings)');
+      }
+      const whole = new Set(expect.map((s) => Buffer.from(s, 'utf8').toString('latin1')));
+      const why = ctx.reader.pollReason();
+      if (why !== null) unsupported(why);
+      return () => {
+        const c = { reads: 0, complete: 0, empty: 0, torn: 0, absent: 0, errors: 0, changes: 0 };
+        const sample = [];
+        let last;
+        let nextPoll = 0;
+        for (;;) {
+          let seen;
+          c.reads++;
+          try {
+            const bytes = fs.readFileSync(req.target).toString('latin1');
+            if (bytes.length === 0) { c.empty++; seen = 'E'; }
+            else if (whole.has(bytes)) { c.complete++; seen = `C${bytes}`; }
+            else { c.torn++; seen = `T${bytes}`; }
+          } catch (e) {
+            if (e && e.code === 'ENOENT') { c.absent++; seen = 'A'; }
+            else {
+              c.errors++;
+              seen = `X${e && e.code}`;
+              if (sample.length < ERRORS_SAMPLE_MAX) sample.push(ctx.rawError(e));
+            }
+          }
+          if (last !== undefined && seen !== last) c.changes++;
+          last = seen;
+          const now = performance.now();
+          if (now >= nextPoll) {
+            if (ctx.stopRequested()) break;
+            nextPoll = now + 1;
+          }
+        }
+        return { ok: true, error: null, step: null, counters: c, errors_sample: sample };
+      };
+    },
+  },
+};
+
+// ---- the loop -----------------------------------------------------------------------------
+
+/**
+ * Runs the session until `quit` or end of input, then exits with status 0.
+ *
+ * probe: {
+ *   probe, families, runtime, version, pid   (the hello),
+ *   variants: {id: (p) => void|Promise}      (one call each),
+ *   params(msg) -> p                          (the argument of a variant, built at prepare),
+ *   rawError(e) -> {type, code, errno, hresult, message},
+ *   writeMark(path, token)                    (after a successful call, when `mark` is set),
+ *   reader?, send?, diag?, exit?              (I/O; default: node:fs and node:process),
+ *   recipes?                                  (default RECIPES),
+ * }
+ */
+export async function runSession(probe) {
+  const reader = probe.reader ?? nodeStdinReader();
+  const send = probe.send ?? nodeSend;
+  const diag = probe.diag ?? nodeDiag;
+  const exit = probe.exit ?? ((code) => process.exit(code));
+  const recipes = probe.recipes ?? RECIPES;
+  const { variants, rawError } = probe;
+  const fatal = (msg, code) => { diag(msg); exit(code); };
+
+  send({
+    protocol: PROTOCOL,
+    type: 'hello',
+    probe: probe.probe,
+    families: probe.families,
+    runtime: probe.runtime,
+    version: probe.version,
+    pid: probe.pid,
+    variants: Object.keys(variants),
+    recipes: Object.keys(recipes),
+  });
+
+  let running = null; // the attempt id of a running loop recipe
+  const ctx = {
+    rawError,
+    reader,
+    // True when the harness asked the running loop to end: `stop` (for this attempt, or
+    // without id), `quit` or end of input (both left for the main loop).
+    stopRequested() {
+      for (;;) {
+        const line = reader.poll();
+        if (line === undefined) return false;
+        if (line === null) return true;
+        if (line.trim() === '') continue;
+        let msg;
+        try { msg = JSON.parse(line); } catch { fatal(`not JSON: ${line}`, 3); }
+        if (msg && msg.type === 'stop') {
+          if (msg.id === undefined || msg.id === null || msg.id === running) return true;
+          continue;
+        }
+        if (msg && msg.type === 'quit') { reader.unread(line); return true; }
+        fatal(`${msg && msg.type} while attempt ${running} runs (only stop or quit may come)`, 3);
+      }
+    },
+  };
+
+  let prepared = null;
+  for (;;) {
+    const line = reader.next();
+    if (line === null) break;
+    if (line.trim() === '') continue;
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      fatal(`not JSON: ${line}`, 3);
+    }
+    if (msg.type === 'quit') break;
+    if (msg.type === 'stop') continue; // nothing runs: the result was sent already
+    if (msg.type === 'prepare') {
+      prepared = null;
+      if (msg.recipe !== undefined && msg.recipe !== null) {
+        const name = msg.recipe;
+        const recipe = typeof name === 'string' && Object.hasOwn(recipes, name) ? recipes[name] : null;
+        if (!recipe) {
+          send({ type: 'ready', id: msg.id, supported: false, reason: `unknown recipe ${name}` });
+          continue;
+        }
+        const token = typeof msg.token === 'string' ? msg.token : '';
+        const req = {
+          id: msg.id,
+          target: msg.target,
+          source: msg.source ?? null,
+          token,
+          data: Buffer.from(token, 'utf8'),
+          params: msg.params && typeof msg.params === 'object' ? msg.params : {},
+          role: msg.role ?? null,
+          scenario: msg.scenario ?? null,
+        };
+        let run;
+        try {
+          run = recipe.prepare(req, ctx);
+        } catch (e) {
+          if (!(e instanceof Unsupported)) throw e;
+          send({ type: 'ready', id: msg.id, supported: false, reason: e.message });
+          continue;
+        }
+        prepared = { id: msg.id, recipe: run, mark: msg.mark, token };
+        send({ type: 'ready', id: msg.id, supported: true });
+        continue;
+      }
+      const fn = Object.hasOwn(variants, msg.variant) ? variants[msg.variant] : null;
+      if (!fn) {
+        send({ type: 'ready', id: msg.id, supported: false, reason: `unknown variant ${msg.variant}` });
+        continue;
+      }
+      prepared = { id: msg.id, fn, p: probe.params(msg), mark: msg.mark, token: msg.token };
+      send({ type: 'ready', id: msg.id, supported: true });
+      continue;
+    }
+    if (msg.type === 'go') {
+      if (!prepared || prepared.id !== msg.id) fatal(`go ${msg.id} without prepare`, 3);
+      const attempt = prepared;
+      prepared = null;
+      if (attempt.recipe) {
+        running = attempt.id;
+        const t0 = nowUs();
+        let out;
+        try {
+          out = attempt.recipe(ctx);
+          if (out && typeof out.then === 'function') out = await out;
+        } catch (e) {
+          out = { ok: false, error: rawError(e), step: 'recipe' };
+        }
+        const t1 = nowUs();
+        running = null;
+        let { ok, error } = out;
+        if (ok && attempt.mark) {
+          try {
+            probe.writeMark(attempt.mark, attempt.token);
+          } catch (e) {
+            ok = false;
+            error = { ...rawError(e), type: 'MarkError' };
+          }
+        }
+        const result = { type: 'result', id: msg.id, ok, t0_us: t0, t1_us: t1, error, step: out.step ?? null };
+        if (out.counters) result.counters = out.counters;
+        if (out.errors_sample) result.errors_sample = out.errors_sample;
+        send(result);
+        continue;
+      }
+      // A variant: exactly the protocol-1 path (one call between the two timestamps).
+      const { fn, p, mark, token } = attempt;
+      let ok = true;
+      let error = null;
+      const t0 = nowUs();
+      try {
+        const r = fn(p);
+        if (r && typeof r.then === 'function') await r;
+      } catch (e) {
+        ok = false;
+        error = rawError(e);
+      }
+      const t1 = nowUs();
+      if (ok && mark) {
+        try {
+          probe.writeMark(mark, token);
+        } catch (e) {
+          ok = false;
+          error = { ...rawError(e), type: 'MarkError' };
+        }
+      }
+      send({ type: 'result', id: msg.id, ok, t0_us: t0, t1_us: t1, error });
+      continue;
+    }
+    fatal(`unknown message type ${msg.type}`, 3);
+  }
+  exit(0);
+}

@@ -1,0 +1,437 @@
+//! Protocol 2 against the real probes of Node, Bun and Deno (`probes/shared/session.mjs`),
+//! driven directly over stdin/stdout, without the harness in between: the hello lists the
+//! variants (checked against `matrices/` with `check_hello`) and the recipes; a variant is still
+//! answered with the protocol-1 result; `publish.temp-rename` (alone and raced by two
+//! processes) leaves exactly one token at the target and no temp file; `claim.rename` moves the
+//! source; `read.poll` runs until `stop` and reports counters; an unknown recipe is
+//! `supported:false` with a reason and the probe keeps answering. Each runtime is a visible
+//! SKIPPED when it is not installed (a failure in CI).
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use conformance::exec::protocol::{check_hello, parse_line, FromProbe, Go, Prepare, PrepareRecipe, Stop, PROTOCOL};
+use serde_json::{json, Value};
+
+use crate::common::{available, conformance, one_at_a_time, root};
+
+const RECIPES: [&str; 3] = ["publish.temp-rename", "claim.rename", "read.poll"];
+
+/// One probe as an adapter launches it (`src/runtime/node.rs`, `src/runtime/bun.rs`).
+#[derive(Debug, Clone, Copy)]
+enum Launcher {
+    /// `node probes/node/probe.mjs`
+    Node,
+    /// `bun probes/node/probe.mjs`
+    Bun,
+    /// `deno run -A --quiet --no-config probes/node/probe.mjs` (Deno's node:fs family)
+    DenoNode,
+    /// `deno run -A --quiet --no-config probes/deno/probe.ts` (Deno's own family)
+    DenoOwn,
+}
+
+impl Launcher {
+    fn runtime(self) -> &'static str {
+        match self {
+            Launcher::Node => "node",
+            Launcher::Bun => "bun",
+            Launcher::DenoNode | Launcher::DenoOwn => "deno",
+        }
+    }
+
+    fn family(self) -> &'static str {
+        match self {
+            Launcher::DenoOwn => "deno",
+            _ => "node",
+        }
+    }
+
+    /// An exclusive-create variant of the family, for the protocol-1 check.
+    fn create_new(self) -> &'static str {
+        match self {
+            Launcher::DenoOwn => "deno.writeFileSync.createNew",
+            _ => "node.writeFileSync.wx",
+        }
+    }
+
+    fn command(self, exe: &Path, scratch: &Path) -> Command {
+        let probes = root().join("probes");
+        let tmp = scratch.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let mut c = Command::new(exe);
+        match self {
+            Launcher::Node => {
+                c.arg(probes.join("node").join("probe.mjs"));
+            }
+            Launcher::Bun => {
+                c.arg(probes.join("node").join("probe.mjs")).env("BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0");
+            }
+            Launcher::DenoNode | Launcher::DenoOwn => {
+                let script = match self {
+                    Launcher::DenoOwn => probes.join("deno").join("probe.ts"),
+                    _ => probes.join("node").join("probe.mjs"),
+                };
+                c.args(["run", "-A", "--quiet", "--no-config"])
+                    .arg(script)
+                    .env("DENO_DIR", scratch.join("deno-dir"))
+                    .env("NO_COLOR", "1")
+                    .env("DENO_NO_UPDATE_CHECK", "1");
+            }
+        }
+        c.env("TMPDIR", &tmp).env("TEMP", &tmp).env("TMP", &tmp).current_dir(scratch);
+        c
+    }
+}
+
+/// Where `conformance runtimes --json` found a runtime.
+fn runtime_path(name: &str) -> PathBuf {
+    let out = conformance().args(["runtimes", "--json", "--runtime", name]).output().expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    PathBuf::from(v[0]["path"].as_str().expect("a found runtime has a path"))
+}
+
+/// A running probe: stdin to write lines to, stdout lines through a reader thread, stderr
+/// in a file for the failure messages.
+struct Probe {
+    name: String,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    stderr: PathBuf,
+    hello: Value,
+    hello_line: String,
+}
+
+impl Probe {
+    fn start(l: Launcher, exe: &Path, scratch: &Path, name: &str) -> Probe {
+        let stderr = scratch.join(format!("{name}.stderr"));
+        let mut child = l
+            .command(exe, scratch)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {l:?}: {e}"));
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut p = Probe {
+            name: format!("{l:?} {name}"),
+            child,
+            stdin,
+            lines: rx,
+            stderr,
+            hello: Value::Null,
+            hello_line: String::new(),
+        };
+        let (line, hello) = p.recv();
+        p.hello = hello;
+        p.hello_line = line;
+        p
+    }
+
+    fn send(&mut self, msg: &impl serde::Serialize) {
+        let line = serde_json::to_string(msg).unwrap();
+        writeln!(self.stdin, "{line}").unwrap_or_else(|e| panic!("{}: cannot write {line}: {e}", self.name));
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next line, as text and JSON; it must also parse as a protocol message.
+    fn recv(&mut self) -> (String, Value) {
+        match self.lines.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => {
+                parse_line(&line).unwrap_or_else(|e| panic!("{}: {e}", self.name));
+                let v: Value = serde_json::from_str(&line).unwrap();
+                (line, v)
+            }
+            Err(e) => {
+                let _ = self.child.kill();
+                let err = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+                panic!("{}: no line ({e}); stderr: {err}", self.name)
+            }
+        }
+    }
+
+    fn expect(&mut self, kind: &str, id: u64) -> Value {
+        let (line, v) = self.recv();
+        assert_eq!(v["type"], kind, "{}: {line}", self.name);
+        assert_eq!(v["id"], id, "{}: {line}", self.name);
+        v
+    }
+
+    fn ready(&mut self, id: u64) -> Value {
+        let v = self.expect("ready", id);
+        assert_eq!(v["supported"], true, "{}: {v}", self.name);
+        v
+    }
+
+    /// Sends quit and waits for exit status 0.
+    fn quit(mut self) {
+        self.send(&json!({"type": "quit"}));
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                assert!(s.success(), "{} exited with {s}", self.name);
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "{} did not exit after quit", self.name);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn names_in(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+}
+
+fn now_us() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros() as f64
+}
+
+/// Timestamps are µs since the Unix epoch: within two minutes of this clock, t0 <= t1.
+fn check_stamps(v: &Value) {
+    let (t0, t1) = (v["t0_us"].as_f64().expect("t0_us"), v["t1_us"].as_f64().expect("t1_us"));
+    assert!((now_us() - t0).abs() < 120e6, "t0_us {t0} is not µs since the Unix epoch: {v}");
+    assert!(t0 <= t1, "{v}");
+}
+
+fn exercise(l: Launcher) {
+    if !available(l.runtime()) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let exe = runtime_path(l.runtime());
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+
+    // hello: protocol 2, the variants agree with the matrices, the recipes are listed
+    let mut a = Probe::start(l, &exe, s, "a");
+    assert_eq!(a.hello["type"], "hello", "{}", a.hello_line);
+    assert_eq!(a.hello["protocol"], PROTOCOL, "{}", a.hello_line);
+    assert_eq!(a.hello["runtime"], l.runtime(), "{}", a.hello_line);
+    assert_eq!(a.hello["families"], json!([l.family()]), "{}", a.hello_line);
+    let recipes: Vec<&str> = a.hello["recipes"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    for r in RECIPES {
+        assert!(recipes.contains(&r), "{r} missing from {}", a.hello_line);
+    }
+    let matrix = conformance::matrix::load_dir(&root().join("matrices")).unwrap();
+    let pairs: Vec<(&str, &str)> = matrix.iter().map(|v| (v.family.as_str(), v.id.as_str())).collect();
+    let hello = parse_line(&a.hello_line).unwrap();
+    assert!(matches!(hello, FromProbe::Hello { protocol: 2, .. }));
+    let check = check_hello(&hello, &pairs).expect("a v2 hello is checked");
+    assert!(check.is_clean(), "{l:?}: probe and matrices disagree: {check:?}");
+    println!(
+        "{l:?}: hello protocol 2, {} variants (same as matrices/{}.toml), recipes {recipes:?}",
+        a.hello["variants"].as_array().unwrap().len(),
+        l.family()
+    );
+
+    // a variant is answered exactly as in protocol 1
+    std::fs::create_dir(s.join("v1")).unwrap();
+    a.send(&Prepare::new(1, l.create_new(), "v1/target", None, "tok-v1", None, 0));
+    a.ready(1);
+    a.send(&Go::new(1));
+    let r = a.expect("result", 1);
+    let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(BTreeSet::from_iter(keys), BTreeSet::from(["type", "id", "ok", "t0_us", "t1_us", "error"]), "{r}");
+    assert_eq!((&r["ok"], &r["error"]), (&json!(true), &Value::Null), "{r}");
+    check_stamps(&r);
+    assert_eq!(std::fs::read_to_string(s.join("v1/target")).unwrap(), "tok-v1");
+
+    // publish.temp-rename alone: exactly the token at the target, no temp file beside it
+    std::fs::create_dir(s.join("one")).unwrap();
+    a.send(&PrepareRecipe::new(2, "publish.temp-rename", "one/target", "tok-one").scenario("publish").role("writer"));
+    a.ready(2);
+    a.send(&Go::new(2));
+    let r = a.expect("result", 2);
+    assert_eq!((&r["ok"], &r["step"], &r["error"]), (&json!(true), &Value::Null, &Value::Null), "{r}");
+    check_stamps(&r);
+    assert_eq!(names_in(&s.join("one")), BTreeSet::from(["target".to_string()]));
+    assert_eq!(std::fs::read_to_string(s.join("one/target")).unwrap(), "tok-one");
+
+    // publish.temp-rename raced by two processes released together
+    let mut b = Probe::start(l, &exe, s, "b");
+    std::fs::create_dir(s.join("race")).unwrap();
+    for (p, tok) in [(&mut a, "tok-a"), (&mut b, "tok-b")] {
+        p.send(&PrepareRecipe::new(3, "publish.temp-rename", "race/target", tok).scenario("publish").role("writer"));
+        p.ready(3);
+    }
+    a.send(&Go::new(3));
+    b.send(&Go::new(3));
+    let (ra, rb) = (a.expect("result", 3), b.expect("result", 3));
+    let held = std::fs::read_to_string(s.join("race/target")).unwrap();
+    assert_eq!(names_in(&s.join("race")), BTreeSet::from(["target".to_string()]), "a temp file was left");
+    assert!(held == "tok-a" || held == "tok-b", "target holds {held:?}");
+    println!("{l:?}: publish.temp-rename race of 2: ok {} and {}, target holds {held}", ra["ok"], rb["ok"]);
+
+    // claim.rename: the prepared source becomes the target
+    std::fs::create_dir(s.join("claim")).unwrap();
+    std::fs::write(s.join("claim/src-a"), "tok-claim").unwrap();
+    a.send(&PrepareRecipe::new(4, "claim.rename", "claim/target", "tok-claim").source("claim/src-a"));
+    a.ready(4);
+    a.send(&Go::new(4));
+    let r = a.expect("result", 4);
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(names_in(&s.join("claim")), BTreeSet::from(["target".to_string()]));
+    // claim.rename without a source is unsupported, with the reason
+    a.send(&PrepareRecipe::new(5, "claim.rename", "claim/other", "t"));
+    let r = a.expect("ready", 5);
+    assert_eq!(r["supported"], false, "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("source"), "{r}");
+
+    // read.poll: a reads until stop while b publishes 20 times; then counters
+    std::fs::create_dir(s.join("poll")).unwrap();
+    let tokens: Vec<String> = (0..20).map(|i| format!("w-{i:02}-{}", "x".repeat(4096))).collect();
+    a.send(&PrepareRecipe::new(6, "read.poll", "poll/target", "r").role("reader").params(json!({ "expect": tokens })));
+    a.ready(6);
+    a.send(&Go::new(6));
+    for (i, tok) in tokens.iter().enumerate() {
+        let id = 100 + i as u64;
+        b.send(&PrepareRecipe::new(id, "publish.temp-rename", "poll/target", tok).role("writer"));
+        b.ready(id);
+        b.send(&Go::new(id));
+        let r = b.expect("result", id);
+        assert_eq!(r["ok"], true, "{r}");
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    a.send(&Stop::new(6));
+    let (line, r) = a.recv();
+    assert_eq!((&r["type"], &r["id"], &r["ok"]), (&json!("result"), &json!(6), &json!(true)), "{line}");
+    check_stamps(&r);
+    let c = r["counters"].as_object().unwrap_or_else(|| panic!("no counters: {line}"));
+    let n = |k: &str| c.get(k).and_then(Value::as_i64).unwrap_or_else(|| panic!("counter {k} missing: {line}"));
+    assert!(n("reads") >= 1, "{line}");
+    assert_eq!(n("complete") + n("empty") + n("torn") + n("absent") + n("errors"), n("reads"), "{line}");
+    let sample = r["errors_sample"].as_array().unwrap_or_else(|| panic!("no errors_sample: {line}"));
+    assert!(sample.len() as i64 <= n("errors").min(8), "{line}");
+    assert_eq!(names_in(&s.join("poll")), BTreeSet::from(["target".to_string()]));
+    println!("{l:?}: read.poll during 20 publishes (4 KiB each): {}", r["counters"]);
+
+    // stop with nothing running is ignored; an unknown recipe is unsupported with a reason;
+    // the probe keeps answering
+    a.send(&Stop::new(6));
+    a.send(&PrepareRecipe::new(7, "no.such.recipe", "x", "t"));
+    let r = a.expect("ready", 7);
+    assert_eq!(r["supported"], false, "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("no.such.recipe"), "{r}");
+    std::fs::create_dir(s.join("after")).unwrap();
+    a.send(&PrepareRecipe::new(8, "publish.temp-rename", "after/target", "tok-after"));
+    a.ready(8);
+    a.send(&Go::new(8));
+    assert_eq!(a.expect("result", 8)["ok"], true);
+    assert_eq!(std::fs::read_to_string(s.join("after/target")).unwrap(), "tok-after");
+
+    a.quit();
+    b.quit();
+}
+
+/// The .NET probe built with Mono's `mcs` (as `src/runtime/dotnet.rs` does without an SDK),
+/// run on `runtime` (`mono` or `coreclr`): a v2 hello whose variants agree with
+/// `matrices/dotnet.toml` and no recipes; a recipe `prepare` is unsupported with a reason;
+/// a `stop` is ignored; a variant still works.
+fn exercise_dotnet(runtime: &str) {
+    if !available(runtime) {
+        return;
+    }
+    let Ok(mcs) = which::which("mcs") else {
+        eprintln!("SKIPPED: the .NET probe protocol test builds Probe.cs with Mono's mcs, which is not on PATH");
+        return;
+    };
+    let _serial = one_at_a_time();
+    let exe = runtime_path(runtime);
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    let out = Command::new(mcs)
+        .arg(format!("-out:{}", s.join("Probe.exe").display()))
+        .args(["-nologo", "-optimize+"])
+        .arg(root().join("probes").join("dotnet").join("Probe.cs"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "mcs: {}", String::from_utf8_lossy(&out.stdout));
+    let mut c = Command::new(&exe);
+    if runtime == "coreclr" {
+        let v = conformance().args(["runtimes", "--json", "--runtime", runtime]).output().unwrap();
+        let v: Value = serde_json::from_slice(&v.stdout).unwrap();
+        let rc = s.join("Probe.runtimeconfig.json");
+        let text = json!({"runtimeOptions": {"tfm": "netcoreapp3.1", "framework": {"name": "Microsoft.NETCore.App", "version": v[0]["version"]}}});
+        std::fs::write(&rc, text.to_string()).unwrap();
+        c.args(["exec", "--runtimeconfig"]).arg(rc).env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1");
+    }
+    c.arg(s.join("Probe.exe")).current_dir(s).env("TMPDIR", s).env("COMPlus_EnableDiagnostics", "0");
+    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || lines.next().expect("a line").expect("utf-8");
+    let hello_line = next();
+    let hello = parse_line(&hello_line).unwrap();
+    let FromProbe::Hello { protocol, ref recipes, .. } = hello else { panic!("{hello_line}") };
+    assert_eq!(protocol, 2, "{hello_line}");
+    assert!(recipes.is_empty(), "{hello_line}");
+    let matrix = conformance::matrix::load_dir(&root().join("matrices")).unwrap();
+    let pairs: Vec<(&str, &str)> = matrix.iter().map(|v| (v.family.as_str(), v.id.as_str())).collect();
+    let check = check_hello(&hello, &pairs).unwrap();
+    assert!(check.is_clean(), "{runtime}: probe and matrices/dotnet.toml disagree: {check:?}");
+    let mut send = |m: Value| writeln!(stdin, "{m}").unwrap();
+    send(json!({"type": "stop", "id": 1}));
+    send(serde_json::to_value(PrepareRecipe::new(2, "publish.temp-rename", "target", "t")).unwrap());
+    let r: Value = serde_json::from_str(&next()).unwrap();
+    assert_eq!((&r["type"], &r["id"], &r["supported"]), (&json!("ready"), &json!(2), &json!(false)), "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("publish.temp-rename"), "{r}");
+    send(serde_json::to_value(Prepare::new(3, "dotnet.FileMode.CreateNew", "target", None, "tok", None, 0)).unwrap());
+    let r: Value = serde_json::from_str(&next()).unwrap();
+    assert_eq!(r["supported"], true, "{r}");
+    send(serde_json::to_value(Go::new(3)).unwrap());
+    let r: Value = serde_json::from_str(&next()).unwrap();
+    assert_eq!((&r["type"], &r["ok"]), (&json!("result"), &json!(true)), "{r}");
+    check_stamps(&r);
+    assert_eq!(std::fs::read_to_string(s.join("target")).unwrap(), "tok");
+    send(json!({"type": "quit"}));
+    assert!(child.wait().unwrap().success());
+    println!(
+        "{runtime}: .NET probe hello protocol 2, {} variants (same as matrices/dotnet.toml), no recipes",
+        pairs.iter().filter(|p| p.0 == "dotnet").count()
+    );
+}
+
+#[test]
+fn protocol_v2_dotnet_probe_on_mono() {
+    exercise_dotnet("mono");
+}
+
+#[test]
+fn protocol_v2_dotnet_probe_on_coreclr() {
+    exercise_dotnet("coreclr");
+}
+
+#[test]
+fn protocol_v2_node_probe_on_node() {
+    exercise(Launcher::Node);
+}
+
+#[test]
+fn protocol_v2_node_probe_on_bun() {
+    exercise(Launcher::Bun);
+}
+
+#[test]
+fn protocol_v2_node_probe_on_deno() {
+    exercise(Launcher::DenoNode);
+}
+
+#[test]
+fn protocol_v2_deno_probe_on_deno() {
+    exercise(Launcher::DenoOwn);
+}

@@ -3,7 +3,11 @@
 
 pub mod amplify;
 pub mod contender;
+pub mod driver;
+pub mod fake;
 pub mod health;
+pub mod oneshot;
 pub mod process;
 pub mod protocol;
 pub mod scratch;
+pub mod session;

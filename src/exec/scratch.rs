@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::domain::{PathStyle, TargetState};
 use crate::error::{Error, Result};
 use crate::matrix::SourceKind;
 use crate::snapshot::mark_name;
@@ -15,41 +14,6 @@ use crate::snapshot::mark_name;
 /// `&`, `%`, `^`, `!`, `(`, `)`, `'`, `` ` ``, `$`, and Japanese. Every path given to probes
 /// passes through it when `--hostile-paths` is on, to prove that paths reach probes as data.
 pub const HOSTILE_SEGMENT: &str = "sp ace&amp %PATH% ^c !b! (p) 'q' `b` $d 日本語";
-
-/// What stands at the target before a second comer's attempt
-/// (`docs/GLOSSARY.md`, "target state").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TargetState {
-    /// Nothing: the control.
-    Absent,
-    /// A file holding the first comer's token.
-    File,
-    /// An empty directory.
-    EmptyDir,
-    /// A directory holding the first comer's mark file.
-    Dir,
-}
-
-impl TargetState {
-    /// All states, in table order.
-    pub const ALL: [TargetState; 4] = [TargetState::Absent, TargetState::File, TargetState::EmptyDir, TargetState::Dir];
-
-    /// The glossary spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TargetState::Absent => "absent",
-            TargetState::File => "file",
-            TargetState::EmptyDir => "empty-dir",
-            TargetState::Dir => "dir",
-        }
-    }
-
-    /// Parses the glossary spelling.
-    pub fn parse(s: &str) -> Option<TargetState> {
-        TargetState::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-}
 
 /// The run's scratch folder.
 #[derive(Debug)]
@@ -125,15 +89,6 @@ pub fn make_source(path: &Path, kind: SourceKind, token: &str) -> std::io::Resul
 /// on Windows; the whole scratch folder goes at the end anyway).
 pub fn clear(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
-}
-
-/// How a runtime spells paths.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathStyle {
-    /// The host's own paths.
-    Native,
-    /// Wine's view of the Unix file system: `/a/b` → `Z:\a\b`, relative `a/b` → `a\b`.
-    Wine,
 }
 
 /// Spells `p` for a runtime with `style`.

@@ -8,28 +8,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::exec::protocol::RawError;
+use crate::domain::RawError;
+pub use crate::domain::Scenario;
 use crate::verdict::{safe_as_lock, Detection, Outcome, RaceEvidence, RaceMode, RaceStats, RaceVerdict};
-
-/// Which scenario a cell measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Scenario {
-    /// One attempt against a target state put in place by a first comer.
-    SecondComer,
-    /// K contenders released together on an absent target, T times.
-    Race,
-}
-
-impl Scenario {
-    /// The spelling used in ids and flags.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scenario::SecondComer => "second-comer",
-            Scenario::Race => "race",
-        }
-    }
-}
 
 /// A normalised error code with the raw error beside it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

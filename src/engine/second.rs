@@ -1,0 +1,143 @@
+//! The second-comer scenario: the first comer's state is put in place, the target is read,
+//! one contender makes its call (with an absolute, then a relative path), the target is read
+//! again, and [`crate::verdict::classify_second`] judges.
+
+use super::attempt::*;
+use super::*;
+
+/// One second-comer cell: the attempt with an absolute path and, if asked, again with a
+/// relative one. `None` when the run was interrupted before both were made: a cell is never
+/// built from an attempt cut short.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn second_comer_cell(
+    base: &CellBase<'_>,
+    c: &mut Contender,
+    t: TargetState,
+    opts: &Options,
+    style: PathStyle,
+    scratch: &mut Scratch,
+    nonce: &str,
+    next_id: &mut u64,
+) -> Option<Cell> {
+    let started = Instant::now();
+    let v = base.v;
+    let abs = second_comer(c, v, t, false, style, scratch, nonce, next_id)?;
+    let rel = match opts.relative {
+        true => {
+            let r = second_comer(c, v, t, true, style, scratch, nonce, next_id)?;
+            Some(RelativeAttempt { outcome: r.outcome, error: error_info(&r.attempt), evidence: r.attempt.evidence })
+        }
+        false => None,
+    };
+    let mut cell = base.cell(Scenario::SecondComer, t.as_str());
+    cell.outcome = Some(abs.outcome);
+    cell.error = error_info(&abs.attempt);
+    cell.relative = rel;
+    cell.before = Some(abs.before);
+    cell.after = Some(abs.after);
+    cell.evidence = abs.attempt.evidence;
+    cell.elapsed_ms = ms(started.elapsed());
+    Some(cell)
+}
+
+/// What one second-comer attempt produced.
+struct SecondComer {
+    outcome: Outcome,
+    /// The target before and after, described.
+    before: String,
+    after: String,
+    attempt: Attempt,
+}
+
+impl SecondComer {
+    /// An attempt the harness could not make or judge: a `harness-error`, with the reason.
+    fn harness_error(why: String) -> SecondComer {
+        let attempt = Attempt::fault(Report::HarnessError, format!("harness-error: {why}"));
+        SecondComer { outcome: Outcome::HarnessError, before: String::new(), after: String::new(), attempt }
+    }
+}
+
+/// One second-comer attempt; `None` when the run was interrupted before or during it.
+#[allow(clippy::too_many_arguments)]
+fn second_comer(
+    c: &mut Contender,
+    v: &Variant,
+    state: TargetState,
+    relative: bool,
+    style: PathStyle,
+    scratch: &mut Scratch,
+    nonce: &str,
+    next_id: &mut u64,
+) -> Option<SecondComer> {
+    if crate::interrupt::requested() {
+        return None;
+    }
+    *next_id += 1;
+    let id = *next_id;
+    let first = format!("{nonce}-first-{id}");
+    let token = format!("{nonce}-second-{id}");
+    let (abs, rel) = match scratch.cell_dir() {
+        Ok(d) => d,
+        Err(e) => return Some(SecondComer::harness_error(format!("could not create a cell folder: {e}"))),
+    };
+    let target_abs = abs.join("target");
+    let setup = set_up(&target_abs, state, &first).and_then(|()| make_source(&abs.join("src-1"), v.source, &token));
+    if let Err(e) = setup {
+        clear(&abs);
+        return Some(SecondComer::harness_error(format!("could not set up {}: {e}", state.as_str())));
+    }
+    let for_probe = if relative { rel } else { abs.clone() };
+    let source_dir = if v.creates == Creates::Symlink { &abs } else { &for_probe };
+    let spec = spec_for(v, id, &for_probe, source_dir, style, 1, &token);
+    let before = match snapshot::read(&target_abs) {
+        Ok(b) => b,
+        Err(e) => {
+            clear(&abs);
+            return Some(SecondComer::harness_error(format!("could not read the target before the attempt: {e}")));
+        }
+    };
+    let mut a = match inexpressible(v, style, &abs, 1, &token) {
+        Some(unsupported) => unsupported,
+        None => attempt_one(c, &spec),
+    };
+    if a.report == Report::Interrupted {
+        clear(&abs);
+        return None;
+    }
+    fs_failure_is_harness_error(&mut a);
+    let after = match snapshot::read(&target_abs) {
+        Ok(x) => x,
+        Err(e) => {
+            clear(&abs);
+            return Some(SecondComer::harness_error(format!("could not read the target after the attempt: {e}")));
+        }
+    };
+    let outcome = classify_second(&before, a.report, &after, &token, spec.mark.is_some());
+    let (b, af) = (before.describe(), after.describe());
+    clear(&abs);
+    Some(SecondComer { outcome, before: b, after: af, attempt: a })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tests::variant;
+    use crate::exec::fake::FakeCall;
+
+    #[test]
+    fn second_comers_with_absolute_and_relative_paths() {
+        let mut scratch = Scratch::new(&std::env::temp_dir(), Some("sp ace 日本語")).unwrap();
+        let mut c = Contender::fake(FakeCall::CreateNew, scratch.root().to_path_buf());
+        let v = variant("fake.wx");
+        let mut id = 0;
+        for relative in [false, true] {
+            let mut at = |t| {
+                second_comer(&mut c, &v, t, relative, PathStyle::Native, &mut scratch, "n1", &mut id).unwrap().outcome
+            };
+            assert_eq!(at(TargetState::Absent), Outcome::Acquired, "relative: {relative}");
+            assert_eq!(at(TargetState::File), Outcome::Refused, "relative: {relative}");
+            assert_eq!(at(TargetState::EmptyDir), Outcome::Refused, "relative: {relative}");
+            assert_eq!(at(TargetState::Dir), Outcome::Refused, "relative: {relative}");
+        }
+    }
+}

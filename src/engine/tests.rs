@@ -1,0 +1,92 @@
+//! The engine's success paths with the in-process fake driver: no runtime needed.
+
+use super::*;
+use crate::exec::fake::FakeCall;
+use crate::matrix::{Creates, SourceKind, Variant};
+
+pub(super) fn options(trials: usize) -> Options {
+    Options {
+        contenders: 3,
+        trials,
+        oneshot_trials: trials,
+        timeout: Duration::from_secs(5),
+        startup_timeout: Duration::from_secs(5),
+        second_comer: true,
+        race: true,
+        targets: TargetState::ALL.to_vec(),
+        relative: true,
+        hold_ms: 0,
+        max_consecutive_faults: 3,
+        natural: true,
+        amplify: Amplify::Off,
+        max_rate: None,
+        max_trials: trials,
+        offsets: None,
+    }
+}
+
+pub(super) fn variant(id: &str) -> Variant {
+    Variant {
+        id: id.into(),
+        family: "fake".into(),
+        call: id.into(),
+        source: SourceKind::None,
+        creates: Creates::File,
+        anti_pattern: false,
+        control: false,
+        holds: false,
+        note: String::new(),
+    }
+}
+
+fn race(call: FakeCall, trials: usize, fail_begin_every: Option<u64>) -> RaceResult {
+    let mut scratch = Scratch::new(&std::env::temp_dir(), None).unwrap();
+    let root = scratch.root().to_path_buf();
+    let natural = (0..3)
+        .map(|_| {
+            let mut f = crate::exec::fake::Fake::new(call, root.clone());
+            f.fail_begin_every = fail_begin_every;
+            Contender::with_driver(Box::new(f))
+        })
+        .collect();
+    let mut pools = Pools::of(natural, root);
+    let v = variant("fake.call");
+    let vs = vec![&v; 3];
+    let styles = vec![PathStyle::Native; 3];
+    let mut id = 0;
+    race_modes(&mut pools, &vs, &styles, trials, &options(trials), &mut scratch, "n0", &mut id)
+}
+
+#[test]
+fn an_exclusive_call_counts_every_trial_after_the_warm_up() {
+    let r = race(FakeCall::CreateNew, 40, None);
+    assert_eq!(r.verdict, RaceVerdict::Exclusive, "{r:?}");
+    assert_eq!(r.decided_by, RaceMode::Natural);
+    assert!(r.amplified.is_none() && r.amplified_unavailable.is_some());
+    let n = r.natural.as_ref().unwrap();
+    assert_eq!(n.stats.trials, 40, "the warm-up trials are not counted");
+    assert_eq!(n.stats.clean_trials, 40);
+    assert_eq!(n.stats.wins_by_contender.iter().sum::<usize>(), 40, "one winner per trial");
+    assert_eq!(n.discarded_trials, 0);
+    // the natural sweep: released together, then one measured release spread apart
+    assert_eq!(n.orderings.len(), 2, "{:?}", n.orderings);
+    assert_eq!(n.orderings.iter().map(|o| o.stats.trials).sum::<usize>(), 40);
+}
+
+#[test]
+fn a_check_then_create_double_wins_every_trial() {
+    let r = race(FakeCall::CheckThenCreate, 30, None);
+    assert_eq!(r.verdict, RaceVerdict::MultipleWinners, "{r:?}");
+    let n = r.natural.as_ref().unwrap();
+    assert_eq!(n.stats.multi_winner_trials, 30);
+    assert_eq!(n.found_at_offset_us, Some(0), "found in lockstep (the first, smaller offset on a tie)");
+}
+
+#[test]
+fn a_contender_failing_before_the_release_discards_the_trial() {
+    let r = race(FakeCall::CreateNew, 40, Some(7));
+    let n = r.natural.as_ref().unwrap();
+    assert_eq!(r.verdict, RaceVerdict::Exclusive, "{r:?}");
+    assert_eq!(n.stats.trials, 40, "discarded trials are run again");
+    assert!(n.discarded_trials >= 5, "every 7th attempt id fails before ready: {}", n.discarded_trials);
+}

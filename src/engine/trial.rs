@@ -1,0 +1,373 @@
+//! The trial loop of a race: set-up of each trial's sources, the barrier (every contender
+//! `ready`, then `go` to each at its release offset), warm-up, discards, loose amplified
+//! trials, fault stops, harness errors and interrupts, and the summary of the counted trials.
+
+use super::attempt::*;
+use super::*;
+
+/// What a race produced, before it becomes a cell.
+#[derive(Debug, Clone)]
+pub struct RaceRun {
+    /// Verdict and counts.
+    pub summary: RaceSummary,
+    /// Normalised error codes of failed calls → count.
+    pub errors: BTreeMap<String, usize>,
+    /// The first failed call's error.
+    pub first_error: Option<ErrorInfo>,
+    /// What the harness saw of faults (or why the race stopped).
+    pub evidence: Option<String>,
+    /// True when a contender's probe does not have its call (then nothing was counted).
+    pub unsupported: bool,
+    /// Why the harness failed during the race (set-up, snapshot, a file-system failure of the
+    /// scratch folder): then the race's verdict is `harness-error` and no trial counts.
+    pub harness_error: Option<String>,
+    /// True when the run was interrupted during the race (the trial in flight was dropped).
+    pub interrupted: bool,
+    /// Completed trials per second of measured wall time.
+    pub trials_per_second: Option<f64>,
+    /// Trials run again because a contender failed before the release (its process did not
+    /// start or did not get ready): such a trial says nothing about the call.
+    pub discarded_trials: usize,
+    /// Amplified races: trials run again because the contenders entered their calls further
+    /// apart than the injected delay, so the race did not overlap them.
+    pub loose_trials: usize,
+    /// The trials summarised per release offset.
+    pub orderings: Vec<crate::verdict::OrderingSummary>,
+}
+
+/// Uncounted trials at the start of every race: first calls pay JIT and lazy-loading costs,
+/// and their release spread sets the automatic offset of natural sweeps.
+const WARMUP_TRIALS: usize = 3;
+
+/// Which release offsets a race runs (trials are spread over them in turn).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sweep {
+    /// These offsets in µs (contender `i` released `i × offset` after contender 0).
+    Fixed(Vec<u64>),
+    /// 0 and the median release spread of the warm-up trials (rounded up to 10 µs): natural
+    /// races, whose contenders are then about one release spread apart. Only 0 where the
+    /// probes give no µs stamps (cmd).
+    NaturalAuto,
+}
+
+impl Sweep {
+    /// The default sweep of amplified races with delay `d` µs: `0, d/2, d, 2d`, so that a
+    /// contender can lag another by about one delayed step (the orderings issue: lockstep
+    /// alone hides failures of multi-step recipes).
+    pub fn amplified(d: u64) -> Sweep {
+        Sweep::Fixed(vec![0, d / 2, d, 2 * d])
+    }
+
+    /// The offsets to run, given the warm-up's release spreads (µs; sorted in place).
+    fn offsets(&self, warmup_spreads: &mut [f64]) -> Vec<u64> {
+        match self {
+            Sweep::Fixed(v) if !v.is_empty() => v.clone(),
+            Sweep::Fixed(_) => vec![0],
+            Sweep::NaturalAuto => match crate::verdict::spread(warmup_spreads) {
+                // no µs stamps (cmd): nothing to size an offset by, so released together only
+                None => vec![0],
+                Some(s) => vec![0, ((s.p50 / 10.0).ceil() as u64 * 10).max(10)],
+            },
+        }
+    }
+}
+
+/// Waits until `t`: sleeps while more than 300 µs remain, then spins on the monotonic clock
+/// (a sleep alone overshoots by tens to hundreds of microseconds).
+pub(super) fn wait_until(t: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= t {
+            return;
+        }
+        let left = t - now;
+        if left > Duration::from_micros(300) {
+            std::thread::sleep(left - Duration::from_micros(200));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Amplified races stop after this many loose trials in a row (the release never got tight).
+const MAX_LOOSE_IN_ROW: usize = 50;
+
+/// Runs race trials as `budget` says (after [`WARMUP_TRIALS`] uncounted ones) among `pool`, contender `i`
+/// making the call `variants[i]` with paths spelled in `styles[i]`. The target is absent at
+/// the start of each trial; sources are prepared before the release. With `tight_us`, a trial
+/// whose contenders entered their calls more than that many microseconds apart (by their
+/// probes' stamps) is run again and counted as loose: amplified races count only trials in
+/// which the injected delay covered the release skew.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn race_core(
+    pool: &mut [Contender],
+    variants: &[&Variant],
+    styles: &[PathStyle],
+    budget: Budget,
+    sweep: &Sweep,
+    tight_us: Option<f64>,
+    opts: &Options,
+    scratch: &mut Scratch,
+    nonce: &str,
+    next_id: &mut u64,
+) -> RaceRun {
+    let k = pool.len();
+    let mut run = RaceRun {
+        summary: summarize_race(k, &[]),
+        errors: BTreeMap::new(),
+        first_error: None,
+        evidence: None,
+        unsupported: false,
+        harness_error: None,
+        interrupted: false,
+        trials_per_second: None,
+        discarded_trials: 0,
+        loose_trials: 0,
+        orderings: Vec::new(),
+    };
+    let mut loose_in_row = 0;
+    let (dir, _) = match scratch.cell_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            run.harness_error = Some(format!("could not create a cell folder: {e}"));
+            return finish_race(run, k, &[], Duration::ZERO);
+        }
+    };
+    let mut observed: Vec<Trial> = Vec::with_capacity(budget.trials);
+    let (mut clean, mut multi) = (0usize, 0usize);
+    let mut consecutive_faults = 0;
+    let mut measured_time = Duration::ZERO;
+    // the first WARMUP_TRIALS are a warm-up (first calls pay JIT and lazy-loading costs) and
+    // measure the release spread for an automatic offset; they are not counted
+    let mut t = 0;
+    let mut discards_in_row = 0;
+    let mut folder = 0;
+    let mut warmup_spreads = Vec::new();
+    let mut offsets: Vec<u64> = vec![0];
+    // t counts finished trials including the warm-up
+    while t < WARMUP_TRIALS || !budget.enough(observed.len(), clean, multi) {
+        let offset_us = if t < WARMUP_TRIALS { 0 } else { offsets[observed.len() % offsets.len()] };
+        folder += 1;
+        if crate::interrupt::requested() {
+            run.interrupted = true;
+            break;
+        }
+        let t_start = Instant::now();
+        *next_id += 1;
+        let id = *next_id;
+        let tdir = dir.join(format!("t{folder}"));
+        if let Err(e) = std::fs::create_dir(&tdir) {
+            run.harness_error = Some(format!("could not create a trial folder: {e}"));
+            break;
+        }
+        let tokens: Vec<String> = (0..k).map(|i| format!("{nonce}-t{folder}-k{i}")).collect();
+        let mut specs = Vec::with_capacity(k);
+        let mut setup_err = None;
+        for (i, tok) in tokens.iter().enumerate() {
+            let v = variants[i];
+            if let Err(e) = make_source(&tdir.join(format!("src-{i}")), v.source, tok) {
+                setup_err = Some(e);
+            }
+            let mut s = spec_for(v, id, &tdir, &tdir, styles[i], i, tok);
+            if v.holds {
+                s.hold_ms = opts.hold_ms;
+            }
+            specs.push(s);
+        }
+        if let Some(e) = setup_err {
+            run.harness_error = Some(format!("could not prepare the sources: {e}"));
+            clear(&tdir);
+            break;
+        }
+        let mut attempts: Vec<Option<Attempt>> =
+            (0..k).map(|i| inexpressible(variants[i], styles[i], &tdir, i, &tokens[i])).collect();
+        for (i, c) in pool.iter_mut().enumerate() {
+            if attempts[i].is_some() {
+                continue;
+            }
+            if let Err(a) = c.begin(&specs[i]) {
+                attempts[i] = Some(a);
+            }
+        }
+        for (i, c) in pool.iter_mut().enumerate() {
+            if attempts[i].is_none() {
+                if let Err(a) = c.ready() {
+                    attempts[i] = Some(a);
+                }
+            }
+        }
+        if attempts.iter().flatten().any(|a| a.report == Report::Interrupted) {
+            run.interrupted = true;
+            clear(&tdir);
+            break;
+        }
+        if let Some(a) = attempts.iter().flatten().find(|a| a.report == Report::Unsupported) {
+            run.unsupported = true;
+            run.evidence.clone_from(&a.evidence);
+            run_ready_ones(pool, &attempts);
+            break;
+        }
+        if let Some(fault) = attempts.iter().flatten().next().cloned() {
+            // a contender failed before the release: discard the trial and run it again
+            run_ready_ones(pool, &attempts);
+            clear(&tdir);
+            run.discarded_trials += 1;
+            discards_in_row += 1;
+            if discards_in_row >= opts.max_consecutive_faults {
+                let why = fault.evidence.unwrap_or_default();
+                run.evidence = Some(format!(
+                    "stopped: a contender failed before the release {discards_in_row} times in a row; {why}"
+                ));
+                break;
+            }
+            continue;
+        }
+        discards_in_row = 0;
+        // the release: every contender is blocked reading; write `go` to each in turn,
+        // contender i at i × offset after contender 0
+        let release_at = Instant::now();
+        for (i, c) in pool.iter_mut().enumerate() {
+            if attempts[i].is_none() {
+                if offset_us > 0 {
+                    wait_until(release_at + Duration::from_micros(i as u64 * offset_us));
+                }
+                if let Err(a) = c.release() {
+                    attempts[i] = Some(a);
+                }
+            }
+        }
+        for (i, c) in pool.iter_mut().enumerate() {
+            if attempts[i].is_none() {
+                attempts[i] = Some(c.finish());
+            }
+        }
+        let mut attempts: Vec<Attempt> = attempts.into_iter().map(|a| a.expect("every slot filled")).collect();
+        if attempts.iter().any(|a| a.report == Report::Interrupted) {
+            // the trial in flight when the stop came is dropped, never counted
+            run.interrupted = true;
+            clear(&tdir);
+            break;
+        }
+        attempts.iter_mut().for_each(fs_failure_is_harness_error);
+        if let Some(a) = attempts.iter().find(|a| a.report == Report::HarnessError) {
+            run.harness_error = a.evidence.clone().map(|e| e.trim_start_matches("harness-error: ").to_string());
+            clear(&tdir);
+            break;
+        }
+        let after = match snapshot::read(&tdir.join("target")) {
+            Ok(a) => a,
+            Err(e) => {
+                run.harness_error = Some(format!("could not read the target after a trial: {e}"));
+                clear(&tdir);
+                break;
+            }
+        };
+        clear(&tdir);
+        t += 1;
+        let trial = Trial {
+            reports: attempts.iter().map(|a| a.report).collect(),
+            held: tokens.iter().map(|tok| after.holds(tok)).collect(),
+            t0_us: attempts.iter().map(|a| a.t0_us).collect(),
+            offset_us,
+        };
+        if t <= WARMUP_TRIALS {
+            warmup_spreads.extend(trial.spread_us());
+            if t == WARMUP_TRIALS {
+                offsets = sweep.offsets(&mut warmup_spreads);
+            }
+            continue;
+        }
+        measured_time += t_start.elapsed();
+        let faulty = trial.reports.iter().any(|r| matches!(r, Report::Timeout | Report::Crashed | Report::Prompted));
+        if let (Some(max), Some(spread), false) = (tight_us, trial.spread_us(), faulty) {
+            if spread > max {
+                run.loose_trials += 1;
+                loose_in_row += 1;
+                if loose_in_row >= MAX_LOOSE_IN_ROW {
+                    run.evidence = Some(format!(
+                        "stopped: the contenders entered their calls more than {max:.1} µs apart (net of the planned offsets) in {loose_in_row} trials in a row (last {spread:.0} µs): raise --amplify-delay-us"
+                    ));
+                    break;
+                }
+                continue;
+            }
+        }
+        // the next ordering only after a counted trial: a loose one is run again at its offset
+        loose_in_row = 0;
+        clean += usize::from(!faulty);
+        multi += usize::from(trial.reports.iter().filter(|r| **r == Report::Success).count() >= 2);
+        for a in &attempts {
+            if let Some(e) = error_info(a) {
+                *run.errors.entry(e.code.clone()).or_insert(0) += 1;
+                if run.first_error.is_none() {
+                    run.first_error = Some(e);
+                }
+            }
+            if a.report != Report::Success && a.report != Report::Error && run.evidence.is_none() {
+                run.evidence.clone_from(&a.evidence);
+            }
+        }
+        observed.push(trial);
+        consecutive_faults = if faulty { consecutive_faults + 1 } else { 0 };
+        if consecutive_faults >= opts.max_consecutive_faults {
+            let note = format!("stopped after {consecutive_faults} consecutive faulty trials");
+            run.evidence = Some(match run.evidence.take() {
+                Some(e) => format!("{note}; {e}"),
+                None => note,
+            });
+            break;
+        }
+    }
+    clear(&dir);
+    finish_race(run, k, &observed, measured_time)
+}
+
+/// Summarises the counted trials of `run`; a harness error makes the verdict `harness-error`
+/// (its trials are still reported, but none of them decides anything).
+pub(super) fn finish_race(mut run: RaceRun, k: usize, observed: &[Trial], measured_time: Duration) -> RaceRun {
+    run.summary = summarize_race(k, observed);
+    run.orderings = crate::verdict::summarize_orderings(k, observed);
+    if !observed.is_empty() && measured_time > Duration::ZERO {
+        run.trials_per_second = Some(observed.len() as f64 / measured_time.as_secs_f64());
+    }
+    if let Some(why) = &run.harness_error {
+        run.summary.verdict = RaceVerdict::HarnessError;
+        run.evidence = Some(format!("harness-error: {why}"));
+    } else if run.interrupted {
+        let note = format!("interrupted after {} counted trials", observed.len());
+        run.evidence = Some(match run.evidence.take() {
+            Some(e) => format!("{note}; {e}"),
+            None => note,
+        });
+    }
+    run
+}
+
+/// Releases and finishes the contenders that got ready (no fault in `attempts`) in a trial that
+/// will not be counted, so that session probes stay in step with the harness.
+pub(super) fn run_ready_ones(pool: &mut [Contender], attempts: &[Option<Attempt>]) {
+    for (c, a) in pool.iter_mut().zip(attempts) {
+        if a.is_none() && c.release().is_ok() {
+            let _ = c.finish();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{Budget, Sweep};
+
+    #[test]
+    fn sweeps_and_budgets() {
+        assert_eq!(Sweep::amplified(1000).offsets(&mut []), vec![0, 500, 1000, 2000]);
+        assert_eq!(Sweep::NaturalAuto.offsets(&mut [120.0, 95.0, 301.0]), vec![0, 120]);
+        assert_eq!(Sweep::NaturalAuto.offsets(&mut []), vec![0], "no stamps, no offset");
+        assert_eq!(Sweep::Fixed(vec![]).offsets(&mut []), vec![0]);
+        let b = Budget { trials: 10, max_rate: Some(0.02), max_trials: 500 };
+        assert!(!b.enough(9, 9, 1), "at least the trials asked for");
+        assert!(b.enough(10, 10, 1), "a failure ends it");
+        assert!(!b.enough(148, 148, 0) && b.enough(149, 149, 0), "1 - 0.05^(1/149) <= 2%");
+        assert!(b.enough(500, 400, 0), "the cap");
+        assert!(Budget { trials: 10, max_rate: None, max_trials: 10 }.enough(10, 0, 0));
+    }
+}

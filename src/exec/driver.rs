@@ -1,0 +1,39 @@
+//! How a contender's attempts reach a runtime: one trait, three drivers.
+//!
+//! [`Driver`] is the four steps every attempt goes through — [`Driver::begin`] (prepare),
+//! [`Driver::ready`], [`Driver::release`] (`go`) and [`Driver::finish`] (the result) — so that
+//! second comers and races treat every runtime alike. [`session::Session`] drives one
+//! long-lived probe over JSON lines (Node, Bun, Deno, .NET, PowerShell),
+//! [`oneshot::OneShot`] starts one process per attempt with the data in its environment
+//! (cmd.exe), and [`fake::Fake`] makes the call in-process with `std::fs`, so the engine's
+//! success paths (warm-up, discards, relative paths, counting) are tested without any runtime.
+//!
+//! [`session::Session`]: super::session::Session
+//! [`oneshot::OneShot`]: super::oneshot::OneShot
+//! [`fake::Fake`]: super::fake::Fake
+
+// A fault travels as the `Err` of the steps; it is the data of the cell, not an exceptional
+// path, and a race makes about a thousand attempts a second: boxing buys nothing.
+#![expect(clippy::result_large_err, reason = "an Attempt is data, see above")]
+
+use super::contender::{Attempt, Spec};
+
+/// One contender's way of making attempts. A fault is returned as an [`Attempt`] whose report
+/// says what went wrong (crashed, timeout, unsupported, interrupted), with evidence; the
+/// driver has then killed its process tree and restarts on the next attempt.
+pub trait Driver: std::fmt::Debug + Send {
+    /// Gets ready for attempts (a session probe is started and says `hello`). Errors: the fault.
+    fn start(&mut self) -> Result<(), Attempt>;
+    /// Hands the attempt's data to the probe (`prepare`, or a new one-shot process).
+    /// Errors: the fault.
+    fn begin(&mut self, spec: &Spec) -> Result<(), Attempt>;
+    /// Waits until the probe has resolved everything ahead of the call (`ready`). Errors:
+    /// `Unsupported` with the probe's reason, or a fault.
+    fn ready(&mut self) -> Result<(), Attempt>;
+    /// Lets the call go (`go`). Errors: the fault.
+    fn release(&mut self) -> Result<(), Attempt>;
+    /// Waits for the call's result (or a fault) and returns it.
+    fn finish(&mut self) -> Attempt;
+    /// Stops the probe and its process tree. Never fails.
+    fn shutdown(&mut self);
+}

@@ -1,0 +1,276 @@
+//! The one-shot driver: one process per attempt, the attempt's data in environment variables,
+//! `ready` and `result` on stdout (`probes/PROTOCOL.md`, one-shot mode; cmd.exe). The command
+//! run by the probe shares the console: its own output is evidence, and a confirmation prompt
+//! it prints is answered `N`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::contender::{join, Attempt, Spec, Timeouts, EVIDENCE_CHARS};
+use super::driver::Driver;
+use super::process::{Child, Launch, ReadError};
+use super::protocol::{parse_line, time_of_day_us, FromProbe};
+use crate::verdict::Report;
+
+/// A one-shot probe: a new process for every attempt.
+#[derive(Debug)]
+pub struct OneShot {
+    launch: Launch,
+    cwd: PathBuf,
+    timeouts: Timeouts,
+    child: Option<Child>,
+}
+
+impl OneShot {
+    /// A driver that will start `launch` in `cwd` once per attempt.
+    pub fn new(launch: Launch, cwd: PathBuf, timeouts: Timeouts) -> OneShot {
+        OneShot { launch, cwd, timeouts, child: None }
+    }
+
+    /// Kills the process tree and builds a fault attempt with the stderr tail as evidence.
+    fn fail(&mut self, report: Report, why: String) -> Attempt {
+        let tail = match self.child.as_mut() {
+            Some(c) => {
+                c.kill();
+                std::thread::sleep(Duration::from_millis(10));
+                c.stderr_tail()
+            }
+            None => String::new(),
+        };
+        self.child = None;
+        Attempt::fault(report, join(&why, &tail))
+    }
+
+    /// Lets the finished process exit (killing it after 2 s).
+    fn discard(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            if c.exit_status(Duration::from_millis(2000)).is_none() {
+                c.kill();
+            }
+        }
+    }
+}
+
+impl Driver for OneShot {
+    fn start(&mut self) -> Result<(), Attempt> {
+        Ok(())
+    }
+
+    fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
+        let mut launch = self.launch.clone();
+        let env = [
+            ("CONFORMANCE_VARIANT", spec.variant.clone()),
+            ("CONFORMANCE_TARGET", spec.target.clone()),
+            ("CONFORMANCE_SOURCE", spec.source.clone().unwrap_or_default()),
+            ("CONFORMANCE_TOKEN", spec.token.clone()),
+            ("CONFORMANCE_MARK", spec.mark.clone().unwrap_or_default()),
+        ];
+        for (k, v) in env {
+            launch.env.push((OsString::from(k), OsString::from(v)));
+        }
+        let child = Child::spawn(&launch, &self.cwd)
+            .map_err(|e| Attempt::fault(Report::Crashed, format!("cannot start {}: {e}", launch.display())))?;
+        self.child = Some(child);
+        Ok(())
+    }
+
+    fn ready(&mut self) -> Result<(), Attempt> {
+        let Some(child) = self.child.as_mut() else {
+            return Err(Attempt::fault(Report::Crashed, "no probe process"));
+        };
+        let line = match child.read_line_or_stop(Instant::now() + self.timeouts.startup) {
+            Ok(l) => l,
+            Err(ReadError::Interrupted) => {
+                return Err(self.fail(Report::Interrupted, "interrupted before the probe answered".into()))
+            }
+            Err(ReadError::Timeout) => return Err(self.fail(Report::Timeout, "no ready in time".into())),
+            Err(ReadError::Closed) => return Err(self.fail(Report::Crashed, "probe exited before ready".into())),
+        };
+        match parse_line(&line) {
+            Ok(FromProbe::Ready { supported: true, .. }) => Ok(()),
+            Ok(FromProbe::Ready { reason, .. }) => {
+                self.discard();
+                Err(Attempt::fault(Report::Unsupported, reason.unwrap_or_else(|| "unsupported".into())))
+            }
+            Ok(other) => Err(self.fail(Report::Crashed, format!("expected ready, got {other:?}"))),
+            Err(e) => Err(self.fail(Report::Crashed, e)),
+        }
+    }
+
+    fn release(&mut self) -> Result<(), Attempt> {
+        let Some(child) = self.child.as_mut() else {
+            return Err(Attempt::fault(Report::Crashed, "no probe process"));
+        };
+        if let Err(e) = child.write_line("go") {
+            return Err(self.fail(Report::Crashed, format!("cannot release probe: {e}")));
+        }
+        Ok(())
+    }
+
+    /// Waits for the `result`. A confirmation prompt the command printed (see
+    /// [`shows_prompt`]) with no result within [`Timeouts::prompt_after`] is answered with `N`
+    /// lines, and the attempt is then [`Report::Prompted`]. A slow command that printed no
+    /// prompt keeps its real ending (its result, a timeout, or a crash).
+    fn finish(&mut self) -> Attempt {
+        let started = Instant::now();
+        let deadline = started + self.timeouts.attempt;
+        let prompt_at = started + self.timeouts.prompt_after;
+        let mut answered = false;
+        let mut stray = String::new();
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                let report = if answered { Report::Prompted } else { Report::Timeout };
+                let ev = format!("no result within {} ms", self.timeouts.attempt.as_millis());
+                return self.fail(report, join(&ev, &stray));
+            }
+            if !answered && now >= prompt_at {
+                // no result yet: answer only a confirmation prompt the command has printed
+                let tail = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
+                if shows_prompt(&tail) || shows_prompt(&stray) {
+                    answered = true;
+                    if let Some(c) = self.child.as_mut() {
+                        let _ = c.write_line("N");
+                        let _ = c.write_line("N");
+                    }
+                }
+            }
+            let mut wake = deadline.min(now + Duration::from_millis(200));
+            if !answered && now < prompt_at {
+                wake = wake.min(prompt_at);
+            }
+            let line = match self.child.as_mut().map(|c| c.read_line_or_stop(wake)) {
+                None => return Attempt::fault(Report::Crashed, "no probe process"),
+                Some(Ok(l)) => l,
+                Some(Err(ReadError::Timeout)) => continue,
+                Some(Err(ReadError::Interrupted)) => {
+                    return self.fail(Report::Interrupted, "interrupted before the probe answered".into())
+                }
+                Some(Err(ReadError::Closed)) => {
+                    let report = if answered { Report::Prompted } else { Report::Crashed };
+                    let printed = if stray.is_empty() { String::new() } else { format!("; printed: {stray}") };
+                    return self.fail(report, format!("probe exited without a result{printed}"));
+                }
+            };
+            // the probe shares stdout with the command it runs: a prompt printed without a
+            // newline lands in front of the result line. Keep it as evidence.
+            let (prefix, json) = match line.find("{\"type\":\"result\"") {
+                Some(i) => (line[..i].trim().to_string(), line[i..].to_string()),
+                None => (String::new(), line.clone()),
+            };
+            if !prefix.is_empty() {
+                stray.push_str(&prefix);
+            }
+            match parse_line(&json) {
+                Ok(FromProbe::Result { ok, t0_us, t1_us, errorlevel, error, t0, t1, .. }) => {
+                    let stamp = |s: &Option<String>| s.as_deref().and_then(time_of_day_us).map(epoch_us_of_local_time);
+                    let t0_us = t0_us.or_else(|| stamp(&t0));
+                    let t1_us = t1_us.or_else(|| stamp(&t1));
+                    let mut error = if ok { None } else { Some(error.unwrap_or_default()) };
+                    let tail = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
+                    if answered && !tail.is_empty() {
+                        // cmd prints its confirmation prompt on stderr: keep it as evidence
+                        if !stray.is_empty() {
+                            stray.push_str(" | ");
+                        }
+                        stray.push_str(&tail);
+                    }
+                    if let Some(e) = error.as_mut() {
+                        e.errorlevel = errorlevel;
+                        if e.kind.is_empty() {
+                            e.kind = "errorlevel".into();
+                        }
+                        if e.message.is_empty() {
+                            e.message = tail;
+                        }
+                    }
+                    self.discard();
+                    let report = if answered {
+                        Report::Prompted
+                    } else if ok {
+                        Report::Success
+                    } else {
+                        Report::Error
+                    };
+                    let evidence = (!stray.is_empty()).then(|| stray.clone());
+                    return Attempt { report, t0_us, t1_us, error, evidence };
+                }
+                _ => {
+                    // the command's own console output (e.g. "1 file(s) moved."): evidence, not protocol
+                    if stray.len() < EVIDENCE_CHARS * 4 {
+                        if !stray.is_empty() {
+                            stray.push_str(" | ");
+                        }
+                        stray.push_str(&line);
+                    }
+                }
+            }
+        }
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            c.kill();
+        }
+    }
+}
+
+/// Microseconds in a day.
+const DAY_US: f64 = 86_400e6;
+
+/// Turns a local time of day in µs (cmd's `%TIME%`, which is local wall-clock time) into µs
+/// since the Unix epoch, the unit of every other probe's stamps (`probes/PROTOCOL.md`), taking
+/// the date from the harness's clock: the stamp is the latest such time not after now (plus
+/// 12 h of slack for clocks that disagree), so a stamp from just before midnight read just
+/// after it lands on the previous day.
+fn epoch_us_of_local_time(tod_us: f64) -> f64 {
+    let now = jiff::Zoned::now();
+    let t = now.time();
+    let now_tod = f64::from(t.hour()) * 3600e6
+        + f64::from(t.minute()) * 60e6
+        + f64::from(t.second()) * 1e6
+        + f64::from(t.subsec_nanosecond()) / 1e3;
+    let mut ago = now_tod - tod_us;
+    if ago < -DAY_US / 2.0 {
+        ago += DAY_US;
+    }
+    now.timestamp().as_microsecond() as f64 - ago
+}
+
+/// True when `text` (a one-shot command's console output) holds a confirmation prompt:
+/// cmd.exe's `Overwrite NAME? (Yes/No/All):` (Windows, `move`/`copy` help: "/-Y Causes
+/// prompting to confirm you want to overwrite") or Wine's `Overwrite NAME? (Yes|No)` (Wine
+/// 8.0's `cmd`, `programs/cmd/builtins.c`). Localised Windows builds keep the `(Yes/No/All)`
+/// answer list.
+pub fn shows_prompt(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    ["(yes/no", "(yes|no", "(y/n)", "[y/n]"].iter().any(|p| t.contains(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmd_time_of_day_stamps_become_epoch_microseconds() {
+        let now = jiff::Zoned::now();
+        let t = now.time();
+        let tod = (f64::from(t.hour()) * 3600.0 + f64::from(t.minute()) * 60.0 + f64::from(t.second())) * 1e6;
+        let epoch = now.timestamp().as_microsecond() as f64;
+        let got = epoch_us_of_local_time(tod);
+        assert!((got - epoch).abs() < 2e6, "within the second: {got} vs {epoch}");
+        // a stamp 23:59:59 read at 00:00:01 is from yesterday, two seconds ago, not 24 h ahead
+        let just_before_midnight = DAY_US - 1e6;
+        let v = epoch_us_of_local_time(just_before_midnight);
+        assert!(v <= epoch + 1e6, "never in the future: {v} vs {epoch}");
+    }
+
+    #[test]
+    fn prompts_are_recognised_by_their_answer_list() {
+        assert!(shows_prompt("Overwrite Z:\\tmp\\c1\\target? (Yes|No)"));
+        assert!(shows_prompt("Overwrite C:\\t\\target? (Yes/No/All): "));
+        assert!(!shows_prompt("A subdirectory or file target already exists."));
+        assert!(!shows_prompt(""));
+    }
+}

@@ -1,0 +1,187 @@
+//! The session driver: one long-lived probe process, JSON lines both ways
+//! (`probes/PROTOCOL.md`, session mode).
+
+#![expect(clippy::result_large_err, reason = "an Attempt is data (see driver.rs)")]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::contender::{join, Attempt, Spec, Timeouts};
+use super::driver::Driver;
+use super::process::{Child, Launch, ReadError};
+use super::protocol::{parse_line, FromProbe, Prepare, PROTOCOL};
+use crate::verdict::Report;
+
+/// A session probe: started once, answering many attempts.
+#[derive(Debug)]
+pub struct Session {
+    launch: Launch,
+    cwd: PathBuf,
+    timeouts: Timeouts,
+    child: Option<Child>,
+    pending: Option<u64>,
+}
+
+impl Session {
+    /// A driver that will run `launch` in `cwd`; nothing starts until [`Driver::start`] or the
+    /// first [`Driver::begin`].
+    pub fn new(launch: Launch, cwd: PathBuf, timeouts: Timeouts) -> Session {
+        Session { launch, cwd, timeouts, child: None, pending: None }
+    }
+
+    /// The next line before `deadline`; a timeout or the end of output is a fault described by
+    /// `late` or `gone`.
+    fn next_line(&mut self, deadline: Instant, late: String, gone: &str) -> Result<String, Attempt> {
+        let Some(child) = self.child.as_mut() else {
+            return Err(Attempt::fault(Report::Crashed, "no probe process"));
+        };
+        match child.read_line_or_stop(deadline) {
+            Ok(l) => Ok(l),
+            Err(ReadError::Interrupted) => {
+                Err(self.fail(Report::Interrupted, "interrupted before the probe answered".into()))
+            }
+            Err(ReadError::Timeout) => Err(self.fail(Report::Timeout, late)),
+            Err(ReadError::Closed) => Err(self.fail(Report::Crashed, gone.into())),
+        }
+    }
+
+    /// Kills the process tree and builds a fault attempt with the stderr tail as evidence.
+    fn fail(&mut self, report: Report, why: String) -> Attempt {
+        let tail = match self.child.as_mut() {
+            Some(c) => {
+                c.kill();
+                std::thread::sleep(Duration::from_millis(10));
+                c.stderr_tail()
+            }
+            None => String::new(),
+        };
+        self.child = None;
+        Attempt::fault(report, join(&why, &tail))
+    }
+}
+
+impl Driver for Session {
+    fn start(&mut self) -> Result<(), Attempt> {
+        if self.child.is_some() {
+            return Ok(());
+        }
+        let mut child = Child::spawn(&self.launch, &self.cwd)
+            .map_err(|e| Attempt::fault(Report::Crashed, format!("cannot start {}: {e}", self.launch.display())))?;
+        let deadline = Instant::now() + self.timeouts.startup;
+        let fault = |child: &mut Child, report, why: String| {
+            let tail = child.stderr_tail();
+            child.kill();
+            Err(Attempt::fault(report, join(&why, &tail)))
+        };
+        match child.read_line_or_stop(deadline) {
+            Err(ReadError::Interrupted) => {
+                child.kill();
+                Err(Attempt::fault(Report::Interrupted, "interrupted before the probe said hello"))
+            }
+            Ok(line) => match parse_line(&line) {
+                Ok(FromProbe::Hello { protocol, .. }) if protocol == PROTOCOL => {
+                    self.child = Some(child);
+                    Ok(())
+                }
+                Ok(FromProbe::Hello { protocol, .. }) => fault(
+                    &mut child,
+                    Report::Crashed,
+                    format!("probe speaks protocol {protocol}, harness speaks {PROTOCOL}"),
+                ),
+                Ok(other) => fault(&mut child, Report::Crashed, format!("expected hello, got {other:?}")),
+                Err(e) => fault(&mut child, Report::Crashed, e),
+            },
+            Err(ReadError::Timeout) => {
+                fault(&mut child, Report::Timeout, format!("no hello within {} ms", self.timeouts.startup.as_millis()))
+            }
+            Err(ReadError::Closed) => {
+                let status = child.exit_status(Duration::from_millis(500));
+                std::thread::sleep(Duration::from_millis(20));
+                let status = status.map_or_else(|| "still running".to_string(), |s| s.to_string());
+                fault(&mut child, Report::Crashed, format!("probe exited before hello ({status})"))
+            }
+        }
+    }
+
+    fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
+        self.pending = Some(spec.id);
+        self.start()?;
+        let msg = Prepare::new(
+            spec.id,
+            &spec.variant,
+            &spec.target,
+            spec.source.as_deref(),
+            &spec.token,
+            spec.mark.as_deref(),
+            spec.hold_ms,
+        );
+        let line = serde_json::to_string(&msg).expect("prepare serialises");
+        let child = self.child.as_mut().expect("started");
+        if let Err(e) = child.write_line(&line) {
+            return Err(self.fail(Report::Crashed, format!("cannot write to probe: {e}")));
+        }
+        Ok(())
+    }
+
+    fn ready(&mut self) -> Result<(), Attempt> {
+        let line = self.next_line(
+            Instant::now() + self.timeouts.attempt,
+            "no ready in time".into(),
+            "probe exited before ready",
+        )?;
+        match parse_line(&line) {
+            Ok(FromProbe::Ready { id, .. }) if id != self.pending => {
+                Err(self.fail(Report::Crashed, format!("ready for attempt {id:?}, expected {:?}", self.pending)))
+            }
+            Ok(FromProbe::Ready { supported: true, .. }) => Ok(()),
+            Ok(FromProbe::Ready { reason, .. }) => {
+                Err(Attempt::fault(Report::Unsupported, reason.unwrap_or_else(|| "unsupported".into())))
+            }
+            Ok(other) => Err(self.fail(Report::Crashed, format!("expected ready, got {other:?}"))),
+            Err(e) => Err(self.fail(Report::Crashed, e)),
+        }
+    }
+
+    fn release(&mut self) -> Result<(), Attempt> {
+        let line = format!("{{\"type\":\"go\",\"id\":{}}}", self.pending.unwrap_or(0));
+        let Some(child) = self.child.as_mut() else {
+            return Err(Attempt::fault(Report::Crashed, "no probe process"));
+        };
+        if let Err(e) = child.write_line(&line) {
+            return Err(self.fail(Report::Crashed, format!("cannot release probe: {e}")));
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Attempt {
+        let late = format!("no result within {} ms", self.timeouts.attempt.as_millis());
+        let line = match self.next_line(Instant::now() + self.timeouts.attempt, late, "probe exited without a result") {
+            Ok(l) => l,
+            Err(a) => return a,
+        };
+        match parse_line(&line) {
+            Ok(FromProbe::Result { id, .. }) if id != self.pending => {
+                self.fail(Report::Crashed, format!("result for attempt {id:?}, expected {:?}", self.pending))
+            }
+            Ok(FromProbe::Result { ok, t0_us, t1_us, error, .. }) => Attempt {
+                report: if ok { Report::Success } else { Report::Error },
+                t0_us,
+                t1_us,
+                error: if ok { None } else { Some(error.unwrap_or_default()) },
+                evidence: None,
+            },
+            Ok(other) => self.fail(Report::Crashed, format!("expected result, got {other:?}")),
+            Err(e) => self.fail(Report::Crashed, e),
+        }
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.write_line("{\"type\":\"quit\"}");
+            c.close_stdin();
+            let _ = c.exit_status(Duration::from_millis(300));
+            // whatever the probe left in its process group goes too
+            c.kill();
+        }
+    }
+}

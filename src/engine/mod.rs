@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 mod attempt;
 mod second;
-mod trial;
+pub mod trial;
 
 use attempt::ms;
 use second::second_comer_cell;

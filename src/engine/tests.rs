@@ -1,8 +1,11 @@
 //! The engine's success paths with the in-process fake driver: no runtime needed.
 
 use super::*;
+use crate::exec::contender::{Mode, Spec, Timeouts};
 use crate::exec::fake::FakeCall;
+use crate::exec::process::Launch;
 use crate::matrix::{Creates, SourceKind, Variant};
+use crate::verdict::Report;
 
 pub(super) fn options(trials: usize) -> Options {
     Options {
@@ -89,4 +92,71 @@ fn a_contender_failing_before_the_release_discards_the_trial() {
     assert_eq!(r.verdict, RaceVerdict::Exclusive, "{r:?}");
     assert_eq!(n.stats.trials, 40, "discarded trials are run again");
     assert!(n.discarded_trials >= 5, "every 7th attempt id fails before ready: {}", n.discarded_trials);
+}
+
+#[test]
+fn a_trial_plan_can_kill_a_contender_after_its_release() {
+    use crate::exec::driver::Control;
+    use trial::{Phase, TrialPlan};
+    let d = tempfile::tempdir().unwrap();
+    let mut pool: Vec<Contender> = (0..2).map(|_| Contender::fake(FakeCall::CreateNew, d.path().into())).collect();
+    for (i, c) in pool.iter_mut().enumerate() {
+        let spec = Spec {
+            id: 1,
+            variant: "fake.wx".into(),
+            target: "target".into(),
+            source: None,
+            token: format!("tok{i}"),
+            mark: None,
+            hold_ms: 0,
+        };
+        c.begin(&spec).unwrap();
+    }
+    let mut attempts = vec![None, None];
+    let plan = TrialPlan::new(vec![
+        Phase::Release { slot: 0, at_us: 0 },
+        Phase::Control { slot: 1, at_us: 200, control: Control::Kill },
+        Phase::Release { slot: 1, at_us: 100 },
+    ]);
+    plan.run(&mut pool, &mut attempts);
+    assert!(attempts.iter().all(Option::is_none), "no step failed");
+    assert_eq!(pool[0].finish().report, Report::Success);
+    assert_eq!(pool[1].finish().report, Report::Crashed, "killed after its release");
+}
+
+/// A session probe (the fake `node` of the fault tests) paused with SIGSTOP between its
+/// release and its result answers only after it is resumed.
+#[cfg(unix)]
+#[test]
+fn a_paused_session_probe_answers_after_it_is_resumed() {
+    use crate::exec::driver::Control;
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-runtimes/faults/node");
+    let d = tempfile::tempdir().unwrap();
+    let t = Timeouts {
+        startup: Duration::from_secs(20),
+        attempt: Duration::from_secs(20),
+        prompt_after: Duration::from_secs(3),
+    };
+    let mut c = Contender::new(Mode::Session, Launch::new(&fake, ["probe"]), d.path().into(), t);
+    let spec = Spec {
+        id: 1,
+        variant: "node.fake.wx".into(),
+        target: "target".into(),
+        source: None,
+        token: "tok".into(),
+        mark: None,
+        hold_ms: 0,
+    };
+    c.begin(&spec).unwrap();
+    c.ready().unwrap();
+    c.control(Control::Pause).unwrap();
+    c.release().unwrap();
+    let paused_at = Instant::now();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!d.path().join("target").exists(), "a paused probe makes no call");
+    c.control(Control::Resume).unwrap();
+    let a = c.finish();
+    assert_eq!(a.report, Report::Success, "{a:?}");
+    assert!(paused_at.elapsed() >= Duration::from_millis(300));
+    assert_eq!(std::fs::read_to_string(d.path().join("target")).unwrap(), "tok");
 }

@@ -4,6 +4,7 @@
 
 use super::attempt::*;
 use super::*;
+use crate::exec::driver::Control;
 
 /// What a race produced, before it becomes a cell.
 #[derive(Debug, Clone)]
@@ -225,17 +226,7 @@ pub(super) fn race_core(
         discards_in_row = 0;
         // the release: every contender is blocked reading; write `go` to each in turn,
         // contender i at i × offset after contender 0
-        let release_at = Instant::now();
-        for (i, c) in pool.iter_mut().enumerate() {
-            if attempts[i].is_none() {
-                if offset_us > 0 {
-                    wait_until(release_at + Duration::from_micros(i as u64 * offset_us));
-                }
-                if let Err(a) = c.release() {
-                    attempts[i] = Some(a);
-                }
-            }
-        }
+        TrialPlan::release(k, offset_us).run(pool, &mut attempts);
         for (i, c) in pool.iter_mut().enumerate() {
             if attempts[i].is_none() {
                 attempts[i] = Some(c.finish());
@@ -341,6 +332,80 @@ pub(super) fn finish_race(mut run: RaceRun, k: usize, observed: &[Trial], measur
         });
     }
     run
+}
+
+/// One timed step of a trial, once every contender is `ready`; `at_us` counts from the
+/// trial's release instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Send `go` to contender `slot`.
+    Release {
+        /// The contender.
+        slot: usize,
+        /// When, in µs after the release instant.
+        at_us: u64,
+    },
+    /// Apply `control` to contender `slot`'s process tree (pause, resume, kill), e.g. to hold a
+    /// lock holder still past its lease or kill it mid-hand-off.
+    Control {
+        /// The contender.
+        slot: usize,
+        /// When, in µs after the release instant.
+        at_us: u64,
+        /// What to do.
+        control: Control,
+    },
+}
+
+impl Phase {
+    fn at_us(self) -> u64 {
+        match self {
+            Phase::Release { at_us, .. } | Phase::Control { at_us, .. } => at_us,
+        }
+    }
+}
+
+/// The timed steps of one trial, run in order of their times. The plain race is
+/// [`TrialPlan::release`]; multi-step scenarios add pauses, resumes and kills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrialPlan(Vec<Phase>);
+
+impl TrialPlan {
+    /// A plan of `phases`, sorted by time (stable: phases at the same time keep their order).
+    pub fn new(mut phases: Vec<Phase>) -> TrialPlan {
+        phases.sort_by_key(|p| p.at_us());
+        TrialPlan(phases)
+    }
+
+    /// `k` contenders released `offset_us` apart: contender `i` at `i × offset_us`.
+    pub fn release(k: usize, offset_us: u64) -> TrialPlan {
+        TrialPlan::new((0..k).map(|slot| Phase::Release { slot, at_us: slot as u64 * offset_us }).collect())
+    }
+
+    /// Runs the phases on `pool`, skipping contenders whose attempt already ended (`attempts`);
+    /// a failed release or control ends that contender's attempt with the fault.
+    pub fn run(&self, pool: &mut [Contender], attempts: &mut [Option<Attempt>]) {
+        let start = Instant::now();
+        for p in &self.0 {
+            let (slot, at_us) = match *p {
+                Phase::Release { slot, at_us } | Phase::Control { slot, at_us, .. } => (slot, at_us),
+            };
+            if attempts[slot].is_some() {
+                continue;
+            }
+            if at_us > 0 {
+                wait_until(start + Duration::from_micros(at_us));
+            }
+            let c = &mut pool[slot];
+            let r = match *p {
+                Phase::Release { .. } => c.release(),
+                Phase::Control { control, .. } => c.control(control),
+            };
+            if let Err(a) = r {
+                attempts[slot] = Some(a);
+            }
+        }
+    }
 }
 
 /// Releases and finishes the contenders that got ready (no fault in `attempts`) in a trial that

@@ -135,6 +135,10 @@ impl Contender {
     pub fn finish(&mut self) -> Attempt {
         self.0.finish()
     }
+    /// See [`Driver::control`].
+    pub fn control(&mut self, control: super::driver::Control) -> Result<(), Attempt> {
+        self.0.control(control)
+    }
     /// See [`Driver::shutdown`].
     pub fn shutdown(&mut self) {
         self.0.shutdown();

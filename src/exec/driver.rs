@@ -36,4 +36,20 @@ pub trait Driver: std::fmt::Debug + Send {
     fn finish(&mut self) -> Attempt;
     /// Stops the probe and its process tree. Never fails.
     fn shutdown(&mut self);
+    /// Pauses, resumes or kills the probe's process tree during an attempt (a trial's
+    /// [`crate::engine::trial::Phase::Control`]). A kill ends the attempt: the next
+    /// [`Driver::finish`] reports it `crashed`. Errors: the fault (no process, or the OS
+    /// refused the signal).
+    fn control(&mut self, control: Control) -> Result<(), Attempt>;
+}
+
+/// What a trial may do to a contender's process tree between its release and its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Stop every process of the tree (`SIGSTOP` to the process group, `kill(2)`).
+    Pause,
+    /// Continue a paused tree (`SIGCONT`).
+    Resume,
+    /// Kill the tree (`SIGKILL`); the attempt ends as `crashed`.
+    Kill,
 }

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::contender::{Attempt, Spec};
-use super::driver::Driver;
+use super::driver::{Control, Driver};
 use crate::domain::RawError;
 use crate::verdict::Report;
 
@@ -116,4 +116,12 @@ impl Driver for Fake {
     }
 
     fn shutdown(&mut self) {}
+
+    /// Pause and resume do nothing in-process; a kill ends the attempt as `crashed`.
+    fn control(&mut self, control: Control) -> Result<(), Attempt> {
+        if control == Control::Kill {
+            self.spec = None;
+        }
+        Ok(())
+    }
 }

@@ -281,6 +281,23 @@ impl Child {
         String::from_utf8_lossy(&k).trim().to_string()
     }
 
+    /// Pauses (`SIGSTOP`) or resumes (`SIGCONT`) the child's whole process group (Unix).
+    /// Errors: the OS error; on other platforms, "not supported".
+    pub fn pause(&mut self, pause: bool) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            use nix::sys::signal::{killpg, Signal};
+            let pid = i32::try_from(self.child.id()).map_err(std::io::Error::other)?;
+            let sig = if pause { Signal::SIGSTOP } else { Signal::SIGCONT };
+            killpg(nix::unistd::Pid::from_raw(pid), sig).map_err(std::io::Error::from)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = pause;
+            Err(std::io::Error::other("pausing a process tree is not supported on this platform"))
+        }
+    }
+
     /// Kills the whole process tree and reaps the child. Never fails.
     pub fn kill(&mut self) {
         self.stdin = None;

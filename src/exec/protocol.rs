@@ -3,7 +3,7 @@
 //! version 2 is optional here, with a default, so one parser reads both versions. The pure
 //! [`check_hello`] compares what a v2 probe says it knows with what the matrices ask of it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -20,28 +20,7 @@ pub fn accepts(version: u32) -> bool {
     (OLDEST_PROTOCOL..=PROTOCOL).contains(&version)
 }
 
-/// The raw error a probe reports, exactly as the runtime gave it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct RawError {
-    /// Exception class or error name (`Error`, `AlreadyExists`, `System.IO.IOException`).
-    #[serde(rename = "type", default)]
-    pub kind: String,
-    /// The runtime's own string code (Node's `err.code`), if any.
-    #[serde(default)]
-    pub code: Option<String>,
-    /// errno, if any.
-    #[serde(default)]
-    pub errno: Option<i64>,
-    /// HResult (.NET, PowerShell), if any.
-    #[serde(default)]
-    pub hresult: Option<i64>,
-    /// cmd's ERRORLEVEL, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub errorlevel: Option<i64>,
-    /// The message.
-    #[serde(default)]
-    pub message: String,
-}
+pub use crate::domain::RawError;
 
 /// A message from a probe.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -106,6 +85,18 @@ pub enum FromProbe {
         /// The raw error when `ok` is false.
         #[serde(default)]
         error: Option<RawError>,
+        /// Version 2, recipes: the name of the step that failed (`write`, `rename`, …), `None`
+        /// on success and for variants.
+        #[serde(default)]
+        step: Option<String>,
+        /// Version 2: named counters a recipe kept (`read.poll`: `reads`, `torn`, …); empty
+        /// when none were sent.
+        #[serde(default)]
+        counters: BTreeMap<String, i64>,
+        /// Version 2: up to N raw errors a recipe met along the way (N = 8 in the shared
+        /// Node/Deno loop), in the order met; empty when none were sent.
+        #[serde(default)]
+        errors_sample: Vec<RawError>,
     },
 }
 
@@ -353,7 +344,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_a_v1_hello_with_v2_defaults() {
+    fn parses_a_v1_hello_and_result_with_v2_defaults() {
         let h = parse_line(r#"{"protocol":1,"type":"hello","probe":"dotnet","families":["dotnet"],"runtime":"CoreCLR","version":"3.1.23","framework":".NET Core 3.1.23","pid":9}"#).unwrap();
         match h {
             FromProbe::Hello { protocol, probe, variants, recipes, .. } => {
@@ -362,10 +353,19 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        let r = parse_line(r#"{"type":"result","id":3,"ok":true,"t0_us":1.5,"t1_us":2.0,"error":null}"#).unwrap();
+        match r {
+            FromProbe::Result { ok, step, counters, errors_sample, .. } => {
+                assert!(ok);
+                assert_eq!(step, None);
+                assert!(counters.is_empty() && errors_sample.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
-    fn parses_a_v2_hello() {
+    fn parses_a_v2_hello_and_recipe_results() {
         let h = parse_line(r#"{"protocol":2,"type":"hello","probe":"node","families":["node"],"runtime":"bun","version":"1.4.5","pid":7,"variants":["node.renameSync","node.mkdirSync"],"recipes":["publish.temp-rename","claim.rename","read.poll"]}"#).unwrap();
         match &h {
             FromProbe::Hello { protocol: 2, runtime, variants, recipes, .. } => {
@@ -375,6 +375,20 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        let r = parse_line(r#"{"type":"result","id":8,"ok":true,"t0_us":1796000000000000.5,"t1_us":1796000000100000,"error":null,"step":null,"counters":{"reads":2208,"torn":0,"absent":12},"errors_sample":[{"type":"Error","code":"EISDIR","errno":-21,"hresult":null,"message":"m"}]}"#).unwrap();
+        match r {
+            FromProbe::Result { id: Some(8), counters, errors_sample, step: None, .. } => {
+                assert_eq!(counters.get("reads"), Some(&2208));
+                assert_eq!(counters.get("absent"), Some(&12));
+                assert_eq!(errors_sample.len(), 1);
+                assert_eq!(errors_sample[0].code.as_deref(), Some("EISDIR"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let f = parse_line(r#"{"type":"result","id":9,"ok":false,"t0_us":1,"t1_us":2,"error":{"type":"Error","code":"ENOENT","errno":-2,"hresult":null,"message":"m"},"step":"rename"}"#).unwrap();
+        assert!(matches!(f, FromProbe::Result { ok: false, step: Some(ref s), .. } if s == "rename"));
+        // counters are integers
+        assert!(parse_line(r#"{"type":"result","id":9,"ok":true,"counters":{"reads":"many"}}"#).is_err());
     }
 
     #[test]

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::contender::{join, Attempt, Spec, Timeouts};
-use super::driver::Driver;
+use super::driver::{Control, Driver};
 use super::process::{Child, Launch, ReadError};
-use super::protocol::{parse_line, FromProbe, Prepare, PROTOCOL};
+use super::protocol::{accepts, parse_line, FromProbe, Prepare, OLDEST_PROTOCOL, PROTOCOL};
 use crate::verdict::Report;
 
 /// A session probe: started once, answering many attempts.
@@ -79,14 +79,14 @@ impl Driver for Session {
                 Err(Attempt::fault(Report::Interrupted, "interrupted before the probe said hello"))
             }
             Ok(line) => match parse_line(&line) {
-                Ok(FromProbe::Hello { protocol, .. }) if protocol == PROTOCOL => {
+                Ok(FromProbe::Hello { protocol, .. }) if accepts(protocol) => {
                     self.child = Some(child);
                     Ok(())
                 }
                 Ok(FromProbe::Hello { protocol, .. }) => fault(
                     &mut child,
                     Report::Crashed,
-                    format!("probe speaks protocol {protocol}, harness speaks {PROTOCOL}"),
+                    format!("probe speaks protocol {protocol}, harness speaks {OLDEST_PROTOCOL} to {PROTOCOL}"),
                 ),
                 Ok(other) => fault(&mut child, Report::Crashed, format!("expected hello, got {other:?}")),
                 Err(e) => fault(&mut child, Report::Crashed, e),
@@ -173,6 +173,21 @@ impl Driver for Session {
             Ok(other) => self.fail(Report::Crashed, format!("expected result, got {other:?}")),
             Err(e) => self.fail(Report::Crashed, e),
         }
+    }
+
+    fn control(&mut self, control: Control) -> Result<(), Attempt> {
+        let Some(child) = self.child.as_mut() else {
+            return Err(Attempt::fault(Report::Crashed, "no probe process"));
+        };
+        let r = match control {
+            Control::Pause => child.pause(true),
+            Control::Resume => child.pause(false),
+            Control::Kill => {
+                child.kill();
+                return Ok(());
+            }
+        };
+        r.map_err(|e| Attempt::fault(Report::Crashed, format!("cannot {control:?} the probe: {e}")))
     }
 
     fn shutdown(&mut self) {

@@ -316,6 +316,10 @@ fn exercise(l: Launcher) {
     assert_eq!(n("complete") + n("empty") + n("torn") + n("absent") + n("errors"), n("reads"), "{line}");
     let sample = r["errors_sample"].as_array().unwrap_or_else(|| panic!("no errors_sample: {line}"));
     assert!(sample.len() as i64 <= n("errors").min(8), "{line}");
+    match parse_line(&line).unwrap() {
+        FromProbe::Result { counters, .. } => assert_eq!(counters.get("reads").copied(), Some(n("reads"))),
+        other => panic!("{other:?}"),
+    }
     assert_eq!(names_in(&s.join("poll")), BTreeSet::from(["target".to_string()]));
     println!("{l:?}: read.poll during 20 publishes (4 KiB each): {}", r["counters"]);
 

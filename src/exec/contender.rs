@@ -139,6 +139,10 @@ impl Contender {
     pub fn control(&mut self, control: super::driver::Control) -> Result<(), Attempt> {
         self.0.control(control)
     }
+    /// See [`Driver::hello`].
+    pub fn hello(&self) -> Option<&super::protocol::FromProbe> {
+        self.0.hello()
+    }
     /// See [`Driver::shutdown`].
     pub fn shutdown(&mut self) {
         self.0.shutdown();

@@ -41,6 +41,11 @@ pub trait Driver: std::fmt::Debug + Send {
     /// [`Driver::finish`] reports it `crashed`. Errors: the fault (no process, or the OS
     /// refused the signal).
     fn control(&mut self, control: Control) -> Result<(), Attempt>;
+    /// The probe's `hello` (session probes, once started), for checking what it says it knows
+    /// against the matrices ([`super::protocol::check_hello`]); `None` for other drivers.
+    fn hello(&self) -> Option<&super::protocol::FromProbe> {
+        None
+    }
 }
 
 /// What a trial may do to a contender's process tree between its release and its result.
@@ -52,4 +57,21 @@ pub enum Control {
     Resume,
     /// Kill the tree (`SIGKILL`); the attempt ends as `crashed`.
     Kill,
+}
+
+/// [`Driver::control`] for drivers with a probe process: pause or resume its process group,
+/// or kill its tree. Errors: no process, or the OS refused the signal.
+pub(crate) fn control_child(child: Option<&mut super::process::Child>, control: Control) -> Result<(), Attempt> {
+    let Some(child) = child else {
+        return Err(Attempt::fault(crate::verdict::Report::Crashed, "no probe process"));
+    };
+    let r = match control {
+        Control::Pause => child.pause(true),
+        Control::Resume => child.pause(false),
+        Control::Kill => {
+            child.kill();
+            return Ok(());
+        }
+    };
+    r.map_err(|e| Attempt::fault(crate::verdict::Report::Crashed, format!("cannot {control:?} the probe: {e}")))
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::contender::{join, Attempt, Spec, Timeouts, EVIDENCE_CHARS};
-use super::driver::{Control, Driver};
+use super::driver::{control_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, time_of_day_us, FromProbe};
 use crate::verdict::Report;
@@ -210,18 +210,7 @@ impl Driver for OneShot {
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {
-        let Some(child) = self.child.as_mut() else {
-            return Err(Attempt::fault(Report::Crashed, "no probe process"));
-        };
-        let r = match control {
-            Control::Pause => child.pause(true),
-            Control::Resume => child.pause(false),
-            Control::Kill => {
-                child.kill();
-                return Ok(());
-            }
-        };
-        r.map_err(|e| Attempt::fault(Report::Crashed, format!("cannot {control:?} the probe: {e}")))
+        control_child(self.child.as_mut(), control)
     }
 
     fn shutdown(&mut self) {

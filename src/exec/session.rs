@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::contender::{join, Attempt, Spec, Timeouts};
-use super::driver::{Control, Driver};
+use super::driver::{control_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{accepts, parse_line, FromProbe, Prepare, OLDEST_PROTOCOL, PROTOCOL};
 use crate::verdict::Report;
@@ -20,13 +20,14 @@ pub struct Session {
     timeouts: Timeouts,
     child: Option<Child>,
     pending: Option<u64>,
+    hello: Option<FromProbe>,
 }
 
 impl Session {
     /// A driver that will run `launch` in `cwd`; nothing starts until [`Driver::start`] or the
     /// first [`Driver::begin`].
     pub fn new(launch: Launch, cwd: PathBuf, timeouts: Timeouts) -> Session {
-        Session { launch, cwd, timeouts, child: None, pending: None }
+        Session { launch, cwd, timeouts, child: None, pending: None, hello: None }
     }
 
     /// The next line before `deadline`; a timeout or the end of output is a fault described by
@@ -79,7 +80,8 @@ impl Driver for Session {
                 Err(Attempt::fault(Report::Interrupted, "interrupted before the probe said hello"))
             }
             Ok(line) => match parse_line(&line) {
-                Ok(FromProbe::Hello { protocol, .. }) if accepts(protocol) => {
+                Ok(hello @ FromProbe::Hello { protocol, .. }) if accepts(protocol) => {
+                    self.hello = Some(hello);
                     self.child = Some(child);
                     Ok(())
                 }
@@ -176,18 +178,11 @@ impl Driver for Session {
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {
-        let Some(child) = self.child.as_mut() else {
-            return Err(Attempt::fault(Report::Crashed, "no probe process"));
-        };
-        let r = match control {
-            Control::Pause => child.pause(true),
-            Control::Resume => child.pause(false),
-            Control::Kill => {
-                child.kill();
-                return Ok(());
-            }
-        };
-        r.map_err(|e| Attempt::fault(Report::Crashed, format!("cannot {control:?} the probe: {e}")))
+        control_child(self.child.as_mut(), control)
+    }
+
+    fn hello(&self) -> Option<&FromProbe> {
+        self.hello.as_ref()
     }
 
     fn shutdown(&mut self) {

@@ -16,7 +16,7 @@ fn fake(kind: &str, exe: &str) -> PathBuf {
 
 /// The binary as a plain child process (signals are sent to it by pid), marked with
 /// `TEST_MARK=<its marker>` in its environment (see [`processes_marked`]).
-fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+fn spawn<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> (Child, String) {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let mark = format!("{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
     let bin = assert_cmd::cargo::cargo_bin("conformance");
@@ -90,8 +90,30 @@ fn empty(dir: &Path) -> bool {
     std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true)
 }
 
-fn faults_args<'a>(node: &'a str, out: &'a str, root: &'a str) -> Vec<&'a str> {
-    vec!["run", "--runtime", node, "--out", out, "--fs-root", root, "-q", "--amplify", "off"]
+/// A `run` of the fake `node` of the fault tests, with its own --out and --fs-root.
+struct FakeRun {
+    out: tempfile::TempDir,
+    root: tempfile::TempDir,
+}
+
+impl FakeRun {
+    fn new() -> FakeRun {
+        FakeRun { out: tempfile::tempdir().unwrap(), root: tempfile::tempdir().unwrap() }
+    }
+
+    /// `--matrices <faults> run --runtime node=<fake> --out OUT --fs-root ROOT -q --amplify off`
+    /// and `extra`; `at` replaces (OUT, ROOT) when given.
+    fn args(&self, at: Option<(&Path, &Path)>, extra: &[&str]) -> Vec<String> {
+        let m = fixtures().join("matrices").join("faults");
+        let node = format!("node={}", fake("faults", "node").display());
+        let (out, root) = at.unwrap_or((self.out.path(), self.root.path()));
+        let mut a: Vec<String> =
+            vec!["--matrices".into(), m.display().to_string(), "run".into(), "--runtime".into(), node];
+        a.extend(["--out".into(), out.display().to_string(), "--fs-root".into(), root.display().to_string()]);
+        a.extend(["-q", "--amplify", "off"].map(String::from));
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    }
 }
 
 fn until(what: &str, limit: Duration, f: impl Fn() -> bool) {
@@ -107,13 +129,10 @@ fn until(what: &str, limit: Duration, f: impl Fn() -> bool) {
 #[test]
 fn an_interrupt_drops_the_attempt_in_flight() {
     let _serial = one_at_a_time();
-    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let node = format!("node={}", fake("faults", "node").display());
-    let mut args = faults_args(&node, out.path().to_str().unwrap(), root.path().to_str().unwrap());
-    let m = fixtures().join("matrices").join("faults");
-    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
-    args.extend(["-v", "node.fake.wx,node.fake.slow", "--scenario", "second-comer", "--target", "absent,file"]);
-    args.extend(["--no-relative", "--timeout", "60"]);
+    let run = FakeRun::new();
+    let (out, root) = (&run.out, &run.root);
+    let args = run.args(None, &["-v", "node.fake.wx,node.fake.slow", "--scenario", "second-comer", "--target"]);
+    let args = [args, ["absent,file", "--no-relative", "--timeout", "60"].map(String::from).to_vec()].concat();
     let (c, mark) = spawn(&args, &[]);
     // the two quick cells, then the slow attempt (30 s) is in flight
     until("the partial results", Duration::from_secs(30), || out.path().join("results.json").exists());
@@ -136,12 +155,9 @@ fn an_interrupt_drops_the_attempt_in_flight() {
 #[test]
 fn sigterm_during_races_counts_only_completed_trials() {
     let _serial = one_at_a_time();
-    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let node = format!("node={}", fake("faults", "node").display());
-    let m = fixtures().join("matrices").join("faults");
-    let mut args = faults_args(&node, out.path().to_str().unwrap(), root.path().to_str().unwrap());
-    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
-    args.extend(["-v", "node.fake.wx", "--scenario", "race", "-n", "1000000"]);
+    let run = FakeRun::new();
+    let (out, root) = (&run.out, &run.root);
+    let args = run.args(None, &["-v", "node.fake.wx", "--scenario", "race", "-n", "1000000"]);
     let (c, mark) = spawn(&args, &[]);
     std::thread::sleep(Duration::from_secs(3));
     signal(&c, "-TERM");
@@ -158,6 +174,7 @@ fn sigterm_during_races_counts_only_completed_trials() {
     assert!(ctl[0]["evidence"].as_str().unwrap().contains("interrupted after"), "{}", ctl[0]);
 
     // the cross-runtime `race` command, found on PATH
+    let m = fixtures().join("matrices").join("faults");
     let dir = fake("faults", "node").parent().unwrap().to_path_buf();
     let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
     let race = [
@@ -189,10 +206,10 @@ fn sigterm_during_races_counts_only_completed_trials() {
 #[test]
 fn an_interrupt_during_discovery_stops_the_version_query() {
     let _serial = one_at_a_time();
-    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let run = FakeRun::new();
+    let (out, root) = (&run.out, &run.root);
     let o = out.path().join("new");
-    let node = format!("node={}", fake("faults", "node").display());
-    let args = faults_args(&node, o.to_str().unwrap(), root.path().to_str().unwrap());
+    let args = run.args(Some((&o, root.path())), &[]);
     let (c, mark) = spawn(&args, &[("FAKE_VERSION_SLEEP", "60")]);
     std::thread::sleep(Duration::from_millis(1500));
     let t = Instant::now();
@@ -210,12 +227,9 @@ fn an_interrupt_during_discovery_stops_the_version_query() {
 #[test]
 fn a_killed_harness_leaves_no_probe_and_keeps_what_it_measured() {
     let _serial = one_at_a_time();
-    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let node = format!("node={}", fake("faults", "node").display());
-    let m = fixtures().join("matrices").join("faults");
-    let mut args = faults_args(&node, out.path().to_str().unwrap(), root.path().to_str().unwrap());
-    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
-    args.extend(["-v", "node.fake.wx,node.fake.slow", "--scenario", "second-comer", "--timeout", "60"]);
+    let run = FakeRun::new();
+    let out = &run.out;
+    let args = run.args(None, &["-v", "node.fake.wx,node.fake.slow", "--scenario", "second-comer", "--timeout", "60"]);
     let (c, mark) = spawn(&args, &[]);
     until("the partial results", Duration::from_secs(30), || out.path().join("results.json").exists());
     std::thread::sleep(Duration::from_millis(500));
@@ -309,11 +323,7 @@ fn a_full_scratch_file_system_is_a_harness_error_and_exit_3() {
     }
     let _u = Unmount(mnt.path());
     let out = tempfile::tempdir().unwrap();
-    let node = format!("node={}", fake("faults", "node").display());
-    let m = fixtures().join("matrices").join("faults");
-    let mut args = faults_args(&node, out.path().to_str().unwrap(), mnt.path().to_str().unwrap());
-    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
-    args.extend(["-v", "node.fake.wx", "-n", "1000000"]);
+    let args = FakeRun::new().args(Some((out.path(), mnt.path())), &["-v", "node.fake.wx", "-n", "1000000"]);
     let (c, _) = spawn(&args, &[]);
     until("the scratch folder", Duration::from_secs(30), || !empty(mnt.path()));
     std::thread::sleep(Duration::from_millis(1000));
@@ -378,13 +388,11 @@ fn a_slow_command_is_not_a_prompt() {
 #[test]
 fn a_second_run_into_the_same_out_folder_is_refused() {
     let _serial = one_at_a_time();
-    let (out, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let node = format!("node={}", fake("faults", "node").display());
-    let m = fixtures().join("matrices").join("faults");
-    let mut args = faults_args(&node, out.path().to_str().unwrap(), root.path().to_str().unwrap());
-    args.splice(0..0, ["--matrices", m.to_str().unwrap()]);
-    args.extend(["-v", "node.fake.slow", "--scenario", "second-comer", "--timeout", "60"]);
+    let run = FakeRun::new();
+    let out = &run.out;
+    let args = run.args(None, &["-v", "node.fake.slow", "--scenario", "second-comer", "--timeout", "60"]);
     let (first, _) = spawn(&args, &[]);
+    let node = format!("node={}", fake("faults", "node").display());
     until("the lock", Duration::from_secs(30), || out.path().join(".conformance.lock").exists());
     conformance()
         .args(["run", "--runtime", &node, "-q", "--out"])

@@ -1,4 +1,5 @@
-//! Command-line flags (clap derive), mirrored as given; validation happens in [`crate::app`].
+//! Command-line flags (clap derive), mirrored as given; validation happens once, in
+//! [`crate::plan`]. Every default lives here, as a constant or a clap default, and nowhere else.
 
 use std::path::PathBuf;
 
@@ -23,6 +24,25 @@ pub const MAX_CONTENDERS: u32 = 64;
 
 /// The longest `--hold-ms`, in milliseconds (one minute).
 pub const MAX_HOLD_MS: u64 = 60_000;
+
+/// Trials per race for session-mode runtimes: `run --trials`, and `race` without `--trials`.
+pub const DEFAULT_TRIALS: u32 = 200;
+
+/// Trials per race for one-shot runtimes (cmd): `run --oneshot-trials`, and `race` without
+/// `--trials` when a one-shot runtime takes part.
+pub const DEFAULT_ONESHOT_TRIALS: u32 = 50;
+
+/// Contenders per race of `run` (`--contenders`).
+pub const DEFAULT_CONTENDERS: u32 = 3;
+
+/// The per-attempt timeout in seconds (`--timeout`).
+pub const DEFAULT_TIMEOUT_SECS: f64 = 10.0;
+
+/// The hold time in milliseconds of variants that keep a handle open (`--hold-ms`).
+pub const DEFAULT_HOLD_MS: u64 = 50;
+
+/// The cap on trials per race with `--max-rate` (`--max-trials`).
+pub const DEFAULT_MAX_TRIALS: u32 = 5000;
 
 /// Measures which file-system calls really give a process exclusive ownership of a name,
 /// in Node.js, Bun, Deno, .NET (CoreCLR, Mono), PowerShell and cmd.
@@ -108,7 +128,7 @@ pub struct PowerArgs {
     #[arg(long, value_name = "RATE")]
     pub max_rate: Option<String>,
     /// The cap on trials per race with --max-rate.
-    #[arg(long, default_value_t = 5000, requires = "max_rate", value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    #[arg(long, default_value_t = DEFAULT_MAX_TRIALS, requires = "max_rate", value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub max_trials: u32,
     /// Release offsets in µs, comma-separated: contender i is released i × offset after
     /// contender 0, and trials are spread over the offsets in turn. Default: amplified races
@@ -117,46 +137,17 @@ pub struct PowerArgs {
     pub offsets: Option<String>,
 }
 
-impl PowerArgs {
-    /// `--offsets` as microseconds. Errors: [`crate::error::Error::Usage`] naming the flag for
-    /// an entry that is not a whole number of microseconds up to 1 s, or an empty list.
-    pub fn offsets(&self) -> crate::error::Result<Option<Vec<u64>>> {
-        let Some(raw) = &self.offsets else { return Ok(None) };
-        let bad = |m: String| crate::error::Error::Usage { flag: "--offsets".into(), message: m };
-        let mut v = Vec::new();
-        for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            match part.parse::<u64>() {
-                Ok(x) if x <= 1_000_000 => {
-                    if !v.contains(&x) {
-                        v.push(x);
-                    }
-                }
-                _ => return Err(bad(format!("'{part}' is not a number of microseconds from 0 to 1000000"))),
-            }
-        }
-        if v.is_empty() {
-            return Err(bad("no offset given".into()));
-        }
-        Ok(Some(v))
-    }
-
-    /// `--max-rate` as a probability. Errors: [`crate::error::Error::Usage`] naming the flag
-    /// when it is not a number (or percentage) strictly between 0 and 1.
-    pub fn max_rate(&self) -> crate::error::Result<Option<f64>> {
-        let Some(raw) = &self.max_rate else { return Ok(None) };
-        let t = raw.trim();
-        let parsed = match t.strip_suffix('%') {
-            Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
-            None => t.parse::<f64>(),
-        };
-        match parsed {
-            Ok(r) if r > 0.0 && r < 1.0 => Ok(Some(r)),
-            _ => Err(crate::error::Error::Usage {
-                flag: "--max-rate".into(),
-                message: format!("'{raw}' is not a rate between 0 and 1 (e.g. 0.01 or 1%)"),
-            }),
-        }
-    }
+/// How long an attempt may take and how long a held handle is held; shared by `run` and `race`.
+#[derive(Debug, Args)]
+pub struct AttemptArgs {
+    /// Per-attempt timeout in seconds (multiplied for slow runtimes: cmd ×3, PowerShell ×2);
+    /// a probe's start-up may take max(30 s, this).
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
+    pub timeout: f64,
+    /// Hold time in milliseconds for variants that keep a handle open (dotnet.FileShare.None);
+    /// at most 60000.
+    #[arg(long, default_value_t = DEFAULT_HOLD_MS, value_parser = clap::value_parser!(u64).range(0..=MAX_HOLD_MS))]
+    pub hold_ms: u64,
 }
 
 /// `run` flags.
@@ -181,24 +172,20 @@ pub struct RunArgs {
     #[command(flatten)]
     pub scratch: ScratchArgs,
     /// Trials per race cell.
-    #[arg(long, short = 'n', default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    #[arg(long, short = 'n', default_value_t = DEFAULT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: u32,
     /// Trials per race cell for one-shot runtimes (cmd: one process per attempt, ~0.5 s each under Wine).
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, default_value_t = DEFAULT_ONESHOT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub oneshot_trials: u32,
     /// Race modes, bounds and adaptive trials.
     #[command(flatten)]
     pub power: PowerArgs,
     /// Contenders (separate processes) per race.
-    #[arg(long, short = 'k', default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
+    #[arg(long, short = 'k', default_value_t = DEFAULT_CONTENDERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub contenders: u32,
-    /// Per-attempt timeout in seconds (multiplied for slow runtimes: cmd ×3, PowerShell ×2).
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
-    pub timeout: f64,
-    /// Hold time in milliseconds for variants that keep a handle open (dotnet.FileShare.None);
-    /// at most 60000.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=MAX_HOLD_MS))]
-    pub hold_ms: u64,
+    /// Per-attempt timeout and hold time.
+    #[command(flatten)]
+    pub attempt: AttemptArgs,
     /// Output folder for results.json and summary.md (default: reports/runs/TIMESTAMP/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -214,6 +201,14 @@ pub struct RunArgs {
     /// Print only the tables and the summary lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Discover the runtimes and check their probes, then print what would be measured (the
+    /// cells, trials per race, offsets, an estimate of the attempts) without racing anything
+    /// or writing results.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: print the plan as JSON.
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
 }
 
 /// `race` flags.
@@ -226,12 +221,9 @@ pub struct RaceArgs {
     /// Trials (default: 200, or 50 when a one-shot runtime such as cmd takes part).
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: Option<u32>,
-    /// Per-attempt timeout in seconds (multiplied for slow runtimes).
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
-    pub timeout: f64,
-    /// Hold time in milliseconds for variants that keep a handle open; at most 60000.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=MAX_HOLD_MS))]
-    pub hold_ms: u64,
+    /// Per-attempt timeout and hold time.
+    #[command(flatten)]
+    pub attempt: AttemptArgs,
     /// Race modes, bounds and adaptive trials.
     #[command(flatten)]
     pub power: PowerArgs,
@@ -244,20 +236,6 @@ pub struct RaceArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-impl RaceArgs {
-    /// Checks the number of `--contender`s: at most [`MAX_CONTENDERS`] (as `run --contenders`).
-    /// Errors: [`crate::error::Error::Usage`] naming `--contender` when there are more.
-    pub fn check_contenders(&self) -> crate::error::Result<()> {
-        if self.contenders.len() > MAX_CONTENDERS as usize {
-            return Err(crate::error::Error::Usage {
-                flag: "--contender".into(),
-                message: format!("{} contenders given; a race has at most {MAX_CONTENDERS}", self.contenders.len()),
-            });
-        }
-        Ok(())
-    }
 }
 
 /// `runtimes` flags.
@@ -313,27 +291,6 @@ pub struct ReportArgs {
     pub format: Format,
 }
 
-/// The folder name every path passes through, from `--hostile-paths` or `--path-segment`.
-/// Errors: [`crate::error::Error::Usage`] when the name is empty or not one path component.
-fn segment_of(hostile: bool, seg: &Option<String>) -> crate::error::Result<Option<String>> {
-    if hostile {
-        return Ok(Some(crate::exec::scratch::HOSTILE_SEGMENT.to_string()));
-    }
-    match seg {
-        None => Ok(None),
-        Some(s) => {
-            let mut comps = std::path::Path::new(s).components();
-            match (comps.next(), comps.next()) {
-                (Some(std::path::Component::Normal(_)), None) => Ok(Some(s.clone())),
-                _ => Err(crate::error::Error::Usage {
-                    flag: "--path-segment".into(),
-                    message: format!("'{s}' is not a single folder name"),
-                }),
-            }
-        }
-    }
-}
-
 /// Where the scratch folder goes and which folder name every path passes through; shared by
 /// `run` and `race`.
 #[derive(Debug, Args)]
@@ -349,20 +306,6 @@ pub struct ScratchArgs {
     pub path_segment: Option<String>,
 }
 
-impl ScratchArgs {
-    /// The folder name every path passes through: the hostile name with `--hostile-paths`,
-    /// else `--path-segment`, else none. Errors: [`crate::error::Error::Usage`] naming
-    /// `--path-segment` when the name is empty or not one path component.
-    pub fn segment(&self) -> crate::error::Result<Option<String>> {
-        segment_of(self.hostile_paths, &self.path_segment)
-    }
-
-    /// The folder the scratch folder is made in.
-    pub fn root(&self) -> PathBuf {
-        self.fs_root.clone().unwrap_or_else(std::env::temp_dir)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
@@ -372,25 +315,13 @@ mod tests {
         super::Cli::command().debug_assert();
     }
 
+    /// `race` without `--trials` runs the defaults of `run`; its help says which.
     #[test]
-    fn max_rate_takes_fractions_and_percentages() {
-        let p = |s: &str| super::PowerArgs {
-            amplify: super::AmplifyArg::Both,
-            amplify_delay_us: 500,
-            max_rate: Some(s.into()),
-            max_trials: 10,
-            offsets: Some("0, 500,1000,500".into()),
-        };
-        assert_eq!(p("0.5").offsets().unwrap(), Some(vec![0, 500, 1000]));
-        let mut q = p("0.5");
-        for bad in ["", "x", "-5", "2000000", "1.5"] {
-            q.offsets = Some(bad.into());
-            assert!(q.offsets().unwrap_err().to_string().contains("--offsets"), "{bad}");
-        }
-        assert_eq!(p("0.01").max_rate().unwrap(), Some(0.01));
-        assert_eq!(p("2.5%").max_rate().unwrap(), Some(0.025));
-        for bad in ["0", "1", "150%", "abc", "-0.1", "NaN"] {
-            assert!(p(bad).max_rate().unwrap_err().to_string().contains("--max-rate"), "{bad}");
-        }
+    fn race_help_names_the_run_defaults() {
+        let mut cmd = super::Cli::command();
+        let race = cmd.find_subcommand_mut("race").expect("race");
+        let help = race.render_long_help().to_string();
+        let expected = format!("default: {}, or {}", super::DEFAULT_TRIALS, super::DEFAULT_ONESHOT_TRIALS);
+        assert!(help.contains(&expected), "{help}");
     }
 }

@@ -1,0 +1,1109 @@
+//! The validated plan of a `run` or a `race`: every flag checked once, the engine's
+//! [`Options`] built once, and — once runtimes are discovered — the list of cells a run will
+//! measure ([`CellPlan`]), which gives the progress bar its total and `run --dry-run` its
+//! output.
+//!
+//! [`crate::cli`] parses (and holds every default); this module validates and expands;
+//! [`crate::app`] runs and prints. `run` and `race` share every check through [`Common`].
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use globset::{Glob, GlobSetBuilder};
+use serde::Serialize;
+
+use crate::cli::{
+    AmplifyArg, AttemptArgs, Cli, PowerArgs, RaceArgs, RunArgs, ScenarioArg, ScratchArgs, DEFAULT_ONESHOT_TRIALS,
+    DEFAULT_TRIALS, MAX_CONTENDERS,
+};
+use crate::engine::{self, Amplify, Options, Sweep};
+use crate::error::{Error, Result};
+use crate::exec::contender::{Contender, Mode};
+use crate::exec::scratch::{Scratch, TargetState};
+use crate::matrix::{load_dir, Variant};
+use crate::report::model::{AmplificationInfo, Cell, Results, RunInfo, RuntimeInfo, Scenario};
+use crate::runtime::{ProbeContext, Requested, Runtime, Status};
+
+/// The project folder baked in at build time; `probes/` and `matrices/` are found below it
+/// unless `--probes`/`--matrices` say otherwise.
+const HOME: &str = env!("CARGO_MANIFEST_DIR");
+
+/// A probe's start-up may take at least this long, whatever `--timeout` says.
+pub const MIN_STARTUP: Duration = Duration::from_secs(30);
+
+/// A race stops after this many trials in a row in which a contender failed before the release.
+pub const MAX_CONSECUTIVE_FAULTS: usize = 3;
+
+/// The folders the global flags name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// The project folder (default `--out` is below it: `reports/runs/`).
+    pub home: PathBuf,
+    /// `--probes`, or the project's `probes/`.
+    pub probes: PathBuf,
+    /// `--matrices`, or the project's `matrices/`.
+    pub matrices: PathBuf,
+}
+
+impl Paths {
+    /// The folders of `cli`'s global flags, defaulting to the project's. Never fails (the
+    /// probes folder is checked by the plans that use it).
+    pub fn of(cli: &Cli) -> Paths {
+        let home = PathBuf::from(HOME);
+        Paths {
+            probes: cli.probes.clone().unwrap_or_else(|| home.join("probes")),
+            matrices: cli.matrices.clone().unwrap_or_else(|| home.join("matrices")),
+            home,
+        }
+    }
+}
+
+/// The flags `run` and `race` share, validated: where probes and the scratch folder are, how
+/// long an attempt may take, and how hard races look for a window.
+#[derive(Debug, Clone)]
+pub struct Common {
+    /// The probes folder (it holds `PROTOCOL.md`).
+    pub probes: PathBuf,
+    /// Where the scratch folder is made (`--fs-root`, default the system temp folder).
+    pub fs_root: PathBuf,
+    /// The folder name every path passes through (`--hostile-paths`, `--path-segment`).
+    pub segment: Option<String>,
+    /// `--timeout`.
+    pub timeout: Duration,
+    /// `--hold-ms`.
+    pub hold_ms: u64,
+    /// `--amplify` as requested.
+    pub amplify: AmplifyArg,
+    /// `--amplify-delay-us`.
+    pub amplify_delay_us: u64,
+    /// `--max-rate` as a probability.
+    pub max_rate: Option<f64>,
+    /// `--max-trials`.
+    pub max_trials: u32,
+    /// `--offsets` in µs.
+    pub offsets: Option<Vec<u64>>,
+}
+
+impl Common {
+    /// Validates the shared flags. `trials` is the `--trials` given, if any (for the
+    /// `--max-trials` check).
+    ///
+    /// Errors: [`Error::Usage`] naming `--timeout`, `--max-rate`, `--offsets`, `--max-trials`,
+    /// `--probes` or `--path-segment`, in that order of checking.
+    pub fn new(
+        power: &PowerArgs,
+        attempt: &AttemptArgs,
+        scratch: &ScratchArgs,
+        probes: &Path,
+        trials: Option<u32>,
+    ) -> Result<Common> {
+        let timeout = parse_timeout(attempt.timeout)?;
+        let max_rate = parse_max_rate(power.max_rate.as_deref())?;
+        let offsets = parse_offsets(power.offsets.as_deref())?;
+        if let (Some(_), Some(t)) = (max_rate, trials) {
+            if power.max_trials < t {
+                return Err(usage(
+                    "--max-trials",
+                    format!("{} is below --trials {t}; races run at least --trials", power.max_trials),
+                ));
+            }
+        }
+        check_probes(probes)?;
+        let segment = parse_segment(scratch.hostile_paths, scratch.path_segment.as_deref())?;
+        Ok(Common {
+            probes: probes.to_path_buf(),
+            fs_root: scratch.fs_root.clone().unwrap_or_else(std::env::temp_dir),
+            segment,
+            timeout,
+            hold_ms: attempt.hold_ms,
+            amplify: power.amplify,
+            amplify_delay_us: power.amplify_delay_us,
+            max_rate,
+            max_trials: power.max_trials,
+            offsets,
+        })
+    }
+
+    /// The engine options for a measurement of `shape`: the one place [`Options`] is built.
+    /// `amplify` is [`Common::detect_amplifier`]'s answer.
+    fn options(&self, shape: Shape, amplify: Amplify) -> Options {
+        Options {
+            contenders: shape.contenders,
+            trials: shape.trials as usize,
+            oneshot_trials: shape.oneshot_trials as usize,
+            timeout: self.timeout,
+            startup_timeout: self.timeout.max(MIN_STARTUP),
+            second_comer: shape.second_comer,
+            race: shape.race,
+            targets: shape.targets,
+            relative: shape.relative,
+            hold_ms: self.hold_ms,
+            max_consecutive_faults: MAX_CONSECUTIVE_FAULTS,
+            natural: self.amplify != AmplifyArg::On,
+            amplify,
+            max_rate: self.max_rate,
+            max_trials: self.max_trials as usize,
+            offsets: self.offsets.clone(),
+        }
+    }
+
+    /// The amplifier: found and checked (`strace -V` and a traced child) only when races run
+    /// and amplification is wanted; [`Amplify::Off`] otherwise, [`Amplify::Unavailable`] with
+    /// the reason where it cannot run. Never fails.
+    pub fn detect_amplifier(&self, races: bool) -> Amplify {
+        if !races || self.amplify == AmplifyArg::Off {
+            return Amplify::Off;
+        }
+        match crate::exec::amplify::Amplifier::detect(self.amplify_delay_us) {
+            Ok(a) => Amplify::On(a),
+            Err(why) => Amplify::Unavailable(why),
+        }
+    }
+
+    /// The race settings as the results record them, with `amp` (the detected amplifier).
+    pub fn amplification_info(&self, amp: &Amplify) -> AmplificationInfo {
+        AmplificationInfo {
+            requested: self.amplify.as_str().to_string(),
+            delay_us: self.amplify_delay_us,
+            offsets_us: self.offsets.clone(),
+            max_rate: self.max_rate,
+            max_trials: self.max_rate.map(|_| self.max_trials as usize),
+            syscalls: crate::exec::amplify::SYSCALLS.iter().map(|s| s.to_string()).collect(),
+            tool: match amp {
+                Amplify::On(a) => Some(a.version().to_string()),
+                _ => None,
+            },
+            unavailable: match amp {
+                Amplify::Unavailable(why) => Some(why.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    /// Creates the scratch folder (under [`Common::fs_root`], through [`Common::segment`])
+    /// and the probe context. Before anything runs, the deepest paths the harness will make
+    /// below the scratch folder are made once ([`crate::exec::health::self_test`]), so a root
+    /// or segment too long for the file system fails here instead of turning cells into
+    /// harness errors. An interrupt's second Ctrl-C removes the folder.
+    ///
+    /// Errors: [`Error::Scratch`] when the folder cannot be made, [`Error::ScratchBroken`]
+    /// when the self-test fails (both exit code 3).
+    pub fn workspace(&self) -> Result<(Scratch, ProbeContext)> {
+        let scratch = Scratch::new(&self.fs_root, self.segment.as_deref())?;
+        crate::interrupt::remove_on_abort(scratch.top().to_path_buf());
+        // tokens are `<nonce>-second-<id>` or `<nonce>-t<folder>-k<i>`: 40 bytes is ample
+        crate::exec::health::self_test(scratch.root(), 40)
+            .map_err(|why| Error::ScratchBroken { path: self.fs_root.clone(), why })?;
+        let ctx = ProbeContext {
+            probes_dir: self.probes.clone(),
+            cache_dir: cache_dir(),
+            scratch_top: scratch.top().to_path_buf(),
+        };
+        Ok((scratch, ctx))
+    }
+}
+
+/// What differs between the [`Options`] of `run` and `race`.
+struct Shape {
+    contenders: usize,
+    trials: u32,
+    oneshot_trials: u32,
+    second_comer: bool,
+    race: bool,
+    targets: Vec<TargetState>,
+    relative: bool,
+}
+
+/// The nonce that starts every token of a run, from its start time (hex, 32 bits).
+pub fn nonce(at: jiff::Timestamp) -> String {
+    format!("{:x}", at.as_nanosecond() as u64 & 0xFFFF_FFFF)
+}
+
+/// A validated `run`: what to select, how to measure it, where results go.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// The shared flags.
+    pub common: Common,
+    /// The selected variants (`--variant`), in matrix order.
+    pub variants: Vec<Variant>,
+    /// Every family's detection control (raced whenever races run, selected or not).
+    pub controls: Vec<Variant>,
+    /// `--runtime`.
+    pub requested: Requested,
+    /// `--require`.
+    pub required: Requested,
+    /// The engine options, targets typed and the amplifier detected.
+    pub options: Options,
+    /// The output folder (`--out`, default `reports/runs/<UTC timestamp>/`).
+    pub out: PathBuf,
+    /// `--expect`, read and checked.
+    pub baseline: Option<Results>,
+    /// When the run started.
+    pub date: jiff::Timestamp,
+    /// The token nonce ([`nonce`] of `date`).
+    pub nonce: String,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// `--json` (with `--dry-run`).
+    pub json: bool,
+}
+
+impl RunPlan {
+    /// Validates `a` (with the folders of `paths`): matrices and variant patterns, targets,
+    /// runtimes, the shared flags, the baseline; then detects the amplifier when races run.
+    /// Nothing is written.
+    ///
+    /// Errors: [`Error::Usage`] naming the flag (see [`Common::new`], [`select_variants`],
+    /// `--target`, `--contenders`), [`Error::UnknownRuntime`] naming `--runtime` or
+    /// `--require`, [`Error::Input`] for a malformed matrix or `--expect` file.
+    pub fn new(a: &RunArgs, paths: &Paths) -> Result<RunPlan> {
+        let date = jiff::Timestamp::now();
+        let common = Common::new(&a.power, &a.attempt, &a.scratch, &paths.probes, Some(a.trials))?;
+        check_contenders(a.contenders as usize, "--contenders")?;
+        let all = load_dir(&paths.matrices)?;
+        let controls: Vec<Variant> = all.iter().filter(|v| v.control).cloned().collect();
+        let variants = select_variants(all, &a.variant)?;
+        let targets = parse_targets(&a.target)?;
+        let requested = Requested::parse(&a.runtime)?;
+        let required = Requested::parse(&a.require).map_err(|e| match e {
+            Error::UnknownRuntime { name, known, .. } => {
+                Error::UnknownRuntime { name, flag: "--require".into(), known }
+            }
+            other => other,
+        })?;
+        let baseline = a.expect.as_deref().map(crate::report::json::read).transpose()?;
+        let out = a.out.clone().unwrap_or_else(|| {
+            let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
+            paths.home.join("reports").join("runs").join(stamp)
+        });
+        let shape = Shape {
+            contenders: a.contenders as usize,
+            trials: a.trials,
+            oneshot_trials: a.oneshot_trials,
+            second_comer: a.scenario != ScenarioArg::Race,
+            race: a.scenario != ScenarioArg::SecondComer,
+            targets,
+            relative: !a.no_relative,
+        };
+        let amplify = common.detect_amplifier(shape.race);
+        let options = common.options(shape, amplify);
+        Ok(RunPlan {
+            common,
+            variants,
+            controls,
+            requested,
+            required,
+            options,
+            out,
+            baseline,
+            date,
+            nonce: nonce(date),
+            quiet: a.quiet,
+            dry_run: a.dry_run,
+            json: a.json,
+        })
+    }
+
+    /// The selected variants `rt` runs (its families), in matrix order.
+    pub fn variants_of(&self, rt: &Runtime) -> Vec<&Variant> {
+        self.variants.iter().filter(|v| rt.families.contains(&v.family.as_str())).collect()
+    }
+
+    /// The detection controls, as [`engine::measure`] takes them.
+    pub fn control_refs(&self) -> Vec<&Variant> {
+        self.controls.iter().collect()
+    }
+
+    /// The runtimes of `found` that will be measured: found and working, and running at
+    /// least one selected variant.
+    pub fn measurable<'a>(&self, found: &'a [Runtime]) -> Vec<&'a Runtime> {
+        found.iter().filter(|r| self.measures(r)).collect()
+    }
+
+    /// True when `rt` will be measured: found and working, and running a selected variant.
+    pub fn measures(&self, rt: &Runtime) -> bool {
+        rt.status == Status::Found && !self.variants_of(rt).is_empty()
+    }
+
+    /// The `--require`d runtimes missing from `found` (not found, broken, or not selected by
+    /// `--runtime`), each with the reason; empty when all are there.
+    pub fn missing_required(&self, found: &[Runtime]) -> Vec<String> {
+        let Some(names) = &self.required.names else { return Vec::new() };
+        names
+            .iter()
+            .filter(|n| !found.iter().any(|r| r.name == **n && r.status == Status::Found))
+            .map(|n| match found.iter().find(|r| r.name == *n) {
+                Some(r) => format!(
+                    "{n} ({})",
+                    crate::status::status_line(r).split_whitespace().skip(2).collect::<Vec<_>>().join(" ")
+                ),
+                None => format!("{n} (not selected by --runtime)"),
+            })
+            .collect()
+    }
+
+    /// Why nothing of `found` is measurable (for [`Error::NoRuntime`]).
+    pub fn nothing_measurable(&self, found: &[Runtime]) -> String {
+        if found.iter().any(|r| r.status == Status::Found) {
+            "no found runtime runs the selected variants".to_string()
+        } else {
+            "none of the selected runtimes was found (see the skip lines above)".to_string()
+        }
+    }
+
+    /// How `rt`'s races run under this plan; `None` when races do not run.
+    pub fn race_shape(&self, rt: &Runtime) -> Option<RaceShape> {
+        let o = &self.options;
+        o.race.then(|| {
+            let ad = rt.adapter();
+            let trials = if ad.mode() == Mode::OneShot { o.oneshot_trials } else { o.trials };
+            let unavailable = match (&o.amplify, ad.no_amplification()) {
+                (Amplify::On(_), Some(why)) => Some(why),
+                (amp, _) => amp.why_not(),
+            };
+            let amplified = match (&unavailable, &o.amplify) {
+                (None, Amplify::On(a)) => {
+                    Some(o.offsets.clone().unwrap_or_else(|| match Sweep::amplified(a.delay_us()) {
+                        Sweep::Fixed(v) => v,
+                        Sweep::NaturalAuto => vec![0],
+                    }))
+                }
+                _ => None,
+            };
+            RaceShape {
+                contenders: o.contenders,
+                trials,
+                max_trials: o.max_rate.map(|_| o.max_trials.max(trials)),
+                natural: o.natural || amplified.is_none(),
+                natural_offsets_us: o.offsets.clone(),
+                amplified_offsets_us: amplified,
+                amplified_unavailable: unavailable,
+            }
+        })
+    }
+
+    /// The cells a run of this plan measures on the runtimes of `found`, in the order of
+    /// `results.json`: per measurable runtime and family, each selected variant's
+    /// second-comer cells (one per target) and race cell, then the family's control race when
+    /// the control was not selected. Its length is what [`engine::measure`] reports through
+    /// its callback when nothing stops the run.
+    pub fn cells(&self, found: &[Runtime]) -> Vec<CellPlan> {
+        let o = &self.options;
+        let mut out = Vec::new();
+        for rt in self.measurable(found) {
+            let race = self.race_shape(rt);
+            let runtime = (rt.label.as_str(), rt.name, rt.version.as_str());
+            let cell = |v: &Variant, scenario, target: TargetState, race: Option<RaceShape>| CellPlan {
+                id: Cell::new(runtime, v, scenario, target.as_str()).id,
+                runtime: rt.label.clone(),
+                variant: v.id.clone(),
+                scenario,
+                target,
+                control: v.control,
+                relative: scenario == Scenario::SecondComer && o.relative,
+                race,
+            };
+            for family in &rt.families {
+                let fam: Vec<&Variant> = self.variants.iter().filter(|v| v.family == *family).collect();
+                if fam.is_empty() {
+                    continue;
+                }
+                for v in &fam {
+                    if o.second_comer {
+                        out.extend(o.targets.iter().map(|&t| cell(v, Scenario::SecondComer, t, None)));
+                    }
+                    if o.race {
+                        out.push(cell(v, Scenario::Race, TargetState::Absent, race.clone()));
+                    }
+                }
+                let control = self.controls.iter().find(|c| c.family == *family);
+                if let (true, Some(c)) = (o.race, control) {
+                    if !fam.iter().any(|v| v.id == c.id) {
+                        out.push(cell(c, Scenario::Race, TargetState::Absent, race.clone()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The run information of `results.json` before anything is measured: machine, file
+    /// system of the scratch root, options, `found` runtimes, amplification.
+    pub fn run_info(&self, found: &[Runtime]) -> RunInfo {
+        let (os, os_version, kernel, arch) = crate::runinfo::os();
+        let o = &self.options;
+        RunInfo {
+            harness_version: env!("CARGO_PKG_VERSION").to_string(),
+            os,
+            os_version,
+            kernel,
+            arch,
+            fs: crate::runinfo::fs_info(&self.common.fs_root),
+            date: self.date.to_string(),
+            duration_s: 0.0,
+            contenders: o.contenders,
+            trials: o.trials,
+            oneshot_trials: o.oneshot_trials,
+            timeout_ms: o.timeout.as_millis() as u64,
+            path_segment: self.common.segment.clone(),
+            runtimes: found.iter().map(crate::status::runtime_info).collect(),
+            amplification: self.common.amplification_info(&o.amplify),
+            controls: Vec::new(),
+        }
+    }
+
+    /// What `--dry-run` reports: the runtimes of `found` (measured or skipped, with reasons),
+    /// the amplification, the cells and the estimated attempts.
+    pub fn dry_run_report(&self, found: &[Runtime]) -> DryRun {
+        let cells = self.cells(found);
+        let attempts = Estimate::of(&cells);
+        DryRun {
+            runtimes: found
+                .iter()
+                .map(|r| DryRuntime {
+                    info: crate::status::runtime_info(r),
+                    measured: self.measures(r),
+                    race: self.race_shape(r).filter(|_| self.measures(r)),
+                })
+                .collect(),
+            amplification: self.common.amplification_info(&self.options.amplify),
+            out: self.out.clone(),
+            cells,
+            attempts,
+        }
+    }
+}
+
+/// How one runtime's races run: contenders, trials and the release offsets of each mode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaceShape {
+    /// Contenders per race.
+    pub contenders: usize,
+    /// Counted trials per race mode (after a few uncounted warm-up trials).
+    pub trials: usize,
+    /// With `--max-rate`: the most trials a race mode may add up to.
+    pub max_trials: Option<usize>,
+    /// Whether the natural race runs.
+    pub natural: bool,
+    /// The natural race's offsets (µs); `None`: 0 and the warm-up's release spread (0 only
+    /// where the probe has no microsecond clock).
+    pub natural_offsets_us: Option<Vec<u64>>,
+    /// The amplified race's offsets (µs), when it runs.
+    pub amplified_offsets_us: Option<Vec<u64>>,
+    /// Why the amplified race does not run.
+    pub amplified_unavailable: Option<String>,
+}
+
+impl RaceShape {
+    /// Race modes that run (1 or 2).
+    pub fn modes(&self) -> usize {
+        usize::from(self.natural) + usize::from(self.amplified_offsets_us.is_some())
+    }
+}
+
+/// One cell a run will measure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CellPlan {
+    /// The cell's id in `results.json` (`<runtime label>/<variant>/<scenario>/<target>`).
+    pub id: String,
+    /// The runtime's row label.
+    pub runtime: String,
+    /// The variant id.
+    pub variant: String,
+    /// Second comer or race.
+    pub scenario: Scenario,
+    /// The target state (`absent` for races).
+    pub target: TargetState,
+    /// The variant is its family's detection control.
+    pub control: bool,
+    /// Second comer: the attempt is repeated with a relative path.
+    pub relative: bool,
+    /// Race: how it runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub race: Option<RaceShape>,
+}
+
+impl CellPlan {
+    /// The probe attempts this cell makes: (at least, at most). A second comer makes one (two
+    /// with the relative repeat); a race `contenders × trials` per mode, up to `max_trials`
+    /// with `--max-rate`. Warm-up and discarded trials are not counted.
+    pub fn attempts(&self) -> (usize, usize) {
+        match &self.race {
+            None => {
+                let n = 1 + usize::from(self.relative);
+                (n, n)
+            }
+            Some(r) => {
+                let per_trial = r.contenders * r.modes();
+                (r.trials * per_trial, r.max_trials.unwrap_or(r.trials) * per_trial)
+            }
+        }
+    }
+}
+
+/// The attempts a run is estimated to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Estimate {
+    /// Second-comer attempts.
+    pub second_comer: usize,
+    /// Race attempts at least (every contender of every counted trial, every mode).
+    pub race_min: usize,
+    /// Race attempts at most (`--max-rate` may add trials up to `--max-trials`).
+    pub race_max: usize,
+}
+
+impl Estimate {
+    /// The sum over `cells` of [`CellPlan::attempts`].
+    pub fn of(cells: &[CellPlan]) -> Estimate {
+        let mut e = Estimate::default();
+        for c in cells {
+            let (lo, hi) = c.attempts();
+            if c.race.is_some() {
+                e.race_min += lo;
+                e.race_max += hi;
+            } else {
+                e.second_comer += lo;
+            }
+        }
+        e
+    }
+}
+
+/// A runtime in a dry run.
+#[derive(Debug, Clone, Serialize)]
+pub struct DryRuntime {
+    /// As discovered (found, not found or broken, with the reason).
+    #[serde(flatten)]
+    pub info: RuntimeInfo,
+    /// Whether the run would measure it.
+    pub measured: bool,
+    /// How its races would run (measured runtimes, when races run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub race: Option<RaceShape>,
+}
+
+/// What `run --dry-run` found: what a run would measure, nothing raced.
+#[derive(Debug, Clone, Serialize)]
+pub struct DryRun {
+    /// Every selected runtime.
+    pub runtimes: Vec<DryRuntime>,
+    /// How races would be amplified (or why not).
+    pub amplification: AmplificationInfo,
+    /// Where a run would write its results.
+    pub out: PathBuf,
+    /// The cells, in `results.json` order.
+    pub cells: Vec<CellPlan>,
+    /// The estimated attempts.
+    pub attempts: Estimate,
+}
+
+/// A validated `race`: the contenders (runtime and variant per slot), their controls, the
+/// trials and the engine options.
+#[derive(Debug, Clone)]
+pub struct RacePlan {
+    /// The shared flags.
+    pub common: Common,
+    /// Per slot: the runtime's registry name and the variant it runs.
+    pub slots: Vec<(&'static str, Variant)>,
+    /// Per slot, its family's detection control; `None` when a family has none.
+    pub controls: Option<Vec<Variant>>,
+    /// Counted trials per race mode: `--trials`, else [`Options::trials`], or
+    /// [`Options::oneshot_trials`] when a one-shot runtime (cmd) takes part.
+    pub trials: usize,
+    /// The engine options (the defaults of `run`, one contender per slot, races only).
+    pub options: Options,
+    /// `--out`.
+    pub out: Option<PathBuf>,
+    /// `--json`.
+    pub json: bool,
+    /// The token nonce.
+    pub nonce: String,
+}
+
+impl RacePlan {
+    /// Validates `a` (with the folders of `paths`), then detects the amplifier.
+    ///
+    /// Errors: [`Error::Usage`] naming `--contender` (more than [`MAX_CONTENDERS`], fewer
+    /// than two, not `RUNTIME:VARIANT`, an unknown variant, a runtime that does not run the
+    /// variant's family) or a shared flag ([`Common::new`]); [`Error::UnknownRuntime`] naming
+    /// `--contender`; [`Error::Input`] for a malformed matrix.
+    pub fn new(a: &RaceArgs, paths: &Paths) -> Result<RacePlan> {
+        check_contenders(a.contenders.len(), "--contender")?;
+        let common = Common::new(&a.power, &a.attempt, &a.scratch, &paths.probes, a.trials)?;
+        let all = load_dir(&paths.matrices)?;
+        let slots = a.contenders.iter().map(|item| parse_contender(item, &all)).collect::<Result<Vec<_>>>()?;
+        if slots.len() < 2 {
+            return Err(usage("--contender", "a race needs at least two contenders".into()));
+        }
+        let controls =
+            slots.iter().map(|(_, v)| engine::control_for(&all, &v.family).cloned()).collect::<Option<Vec<_>>>();
+        // without --trials, the defaults of `run`
+        let shape = Shape {
+            contenders: slots.len(),
+            trials: a.trials.unwrap_or(DEFAULT_TRIALS),
+            oneshot_trials: a.trials.unwrap_or(DEFAULT_ONESHOT_TRIALS),
+            second_comer: false,
+            race: true,
+            targets: Vec::new(),
+            relative: false,
+        };
+        let any_oneshot =
+            slots.iter().any(|(n, _)| crate::runtime::adapter(n).is_some_and(|ad| ad.mode() == Mode::OneShot));
+        let options = common.options(shape, common.detect_amplifier(true));
+        let trials = if any_oneshot { options.oneshot_trials } else { options.trials };
+        Ok(RacePlan {
+            common,
+            slots,
+            controls,
+            trials,
+            options,
+            out: a.out.clone(),
+            json: a.json,
+            nonce: nonce(jiff::Timestamp::now()),
+        })
+    }
+
+    /// The runtimes to discover: each slot's, by name.
+    pub fn requested(&self) -> Requested {
+        Requested { names: Some(self.slots.iter().map(|(n, _)| *n).collect()), explicit: Vec::new() }
+    }
+}
+
+/// One `--contender RUNTIME:VARIANT` against the variants `all`. Errors: see [`RacePlan::new`].
+fn parse_contender(item: &str, all: &[Variant]) -> Result<(&'static str, Variant)> {
+    let (rt, var) = item.split_once(':').ok_or_else(|| {
+        usage("--contender", format!("'{item}' is not RUNTIME:VARIANT (e.g. node:node.writeFileSync.wx)"))
+    })?;
+    let adapter = crate::runtime::adapter(rt.trim()).ok_or_else(|| Error::UnknownRuntime {
+        name: rt.trim().to_string(),
+        flag: "--contender".into(),
+        known: crate::runtime::known_names(),
+    })?;
+    let v = all.iter().find(|v| v.id == var.trim()).ok_or_else(|| {
+        usage("--contender", format!("'{}' is not a variant (see `conformance variants`)", var.trim()))
+    })?;
+    if !adapter.families().contains(&v.family.as_str()) {
+        return Err(usage(
+            "--contender",
+            format!(
+                "{} does not run the {} family (it runs: {})",
+                adapter.name(),
+                v.family,
+                adapter.families().join(", ")
+            ),
+        ));
+    }
+    Ok((adapter.name(), v.clone()))
+}
+
+fn usage(flag: &str, message: String) -> Error {
+    Error::Usage { flag: flag.into(), message }
+}
+
+/// Keeps the variants whose id matches any of the glob patterns (comma-separated or repeated).
+/// No `--variant` at all keeps everything.
+///
+/// Errors: [`Error::Usage`] naming `--variant` for an empty pattern (`-v ''`, `-v 'a,,b'`), an
+/// invalid pattern, or one that matches nothing.
+pub fn select_variants(all: Vec<Variant>, patterns: &[String]) -> Result<Vec<Variant>> {
+    if patterns.is_empty() {
+        return Ok(all);
+    }
+    let pats: Vec<&str> = patterns.iter().flat_map(|p| p.split(',')).map(str::trim).collect();
+    if pats.iter().any(|p| p.is_empty()) {
+        let given = patterns.join(",");
+        return Err(usage(
+            "--variant",
+            format!("'{}' has an empty pattern (use '*' for every variant)", given.escape_debug()),
+        ));
+    }
+    let mut b = GlobSetBuilder::new();
+    for p in &pats {
+        let g =
+            Glob::new(p).map_err(|e| usage("--variant", format!("'{}' is not a valid glob: {e}", p.escape_debug())))?;
+        let single = g.compile_matcher();
+        if !all.iter().any(|v| single.is_match(&v.id)) {
+            return Err(usage(
+                "--variant",
+                format!("'{}' matches no variant (see `conformance variants`)", p.escape_debug()),
+            ));
+        }
+        b.add(g);
+    }
+    let set = b.build().map_err(|e| usage("--variant", e.to_string()))?;
+    Ok(all.into_iter().filter(|v| set.is_match(&v.id)).collect())
+}
+
+/// `--target` as target states, in the order given, repeats dropped. Errors: [`Error::Usage`]
+/// naming `--target` for an unknown state or an empty list.
+pub fn parse_targets(s: &str) -> Result<Vec<TargetState>> {
+    let mut out = Vec::new();
+    for t in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let st = TargetState::parse(t).ok_or_else(|| {
+            let known: Vec<&str> = TargetState::ALL.iter().map(|t| t.as_str()).collect();
+            usage("--target", format!("unknown target state '{t}' (known: {})", known.join(", ")))
+        })?;
+        if !out.contains(&st) {
+            out.push(st);
+        }
+    }
+    if out.is_empty() {
+        return Err(usage("--target", "no target state given".into()));
+    }
+    Ok(out)
+}
+
+/// `--timeout` in seconds as a duration. Errors: [`Error::Usage`] naming `--timeout` unless it
+/// is a number of seconds in (0, 3600].
+pub fn parse_timeout(t: f64) -> Result<Duration> {
+    if t.is_finite() && t > 0.0 && t <= 3600.0 {
+        Ok(Duration::from_secs_f64(t))
+    } else {
+        Err(usage("--timeout", format!("{t} is not a number of seconds in (0, 3600]")))
+    }
+}
+
+/// `--offsets` as microseconds, repeats dropped. Errors: [`Error::Usage`] naming `--offsets`
+/// for an entry that is not a whole number of microseconds up to 1 s, or an empty list.
+pub fn parse_offsets(raw: Option<&str>) -> Result<Option<Vec<u64>>> {
+    let Some(raw) = raw else { return Ok(None) };
+    let mut v = Vec::new();
+    for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.parse::<u64>() {
+            Ok(x) if x <= 1_000_000 => {
+                if !v.contains(&x) {
+                    v.push(x);
+                }
+            }
+            _ => return Err(usage("--offsets", format!("'{part}' is not a number of microseconds from 0 to 1000000"))),
+        }
+    }
+    if v.is_empty() {
+        return Err(usage("--offsets", "no offset given".into()));
+    }
+    Ok(Some(v))
+}
+
+/// `--max-rate` as a probability. Errors: [`Error::Usage`] naming `--max-rate` when it is not
+/// a number (or percentage) strictly between 0 and 1.
+pub fn parse_max_rate(raw: Option<&str>) -> Result<Option<f64>> {
+    let Some(raw) = raw else { return Ok(None) };
+    let t = raw.trim();
+    let parsed = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match parsed {
+        Ok(r) if r > 0.0 && r < 1.0 => Ok(Some(r)),
+        _ => Err(usage("--max-rate", format!("'{raw}' is not a rate between 0 and 1 (e.g. 0.01 or 1%)"))),
+    }
+}
+
+/// The folder name every path passes through: the hostile name with `--hostile-paths`, else
+/// `--path-segment`, else none. Errors: [`Error::Usage`] naming `--path-segment` when the
+/// name is empty or not one path component.
+pub fn parse_segment(hostile: bool, seg: Option<&str>) -> Result<Option<String>> {
+    if hostile {
+        return Ok(Some(crate::exec::scratch::HOSTILE_SEGMENT.to_string()));
+    }
+    let Some(s) = seg else { return Ok(None) };
+    let mut comps = Path::new(s).components();
+    match (comps.next(), comps.next()) {
+        (Some(std::path::Component::Normal(_)), None) => Ok(Some(s.to_string())),
+        _ => Err(usage("--path-segment", format!("'{s}' is not a single folder name"))),
+    }
+}
+
+/// At most [`MAX_CONTENDERS`] contenders. Errors: [`Error::Usage`] naming `flag` when there
+/// are more.
+pub fn check_contenders(n: usize, flag: &str) -> Result<()> {
+    if n > MAX_CONTENDERS as usize {
+        return Err(usage(flag, format!("{n} contenders given; a race has at most {MAX_CONTENDERS}")));
+    }
+    Ok(())
+}
+
+/// Checks that `--probes` names a probes folder (one holding `PROTOCOL.md`). Errors:
+/// [`Error::Usage`] naming `--probes`.
+pub fn check_probes(probes: &Path) -> Result<()> {
+    if probes.join("PROTOCOL.md").is_file() {
+        Ok(())
+    } else {
+        Err(usage("--probes", format!("{} is not a probes folder (no PROTOCOL.md in it)", probes.display())))
+    }
+}
+
+/// Where built probes are cached: `CONFORMANCE_CACHE_DIR`, else the user's cache folder.
+fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("CONFORMANCE_CACHE_DIR") {
+        return PathBuf::from(d);
+    }
+    dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("conformance")
+}
+
+/// Builds or checks each found runtime's probe, then starts each session-mode probe once and
+/// waits for its `hello`, with the start-up and attempt timeouts of `opts`
+/// ([`engine::timeouts_for`]: `--timeout`, at least [`MIN_STARTUP`] for the start-up): a
+/// runtime counts as found only when its probe speaks the protocol (a `--runtime
+/// node=/bin/true` is `broken`, not measured as all-crashed). A runtime whose preparation
+/// fails becomes `broken` with the reason. Never fails.
+pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options) {
+    for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
+        if let Err(why) = rt.adapter().prepare(rt, ctx) {
+            rt.status = Status::Broken(why);
+            continue;
+        }
+        if rt.adapter().mode() != Mode::Session {
+            continue;
+        }
+        let t = engine::timeouts_for(rt.adapter(), opts);
+        for family in rt.families.clone() {
+            let launch = rt.adapter().launch(rt, family, ctx);
+            let mut c = Contender::new(Mode::Session, launch, ctx.scratch_top.clone(), t);
+            if let Err(a) = c.start() {
+                let why = a.evidence.unwrap_or_default();
+                rt.status = Status::Broken(format!("its {family} probe did not start: {why}"));
+                break;
+            }
+        }
+    }
+}
+
+/// Undoes every found runtime's preparation (a persistent Wine server). Never fails.
+pub fn cleanup_runtimes(found: &[Runtime], ctx: &ProbeContext) {
+    for rt in found.iter().filter(|r| r.status == Status::Found) {
+        rt.adapter().cleanup(rt, ctx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Command;
+    use crate::runtime::discover;
+
+    fn fixtures() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures")
+    }
+
+    fn cli(command: &str, args: &[&str]) -> Cli {
+        let argv = ["conformance", command].into_iter().chain(args.iter().copied());
+        Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    fn run_plan(args: &[&str]) -> Result<RunPlan> {
+        let c = cli("run", args);
+        let paths = Paths::of(&c);
+        match c.command {
+            Command::Run(a) => RunPlan::new(&a, &paths),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn race_plan(args: &[&str]) -> Result<RacePlan> {
+        let c = cli("race", args);
+        let paths = Paths::of(&c);
+        match c.command {
+            Command::Race(a) => RacePlan::new(&a, &paths),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    const TWO: [&str; 4] = ["-c", "node:node.writeFileSync.wx", "-c", "deno:deno.writeFileSync.createNew"];
+
+    /// Every validation error names the flag at fault, and `run` and `race` give the same one
+    /// for the flags they share.
+    #[test]
+    fn validation_errors_name_the_flag() {
+        let shared: &[(&[&str], &str)] = &[
+            (&["--timeout", "0"], "--timeout"),
+            (&["--timeout", "3601"], "--timeout"),
+            (&["--max-rate", "5"], "--max-rate"),
+            (&["--max-rate", "0"], "--max-rate"),
+            (&["--offsets", "x"], "--offsets"),
+            (&["--offsets", ","], "--offsets"),
+            (&["--max-rate", "1%", "--max-trials", "5", "-n", "20"], "--max-trials"),
+            (&["--path-segment", "a/b"], "--path-segment"),
+            (&["--path-segment", ".."], "--path-segment"),
+            (&["--probes", "/nonexistent"], "--probes"),
+        ];
+        for (args, flag) in shared {
+            let run = run_plan(args).unwrap_err().to_string();
+            let race = race_plan(&[&TWO[..], args].concat()).unwrap_err().to_string();
+            assert!(run.contains(flag), "{args:?}: {run}");
+            assert_eq!(run, race, "{args:?}: run and race disagree");
+        }
+        let run_only: &[(&[&str], &str)] = &[
+            (&["--target", "file,fifo"], "--target"),
+            (&["--target", ","], "--target"),
+            (&["-v", "nope.*"], "--variant"),
+            (&["-v", ""], "--variant"),
+            (&["-v", "node.[x"], "--variant"),
+            (&["-r", "nodee"], "--runtime"),
+            (&["--require", "nodee"], "--require"),
+            (&["--expect", "/nonexistent/base.json"], "/nonexistent/base.json"),
+        ];
+        for (args, flag) in run_only {
+            let e = run_plan(args).unwrap_err().to_string();
+            assert!(e.contains(flag), "{args:?}: {e}");
+        }
+        let race_only: &[(&[&str], &str)] = &[
+            (&["-c", "node:node.writeFileSync.wx"], "at least two contenders"),
+            (&["-c", "node", "-c", "node:node.writeFileSync.wx"], "is not RUNTIME:VARIANT"),
+            (&["-c", "nodee:node.writeFileSync.wx", "-c", "node:node.writeFileSync.wx"], "unknown runtime 'nodee'"),
+            (&["-c", "node:nope", "-c", "node:node.writeFileSync.wx"], "'nope' is not a variant"),
+            (&["-c", "node:dotnet.FileMode.CreateNew", "-c", "node:node.writeFileSync.wx"], "does not run the dotnet"),
+        ];
+        for (args, expected) in race_only {
+            let e = race_plan(args).unwrap_err().to_string();
+            assert!(e.contains("--contender") && e.contains(expected), "{args:?}: {e}");
+        }
+        let many: Vec<&str> = std::iter::repeat_n(["-c", "node:node.writeFileSync.wx"], 65).flatten().collect();
+        let e = race_plan(&many).unwrap_err().to_string();
+        assert!(e.contains("--contender: 65 contenders given; a race has at most 64"), "{e}");
+        assert!(check_contenders(65, "--contenders").unwrap_err().to_string().contains("--contenders"));
+    }
+
+    /// `race` runs with `run`'s defaults: the same engine options, and `run`'s trials (its
+    /// one-shot trials when cmd takes part), all from the constants of `cli`.
+    #[test]
+    fn race_and_run_share_defaults() {
+        let run = run_plan(&["--amplify", "off"]).unwrap();
+        let race = race_plan(&[&TWO[..], &["--amplify", "off"]].concat()).unwrap();
+        let (r, c) = (&run.options, &race.options);
+        assert_eq!(r.trials, crate::cli::DEFAULT_TRIALS as usize);
+        assert_eq!(r.oneshot_trials, crate::cli::DEFAULT_ONESHOT_TRIALS as usize);
+        assert_eq!(r.contenders, crate::cli::DEFAULT_CONTENDERS as usize);
+        assert_eq!(r.timeout, Duration::from_secs_f64(crate::cli::DEFAULT_TIMEOUT_SECS));
+        assert_eq!(r.hold_ms, crate::cli::DEFAULT_HOLD_MS);
+        assert_eq!(r.max_trials, crate::cli::DEFAULT_MAX_TRIALS as usize);
+        assert_eq!(
+            (r.trials, r.oneshot_trials, r.timeout, r.startup_timeout, r.hold_ms),
+            (c.trials, c.oneshot_trials, c.timeout, c.startup_timeout, c.hold_ms)
+        );
+        assert_eq!(
+            (r.max_consecutive_faults, r.natural, r.max_rate, r.max_trials, &r.offsets),
+            (c.max_consecutive_faults, c.natural, c.max_rate, c.max_trials, &c.offsets)
+        );
+        assert_eq!(r.startup_timeout, MIN_STARTUP);
+        assert_eq!(race.trials, r.trials);
+        assert_eq!(c.contenders, 2);
+        assert!(c.race && !c.second_comer && c.targets.is_empty());
+        let with_cmd = race_plan(&["-c", "node:node.writeFileSync.wx", "-c", "cmd:cmd.mkdir", "--amplify", "off"]);
+        assert_eq!(with_cmd.unwrap().trials, r.oneshot_trials);
+        let given = race_plan(&[&TWO[..], &["-n", "7", "--timeout", "40", "--amplify", "off"]].concat()).unwrap();
+        assert_eq!((given.trials, given.options.startup_timeout), (7, Duration::from_secs(40)));
+        // the same nonce formula for both
+        let at = jiff::Timestamp::from_nanosecond(0x1234_5678_9abc_def0).unwrap();
+        assert_eq!(nonce(at), "9abcdef0");
+        assert_eq!(run.nonce.len(), nonce(run.date).len());
+    }
+
+    #[test]
+    fn flag_values_are_parsed_once() {
+        assert_eq!(parse_offsets(Some("0, 500,1000,500")).unwrap(), Some(vec![0, 500, 1000]));
+        for bad in ["", "x", "-5", "2000000", "1.5"] {
+            assert!(parse_offsets(Some(bad)).unwrap_err().to_string().contains("--offsets"), "{bad}");
+        }
+        assert_eq!(parse_max_rate(Some("0.01")).unwrap(), Some(0.01));
+        assert_eq!(parse_max_rate(Some("2.5%")).unwrap(), Some(0.025));
+        for bad in ["0", "1", "150%", "abc", "-0.1", "NaN"] {
+            assert!(parse_max_rate(Some(bad)).unwrap_err().to_string().contains("--max-rate"), "{bad}");
+        }
+        assert_eq!(parse_targets("file, absent,file").unwrap(), [TargetState::File, TargetState::Absent]);
+        assert_eq!(parse_segment(false, Some("a b")).unwrap().as_deref(), Some("a b"));
+        assert!(parse_segment(true, Some("ignored")).unwrap().unwrap().contains("日本語"));
+        let plan = run_plan(&["--amplify", "off", "--scenario", "second-comer", "--target", "dir,file"]).unwrap();
+        assert_eq!(plan.options.targets, [TargetState::Dir, TargetState::File]);
+        assert!(plan.options.second_comer && !plan.options.race);
+        assert!(matches!(plan.options.amplify, Amplify::Off));
+    }
+
+    #[test]
+    fn attempts_are_estimated_per_cell() {
+        let race = RaceShape {
+            contenders: 3,
+            trials: 200,
+            max_trials: Some(5000),
+            natural: true,
+            natural_offsets_us: None,
+            amplified_offsets_us: Some(vec![0, 500]),
+            amplified_unavailable: None,
+        };
+        let cell = |scenario, relative, race: Option<RaceShape>| CellPlan {
+            id: String::new(),
+            runtime: "node".into(),
+            variant: "node.x".into(),
+            scenario,
+            target: TargetState::Absent,
+            control: false,
+            relative,
+            race,
+        };
+        let cells = [
+            cell(Scenario::SecondComer, true, None),
+            cell(Scenario::SecondComer, false, None),
+            cell(Scenario::Race, false, Some(race)),
+        ];
+        assert_eq!(cells[2].attempts(), (3 * 200 * 2, 3 * 5000 * 2));
+        assert_eq!(Estimate::of(&cells), Estimate { second_comer: 3, race_min: 1200, race_max: 30000 });
+    }
+
+    /// Measures `args` for real with [`engine::measure`] and checks that the cell plans are
+    /// the cells measured, in order, and that the callback (the progress bar) saw as many.
+    /// Returns false when a runtime was not found or its probe did not start.
+    fn cells_match_a_real_run(args: &[&str]) -> bool {
+        let root = tempfile::tempdir().unwrap();
+        let root_arg = root.path().display().to_string();
+        let plan = run_plan(&[args, &["--fs-root", &root_arg, "--amplify", "off", "--timeout", "5"]].concat()).unwrap();
+        let (mut scratch, ctx) = plan.common.workspace().unwrap();
+        let mut found = discover(&plan.requested).runtimes;
+        ready_runtimes(&mut found, &ctx, &plan.options);
+        if let Some(rt) = found.iter().find(|r| r.status != Status::Found) {
+            eprintln!("SKIPPED: {}", crate::status::status_line(rt));
+            cleanup_runtimes(&found, &ctx);
+            return false;
+        }
+        let planned: Vec<String> = plan.cells(&found).into_iter().map(|c| c.id).collect();
+        let (mut measured, mut reported) = (Vec::new(), 0);
+        for rt in plan.measurable(&found) {
+            let (vs, controls) = (plan.variants_of(rt), plan.control_refs());
+            let m = engine::measure(rt, &vs, &controls, &plan.options, &mut scratch, &ctx, &plan.nonce, &mut |_| {
+                reported += 1;
+            });
+            assert_eq!(m.scratch_failed, None);
+            measured.extend(m.cells.into_iter().map(|c| c.id));
+        }
+        cleanup_runtimes(&found, &ctx);
+        assert!(!planned.is_empty(), "{args:?}");
+        assert_eq!(planned, measured, "{args:?}");
+        assert_eq!(reported, planned.len(), "{args:?}");
+        drop(scratch);
+        assert!(std::fs::read_dir(root.path()).unwrap().next().is_none(), "scratch folder left");
+        true
+    }
+
+    /// The cell list is what a run measures: with the fake runtime of the fault tests (its
+    /// control selected or not, each scenario, targets and relative repeats), and with a real
+    /// Node where one is installed.
+    #[test]
+    #[cfg(unix)]
+    fn the_cell_list_is_what_a_run_measures() {
+        let fake = format!("node={}", fixtures().join("fake-runtimes").join("faults").join("node").display());
+        let matrices = fixtures().join("matrices").join("faults").display().to_string();
+        let common = ["--matrices", &matrices, "-r", &fake, "-n", "2"];
+        for selection in [
+            &["-v", "node.fake.wx"][..],
+            &["-v", "node.fake.wx", "--scenario", "second-comer", "--target", "file,absent", "--no-relative"],
+            &["-v", "node.fake.wx,node.fake.check-then-create", "--scenario", "race"],
+            &["-v", "node.fake.check-then-create", "--target", "dir"],
+        ] {
+            assert!(cells_match_a_real_run(&[&common[..], selection].concat()), "the fake runtime must start");
+        }
+        cells_match_a_real_run(&["-r", "node", "-v", "node.writeFileSync.wx,node.mkdirSync", "-n", "3"]);
+    }
+}

@@ -1,0 +1,201 @@
+//! What the commands say about themselves: discovery lines, the amplification line, the
+//! runtime records of `results.json` and `runtimes --json`, the `run --dry-run` listing, and
+//! stdout that survives a closed pipe. Every label a runtime or matrix supplies is escaped
+//! ([`table::escape_controls`]) before it reaches the terminal.
+
+use std::fmt::Write as _;
+
+use crate::engine::Amplify;
+use crate::plan::{CellPlan, DryRun, RaceShape};
+use crate::report::model::{RuntimeInfo, Scenario};
+use crate::report::table;
+use crate::runtime::{Runtime, Status};
+
+/// The record of `rt` in `results.json` and `runtimes --json`.
+pub fn runtime_info(rt: &Runtime) -> RuntimeInfo {
+    let (status, reason) = match &rt.status {
+        Status::Found => ("found", None),
+        Status::NotFound(r) => ("not-found", Some(r.clone())),
+        Status::Broken(r) => ("broken", Some(r.clone())),
+    };
+    RuntimeInfo {
+        name: rt.name.to_string(),
+        label: rt.label.clone(),
+        version: rt.version.clone(),
+        path: rt.path.as_ref().map(|p| p.display().to_string()),
+        status: status.into(),
+        reason,
+        families: rt.families.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// A runtime's discovery line (`found …`, `skip … not found: …`, `skip … broken: …`), control
+/// characters escaped (a `--version` or a probe's first line must not drive the terminal).
+pub fn status_line(rt: &Runtime) -> String {
+    let path = rt.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let line = match &rt.status {
+        Status::Found => format!("found    {:<22} {}", rt.label, path),
+        Status::NotFound(r) => format!("skip     {:<22} not found: {r}", rt.name),
+        Status::Broken(r) => format!("skip     {:<22} broken: {r}", rt.label),
+    };
+    table::escape_controls(&line).into_owned()
+}
+
+/// The status line for amplification; `None` when it is off by request.
+pub fn amplify_line(amp: &Amplify) -> Option<String> {
+    match amp {
+        Amplify::Off => None,
+        Amplify::On(a) => Some(format!(
+            "amplify  {} µs after each file-system system call ({}, {})",
+            a.delay_us(),
+            a.version(),
+            a.strace().display()
+        )),
+        Amplify::Unavailable(why) => Some(format!(
+            "skip     amplified races: unavailable ({why}); verdicts rest on natural races and their bounds"
+        )),
+    }
+}
+
+/// Set once stdout is a closed pipe: later output is dropped.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes `text` to stdout. A closed pipe (`conformance variants | head -1`) is not an error
+/// of the run, as in ripgrep: the rest of the output is dropped and the command ends
+/// normally, so that its scratch folder and probes are still cleaned up. Never fails.
+pub fn emit(text: &str) {
+    use std::io::Write as _;
+    use std::sync::atomic::Ordering;
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// `0, 500, 1000 µs`.
+fn offsets(v: &[u64]) -> String {
+    let list: Vec<String> = v.iter().map(u64::to_string).collect();
+    format!("{} µs", list.join(", "))
+}
+
+/// One line saying how a runtime's races run.
+fn race_line(r: &RaceShape) -> String {
+    let mut s = format!("races: {} contenders × {} trials per mode", r.contenders, r.trials);
+    if let Some(max) = r.max_trials {
+        let _ = write!(s, " (up to {max} with --max-rate)");
+    }
+    if r.natural {
+        match &r.natural_offsets_us {
+            Some(v) => {
+                let _ = write!(s, "; natural at {}", offsets(v));
+            }
+            None => s.push_str("; natural at 0 µs and the warm-up's release spread"),
+        }
+    }
+    match (&r.amplified_offsets_us, &r.amplified_unavailable) {
+        (Some(v), _) => {
+            let _ = write!(s, "; amplified at {}", offsets(v));
+        }
+        (None, Some(why)) => {
+            let _ = write!(s, "; amplified not run: {why}");
+        }
+        (None, None) => {}
+    }
+    s
+}
+
+/// How a runtime's second-comer cells run, from its cells; `None` when there are none.
+fn second_comer_line(cells: &[&CellPlan]) -> Option<String> {
+    let mut targets: Vec<&str> = Vec::new();
+    for c in cells.iter().filter(|c| c.scenario == Scenario::SecondComer) {
+        if !targets.contains(&c.target.as_str()) {
+            targets.push(c.target.as_str());
+        }
+    }
+    let relative = cells.iter().any(|c| c.relative);
+    (!targets.is_empty()).then(|| {
+        let rel = if relative { "; each attempt repeated with a relative path" } else { "" };
+        format!("second comer: one attempt per target ({}){rel}", targets.join(", "))
+    })
+}
+
+/// One line per variant of `cells` (one runtime's, in order): its second-comer cells and
+/// race, the detection control marked.
+fn variant_lines(cells: &[&CellPlan]) -> Vec<String> {
+    let mut order: Vec<&str> = Vec::new();
+    for c in cells {
+        if !order.contains(&c.variant.as_str()) {
+            order.push(&c.variant);
+        }
+    }
+    let width = order.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+    order
+        .iter()
+        .map(|v| {
+            let mine: Vec<&&CellPlan> = cells.iter().filter(|c| c.variant == *v).collect();
+            let second = mine.iter().filter(|c| c.scenario == Scenario::SecondComer).count();
+            let mut parts = Vec::new();
+            if second > 0 {
+                parts.push(format!("second-comer ×{second}"));
+            }
+            if let Some(race) = mine.iter().find(|c| c.scenario == Scenario::Race) {
+                parts.push(if race.control { "race (detection control)".to_string() } else { "race".to_string() });
+            }
+            let line = format!("  {v:<width$}  {}", parts.join(", "));
+            table::escape_controls(&line).into_owned()
+        })
+        .collect()
+}
+
+/// The text of `run --dry-run`: each selected runtime (measured, or skipped with the reason),
+/// how its races would run, its cells one variant a line, and the totals with the estimated
+/// attempts.
+pub fn dry_run_text(d: &DryRun) -> String {
+    let mut s = String::new();
+    let measured = d.runtimes.iter().filter(|r| r.measured).count();
+    let _ = writeln!(
+        s,
+        "dry run: {} cells on {measured} runtime(s) would be measured; nothing was raced or written",
+        d.cells.len()
+    );
+    for r in &d.runtimes {
+        let label = table::escape_controls(&r.info.label).into_owned();
+        let mine: Vec<&CellPlan> = d.cells.iter().filter(|c| c.runtime == r.info.label).collect();
+        let _ = writeln!(s);
+        match (&r.info.reason, r.measured) {
+            (Some(why), _) => {
+                let _ = writeln!(s, "{label}: skipped, {}: {}", r.info.status, table::escape_controls(why));
+            }
+            (None, false) => {
+                let _ = writeln!(s, "{label}: skipped, it runs none of the selected variants");
+            }
+            (None, true) => {
+                let _ = writeln!(s, "{label}: {} cells", mine.len());
+                if let Some(l) = second_comer_line(&mine) {
+                    let _ = writeln!(s, "  {l}");
+                }
+                if let Some(race) = &r.race {
+                    let _ = writeln!(s, "  {}", table::escape_controls(&race_line(race)));
+                }
+                for l in variant_lines(&mine) {
+                    let _ = writeln!(s, "{l}");
+                }
+            }
+        }
+    }
+    let a = d.attempts;
+    let _ = writeln!(s);
+    let _ =
+        write!(s, "{} cells; estimated attempts: {} second-comer, {} race", d.cells.len(), a.second_comer, a.race_min);
+    if a.race_max > a.race_min {
+        let _ = write!(s, " (up to {} with --max-rate)", a.race_max);
+    }
+    let _ = writeln!(s, ", besides warm-up and discarded trials");
+    let _ = writeln!(s, "results would go to {}", table::escape_controls(&d.out.display().to_string()));
+    s
+}

@@ -493,3 +493,78 @@ fn a_runtime_s_escapes_never_reach_the_terminal_raw() {
     assert!(stderr.contains("broken") && stderr.contains("\\u{1b}"), "{stderr}");
     assert!(!stderr.chars().any(|c| c.is_control() && c != '\n'), "{stderr:?}");
 }
+
+/// `run --dry-run` discovers the runtimes and starts their probes once, then lists what a run
+/// would measure and races nothing: exit 0, the cells and trials listed, a missing runtime
+/// with its reason, no --out folder and no scratch folder left. The fake probe's slow variant
+/// sleeps 30 s after `go`: a dry run that raced it could not end within seconds.
+#[test]
+#[cfg(unix)]
+fn dry_run_lists_the_cells_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let fake = format!("node={}", fixtures().join("fake-runtimes").join("faults").join("node").display());
+    let runtimes = format!("{fake},node=/nonexistent/node");
+    let out = t.path().join("out");
+    let dry_run = |extra: &[&str]| {
+        let mut c = conformance();
+        c.arg("--matrices").arg(fixtures().join("matrices").join("faults"));
+        c.args(["run", "--dry-run", "-r", &runtimes, "-v", "node.fake.wx,node.fake.slow", "-n", "7"]);
+        c.args(["--amplify", "off", "--timeout", "60", "--out"]).arg(&out).arg("--fs-root").arg(root.path());
+        c.args(extra);
+        let started = std::time::Instant::now();
+        let a = c.assert().success();
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+        assert!(!out.exists(), "a dry run made --out");
+        let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().collect();
+        assert!(left.is_empty(), "scratch folder left: {left:?}");
+        String::from_utf8(a.get_output().stdout.clone()).unwrap()
+    };
+    let text = dry_run(&[]);
+    for expected in [
+        "dry run: 11 cells on 1 runtime(s) would be measured; nothing was raced or written",
+        "node 0.0.0: 11 cells",
+        "second comer: one attempt per target (absent, file, empty-dir, dir); each attempt repeated with a relative path",
+        "races: 3 contenders × 7 trials per mode; natural at 0 µs and the warm-up's release spread; amplified not run: off (--amplify off)",
+        "node.fake.slow               second-comer ×4, race",
+        "node.fake.check-then-create  race (detection control)",
+        "node: skipped, not-found: /nonexistent/node does not exist",
+        "11 cells; estimated attempts: 16 second-comer, 63 race",
+    ] {
+        assert!(text.contains(expected), "expected {expected:?} in\n{text}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&dry_run(&["--json"])).unwrap();
+    let ids: Vec<&str> = v["cells"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 11, "{v}");
+    assert_eq!(ids[0], "node 0.0.0/node.fake.wx/second-comer/absent");
+    assert_eq!(ids[10], "node 0.0.0/node.fake.check-then-create/race/absent");
+    assert_eq!(v["attempts"]["race_min"], 63);
+    assert_eq!(v["runtimes"][1]["status"], "not-found");
+    // --json prints a plan only
+    conformance().args(["run", "--json"]).assert().code(2).stderr(predicate::str::contains("--dry-run"));
+}
+
+/// The probe-readiness wait before measuring takes its start-up limit from the plan
+/// (max(30 s, --timeout)), not a fixed 60 s: a probe that never says hello is `broken` after
+/// 31 s with `--timeout 31`.
+#[test]
+#[cfg(unix)]
+fn probe_readiness_waits_as_long_as_the_timeout_says() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let node = t.path().join("node");
+    let script = "#!/bin/sh\nif [ \"$1\" = --version ]; then echo v1.0.0; exit 0; fi\nexec sleep 120\n";
+    std::fs::write(&node, script).unwrap();
+    std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let started = std::time::Instant::now();
+    let out = conformance()
+        .args(["run", "-v", "node.writeFileSync.wx", "--timeout", "31", "-r"])
+        .arg(format!("node={}", node.display()))
+        .arg("--out")
+        .arg(t.path().join("out"))
+        .assert()
+        .code(4);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("broken: its node probe did not start: no hello within 31000 ms"), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(50), "took {:?}", started.elapsed());
+}

@@ -72,7 +72,10 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         }
     };
     let mut found = discover(&plan.requested).runtimes;
-    ready_runtimes(&mut found, &ctx, &plan.options);
+    let selected: Vec<&Variant> = plan.variants.iter().collect();
+    for w in ready_runtimes(&mut found, &ctx, &plan.options, &selected) {
+        eprintln!("{w}");
+    }
     if crate::interrupt::requested() {
         give_up(&found, &ctx, &mut outdir);
         eprintln!("interrupted before measuring: nothing measured, nothing written");
@@ -194,7 +197,10 @@ fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
             return Err(e);
         }
     };
-    ready_runtimes(&mut found, &ctx, &plan.options);
+    let selected: Vec<&Variant> = plan.slots.iter().map(|(_, v)| v).collect();
+    for w in ready_runtimes(&mut found, &ctx, &plan.options, &selected) {
+        eprintln!("{w}");
+    }
     if crate::interrupt::requested() {
         give_up(&found, &ctx, &mut outdir);
         eprintln!("interrupted before racing: nothing measured, nothing written");

@@ -19,6 +19,7 @@ use crate::cli::{
 use crate::engine::{self, Amplify, Options, Sweep};
 use crate::error::{Error, Result};
 use crate::exec::contender::{Contender, Mode};
+use crate::exec::protocol::check_hello;
 use crate::exec::scratch::{Scratch, TargetState};
 use crate::matrix::{load_dir, Variant};
 use crate::report::model::{AmplificationInfo, Cell, Results, RunInfo, RuntimeInfo, Scenario};
@@ -848,8 +849,13 @@ fn cache_dir() -> PathBuf {
 /// ([`engine::timeouts_for`]: `--timeout`, at least [`MIN_STARTUP`] for the start-up): a
 /// runtime counts as found only when its probe speaks the protocol (a `--runtime
 /// node=/bin/true` is `broken`, not measured as all-crashed). A runtime whose preparation
-/// fails becomes `broken` with the reason. Never fails.
-pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options) {
+/// fails becomes `broken` with the reason. Returns one warning line per protocol-2 probe
+/// whose `hello` does not list some of the `selected` variants of its families
+/// ([`check_hello`]): their cells will be `unsupported`, and the line says so up front.
+/// Never fails.
+pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options, selected: &[&Variant]) -> Vec<String> {
+    let matrix: Vec<(&str, &str)> = selected.iter().map(|v| (v.family.as_str(), v.id.as_str())).collect();
+    let mut warnings = Vec::new();
     for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
         if let Err(why) = rt.adapter().prepare(rt, ctx) {
             rt.status = Status::Broken(why);
@@ -867,8 +873,18 @@ pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options)
                 rt.status = Status::Broken(format!("its {family} probe did not start: {why}"));
                 break;
             }
+            let lacks = c.hello().and_then(|h| check_hello(h, &matrix)).map(|h| h.unknown_to_probe).unwrap_or_default();
+            if !lacks.is_empty() {
+                warnings.push(format!(
+                    "warn     {}: its {family} probe does not list {} selected variant(s) in its hello ({}); they will be unsupported",
+                    rt.label,
+                    lacks.len(),
+                    lacks.join(", ")
+                ));
+            }
         }
     }
+    warnings
 }
 
 /// Undoes every found runtime's preparation (a persistent Wine server). Never fails.
@@ -1062,7 +1078,8 @@ mod tests {
         let plan = run_plan(&[args, &["--fs-root", &root_arg, "--amplify", "off", "--timeout", "5"]].concat()).unwrap();
         let (mut scratch, ctx) = plan.common.workspace().unwrap();
         let mut found = discover(&plan.requested).runtimes;
-        ready_runtimes(&mut found, &ctx, &plan.options);
+        let selected: Vec<&Variant> = plan.variants.iter().collect();
+        ready_runtimes(&mut found, &ctx, &plan.options, &selected);
         if let Some(rt) = found.iter().find(|r| r.status != Status::Found) {
             eprintln!("SKIPPED: {}", crate::status::status_line(rt));
             cleanup_runtimes(&found, &ctx);

@@ -431,3 +431,21 @@ fn a_panic_exits_70() {
         .code(70)
         .stderr(predicates::str::contains("internal error"));
 }
+
+/// Protocol 2: a probe whose hello does not list a selected variant is named up front, before
+/// its cells come back unsupported.
+#[test]
+fn a_probe_that_lacks_a_selected_variant_is_named_up_front() {
+    let out = tempfile::tempdir().unwrap();
+    let node = format!("node={}", fake("v2-partial", "node").display());
+    conformance()
+        .arg("--matrices")
+        .arg(fixtures().join("matrices").join("faults"))
+        .args(["run", "--runtime", &node, "-v", "node.fake.wx,node.fake.enospc", "--scenario", "second-comer"])
+        .args(["--target", "absent", "--no-relative", "--out"])
+        .arg(out.path())
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("does not list 1 selected variant(s)"))
+        .stderr(predicates::str::contains("node.fake.enospc"));
+}

@@ -125,6 +125,7 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
     let controls = plan.control_refs();
     let mut stdout = std::io::stdout().lock();
     let mut scratch_failed = None;
+    let mut measurement = engine::Measurement::new(&plan.options, &mut scratch, &plan.nonce);
     for rt in plan.measurable(&found) {
         if crate::interrupt::requested() || scratch_failed.is_some() {
             break;
@@ -134,7 +135,7 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         // it measured (each write is atomic)
         let partial = outdir.partial(results.clone(), PARTIAL_EVERY);
         let vs = plan.variants_of(rt);
-        let m = engine::measure(rt, &vs, &controls, &plan.options, &mut scratch, &ctx, &plan.nonce, &mut |c| {
+        let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |c| {
             bar.set_message(format!("{} {}", rt.label, c.variant));
             bar.inc(1);
             partial.send(c);
@@ -262,11 +263,11 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
     }
     let variants: Vec<&Variant> = plan.slots.iter().map(|(_, v)| v).collect();
     let styles: Vec<_> = rts.iter().map(|r| r.adapter().path_style()).collect();
-    let (trials, nonce) = (plan.trials, plan.nonce.as_str());
-    let mut next_id = 0;
+    let trials = plan.trials;
+    let mut m = engine::Measurement::new(opts, scratch, &plan.nonce);
     let detection = plan.controls.as_ref().map(|cs| {
         let cs: Vec<&Variant> = cs.iter().collect();
-        let r = engine::race_modes(&mut pools, &cs, &styles, trials, opts, scratch, nonce, &mut next_id);
+        let r = engine::race_modes(&mut pools, &cs, &styles, trials, &mut m);
         let counts = |m: &Option<ModeRun>| m.as_ref().map(|m| m.control_counts());
         let mut ids: Vec<&str> = Vec::new();
         for v in &cs {
@@ -276,7 +277,7 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
         }
         crate::verdict::Detection::judge(&ids.join(" + "), counts(&r.natural), counts(&r.amplified))
     });
-    let run = engine::race_modes(&mut pools, &variants, &styles, trials, opts, scratch, nonce, &mut next_id);
+    let run = engine::race_modes(&mut pools, &variants, &styles, trials, &mut m);
     pools.shutdown();
     drop(pools);
     let (verdict, weak_race) = crate::verdict::apply_control(run.verdict, detection.as_ref());

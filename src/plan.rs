@@ -1089,7 +1089,8 @@ mod tests {
         let (mut measured, mut reported) = (Vec::new(), 0);
         for rt in plan.measurable(&found) {
             let (vs, controls) = (plan.variants_of(rt), plan.control_refs());
-            let m = engine::measure(rt, &vs, &controls, &plan.options, &mut scratch, &ctx, &plan.nonce, &mut |_| {
+            let mut measurement = engine::Measurement::new(&plan.options, &mut scratch, &plan.nonce);
+            let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |_| {
                 reported += 1;
             });
             assert_eq!(m.scratch_failed, None);

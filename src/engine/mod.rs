@@ -120,6 +120,33 @@ impl Budget {
     }
 }
 
+/// What every attempt of one measurement shares: the options, the scratch folder (every path
+/// a probe is given lies inside it), the run's nonce (part of every token, so a token from
+/// another run can never match) and the attempt counter (each attempt's id in the protocol).
+#[derive(Debug)]
+pub struct Measurement<'a> {
+    /// The options.
+    pub opts: &'a Options,
+    /// The scratch folder.
+    pub scratch: &'a mut Scratch,
+    /// The run's nonce.
+    pub nonce: &'a str,
+    last_id: u64,
+}
+
+impl<'a> Measurement<'a> {
+    /// A measurement with `opts` in `scratch`, tokens made from `nonce`; attempt ids from 1.
+    pub fn new(opts: &'a Options, scratch: &'a mut Scratch, nonce: &'a str) -> Measurement<'a> {
+        Measurement { opts, scratch, nonce, last_id: 0 }
+    }
+
+    /// The next attempt id.
+    fn next_id(&mut self) -> u64 {
+        self.last_id += 1;
+        self.last_id
+    }
+}
+
 /// What [`measure`] produced for one runtime.
 #[derive(Debug, Clone, Default)]
 pub struct Measured {
@@ -153,22 +180,19 @@ fn is_harness_error(c: &Cell) -> bool {
 /// interrupt stops it between attempts; the attempt in flight is dropped. After a cell with a
 /// harness error the scratch folder is checked ([`health::check`]); if it no longer works,
 /// measuring stops and [`Measured::scratch_failed`] says why.
-#[allow(clippy::too_many_arguments)]
 pub fn measure(
     rt: &Runtime,
     variants: &[&Variant],
     controls: &[&Variant],
-    opts: &Options,
-    scratch: &mut Scratch,
+    m: &mut Measurement<'_>,
     ctx: &ProbeContext,
-    nonce: &str,
     on_cell: &mut dyn FnMut(&Cell),
 ) -> Measured {
+    let opts = m.opts;
     let adapter = rt.adapter();
     let timeouts = timeouts_for(adapter, opts);
     let style = adapter.path_style();
     let mut out = Measured::default();
-    let mut next_id = 0u64;
     // stops measuring when interrupted or when the scratch folder stopped working
     let stop = |out: &Measured| crate::interrupt::requested() || out.scratch_failed.is_some();
     // after a harness error: is the scratch folder still usable?
@@ -189,7 +213,7 @@ pub fn measure(
         }
         let launch = adapter.launch(rt, family, ctx);
         let slots = vec![(adapter.mode(), launch, timeouts); opts.contenders.max(1)];
-        let mut pools = Pools::new(slots, scratch.root().to_path_buf());
+        let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
         if let (Amplify::On(_), Some(why)) = (&opts.amplify, adapter.no_amplification()) {
             pools.amplified_broke(why);
         }
@@ -206,11 +230,11 @@ pub fn measure(
             let base = CellBase { rt, v: cv };
             let c = match &start_fault {
                 Some(f) => Some(base.fault_cell(Scenario::Race, "absent", f)),
-                None => base.race(&mut pools, style, trials, opts, scratch, nonce, &mut next_id),
+                None => base.race(&mut pools, style, trials, m),
             };
             let Some(mut c) = c else { break };
             c.control = true;
-            check(&c, &mut out, scratch.root());
+            check(&c, &mut out, m.scratch.root());
             // a control the harness could not measure caught nothing: the family's races are weak
             let measured = c.verdict != Some(RaceVerdict::HarnessError);
             let counts = |m: &Option<ModeRun>| m.as_ref().filter(|_| measured).map(ModeRun::control_counts);
@@ -252,10 +276,9 @@ pub fn measure(
                     if stop(&out) {
                         break;
                     }
-                    let c =
-                        second_comer_cell(&base, &mut pools.natural[0], t, opts, style, scratch, nonce, &mut next_id);
+                    let c = second_comer_cell(&base, &mut pools.natural[0], t, style, m);
                     let Some(c) = c else { break };
-                    check(&c, &mut out, scratch.root());
+                    check(&c, &mut out, m.scratch.root());
                     on_cell(&c);
                     out.cells.push(c);
                 }
@@ -263,10 +286,10 @@ pub fn measure(
             if opts.race && !stop(&out) {
                 let c = match control_cell.take_if(|c| c.variant == v.id) {
                     Some(c) => Some(c),
-                    None => base.race(&mut pools, style, trials, opts, scratch, nonce, &mut next_id),
+                    None => base.race(&mut pools, style, trials, m),
                 };
                 if let Some(c) = c {
-                    check(&c, &mut out, scratch.root());
+                    check(&c, &mut out, m.scratch.root());
                     on_cell(&c);
                     out.cells.push(c);
                 }
@@ -422,17 +445,14 @@ fn mode_run(r: RaceRun) -> ModeRun {
 /// decides the verdict. An amplified race that completes no trial (the runtime does not
 /// survive the tracer) makes amplification unavailable for the rest of `pools`' life, with
 /// the reason.
-#[allow(clippy::too_many_arguments)]
 pub fn race_modes(
     pools: &mut Pools,
     variants: &[&Variant],
     styles: &[PathStyle],
     trials: usize,
-    opts: &Options,
-    scratch: &mut Scratch,
-    nonce: &str,
-    next_id: &mut u64,
+    m: &mut Measurement<'_>,
 ) -> RaceResult {
+    let opts = m.opts;
     let started = Instant::now();
     let budget = Budget { trials, max_rate: opts.max_rate, max_trials: opts.max_trials.max(trials) };
     let (tight, amplified_sweep) = match &opts.amplify {
@@ -446,8 +466,7 @@ pub fn race_modes(
     if !crate::interrupt::requested() {
         match pools.amplified(&opts.amplify) {
             Ok(pool) => {
-                let r =
-                    race_core(pool, variants, styles, budget, &amplified_sweep, tight, opts, scratch, nonce, next_id);
+                let r = race_core(pool, variants, styles, budget, &amplified_sweep, tight, m);
                 if r.summary.stats.trials == 0 && !r.unsupported && !r.interrupted && r.harness_error.is_none() {
                     let why = format!(
                         "no amplified trial completed: {}",
@@ -467,9 +486,8 @@ pub fn race_modes(
     let natural_wanted = (opts.natural || amplified.is_none())
         && !amplified.as_ref().is_some_and(|r: &RaceRun| r.harness_error.is_some() || r.interrupted);
     let natural_sweep = opts.offsets.clone().map_or(Sweep::NaturalAuto, Sweep::Fixed);
-    let natural = (natural_wanted && !crate::interrupt::requested()).then(|| {
-        race_core(&mut pools.natural, variants, styles, budget, &natural_sweep, None, opts, scratch, nonce, next_id)
-    });
+    let natural = (natural_wanted && !crate::interrupt::requested())
+        .then(|| race_core(&mut pools.natural, variants, styles, budget, &natural_sweep, None, m));
     let unsupported = natural.iter().chain(amplified.iter()).find(|r| r.unsupported);
     let broken = natural.iter().chain(amplified.iter()).find(|r| r.harness_error.is_some());
     let evidence = broken.or(unsupported).and_then(|r| r.evidence.clone());
@@ -525,20 +543,10 @@ struct CellBase<'a> {
 impl CellBase<'_> {
     /// The race cell of this variant: every contender of `pools` makes its call. `None` when
     /// an interrupt left nothing to report ([`RaceResult::cut_short`]).
-    #[allow(clippy::too_many_arguments)]
-    fn race(
-        &self,
-        pools: &mut Pools,
-        style: PathStyle,
-        trials: usize,
-        opts: &Options,
-        scratch: &mut Scratch,
-        nonce: &str,
-        next_id: &mut u64,
-    ) -> Option<Cell> {
+    fn race(&self, pools: &mut Pools, style: PathStyle, trials: usize, m: &mut Measurement<'_>) -> Option<Cell> {
         let vs = vec![self.v; pools.natural.len()];
         let styles = vec![style; vs.len()];
-        let r = race_modes(pools, &vs, &styles, trials, opts, scratch, nonce, next_id);
+        let r = race_modes(pools, &vs, &styles, trials, m);
         (!r.cut_short()).then(|| self.race_cell(r))
     }
 

@@ -8,23 +8,19 @@ use super::*;
 /// One second-comer cell: the attempt with an absolute path and, if asked, again with a
 /// relative one. `None` when the run was interrupted before both were made: a cell is never
 /// built from an attempt cut short.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn second_comer_cell(
     base: &CellBase<'_>,
     c: &mut Contender,
     t: TargetState,
-    opts: &Options,
     style: PathStyle,
-    scratch: &mut Scratch,
-    nonce: &str,
-    next_id: &mut u64,
+    m: &mut Measurement<'_>,
 ) -> Option<Cell> {
     let started = Instant::now();
     let v = base.v;
-    let abs = second_comer(c, v, t, false, style, scratch, nonce, next_id)?;
-    let rel = match opts.relative {
+    let abs = second_comer(c, v, t, false, style, m)?;
+    let rel = match m.opts.relative {
         true => {
-            let r = second_comer(c, v, t, true, style, scratch, nonce, next_id)?;
+            let r = second_comer(c, v, t, true, style, m)?;
             Some(RelativeAttempt { outcome: r.outcome, error: error_info(&r.attempt), evidence: r.attempt.evidence })
         }
         false => None,
@@ -58,25 +54,21 @@ impl SecondComer {
 }
 
 /// One second-comer attempt; `None` when the run was interrupted before or during it.
-#[allow(clippy::too_many_arguments)]
 fn second_comer(
     c: &mut Contender,
     v: &Variant,
     state: TargetState,
     relative: bool,
     style: PathStyle,
-    scratch: &mut Scratch,
-    nonce: &str,
-    next_id: &mut u64,
+    m: &mut Measurement<'_>,
 ) -> Option<SecondComer> {
     if crate::interrupt::requested() {
         return None;
     }
-    *next_id += 1;
-    let id = *next_id;
-    let first = format!("{nonce}-first-{id}");
-    let token = format!("{nonce}-second-{id}");
-    let (abs, rel) = match scratch.cell_dir() {
+    let id = m.next_id();
+    let first = format!("{}-first-{id}", m.nonce);
+    let token = format!("{}-second-{id}", m.nonce);
+    let (abs, rel) = match m.scratch.cell_dir() {
         Ok(d) => d,
         Err(e) => return Some(SecondComer::harness_error(format!("could not create a cell folder: {e}"))),
     };
@@ -122,6 +114,7 @@ fn second_comer(
 mod tests {
     use super::*;
     use crate::engine::tests::variant;
+    use crate::engine::Measurement;
     use crate::exec::fake::FakeCall;
 
     #[test]
@@ -129,11 +122,10 @@ mod tests {
         let mut scratch = Scratch::new(&std::env::temp_dir(), Some("sp ace 日本語")).unwrap();
         let mut c = Contender::fake(FakeCall::CreateNew, scratch.root().to_path_buf());
         let v = variant("fake.wx");
-        let mut id = 0;
+        let opts = crate::engine::tests::options(1);
+        let mut m = Measurement::new(&opts, &mut scratch, "n1");
         for relative in [false, true] {
-            let mut at = |t| {
-                second_comer(&mut c, &v, t, relative, PathStyle::Native, &mut scratch, "n1", &mut id).unwrap().outcome
-            };
+            let mut at = |t| second_comer(&mut c, &v, t, relative, PathStyle::Native, &mut m).unwrap().outcome;
             assert_eq!(at(TargetState::Absent), Outcome::Acquired, "relative: {relative}");
             assert_eq!(at(TargetState::File), Outcome::Refused, "relative: {relative}");
             assert_eq!(at(TargetState::EmptyDir), Outcome::Refused, "relative: {relative}");

@@ -56,8 +56,8 @@ fn race(call: FakeCall, trials: usize, fail_begin_every: Option<u64>) -> RaceRes
     let v = variant("fake.call");
     let vs = vec![&v; 3];
     let styles = vec![PathStyle::Native; 3];
-    let mut id = 0;
-    race_modes(&mut pools, &vs, &styles, trials, &options(trials), &mut scratch, "n0", &mut id)
+    let opts = options(trials);
+    race_modes(&mut pools, &vs, &styles, trials, &mut Measurement::new(&opts, &mut scratch, "n0"))
 }
 
 #[test]

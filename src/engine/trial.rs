@@ -99,7 +99,6 @@ const MAX_LOOSE_IN_ROW: usize = 50;
 /// whose contenders entered their calls more than that many microseconds apart (by their
 /// probes' stamps) is run again and counted as loose: amplified races count only trials in
 /// which the injected delay covered the release skew.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn race_core(
     pool: &mut [Contender],
     variants: &[&Variant],
@@ -107,10 +106,7 @@ pub(super) fn race_core(
     budget: Budget,
     sweep: &Sweep,
     tight_us: Option<f64>,
-    opts: &Options,
-    scratch: &mut Scratch,
-    nonce: &str,
-    next_id: &mut u64,
+    m: &mut Measurement<'_>,
 ) -> RaceRun {
     let k = pool.len();
     let mut run = RaceRun {
@@ -127,7 +123,7 @@ pub(super) fn race_core(
         orderings: Vec::new(),
     };
     let mut loose_in_row = 0;
-    let (dir, _) = match scratch.cell_dir() {
+    let (dir, _) = match m.scratch.cell_dir() {
         Ok(d) => d,
         Err(e) => {
             run.harness_error = Some(format!("could not create a cell folder: {e}"));
@@ -154,14 +150,13 @@ pub(super) fn race_core(
             break;
         }
         let t_start = Instant::now();
-        *next_id += 1;
-        let id = *next_id;
+        let id = m.next_id();
         let tdir = dir.join(format!("t{folder}"));
         if let Err(e) = std::fs::create_dir(&tdir) {
             run.harness_error = Some(format!("could not create a trial folder: {e}"));
             break;
         }
-        let tokens: Vec<String> = (0..k).map(|i| format!("{nonce}-t{folder}-k{i}")).collect();
+        let tokens: Vec<String> = (0..k).map(|i| format!("{}-t{folder}-k{i}", m.nonce)).collect();
         let mut specs = Vec::with_capacity(k);
         let mut setup_err = None;
         for (i, tok) in tokens.iter().enumerate() {
@@ -171,7 +166,7 @@ pub(super) fn race_core(
             }
             let mut s = spec_for(v, id, &tdir, &tdir, styles[i], i, tok);
             if v.holds {
-                s.hold_ms = opts.hold_ms;
+                s.hold_ms = m.opts.hold_ms;
             }
             specs.push(s);
         }
@@ -214,7 +209,7 @@ pub(super) fn race_core(
             clear(&tdir);
             run.discarded_trials += 1;
             discards_in_row += 1;
-            if discards_in_row >= opts.max_consecutive_faults {
+            if discards_in_row >= m.opts.max_consecutive_faults {
                 let why = fault.evidence.unwrap_or_default();
                 run.evidence = Some(format!(
                     "stopped: a contender failed before the release {discards_in_row} times in a row; {why}"
@@ -300,7 +295,7 @@ pub(super) fn race_core(
         }
         observed.push(trial);
         consecutive_faults = if faulty { consecutive_faults + 1 } else { 0 };
-        if consecutive_faults >= opts.max_consecutive_faults {
+        if consecutive_faults >= m.opts.max_consecutive_faults {
             let note = format!("stopped after {consecutive_faults} consecutive faulty trials");
             run.evidence = Some(match run.evidence.take() {
                 Some(e) => format!("{note}; {e}"),

@@ -132,12 +132,20 @@ pub struct Measurement<'a> {
     /// The run's nonce.
     pub nonce: &'a str,
     last_id: u64,
+    /// The amplification of the family being measured, where its control needed a longer
+    /// delay than `opts.amplify`.
+    amplify: Option<Amplify>,
 }
 
 impl<'a> Measurement<'a> {
     /// A measurement with `opts` in `scratch`, tokens made from `nonce`; attempt ids from 1.
     pub fn new(opts: &'a Options, scratch: &'a mut Scratch, nonce: &'a str) -> Measurement<'a> {
-        Measurement { opts, scratch, nonce, last_id: 0 }
+        Measurement { opts, scratch, nonce, last_id: 0, amplify: None }
+    }
+
+    /// The amplification in force: the family's raised one, else `opts.amplify`.
+    fn amplify(&self) -> &Amplify {
+        self.amplify.as_ref().unwrap_or(&self.opts.amplify)
     }
 
     /// The next attempt id.
@@ -223,6 +231,16 @@ pub fn measure(
             break;
         }
         let trials = if adapter.mode() == Mode::OneShot { opts.oneshot_trials } else { opts.trials };
+        // the control is judged on its best ordering: where amplification runs, give every
+        // amplified ordering at least CONTROL_MIN_TRIALS trials (a sweep of 4 at -n 50 would
+        // otherwise leave 12 per ordering, too few to judge)
+        let control_trials = match (&opts.amplify, adapter.no_amplification()) {
+            (Amplify::On(_), None) => {
+                let orderings = opts.offsets.as_ref().map_or(4, Vec::len).max(1);
+                trials.max(crate::verdict::CONTROL_MIN_TRIALS * orderings)
+            }
+            _ => trials,
+        };
         let control = controls.iter().copied().find(|c| c.family == *family);
         let mut control_cell = None;
         let mut detection = None;
@@ -230,19 +248,38 @@ pub fn measure(
             let base = CellBase { rt, v: cv };
             let c = match &start_fault {
                 Some(f) => Some(base.fault_cell(Scenario::Race, "absent", f)),
-                None => base.race(&mut pools, style, trials, m),
+                None => base.race(&mut pools, style, control_trials, m),
             };
             let Some(mut c) = c else { break };
+            // a control the harness could not measure caught nothing: the family's races are weak
+            let judge = |c: &Cell| {
+                let measured = c.verdict != Some(RaceVerdict::HarnessError);
+                let counts = |m: &Option<ModeRun>| m.as_ref().filter(|_| measured).map(ModeRun::control_counts);
+                Detection::judge(&cv.id, counts(&c.natural), counts(&c.amplified))
+            };
+            let mut d = judge(&c);
+            // weak at this delay: the machine's scheduling noise may outgrow it; race the
+            // control again with a longer one, and race the family with the delay that worked
+            let mut escalations = Vec::new();
+            while let (false, RaceMode::Amplified, Amplify::On(a)) = (d.worked, d.mode, m.amplify().clone()) {
+                let longer = a.delay_us() * crate::exec::amplify::ESCALATION_FACTOR;
+                if longer > crate::exec::amplify::MAX_ESCALATED_DELAY_US || stop(&out) || start_fault.is_some() {
+                    break;
+                }
+                escalations.push([a.delay_us(), d.caught as u64, d.trials as u64]);
+                m.amplify = Some(Amplify::On(a.with_delay(longer)));
+                pools.reset_amplified();
+                let Some(again) = base.race(&mut pools, style, control_trials, m) else { break };
+                c = again;
+                d = judge(&c);
+            }
             c.control = true;
             check(&c, &mut out, m.scratch.root());
-            // a control the harness could not measure caught nothing: the family's races are weak
-            let measured = c.verdict != Some(RaceVerdict::HarnessError);
-            let counts = |m: &Option<ModeRun>| m.as_ref().filter(|_| measured).map(ModeRun::control_counts);
-            let d = Detection::judge(&cv.id, counts(&c.natural), counts(&c.amplified));
             out.controls.push(ControlInfo {
                 runtime: rt.label.clone(),
                 family: family.to_string(),
                 detection: d.clone(),
+                escalations,
             });
             detection = Some(d);
             control_cell = Some(c);
@@ -309,6 +346,7 @@ pub fn measure(
             c.detection.clone_from(&detection);
         }
         pools.shutdown();
+        m.amplify = None;
     }
     out
 }
@@ -359,6 +397,16 @@ impl Pools {
             Ok(p) => Ok(p.as_mut_slice()),
             Err(why) => Err(why.clone()),
         }
+    }
+
+    /// Stops the amplified pool so that its next use starts it again (with another delay).
+    fn reset_amplified(&mut self) {
+        if let Some(Ok(p)) = &mut self.amplified {
+            for c in p {
+                c.shutdown();
+            }
+        }
+        self.amplified = None;
     }
 
     /// Marks the amplified pool unusable for the rest of its life, with the reason.
@@ -422,9 +470,10 @@ impl RaceResult {
     }
 }
 
-fn mode_run(r: RaceRun) -> ModeRun {
+fn mode_run(r: RaceRun, delay_us: Option<u64>) -> ModeRun {
     let strongest = crate::verdict::strongest_ordering(r.summary.verdict, &r.orderings);
     ModeRun {
+        delay_us,
         found_at_offset_us: strongest.map(|i| r.orderings[i].offset_us),
         orderings: r
             .orderings
@@ -453,9 +502,10 @@ pub fn race_modes(
     m: &mut Measurement<'_>,
 ) -> RaceResult {
     let opts = m.opts;
+    let amplify = m.amplify().clone();
     let started = Instant::now();
     let budget = Budget { trials, max_rate: opts.max_rate, max_trials: opts.max_trials.max(trials) };
-    let (tight, amplified_sweep) = match &opts.amplify {
+    let (tight, amplified_sweep) = match &amplify {
         Amplify::On(a) => (
             Some(a.delay_us() as f64 * crate::exec::amplify::TIGHT_FRACTION),
             opts.offsets.clone().map_or_else(|| Sweep::amplified(a.delay_us()), Sweep::Fixed),
@@ -464,7 +514,7 @@ pub fn race_modes(
     };
     let (mut amplified, mut unavailable) = (None, None);
     if !crate::interrupt::requested() {
-        match pools.amplified(&opts.amplify) {
+        match pools.amplified(&amplify) {
             Ok(pool) => {
                 let r = race_core(pool, variants, styles, budget, &amplified_sweep, tight, m);
                 if r.summary.stats.trials == 0 && !r.unsupported && !r.interrupted && r.harness_error.is_none() {
@@ -502,8 +552,12 @@ pub fn race_modes(
         .as_ref()
         .and_then(|r| r.first_error.clone())
         .or_else(|| amplified.as_ref().and_then(|r| r.first_error.clone()));
-    let natural = natural.map(mode_run);
-    let amplified = amplified.map(mode_run);
+    let natural = natural.map(|r| mode_run(r, None));
+    let delay = match &amplify {
+        Amplify::On(a) => Some(a.delay_us()),
+        _ => None,
+    };
+    let amplified = amplified.map(|r| mode_run(r, delay));
     let (verdict, decided_by) = if let Some(mode) = harness_error_in {
         (RaceVerdict::HarnessError, mode)
     } else if is_unsupported {

@@ -60,6 +60,15 @@ pub const DEFAULT_DELAY_US: u64 = 1000;
 /// trials are run again and reported as `loose_trials`.
 pub const TIGHT_FRACTION: f64 = 0.5;
 
+/// By how much the delay grows when a family's amplified control was weak: on a busy machine a
+/// contender can lose its CPU for longer than the delay (measured here with both cores loaded:
+/// CoreCLR's amplified control caught 60–80% of the trials of its best ordering at 1,000 µs
+/// against 100% on a quiet machine), so the window must outgrow the scheduling noise.
+pub const ESCALATION_FACTOR: u64 = 4;
+
+/// The longest delay an escalation goes to, in microseconds (two steps from the default).
+pub const MAX_ESCALATED_DELAY_US: u64 = 16_000;
+
 /// A working `strace` and the delay it injects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Amplifier {
@@ -102,6 +111,12 @@ impl Amplifier {
     /// The delay after each listed system call, in microseconds.
     pub fn delay_us(&self) -> u64 {
         self.delay_us
+    }
+
+    /// The same tracer with another delay, in microseconds (a family whose amplified control
+    /// was weak is raced again with a longer one; see [`ESCALATION_FACTOR`]).
+    pub fn with_delay(&self, delay_us: u64) -> Amplifier {
+        Amplifier { delay_us, ..self.clone() }
     }
 
     /// `strace -V`'s first line, e.g. `strace -- version 6.1`.

@@ -210,11 +210,6 @@ impl Child {
         Ok(Child { child, stdin, lines: rx, stderr: keep, stdout_closed: false })
     }
 
-    /// The child's process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Writes `line` plus `\n` to stdin and flushes. Errors: the pipe is closed.
     pub fn write_line(&mut self, line: &str) -> std::io::Result<()> {
         let stdin = self.stdin.as_mut().ok_or_else(|| std::io::Error::other("stdin closed"))?;

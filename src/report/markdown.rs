@@ -154,6 +154,7 @@ mod tests {
     fn run(trials: Vec<Trial>, tps: f64) -> ModeRun {
         let s = summarize_race(3, &trials);
         ModeRun {
+            delay_us: None,
             verdict: s.verdict,
             stats: s.stats,
             errors: [("EEXIST".to_string(), 2 * trials.len())].into(),
@@ -298,6 +299,7 @@ mod tests {
                     runtime: "node 20.0.0".into(),
                     family: "node".into(),
                     detection: control,
+                    escalations: Vec::new(),
                 }],
             },
             cells,

@@ -54,6 +54,10 @@ pub fn deciding_run<'a>(
 pub struct ModeRun {
     /// The verdict of this run alone.
     pub verdict: RaceVerdict,
+    /// Amplified runs: the delay injected after each file-system system call, in µs (the run's
+    /// `--amplify-delay-us`, or a longer one where the family's control needed it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_us: Option<u64>,
     /// Counts (contenders, trials, winners histogram, multi-winner trials, bounds, barrier
     /// spread in µs, …), flat in the JSON.
     #[serde(flatten)]
@@ -361,6 +365,10 @@ pub struct ControlInfo {
     /// The judgement (variant, counts per mode, worked or not).
     #[serde(flatten)]
     pub detection: Detection,
+    /// Where the control was weak at the run's amplification delay and was raced again with
+    /// longer ones: each (delay µs, caught, trials) tried before the one judged, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub escalations: Vec<[u64; 3]>,
 }
 
 /// A runtime as discovered.

@@ -280,7 +280,21 @@ fn race_lines_raw(results: &Results, runtime: &str) -> Vec<String> {
         } else {
             format!("{} (best ordering of each)", modes.join(", "))
         };
-        out.push(format!("detection control {} ({} family): caught in {modes}; {judged}", d.variant, ctl.family));
+        // weak at the run's delay, then raced again with longer ones: say so, and at what delay
+        let raised = match (ctl.escalations.first(), ctl.escalations.last()) {
+            (Some(first), Some(last)) => format!(
+                "; amplified delay raised from {} µs (caught {}/{}) to {} µs for this family",
+                first[0],
+                first[1],
+                first[2],
+                last[0] * crate::exec::amplify::ESCALATION_FACTOR
+            ),
+            _ => String::new(),
+        };
+        out.push(format!(
+            "detection control {} ({} family): caught in {modes}; {judged}{raised}",
+            d.variant, ctl.family
+        ));
     }
     let mut reasons: Vec<&str> = cells.iter().filter_map(|c| c.amplified_unavailable.as_deref()).collect();
     reasons.dedup();

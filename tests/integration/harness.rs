@@ -449,3 +449,33 @@ fn a_probe_that_lacks_a_selected_variant_is_named_up_front() {
         .stderr(predicates::str::contains("does not list 1 selected variant(s)"))
         .stderr(predicates::str::contains("node.fake.enospc"));
 }
+
+/// A weak amplified control is raced again with a longer delay (×4, up to 16,000 µs), and the
+/// family's races use the delay that worked; the escalation is reported. A stub tracer passes
+/// the delay to the fake probe, whose check-then-create is caught only from 4,000 µs.
+#[test]
+fn a_weak_amplified_control_is_raced_again_with_a_longer_delay() {
+    let _serial = one_at_a_time();
+    let run = FakeRun::new();
+    let mut args =
+        run.args(None, &["-v", "node.fake.check-then-create,node.fake.wx", "--scenario", "race", "-n", "40"]);
+    // FakeRun turns amplification off: turn it on here, lockstep only
+    let at = args.iter().position(|a| a == "--amplify").unwrap();
+    args[at + 1] = "on".into();
+    args.extend(["--offsets".to_string(), "0".to_string()]);
+    let out = conformance()
+        .args(&args)
+        .env("CONFORMANCE_STRACE", fixtures().join("fake-strace-delay").join("strace"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = read_json(&run.out.path().join("results.json"));
+    let ctl = &r["run_info"]["controls"][0];
+    assert_eq!(ctl["worked"], true, "{ctl}");
+    assert_eq!(ctl["escalations"][0][0], 1000, "weak at the default delay first: {ctl}");
+    let wx = cells(&r, "node.fake.wx", "race")[0].clone();
+    assert_eq!(wx["amplified"]["delay_us"], 4000, "the family races with the delay that worked: {wx}");
+    assert_eq!(wx["verdict"], "exclusive", "{wx}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("amplified delay raised from 1000 µs"), "{stdout}");
+}

@@ -75,3 +75,23 @@ pub(crate) fn control_child(child: Option<&mut super::process::Child>, control: 
     };
     r.map_err(|e| Attempt::fault(crate::verdict::Report::Crashed, format!("cannot {control:?} the probe: {e}")))
 }
+
+/// Kills `child`'s process tree (if any), forgets it, and builds a fault attempt of `report`
+/// with `why` and the stderr tail as evidence: how the process drivers end an attempt that
+/// went wrong.
+pub(crate) fn fail_child(
+    child: &mut Option<super::process::Child>,
+    report: crate::verdict::Report,
+    why: &str,
+) -> Attempt {
+    let tail = match child.as_mut() {
+        Some(c) => {
+            c.kill();
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            c.stderr_tail()
+        }
+        None => String::new(),
+    };
+    *child = None;
+    Attempt::fault(report, super::contender::join(why, &tail))
+}

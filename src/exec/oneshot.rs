@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::contender::{join, Attempt, Spec, Timeouts, EVIDENCE_CHARS};
-use super::driver::{control_child, Control, Driver};
+use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, time_of_day_us, FromProbe};
 use crate::verdict::Report;
@@ -30,16 +30,7 @@ impl OneShot {
 
     /// Kills the process tree and builds a fault attempt with the stderr tail as evidence.
     fn fail(&mut self, report: Report, why: String) -> Attempt {
-        let tail = match self.child.as_mut() {
-            Some(c) => {
-                c.kill();
-                std::thread::sleep(Duration::from_millis(10));
-                c.stderr_tail()
-            }
-            None => String::new(),
-        };
-        self.child = None;
-        Attempt::fault(report, join(&why, &tail))
+        fail_child(&mut self.child, report, &why)
     }
 
     /// Lets the finished process exit (killing it after 2 s).

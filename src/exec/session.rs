@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::contender::{join, Attempt, Spec, Timeouts};
-use super::driver::{control_child, Control, Driver};
+use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{accepts, parse_line, FromProbe, Prepare, OLDEST_PROTOCOL, PROTOCOL};
 use crate::verdict::Report;
@@ -48,16 +48,7 @@ impl Session {
 
     /// Kills the process tree and builds a fault attempt with the stderr tail as evidence.
     fn fail(&mut self, report: Report, why: String) -> Attempt {
-        let tail = match self.child.as_mut() {
-            Some(c) => {
-                c.kill();
-                std::thread::sleep(Duration::from_millis(10));
-                c.stderr_tail()
-            }
-            None => String::new(),
-        };
-        self.child = None;
-        Attempt::fault(report, join(&why, &tail))
+        fail_child(&mut self.child, report, &why)
     }
 }
 

@@ -472,12 +472,7 @@ fn control_characters_and_pipes_never_reach_tables_raw() {
 #[test]
 #[cfg(unix)]
 fn a_runtime_s_escapes_never_reach_the_terminal_raw() {
-    use std::os::unix::fs::PermissionsExt;
-    let t = tempfile::tempdir().unwrap();
-    let node = t.path().join("node");
-    let script = "#!/bin/sh\nif [ \"$1\" = --version ]; then printf 'v1.0\\033]0;pwned\\007\\033[2J\\n'; exit 0; fi\nprintf '\\033[31mnot a protocol line\\000\\n'\n";
-    std::fs::write(&node, script).unwrap();
-    std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (t, node) = crate::common::script("node", "#!/bin/sh\nif [ \"$1\" = --version ]; then printf 'v1.0\\033]0;pwned\\007\\033[2J\\n'; exit 0; fi\nprintf '\\033[31mnot a protocol line\\000\\n'\n");
     let out = conformance().args(["runtimes", "-r"]).arg(format!("node={}", node.display())).assert().success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     assert!(stdout.contains("node 1.0\\u{1b}]0;pwned\\u{7}\\u{1b}[2J"), "{stdout}");
@@ -550,12 +545,10 @@ fn dry_run_lists_the_cells_and_writes_nothing() {
 #[test]
 #[cfg(unix)]
 fn probe_readiness_waits_as_long_as_the_timeout_says() {
-    use std::os::unix::fs::PermissionsExt;
-    let t = tempfile::tempdir().unwrap();
-    let node = t.path().join("node");
-    let script = "#!/bin/sh\nif [ \"$1\" = --version ]; then echo v1.0.0; exit 0; fi\nexec sleep 120\n";
-    std::fs::write(&node, script).unwrap();
-    std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (t, node) = crate::common::script(
+        "node",
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo v1.0.0; exit 0; fi\nexec sleep 120\n",
+    );
     let started = std::time::Instant::now();
     let out = conformance()
         .args(["run", "-v", "node.writeFileSync.wx", "--timeout", "31", "-r"])

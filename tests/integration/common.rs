@@ -71,3 +71,15 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// Writes an executable `name` holding `script` into a new temporary folder (kept alive by the
+/// returned guard): a fake runtime for one test.
+#[cfg(unix)]
+pub fn script(name: &str, script: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join(name);
+    std::fs::write(&p, script).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (t, p)
+}

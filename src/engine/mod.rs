@@ -135,12 +135,15 @@ pub struct Measurement<'a> {
     /// The amplification of the family being measured, where its control needed a longer
     /// delay than `opts.amplify`.
     amplify: Option<Amplify>,
+    /// Least trials of an amplified run (the detection control's, so that each ordering has
+    /// enough to be judged); 0 otherwise.
+    min_amplified_trials: usize,
 }
 
 impl<'a> Measurement<'a> {
     /// A measurement with `opts` in `scratch`, tokens made from `nonce`; attempt ids from 1.
     pub fn new(opts: &'a Options, scratch: &'a mut Scratch, nonce: &'a str) -> Measurement<'a> {
-        Measurement { opts, scratch, nonce, last_id: 0, amplify: None }
+        Measurement { opts, scratch, nonce, last_id: 0, amplify: None, min_amplified_trials: 0 }
     }
 
     /// The amplification in force: the family's raised one, else `opts.amplify`.
@@ -231,16 +234,11 @@ pub fn measure(
             break;
         }
         let trials = if adapter.mode() == Mode::OneShot { opts.oneshot_trials } else { opts.trials };
-        // the control is judged on its best ordering: where amplification runs, give every
-        // amplified ordering at least CONTROL_MIN_TRIALS trials (a sweep of 4 at -n 50 would
-        // otherwise leave 12 per ordering, too few to judge)
-        let control_trials = match (&opts.amplify, adapter.no_amplification()) {
-            (Amplify::On(_), None) => {
-                let orderings = opts.offsets.as_ref().map_or(4, Vec::len).max(1);
-                trials.max(crate::verdict::CONTROL_MIN_TRIALS * orderings)
-            }
-            _ => trials,
-        };
+        // the control is judged on its best ordering: its amplified run gives every ordering
+        // at least CONTROL_MIN_TRIALS trials (a sweep of 4 at -n 50 would otherwise leave 12
+        // per ordering, too few to judge)
+        let control_amplified_trials =
+            crate::verdict::CONTROL_MIN_TRIALS * opts.offsets.as_ref().map_or(4, Vec::len).max(1);
         let control = controls.iter().copied().find(|c| c.family == *family);
         let mut control_cell = None;
         let mut detection = None;
@@ -248,7 +246,10 @@ pub fn measure(
             let base = CellBase { rt, v: cv };
             let c = match &start_fault {
                 Some(f) => Some(base.fault_cell(Scenario::Race, "absent", f)),
-                None => base.race(&mut pools, style, control_trials, m),
+                None => {
+                    m.min_amplified_trials = control_amplified_trials;
+                    base.race(&mut pools, style, trials, m)
+                }
             };
             let Some(mut c) = c else { break };
             // a control the harness could not measure caught nothing: the family's races are weak
@@ -269,10 +270,11 @@ pub fn measure(
                 escalations.push([a.delay_us(), d.caught as u64, d.trials as u64]);
                 m.amplify = Some(Amplify::On(a.with_delay(longer)));
                 pools.reset_amplified();
-                let Some(again) = base.race(&mut pools, style, control_trials, m) else { break };
+                let Some(again) = base.race(&mut pools, style, trials, m) else { break };
                 c = again;
                 d = judge(&c);
             }
+            m.min_amplified_trials = 0;
             c.control = true;
             check(&c, &mut out, m.scratch.root());
             out.controls.push(ControlInfo {
@@ -516,6 +518,8 @@ pub fn race_modes(
     if !crate::interrupt::requested() {
         match pools.amplified(&amplify) {
             Ok(pool) => {
+                let trials = trials.max(m.min_amplified_trials);
+                let budget = Budget { trials, max_trials: budget.max_trials.max(trials), ..budget };
                 let r = race_core(pool, variants, styles, budget, &amplified_sweep, tight, m);
                 if r.summary.stats.trials == 0 && !r.unsupported && !r.interrupted && r.harness_error.is_none() {
                     let why = format!(

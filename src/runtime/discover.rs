@@ -100,29 +100,28 @@ pub struct Discovery {
     pub runtimes: Vec<Runtime>,
 }
 
-fn blank(a: &'static dyn Adapter, path: Option<PathBuf>, status: Status, explicit: bool) -> Runtime {
+fn blank(a: &'static dyn Adapter, path: Option<PathBuf>, status: Status) -> Runtime {
     Runtime {
         name: a.name(),
         label: a.name().to_string(),
         version: String::new(),
         path,
         status,
-        explicit,
         families: a.families().to_vec(),
         artifact: None,
         adapter: a,
     }
 }
 
-fn probe_exe(a: &'static dyn Adapter, exe: PathBuf, explicit: bool) -> Runtime {
+fn probe_exe(a: &'static dyn Adapter, exe: PathBuf) -> Runtime {
     match a.version(&exe) {
         Ok((version, label)) => {
-            let mut rt = blank(a, Some(exe), Status::Found, explicit);
+            let mut rt = blank(a, Some(exe), Status::Found);
             rt.version = version;
             rt.label = label;
             rt
         }
-        Err(why) => blank(a, Some(exe), Status::Broken(why), explicit),
+        Err(why) => blank(a, Some(exe), Status::Broken(why)),
     }
 }
 
@@ -154,8 +153,8 @@ pub fn discover(req: &Requested) -> Discovery {
         let selected = req.names.as_ref().is_none_or(|n| n.contains(&a.name()));
         if selected {
             match locate(a) {
-                Some(exe) => out.push(probe_exe(a, exe, false)),
-                None => out.push(blank(a, None, Status::NotFound(a.absent_hint()), false)),
+                Some(exe) => out.push(probe_exe(a, exe)),
+                None => out.push(blank(a, None, Status::NotFound(a.absent_hint()))),
             }
         }
         for (name, path) in &req.explicit {
@@ -168,7 +167,7 @@ pub fn discover(req: &Requested) -> Discovery {
             }
             let exe = if path.components().count() == 1 { which::which(path).ok() } else { Some(path.clone()) };
             match exe.filter(|p| p.is_file()) {
-                Some(exe) => out.push(probe_exe(a, exe, true)),
+                Some(exe) => out.push(probe_exe(a, exe)),
                 None => out.push(blank(
                     a,
                     Some(path.clone()),
@@ -177,7 +176,6 @@ pub fn discover(req: &Requested) -> Discovery {
                     } else {
                         format!("{} does not exist", path.display())
                     }),
-                    true,
                 )),
             }
         }

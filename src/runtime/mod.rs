@@ -17,8 +17,6 @@ pub use normalize::{normalize, FS_FAILURE_CODES};
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use crate::exec::contender::Mode;
 use crate::exec::process::Launch;
 use crate::exec::scratch::PathStyle;
@@ -35,8 +33,7 @@ pub struct ProbeContext {
 }
 
 /// Whether a runtime can be measured.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "status", content = "reason", rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
     /// Found and answered its version query.
     Found,
@@ -47,7 +44,7 @@ pub enum Status {
 }
 
 /// A discovered (or missing) runtime: one row of the tables.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Runtime {
     /// The adapter's name (`node`, `bun`, `deno`, `coreclr`, `mono`, `pwsh`, `powershell`, `cmd`).
     pub name: &'static str,
@@ -58,16 +55,11 @@ pub struct Runtime {
     /// The executable (for `cmd` under Wine: the Wine loader).
     pub path: Option<PathBuf>,
     /// Found, not found or broken, with the reason.
-    #[serde(flatten)]
     pub status: Status,
-    /// True when given explicitly with `--runtime NAME=PATH`.
-    pub explicit: bool,
     /// API families this runtime runs, in table order.
     pub families: Vec<&'static str>,
     /// A built probe artefact, for adapters that build one (C#).
-    #[serde(skip)]
     pub artifact: Option<PathBuf>,
-    #[serde(skip)]
     pub(crate) adapter: &'static dyn Adapter,
 }
 
@@ -207,7 +199,6 @@ mod tests {
             version: "3.1.23".into(),
             path: Some(PathBuf::from("/bin/true")),
             status: Status::Found,
-            explicit: false,
             families: a.families().to_vec(),
             artifact: Some(PathBuf::from("/cache/Probe.exe")),
             adapter: a,

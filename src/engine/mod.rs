@@ -264,7 +264,7 @@ pub fn measure(
             let mut escalations = Vec::new();
             while let (false, RaceMode::Amplified, Amplify::On(a)) = (d.worked, d.mode, m.amplify().clone()) {
                 let longer = a.delay_us() * crate::exec::amplify::ESCALATION_FACTOR;
-                if longer > crate::exec::amplify::MAX_ESCALATED_DELAY_US || stop(&out) || start_fault.is_some() {
+                if longer > crate::exec::amplify::MAX_ESCALATED_DELAY_US || stop(&out) {
                     break;
                 }
                 escalations.push([a.delay_us(), d.caught as u64, d.trials as u64]);

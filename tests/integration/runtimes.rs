@@ -40,8 +40,7 @@ fn measure(name: &str, trials: &str, extra: &[&str]) -> serde_json::Value {
     if compared {
         assert!(stdout.contains(" 0 changed, 0 missing"), "{stdout}");
     }
-    let left: Vec<_> = std::fs::read_dir(fs_root.path()).unwrap().collect();
-    assert!(left.is_empty(), "scratch folder left behind: {left:?}");
+    assert_only_scratch_used(fs_root.path());
     read_json(&out.path().join("results.json"))
 }
 
@@ -218,6 +217,31 @@ fn cmd() {
     assert_eq!(race("cmd.copy")["verdict"], "multiple-winners", "{}", race("cmd.copy"));
 }
 
+/// Runs cmd's `cmd.mkdir` second comer on an absent target with `extra` flags (the path under
+/// test) and returns its one cell and the --fs-root folder.
+fn cmd_mkdir_on_absent(extra: &[&str]) -> (serde_json::Value, tempfile::TempDir) {
+    let out = tempfile::tempdir().unwrap();
+    let fs_root = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "--runtime", "cmd", "--variant", "cmd.mkdir", "--scenario", "second-comer", "--target", "absent"])
+        .args(extra)
+        .args(["-q", "--out"])
+        .arg(out.path())
+        .arg("--fs-root")
+        .arg(fs_root.path())
+        .assert()
+        .success();
+    let r = read_json(&out.path().join("results.json"));
+    (r["cells"][0].clone(), fs_root)
+}
+
+/// After a run, `fs_root` is empty: the scratch folder was removed and nothing was written
+/// beside it.
+fn assert_only_scratch_used(fs_root: &std::path::Path) {
+    let left: Vec<_> = std::fs::read_dir(fs_root).unwrap().collect();
+    assert!(left.is_empty(), "scratch folder left behind, or something written beside it: {left:?}");
+}
+
 /// Wine's cmd re-expands `!` and `%` inside variable values; the probe must refuse such a path
 /// (unsupported, with the reason) rather than act on a different name. Windows' cmd.exe does
 /// not re-expand, so there the same path is taken.
@@ -227,18 +251,7 @@ fn cmd_under_wine_refuses_bang_and_percent() {
     if !available("cmd") {
         return;
     }
-    let out = tempfile::tempdir().unwrap();
-    let fs_root = tempfile::tempdir().unwrap();
-    conformance()
-        .args(["run", "--runtime", "cmd", "--variant", "cmd.mkdir", "--scenario", "second-comer", "--target", "absent"])
-        .args(["--hostile-paths", "-q", "--out"])
-        .arg(out.path())
-        .arg("--fs-root")
-        .arg(fs_root.path())
-        .assert()
-        .success();
-    let r = read_json(&out.path().join("results.json"));
-    let c = &r["cells"][0];
+    let (c, fs_root) = cmd_mkdir_on_absent(&["--hostile-paths"]);
     if cfg!(windows) {
         assert_eq!(c["outcome"], "acquired", "{c}");
     } else {
@@ -247,8 +260,7 @@ fn cmd_under_wine_refuses_bang_and_percent() {
         // the relative path has no `!` or `%`, and is taken
         assert_eq!(c["relative"]["outcome"], "acquired", "{c}");
     }
-    let left: Vec<_> = std::fs::read_dir(fs_root.path()).unwrap().collect();
-    assert!(left.is_empty(), "nothing may be written outside the scratch folder: {left:?}");
+    assert_only_scratch_used(fs_root.path());
 }
 
 #[test]
@@ -272,18 +284,7 @@ fn cmd_refuses_names_win32_cannot_hold() {
     if !available("cmd") {
         return;
     }
-    let out = tempfile::tempdir().unwrap();
-    let fs_root = tempfile::tempdir().unwrap();
-    conformance()
-        .args(["run", "--runtime", "cmd", "--variant", "cmd.mkdir", "--scenario", "second-comer", "--target", "absent"])
-        .args(["--path-segment", "dot.", "-q", "--out"])
-        .arg(out.path())
-        .arg("--fs-root")
-        .arg(fs_root.path())
-        .assert()
-        .success();
-    let r = read_json(&out.path().join("results.json"));
-    let c = &r["cells"][0];
+    let (c, fs_root) = cmd_mkdir_on_absent(&["--path-segment", "dot."]);
     assert_eq!(c["variant"], "cmd.mkdir", "{c}");
     assert_eq!(c["outcome"], "unsupported", "{c}");
     let evidence = c["evidence"].as_str().unwrap_or_default();
@@ -291,8 +292,7 @@ fn cmd_refuses_names_win32_cannot_hold() {
     if !c["relative"].is_null() {
         assert_eq!(c["relative"]["outcome"], "unsupported", "the relative repeat runs inside 'dot.' too: {c}");
     }
-    let left: Vec<_> = std::fs::read_dir(fs_root.path()).unwrap().collect();
-    assert!(left.is_empty(), "nothing may be written outside the scratch folder: {left:?}");
+    assert_only_scratch_used(fs_root.path());
 }
 
 /// The names in `dir` starting with one of `prefixes`, and the names one level inside those
@@ -336,8 +336,7 @@ fn run_leaves_no_temp_files(args: &[&str], prefixes: &[&str]) -> serde_json::Val
     assert!(new.is_empty(), "the run left these in /tmp: {new:?}");
     let written: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|e| e.path()).collect();
     assert!(written.is_empty(), "the run wrote to the inherited TMPDIR: {written:?}");
-    let left: Vec<_> = std::fs::read_dir(fs_root.path()).unwrap().collect();
-    assert!(left.is_empty(), "scratch folder left behind: {left:?}");
+    assert_only_scratch_used(fs_root.path());
     read_json(&out.path().join("results.json"))
 }
 

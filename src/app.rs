@@ -16,7 +16,7 @@ use crate::exit_code;
 use crate::matrix::{load_dir, Variant};
 use crate::outdir::OutDir;
 use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RacePlan, RunPlan};
-use crate::report::model::{ModeRun, Results, RuntimeInfo, SCHEMA};
+use crate::report::model::{Cell, Finding, ModeRun, Results, RuntimeInfo, SCHEMA};
 use crate::report::{json, markdown, table};
 use crate::runtime::{discover, ProbeContext, Requested, Runtime, Status};
 use crate::status::{self, amplify_line, emit, status_line};
@@ -135,15 +135,20 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         // it measured (each write is atomic)
         let partial = outdir.partial(results.clone(), PARTIAL_EVERY);
         let vs = plan.variants_of(rt);
-        let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |c| {
-            bar.set_message(format!("{} {}", rt.label, c.variant));
+        // the report layer names the findings: runtime label and the variant's family and call
+        let cell = |f: Finding| {
+            let v = vs.iter().chain(&controls).find(|v| v.id == f.variant).expect("a finding of a planned variant");
+            Cell::from_finding((&rt.label, rt.name, &rt.version), v, f)
+        };
+        let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |f| {
+            bar.set_message(format!("{} {}", rt.label, f.variant));
             bar.inc(1);
-            partial.send(c);
+            partial.send(&cell(f.clone()));
         });
         rt.adapter().cleanup(rt, &ctx);
         partial.finish()?;
         scratch_failed = m.scratch_failed;
-        results.cells.extend(m.cells);
+        results.cells.extend(m.findings.into_iter().map(cell));
         results.run_info.controls.extend(m.controls);
         bar.suspend(|| {
             let _ = writeln!(stdout, "\n{}", table::escape_controls(&rt.label));
@@ -275,14 +280,14 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
                 ids.push(&v.id);
             }
         }
-        crate::verdict::Detection::judge(&ids.join(" + "), counts(&r.natural), counts(&r.amplified))
+        crate::verdict::Detection::judge(&ids.join(" + "), counts(&r.race.natural), counts(&r.race.amplified))
     });
     let run = engine::race_modes(&mut pools, &variants, &styles, trials, &mut m);
     pools.shutdown();
     drop(pools);
-    let (verdict, weak_race) = crate::verdict::apply_control(run.verdict, detection.as_ref());
+    let (verdict, weak_race) = crate::verdict::apply_control(run.race.verdict, detection.as_ref());
     let mut wins_by_runtime = std::collections::BTreeMap::new();
-    let deciding = run.deciding();
+    let deciding = run.race.deciding();
     for (slot, rt) in rts.iter().enumerate() {
         *wins_by_runtime.entry(rt.label.clone()).or_insert(0) +=
             deciding.and_then(|m| m.stats.wins_by_contender.get(slot).copied()).unwrap_or(0);
@@ -302,14 +307,14 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
             })
             .collect(),
         verdict,
-        decided_by: run.decided_by,
-        natural: run.natural,
-        amplified: run.amplified,
-        amplified_unavailable: run.amplified_unavailable,
+        decided_by: run.race.decided_by,
+        natural: run.race.natural,
+        amplified: run.race.amplified,
+        amplified_unavailable: run.race.amplified_unavailable,
         detection,
         weak_race,
         wins_by_runtime,
-        first_error: run.first_error,
+        first_error: run.race.error,
         evidence: run.evidence,
         amplification: plan.common.amplification_info(&opts.amplify),
     }

@@ -123,7 +123,7 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
     }
     let key = |c: &Cell| {
         if ambiguous.contains(&c.runtime_name) {
-            format!("{}/{}/{}/{}", c.runtime, c.variant, c.scenario.as_str(), c.target)
+            Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target)
         } else {
             c.key()
         }
@@ -152,8 +152,26 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
         }
     }
     d.added = n.keys().filter(|k| !b.contains_key(*k)).cloned().collect();
-    d.weak = n.iter().filter_map(|(k, c)| c.weak_race.as_ref().map(|w| format!("{k}: {w}"))).collect();
+    d.weak = n.iter().filter_map(|(k, c)| c.race()?.weak_race.as_ref().map(|w| format!("{k}: {w}"))).collect();
     d
+}
+
+/// Compares two second-comer (or counters) cells by their words: the relative-path repeat
+/// counts where both runs made it (safe-as-lock rests on it); a run without it
+/// (`--no-relative`) measured less, it did not change.
+fn judge_second(b: &Cell, n: &Cell) -> Judged {
+    let rel = |c: &Cell| c.second().and_then(|s| s.relative.as_ref()).map(|r| r.outcome);
+    // as in the tables: the relative outcome is shown where it differs from the absolute one
+    let word = |c: &Cell| match (c.outcome(), rel(c)) {
+        (Some(o), Some(r)) if o != r => format!("{} (rel: {})", c.word(), r.as_str()),
+        _ => c.word().to_string(),
+    };
+    let both = rel(b).is_some() && rel(n).is_some();
+    if b.word() == n.word() && (!both || rel(b) == rel(n)) {
+        Judged::Same
+    } else {
+        Judged::Changed(word(b), word(n))
+    }
 }
 
 enum Judged {
@@ -165,42 +183,33 @@ enum Judged {
 /// Compares one cell of both runs (see the module documentation).
 fn judge(b: &Cell, n: &Cell) -> Judged {
     use crate::verdict::RaceVerdict::{Exclusive, MultipleWinners};
-    if b.scenario == crate::report::Scenario::SecondComer {
-        // the relative-path repeat counts where both runs made it (safe-as-lock rests on it);
-        // a run without it (`--no-relative`) measured less, it did not change
-        let rel = |c: &Cell| c.relative.as_ref().map(|r| r.outcome);
-        // as in the tables: the relative outcome is shown where it differs from the absolute one
-        let word = |c: &Cell| match (c.outcome, rel(c)) {
-            (Some(o), Some(r)) if o != r => format!("{} (rel: {})", c.word(), r.as_str()),
-            _ => c.word().to_string(),
-        };
-        let both = rel(b).is_some() && rel(n).is_some();
-        return if b.word() == n.word() && (!both || rel(b) == rel(n)) {
-            Judged::Same
-        } else {
-            Judged::Changed(word(b), word(n))
-        };
-    }
-    let word = |m: Option<&crate::report::model::ModeRun>, c: &Cell| {
-        m.map_or_else(|| c.verdict.map_or("?", |v| v.as_str()).to_string(), |m| m.verdict.as_str().to_string())
+    let (b_race, n_race) = match (b.race(), n.race()) {
+        (Some(x), Some(y)) => (x, y),
+        _ if b.result.kind() != n.result.kind() => {
+            return Judged::Changed(b.result.kind().to_string(), n.result.kind().to_string())
+        }
+        _ => return judge_second(b, n),
     };
-    if let (Some(ba), Some(na)) = (&b.amplified, &n.amplified) {
+    let word = |m: Option<&crate::report::model::ModeRun>, r: &crate::report::model::RaceResult| {
+        m.map_or(r.verdict, |m| m.verdict).as_str().to_string()
+    };
+    if let (Some(ba), Some(na)) = (&b_race.amplified, &n_race.amplified) {
         if ba.verdict != na.verdict {
             return Judged::Changed(
-                format!("{} (amplified)", word(Some(ba), b)),
-                format!("{} (amplified)", word(Some(na), n)),
+                format!("{} (amplified)", word(Some(ba), b_race)),
+                format!("{} (amplified)", word(Some(na), n_race)),
             );
         }
         // The amplified verdicts agree. A natural rate depends on how busy the machine was, so
         // it matters only where it changed the cell's verdict (a failure seen only in the
         // natural race decides a cell): then the natural races are compared below, with the
         // significance rule; otherwise the cell is the same.
-        if b.verdict == n.verdict {
+        if b_race.verdict == n_race.verdict {
             return Judged::Same;
         }
     }
-    let (bn, nn) = (b.natural.as_ref(), n.natural.as_ref());
-    let (bw, nw) = (word(bn, b), word(nn, n));
+    let (bn, nn) = (b_race.natural.as_ref(), n_race.natural.as_ref());
+    let (bw, nw) = (word(bn, b_race), word(nn, n_race));
     if bw == nw {
         return Judged::Same;
     }
@@ -230,6 +239,7 @@ fn judge(b: &Cell, n: &Cell) -> Judged {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::model::TargetState;
 
     fn results() -> Results {
         let text =
@@ -249,7 +259,7 @@ mod tests {
     fn narrower_runs_compare_only_what_they_measured() {
         let base = results();
         let mut new = base.clone();
-        new.cells.retain(|c| c.variant == "node.writeFileSync.wx" && c.target != "dir");
+        new.cells.retain(|c| c.variant == "node.writeFileSync.wx" && c.target != TargetState::Dir);
         let d = compare(&base, &new);
         assert_eq!(d.missing, vec!["node/node.writeFileSync.wx/second-comer/dir".to_string()]);
         assert!(!d.differs(), "a narrower selection is not a regression");
@@ -270,9 +280,11 @@ mod tests {
         let c = regressed
             .cells
             .iter_mut()
-            .find(|c| c.runtime == "node 22.0.0" && c.target == "file" && c.variant == "node.writeFileSync.wx")
+            .find(|c| {
+                c.runtime == "node 22.0.0" && c.target == TargetState::File && c.variant == "node.writeFileSync.wx"
+            })
             .unwrap();
-        c.outcome = Some(crate::verdict::Outcome::Replaced);
+        c.second_mut().unwrap().outcome = crate::verdict::Outcome::Replaced;
         let d = compare(&both, &regressed);
         assert_eq!(d.compared, both.cells.len());
         assert_eq!(d.changed.len(), 1);
@@ -283,8 +295,12 @@ mod tests {
     fn a_changed_word_is_a_difference() {
         let base = results();
         let mut new = base.clone();
-        let c = new.cells.iter_mut().find(|c| c.target == "file" && c.variant == "node.writeFileSync.wx").unwrap();
-        c.outcome = Some(crate::verdict::Outcome::Replaced);
+        let c = new
+            .cells
+            .iter_mut()
+            .find(|c| c.target == TargetState::File && c.variant == "node.writeFileSync.wx")
+            .unwrap();
+        c.second_mut().unwrap().outcome = crate::verdict::Outcome::Replaced;
         let d = compare(&base, &new);
         assert_eq!(d.changed.len(), 1);
         assert_eq!(d.changed[0].before.0, "refused");
@@ -294,8 +310,12 @@ mod tests {
     fn a_changed_relative_outcome_is_a_difference() {
         let base = results();
         let mut new = base.clone();
-        let c = new.cells.iter_mut().find(|c| c.target == "file" && c.variant == "node.writeFileSync.wx").unwrap();
-        c.relative.as_mut().unwrap().outcome = crate::verdict::Outcome::Replaced;
+        let c = new
+            .cells
+            .iter_mut()
+            .find(|c| c.target == TargetState::File && c.variant == "node.writeFileSync.wx")
+            .unwrap();
+        c.second_mut().unwrap().relative.as_mut().unwrap().outcome = crate::verdict::Outcome::Replaced;
         let d = compare(&base, &new);
         assert!(d.differs(), "{}", d.render());
         assert_eq!(d.changed.len(), 1);
@@ -310,8 +330,8 @@ mod tests {
         assert!(text.contains("(node \\u{1b}[2J)") && !text.contains('\u{1b}'), "{text}");
         // a run without the relative repeat (--no-relative) measured less; it did not change
         let mut narrower = base.clone();
-        for c in &mut narrower.cells {
-            c.relative = None;
+        for s in narrower.cells.iter_mut().filter_map(Cell::second_mut) {
+            s.relative = None;
         }
         assert!(!compare(&base, &narrower).differs());
         assert!(!compare(&narrower, &base).differs());
@@ -328,23 +348,24 @@ mod tests {
         // the natural race found nothing on a busy machine, the amplified verdict held: the
         // cell's verdict is the same, and the natural rate is the machine's, not a change
         let c = race_cell(&mut new, "node.existsSync+writeFileSync");
-        let nat = c.natural.as_mut().unwrap();
+        let nat = c.race_mut().unwrap().natural.as_mut().unwrap();
         nat.verdict = crate::verdict::RaceVerdict::Exclusive;
         nat.stats.multi_winner_trials = 0;
         assert!(!compare(&base, &new).differs(), "{}", compare(&base, &new).render());
         // a natural-only failure with amplified verdicts equal still counts, when significant
         let mut nat_fail = base.clone();
         let c = race_cell(&mut nat_fail, "node.writeFileSync.wx");
-        let m = c.natural.as_mut().unwrap();
+        let r = c.race_mut().unwrap();
+        let m = r.natural.as_mut().unwrap();
         m.verdict = crate::verdict::RaceVerdict::MultipleWinners;
         m.stats.multi_winner_trials = m.stats.trials;
-        c.verdict = Some(crate::verdict::RaceVerdict::MultipleWinners);
+        r.verdict = crate::verdict::RaceVerdict::MultipleWinners;
         let d = compare(&base, &nat_fail);
         assert_eq!(d.changed.len(), 1, "{}", d.render());
         assert!(d.changed[0].before.0.contains("natural"), "{:?}", d.changed[0]);
         // the amplified verdict changed: a change
         let c = race_cell(&mut new, "node.writeFileSync.wx");
-        c.amplified.as_mut().unwrap().verdict = crate::verdict::RaceVerdict::MultipleWinners;
+        c.race_mut().unwrap().amplified.as_mut().unwrap().verdict = crate::verdict::RaceVerdict::MultipleWinners;
         let d = compare(&base, &new);
         assert_eq!(d.changed.len(), 1, "{}", d.render());
         assert_eq!(d.changed[0].before.0, "exclusive (amplified)");
@@ -353,12 +374,12 @@ mod tests {
     #[test]
     fn natural_only_counts_change_only_when_significant() {
         let mut base = results();
-        for c in &mut base.cells {
-            c.amplified = None;
+        for r in base.cells.iter_mut().filter_map(Cell::race_mut) {
+            r.amplified = None;
         }
         let set = |r: &mut Results, multi: usize, trials: usize| {
             let c = race_cell(r, "node.writeFileSync.wx");
-            let m = c.natural.as_mut().unwrap();
+            let m = c.race_mut().unwrap().natural.as_mut().unwrap();
             m.verdict = if multi > 0 {
                 crate::verdict::RaceVerdict::MultipleWinners
             } else {

@@ -397,7 +397,7 @@ impl RunPlan {
             let race = self.race_shape(rt);
             let runtime = (rt.label.as_str(), rt.name, rt.version.as_str());
             let cell = |v: &Variant, scenario, target: TargetState, race: Option<RaceShape>| CellPlan {
-                id: Cell::new(runtime, v, scenario, target.as_str()).id,
+                id: Cell::id_of(runtime.0, &v.id, scenario, target),
                 runtime: rt.label.clone(),
                 variant: v.id.clone(),
                 scenario,
@@ -1094,7 +1094,7 @@ mod tests {
                 reported += 1;
             });
             assert_eq!(m.scratch_failed, None);
-            measured.extend(m.cells.into_iter().map(|c| c.id));
+            measured.extend(m.findings.iter().map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target)));
         }
         cleanup_runtimes(&found, &ctx);
         assert!(!planned.is_empty(), "{args:?}");

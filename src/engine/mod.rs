@@ -25,7 +25,10 @@ use crate::exec::health;
 use crate::exec::process::Launch;
 use crate::exec::scratch::{clear, make_source, set_up, spell, win32_name_problem, PathStyle, Scratch, TargetState};
 use crate::matrix::{Creates, SourceKind, Variant};
-use crate::report::model::{Cell, ControlInfo, ErrorInfo, ModeRun, OrderingRun, RelativeAttempt, Scenario};
+use crate::report::model::{
+    CellResult, ControlInfo, ErrorInfo, Finding, ModeRun, OrderingRun, RaceResult, RelativeAttempt, Scenario,
+    SecondComerResult,
+};
 use crate::runtime::{normalize, ProbeContext, Runtime, FS_FAILURE_CODES};
 use crate::snapshot::{self, mark_name};
 use crate::verdict::{
@@ -161,8 +164,9 @@ impl<'a> Measurement<'a> {
 /// What [`measure`] produced for one runtime.
 #[derive(Debug, Clone, Default)]
 pub struct Measured {
-    /// The cells, in measurement order (a family's control last when it was not selected).
-    pub cells: Vec<Cell>,
+    /// What was found, cell by cell, in measurement order (a family's control last when it
+    /// was not selected); the report layer makes them cells ([`crate::report::model::Cell::from_finding`]).
+    pub findings: Vec<Finding>,
     /// The detection control of each family that ran races.
     pub controls: Vec<ControlInfo>,
     /// Set when the scratch file system stopped working (a harness error, then a failed
@@ -176,14 +180,7 @@ pub fn control_for<'a>(all: &'a [Variant], family: &str) -> Option<&'a Variant> 
     all.iter().find(|v| v.family == family && v.control)
 }
 
-/// True when `c` is a harness error (second comer, relative repeat, or race).
-fn is_harness_error(c: &Cell) -> bool {
-    c.outcome == Some(Outcome::HarnessError)
-        || c.relative.as_ref().is_some_and(|r| r.outcome == Outcome::HarnessError)
-        || c.verdict == Some(RaceVerdict::HarnessError)
-}
-
-/// Measures `variants` (already filtered to `rt`'s families) on `rt`, calling `on_cell`
+/// Measures `variants` (already filtered to `rt`'s families) on `rt`, calling `on_finding`
 /// after each cell (for progress and incremental output). `controls` holds each family's
 /// detection control (see [`control_for`]): when races run, it is raced first in every
 /// family (and reported even if not selected), and a family whose control was not caught has
@@ -197,7 +194,7 @@ pub fn measure(
     controls: &[&Variant],
     m: &mut Measurement<'_>,
     ctx: &ProbeContext,
-    on_cell: &mut dyn FnMut(&Cell),
+    on_finding: &mut dyn FnMut(&Finding),
 ) -> Measured {
     let opts = m.opts;
     let adapter = rt.adapter();
@@ -207,8 +204,8 @@ pub fn measure(
     // stops measuring when interrupted or when the scratch folder stopped working
     let stop = |out: &Measured| crate::interrupt::requested() || out.scratch_failed.is_some();
     // after a harness error: is the scratch folder still usable?
-    let check = |c: &Cell, out: &mut Measured, root: &Path| {
-        if is_harness_error(c) && out.scratch_failed.is_none() {
+    let check = |c: &Finding, out: &mut Measured, root: &Path| {
+        if c.result.is_harness_error() && out.scratch_failed.is_none() {
             if let Err(why) = health::check(root) {
                 out.scratch_failed = Some(why);
             }
@@ -243,9 +240,9 @@ pub fn measure(
         let mut control_cell = None;
         let mut detection = None;
         if let (true, Some(cv)) = (opts.race, control) {
-            let base = CellBase { rt, v: cv };
+            let base = CellBase { v: cv };
             let c = match &start_fault {
-                Some(f) => Some(base.fault_cell(Scenario::Race, "absent", f)),
+                Some(f) => Some(base.fault(Scenario::Race, TargetState::Absent, f)),
                 None => {
                     m.min_amplified_trials = control_amplified_trials;
                     base.race(&mut pools, style, trials, m)
@@ -253,10 +250,15 @@ pub fn measure(
             };
             let Some(mut c) = c else { break };
             // a control the harness could not measure caught nothing: the family's races are weak
-            let judge = |c: &Cell| {
-                let measured = c.verdict != Some(RaceVerdict::HarnessError);
-                let counts = |m: &Option<ModeRun>| m.as_ref().filter(|_| measured).map(ModeRun::control_counts);
-                Detection::judge(&cv.id, counts(&c.natural), counts(&c.amplified))
+            let judge = |c: &Finding| {
+                let race = match &c.result {
+                    CellResult::Race(r) if r.verdict != RaceVerdict::HarnessError => Some(&**r),
+                    _ => None,
+                };
+                let counts = |m: fn(&RaceResult) -> &Option<ModeRun>| {
+                    race.and_then(|r| m(r).as_ref()).map(ModeRun::control_counts)
+                };
+                Detection::judge(&cv.id, counts(|r| &r.natural), counts(|r| &r.amplified))
             };
             let mut d = judge(&c);
             // weak at this delay: the machine's scheduling noise may outgrow it; race the
@@ -286,27 +288,27 @@ pub fn measure(
             detection = Some(d);
             control_cell = Some(c);
         }
-        let first = out.cells.len();
+        let first = out.findings.len();
         for v in fam {
             if stop(&out) {
                 break;
             }
-            let base = CellBase { rt, v };
+            let base = CellBase { v };
             if let Some(f) = &start_fault {
                 if opts.second_comer {
                     for t in &opts.targets {
-                        let c = base.fault_cell(Scenario::SecondComer, t.as_str(), f);
-                        on_cell(&c);
-                        out.cells.push(c);
+                        let c = base.fault(Scenario::SecondComer, *t, f);
+                        on_finding(&c);
+                        out.findings.push(c);
                     }
                 }
                 if opts.race {
-                    let c = match control_cell.take_if(|c| c.variant == v.id) {
+                    let c = match control_cell.take_if(|c: &mut Finding| c.variant == v.id) {
                         Some(c) => c,
-                        None => base.fault_cell(Scenario::Race, "absent", f),
+                        None => base.fault(Scenario::Race, TargetState::Absent, f),
                     };
-                    on_cell(&c);
-                    out.cells.push(c);
+                    on_finding(&c);
+                    out.findings.push(c);
                 }
                 continue;
             }
@@ -318,34 +320,32 @@ pub fn measure(
                     let c = second_comer_cell(&base, &mut pools.natural[0], t, style, m);
                     let Some(c) = c else { break };
                     check(&c, &mut out, m.scratch.root());
-                    on_cell(&c);
-                    out.cells.push(c);
+                    on_finding(&c);
+                    out.findings.push(c);
                 }
             }
             if opts.race && !stop(&out) {
-                let c = match control_cell.take_if(|c| c.variant == v.id) {
+                let c = match control_cell.take_if(|c: &mut Finding| c.variant == v.id) {
                     Some(c) => Some(c),
                     None => base.race(&mut pools, style, trials, m),
                 };
                 if let Some(c) = c {
                     check(&c, &mut out, m.scratch.root());
-                    on_cell(&c);
-                    out.cells.push(c);
+                    on_finding(&c);
+                    out.findings.push(c);
                 }
             }
         }
         // a control that was not selected is still reported: it is the run's evidence
         if let Some(c) = control_cell.take() {
-            on_cell(&c);
-            out.cells.push(c);
+            on_finding(&c);
+            out.findings.push(c);
         }
-        for c in out.cells[first..].iter_mut().filter(|c| c.scenario == Scenario::Race) {
-            if let Some(v) = c.verdict {
-                let (v, weak) = apply_control(v, detection.as_ref());
-                c.verdict = Some(v);
-                c.weak_race = weak;
+        for c in &mut out.findings[first..] {
+            if let CellResult::Race(r) = &mut c.result {
+                (r.verdict, r.weak_race) = apply_control(r.verdict, detection.as_ref());
+                r.detection.clone_from(&detection);
             }
-            c.detection.clone_from(&detection);
         }
         pools.shutdown();
         m.amplify = None;
@@ -434,21 +434,12 @@ impl Pools {
     }
 }
 
-/// What the races of one cell produced in both modes, before it becomes a cell.
+/// What the races of one cell produced in both modes, before the detection control is
+/// applied.
 #[derive(Debug, Clone)]
-pub struct RaceResult {
-    /// The verdict (before the detection control is applied).
-    pub verdict: RaceVerdict,
-    /// The mode that decided it.
-    pub decided_by: RaceMode,
-    /// The natural run, if it ran.
-    pub natural: Option<ModeRun>,
-    /// The amplified run, if it ran.
-    pub amplified: Option<ModeRun>,
-    /// Why there is no amplified run.
-    pub amplified_unavailable: Option<String>,
-    /// The first failed call's error (natural run first).
-    pub first_error: Option<ErrorInfo>,
+pub struct RaceOutput {
+    /// Verdict, deciding mode, first error and the runs (no detection yet).
+    pub race: RaceResult,
     /// Why the race could not run at all (unsupported), or what went wrong.
     pub evidence: Option<String>,
     /// Wall time of both runs, in milliseconds.
@@ -458,17 +449,13 @@ pub struct RaceResult {
     pub interrupted: bool,
 }
 
-impl RaceResult {
-    /// The run that decided the verdict.
-    pub fn deciding(&self) -> Option<&ModeRun> {
-        crate::report::model::deciding_run(self.decided_by, self.natural.as_ref(), self.amplified.as_ref())
-    }
-
+impl RaceOutput {
     /// True when an interrupt left nothing to report: no counted trial in any mode and no
     /// other finding (unsupported, harness error). Such a race is dropped, not stored.
     pub fn cut_short(&self) -> bool {
-        let counted = [&self.natural, &self.amplified].iter().filter_map(|m| m.as_ref()).any(|m| m.stats.trials > 0);
-        self.interrupted && !counted && !matches!(self.verdict, RaceVerdict::Unsupported | RaceVerdict::HarnessError)
+        let r = &self.race;
+        let counted = [&r.natural, &r.amplified].iter().filter_map(|m| m.as_ref()).any(|m| m.stats.trials > 0);
+        self.interrupted && !counted && !matches!(r.verdict, RaceVerdict::Unsupported | RaceVerdict::HarnessError)
     }
 }
 
@@ -502,7 +489,7 @@ pub fn race_modes(
     styles: &[PathStyle],
     trials: usize,
     m: &mut Measurement<'_>,
-) -> RaceResult {
+) -> RaceOutput {
     let opts = m.opts;
     let amplify = m.amplify().clone();
     let started = Instant::now();
@@ -569,13 +556,17 @@ pub fn race_modes(
     } else {
         decide(natural.as_ref().map(|m| m.verdict), amplified.as_ref().map(|m| m.verdict))
     };
-    RaceResult {
-        verdict,
-        decided_by,
-        natural,
-        amplified,
-        amplified_unavailable: unavailable,
-        first_error,
+    RaceOutput {
+        race: RaceResult {
+            verdict,
+            decided_by,
+            error: first_error,
+            natural,
+            amplified,
+            amplified_unavailable: unavailable,
+            detection: None,
+            weak_race: None,
+        },
         evidence,
         elapsed_ms: ms(started.elapsed()),
         interrupted,
@@ -593,48 +584,63 @@ pub fn timeouts_for(adapter: &dyn crate::runtime::Adapter, opts: &Options) -> Ti
     }
 }
 
+/// The variant whose cells are being measured.
 struct CellBase<'a> {
-    rt: &'a Runtime,
     v: &'a Variant,
 }
 
 impl CellBase<'_> {
-    /// The race cell of this variant: every contender of `pools` makes its call. `None` when
-    /// an interrupt left nothing to report ([`RaceResult::cut_short`]).
-    fn race(&self, pools: &mut Pools, style: PathStyle, trials: usize, m: &mut Measurement<'_>) -> Option<Cell> {
+    /// The race finding of this variant: every contender of `pools` makes its call. `None` when
+    /// an interrupt left nothing to report ([`RaceOutput::cut_short`]).
+    fn race(&self, pools: &mut Pools, style: PathStyle, trials: usize, m: &mut Measurement<'_>) -> Option<Finding> {
         let vs = vec![self.v; pools.natural.len()];
         let styles = vec![style; vs.len()];
         let r = race_modes(pools, &vs, &styles, trials, m);
-        (!r.cut_short()).then(|| self.race_cell(r))
-    }
-
-    fn race_cell(&self, r: RaceResult) -> Cell {
-        let mut c = self.cell(Scenario::Race, "absent");
-        c.verdict = Some(r.verdict);
-        c.decided_by = Some(r.decided_by);
-        c.evidence = r.evidence.clone().or_else(|| r.deciding().and_then(|m| m.evidence.clone()));
-        c.error = r.first_error;
-        c.elapsed_ms = r.elapsed_ms;
-        c.natural = r.natural;
-        c.amplified = r.amplified;
-        c.amplified_unavailable = r.amplified_unavailable;
-        c
-    }
-
-    fn cell(&self, scenario: Scenario, target: &str) -> Cell {
-        Cell::new((&self.rt.label, self.rt.name, &self.rt.version), self.v, scenario, target)
-    }
-
-    fn fault_cell(&self, scenario: Scenario, target: &str, f: &Attempt) -> Cell {
-        let mut c = self.cell(scenario, target);
-        let o = match f.report {
-            Report::Timeout => Outcome::Timeout,
-            _ => Outcome::Crashed,
-        };
-        match scenario {
-            Scenario::SecondComer => c.outcome = Some(o),
-            Scenario::Race => c.verdict = Some(RaceVerdict::Inconclusive),
+        if r.cut_short() {
+            return None;
         }
+        let evidence = r.evidence.clone().or_else(|| r.race.deciding().and_then(|m| m.evidence.clone()));
+        let mut f = self.finding(Scenario::Race, TargetState::Absent, CellResult::Race(Box::new(r.race)));
+        f.evidence = evidence;
+        f.elapsed_ms = r.elapsed_ms;
+        Some(f)
+    }
+
+    fn finding(&self, scenario: Scenario, target: TargetState, result: CellResult) -> Finding {
+        Finding {
+            variant: self.v.id.clone(),
+            scenario,
+            target,
+            control: false,
+            evidence: None,
+            elapsed_ms: 0.0,
+            result,
+        }
+    }
+
+    /// The finding of a cell whose probe could not start (`f` says how it failed): a second
+    /// comer that crashed or timed out, a race that is inconclusive.
+    fn fault(&self, scenario: Scenario, target: TargetState, f: &Attempt) -> Finding {
+        let result = match scenario {
+            Scenario::SecondComer => CellResult::SecondComer(Box::new(SecondComerResult {
+                outcome: if f.report == Report::Timeout { Outcome::Timeout } else { Outcome::Crashed },
+                error: None,
+                relative: None,
+                before: String::new(),
+                after: String::new(),
+            })),
+            Scenario::Race => CellResult::Race(Box::new(RaceResult {
+                verdict: RaceVerdict::Inconclusive,
+                decided_by: RaceMode::Natural,
+                error: None,
+                natural: None,
+                amplified: None,
+                amplified_unavailable: None,
+                detection: None,
+                weak_race: None,
+            })),
+        };
+        let mut c = self.finding(scenario, target, result);
         c.evidence = f.evidence.clone();
         c
     }

@@ -5,7 +5,7 @@
 use super::attempt::*;
 use super::*;
 
-/// One second-comer cell: the attempt with an absolute path and, if asked, again with a
+/// One second-comer finding: the attempt with an absolute path and, if asked, again with a
 /// relative one. `None` when the run was interrupted before both were made: a cell is never
 /// built from an attempt cut short.
 pub(super) fn second_comer_cell(
@@ -14,26 +14,28 @@ pub(super) fn second_comer_cell(
     t: TargetState,
     style: PathStyle,
     m: &mut Measurement<'_>,
-) -> Option<Cell> {
+) -> Option<Finding> {
     let started = Instant::now();
     let v = base.v;
     let abs = second_comer(c, v, t, false, style, m)?;
-    let rel = match m.opts.relative {
+    let relative = match m.opts.relative {
         true => {
             let r = second_comer(c, v, t, true, style, m)?;
             Some(RelativeAttempt { outcome: r.outcome, error: error_info(&r.attempt), evidence: r.attempt.evidence })
         }
         false => None,
     };
-    let mut cell = base.cell(Scenario::SecondComer, t.as_str());
-    cell.outcome = Some(abs.outcome);
-    cell.error = error_info(&abs.attempt);
-    cell.relative = rel;
-    cell.before = Some(abs.before);
-    cell.after = Some(abs.after);
-    cell.evidence = abs.attempt.evidence;
-    cell.elapsed_ms = ms(started.elapsed());
-    Some(cell)
+    let result = SecondComerResult {
+        outcome: abs.outcome,
+        error: error_info(&abs.attempt),
+        relative,
+        before: abs.before,
+        after: abs.after,
+    };
+    let mut f = base.finding(Scenario::SecondComer, t, CellResult::SecondComer(Box::new(result)));
+    f.evidence = abs.attempt.evidence;
+    f.elapsed_ms = ms(started.elapsed());
+    Some(f)
 }
 
 /// What one second-comer attempt produced.

@@ -57,7 +57,7 @@ fn race(call: FakeCall, trials: usize, fail_begin_every: Option<u64>) -> RaceRes
     let vs = vec![&v; 3];
     let styles = vec![PathStyle::Native; 3];
     let opts = options(trials);
-    race_modes(&mut pools, &vs, &styles, trials, &mut Measurement::new(&opts, &mut scratch, "n0"))
+    race_modes(&mut pools, &vs, &styles, trials, &mut Measurement::new(&opts, &mut scratch, "n0")).race
 }
 
 #[test]

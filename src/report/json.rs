@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
-use super::model::{ModeRun, Results, Scenario, SCHEMA};
+use super::model::{CellResult, ModeRun, Results, Scenario, TargetState, SCHEMA};
 use crate::error::{Error, Result};
 use crate::verdict::{Detection, RaceStats, RaceVerdict};
 
@@ -55,71 +55,68 @@ fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Parses and checks the bytes of a results file (see [`read`]).
+/// Parses and checks the bytes of a results file (see [`read`]); files of schemas 1 and 2
+/// are brought up to [`SCHEMA`] first ([`super::legacy::upgrade`]).
 fn parse(path: &Path, bytes: &[u8]) -> Result<Results> {
-    #[derive(serde::Deserialize)]
-    struct Peek {
-        schema: u32,
-    }
-    // the schema first: an older file fails on its schema, not on a field it lacks
-    if let Ok(Peek { schema }) = serde_json::from_slice::<Peek>(bytes) {
-        if schema != SCHEMA {
-            let hint = if schema < SCHEMA { "; it predates natural and amplified races: measure again" } else { "" };
-            return Err(Error::input(
-                path,
-                format!("schema {schema} is not supported (this conformance reads schema {SCHEMA}){hint}"),
-            ));
-        }
-    }
-    let r: Results = serde_json::from_slice(bytes).map_err(|e| Error::Input {
+    let json_error = |e: serde_json::Error| Error::Input {
         path: path.to_path_buf(),
         line: e.line(),
         column: e.column(),
         message: format!("not a conformance results file: {e}"),
-    })?;
+    };
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        schema: u32,
+    }
+    // the schema first: an unknown one fails on its schema, not on a field it lacks
+    let r: Results = match serde_json::from_slice::<Peek>(bytes) {
+        Ok(Peek { schema: s @ 1..=2 }) => {
+            let mut v: serde_json::Value = serde_json::from_slice(bytes).map_err(json_error)?;
+            super::legacy::upgrade(&mut v, s);
+            // the upgraded value has no positions: serde names the field that failed
+            serde_json::from_value(v)
+                .map_err(|e| Error::input(path, format!("not a conformance results file (schema {s}): {e}")))?
+        }
+        Ok(Peek { schema }) if schema != SCHEMA => {
+            return Err(Error::input(
+                path,
+                format!("schema {schema} is not supported (this conformance reads schemas 1 to {SCHEMA})"),
+            ))
+        }
+        _ => serde_json::from_slice(bytes).map_err(json_error)?,
+    };
     check(&r).map_err(|m| Error::input(path, m))?;
     Ok(r)
 }
 
 /// What a results file must hold beyond its JSON shape; the message names the cell.
 fn check(r: &Results) -> std::result::Result<(), String> {
-    let counted = |v: Option<RaceVerdict>| !matches!(v, Some(RaceVerdict::Unsupported | RaceVerdict::Skipped) | None);
+    let counted = |v: RaceVerdict| !matches!(v, RaceVerdict::Unsupported | RaceVerdict::Skipped);
     let mut ids: HashMap<&str, usize> = HashMap::new();
-    let mut keys: HashMap<(&str, &str, Scenario, &str), usize> = HashMap::new();
+    let mut keys: HashMap<(&str, &str, Scenario, TargetState), usize> = HashMap::new();
     for (i, c) in r.cells.iter().enumerate() {
         let at = |m: String| format!("cell {i} ('{}'): {m}", c.id.escape_debug());
         if let Some(j) = ids.insert(&c.id, i) {
             return Err(at(format!("repeats the id of cell {j}")));
         }
-        if let Some(j) = keys.insert((&c.runtime, &c.variant, c.scenario, &c.target), i) {
+        if let Some(j) = keys.insert((&c.runtime, &c.variant, c.scenario, c.target), i) {
             return Err(at(format!("repeats cell {j} (same runtime, variant, scenario and target)")));
         }
-        match c.scenario {
-            Scenario::SecondComer => {
-                if c.outcome.is_none() {
-                    return Err(at("a second-comer cell without an outcome".into()));
+        match (c.scenario, &c.result) {
+            (Scenario::SecondComer, CellResult::SecondComer(_)) => {}
+            (Scenario::Race, CellResult::Race(race)) => {
+                if counted(race.verdict) && race.natural.is_none() && race.amplified.is_none() && c.evidence.is_none() {
+                    return Err(at("a race cell without counts (no natural or amplified run) or evidence".into()));
                 }
-                if c.verdict.is_some() || c.natural.is_some() || c.amplified.is_some() {
-                    return Err(at("a second-comer cell with a race verdict or race counts".into()));
+                for (mode, m) in [("natural", &race.natural), ("amplified", &race.amplified)] {
+                    let Some(m) = m else { continue };
+                    check_run(m).map_err(|e| at(format!("{mode} run: {e}")))?;
                 }
-            }
-            Scenario::Race => {
-                if c.outcome.is_some() || c.relative.is_some() {
-                    return Err(at("a race cell with a second-comer outcome".into()));
-                }
-                if counted(c.verdict) && c.natural.is_none() && c.amplified.is_none() && c.evidence.is_none() {
-                    return Err(at(
-                        "race cell with missing or malformed counts (contenders, trials, winners, …)".into()
-                    ));
+                if let Some(d) = &race.detection {
+                    check_detection(d).map_err(at)?;
                 }
             }
-        }
-        for (mode, m) in [("natural", &c.natural), ("amplified", &c.amplified)] {
-            let Some(m) = m else { continue };
-            check_run(m).map_err(|e| at(format!("{mode} run: {e}")))?;
-        }
-        if let Some(d) = &c.detection {
-            check_detection(d).map_err(at)?;
+            (s, r) => return Err(at(format!("a {} cell holding a {} result", s.as_str(), r.kind()))),
         }
     }
     for ctl in &r.run_info.controls {
@@ -231,18 +228,20 @@ mod tests {
     #[test]
     fn a_cell_must_match_its_scenario() {
         let mut v = base();
-        v["cells"][1].as_object_mut().unwrap().remove("outcome");
+        v["cells"][1]["result"].as_object_mut().unwrap().remove("outcome");
         let e = err(&v);
-        assert!(e.starts_with("r.json: cell 1 ('node 20.20.2/node.writeFileSync.wx/second-comer/file')"), "{e}");
-        assert!(e.contains("without an outcome"), "{e}");
+        assert!(e.contains("missing field `outcome`"), "{e}");
         let mut v = base();
         let i = race_index(&v);
-        v["cells"][i]["outcome"] = "refused".into();
+        v["cells"][i]["result"] = v["cells"][1]["result"].clone();
         let e = err(&v);
         assert!(
-            e.starts_with(&format!("r.json: cell {i} (")) && e.contains("race cell with a second-comer outcome"),
+            e.starts_with(&format!("r.json: cell {i} (")) && e.contains("a race cell holding a second-comer result"),
             "{e}"
         );
+        let mut v = base();
+        v["cells"][i]["result"]["kind"] = "guess".into();
+        assert!(err(&v).contains("unknown variant `guess`"), "{}", err(&v));
     }
 
     #[test]
@@ -265,7 +264,7 @@ mod tests {
     fn counts_that_could_wrap_or_contradict_are_rejected() {
         let mut v = base();
         let i = race_index(&v);
-        v["cells"][i]["natural"]["trials"] = serde_json::json!(u64::MAX);
+        v["cells"][i]["result"]["natural"]["stats"]["trials"] = serde_json::json!(u64::MAX);
         let e = err(&v);
         assert!(e.contains(&format!("cell {i} (")) && e.contains("natural run: 18446744073709551615 trials"), "{e}");
         for (field, value) in [
@@ -276,13 +275,26 @@ mod tests {
             ("wins_by_contender", serde_json::json!([1_000_000, 0, 0])),
         ] {
             let mut v = base();
-            v["cells"][i]["amplified"][field] = value;
+            v["cells"][i]["result"]["amplified"]["stats"][field] = value;
             let e = err(&v);
             assert!(e.contains("amplified run: "), "{field}: {e}");
         }
         let mut v = base();
-        v["cells"][i]["detection"]["caught"] = serde_json::json!(1_000_000_000);
+        v["cells"][i]["result"]["detection"]["caught"] = serde_json::json!(1_000_000_000);
         assert!(err(&v).contains("detection control"), "{}", err(&v));
+    }
+
+    #[test]
+    fn older_schemas_are_read_and_unknown_ones_refused() {
+        for name in ["schema1.json", "schema2.json"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results").join(name);
+            let r = read(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(r.schema, SCHEMA, "{name}");
+            assert!(r.cells.iter().any(|c| c.race().is_some_and(|r| r.natural.is_some())), "{name}");
+        }
+        let mut v = base();
+        v["schema"] = 99.into();
+        assert!(err(&v).contains("schema 99 is not supported (this conformance reads schemas 1 to 3)"), "{}", err(&v));
     }
 
     #[test]

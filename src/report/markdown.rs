@@ -96,8 +96,8 @@ pub fn render(r: &Results) -> String {
         .map(|x| x.to_string())
         .collect();
         let mut rows = Vec::new();
-        for c in r.cells.iter().filter(|c| c.scenario == super::model::Scenario::Race) {
-            for (mode, m) in [("natural", &c.natural), ("amplified", &c.amplified)] {
+        for (c, race) in r.cells.iter().filter_map(|c| Some((c, c.race()?))) {
+            for (mode, m) in [("natural", &race.natural), ("amplified", &race.amplified)] {
                 let Some(m) = m else { continue };
                 let st = &m.stats;
                 let hist = st.winners.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ");
@@ -143,10 +143,10 @@ pub fn render(r: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::render;
-    use crate::exec::protocol::RawError;
+    use crate::domain::RawError;
     use crate::report::model::{
-        AmplificationInfo, Cell, ControlInfo, ErrorInfo, FsInfo, ModeRun, RelativeAttempt, Results, RunInfo,
-        RuntimeInfo, Scenario,
+        AmplificationInfo, Cell, CellResult, ControlInfo, ErrorInfo, Finding, FsInfo, ModeRun, RaceResult,
+        RelativeAttempt, Results, RunInfo, RuntimeInfo, Scenario, SecondComerResult, TargetState,
     };
     use crate::verdict::{summarize_race, Detection, Outcome, RaceMode, RaceVerdict, Report, Trial};
     use Report::{Error as E, Success as S};
@@ -167,7 +167,7 @@ mod tests {
         }
     }
 
-    fn cell(variant: &str, scenario: Scenario, target: &str) -> Cell {
+    fn cell(variant: &str, scenario: Scenario, target: TargetState, result: CellResult) -> Cell {
         let v = crate::matrix::Variant {
             id: variant.into(),
             family: "node".into(),
@@ -179,9 +179,35 @@ mod tests {
             holds: false,
             note: String::new(),
         };
-        let mut c = Cell::new(("node 20.0.0", "node", "20.0.0"), &v, scenario, target);
-        c.elapsed_ms = 1.0;
-        c
+        let f = Finding {
+            variant: variant.into(),
+            scenario,
+            target,
+            control: false,
+            evidence: None,
+            elapsed_ms: 1.0,
+            result,
+        };
+        Cell::from_finding(("node 20.0.0", "node", "20.0.0"), &v, f)
+    }
+
+    fn second(variant: &str, target: TargetState, outcome: Outcome, error: Option<ErrorInfo>) -> Cell {
+        let r = SecondComerResult { outcome, error, relative: None, before: String::new(), after: String::new() };
+        cell(variant, Scenario::SecondComer, target, CellResult::SecondComer(Box::new(r)))
+    }
+
+    fn race(variant: &str, verdict: RaceVerdict, natural: ModeRun, amplified: ModeRun, detection: &Detection) -> Cell {
+        let r = RaceResult {
+            verdict,
+            decided_by: RaceMode::Amplified,
+            error: None,
+            natural: Some(natural),
+            amplified: Some(amplified),
+            amplified_unavailable: None,
+            detection: Some(detection.clone()),
+            weak_race: None,
+        };
+        cell(variant, Scenario::Race, TargetState::Absent, CellResult::Race(Box::new(r)))
     }
 
     /// A hand-built model: one safe and one unsafe variant, a relative-path disagreement, a
@@ -199,37 +225,24 @@ mod tests {
             },
         };
         let mut cells = Vec::new();
-        let mut c = cell("node.a.wx", Scenario::SecondComer, "absent");
-        c.outcome = Some(Outcome::Acquired);
-        cells.push(c);
-        let mut c = cell("node.a.wx", Scenario::SecondComer, "file");
-        c.outcome = Some(Outcome::Refused);
-        c.error = Some(eexist.clone());
-        cells.push(c);
-        let mut c = cell("node.a.wx", Scenario::Race, "absent");
-        c.verdict = Some(RaceVerdict::Exclusive);
-        c.decided_by = Some(RaceMode::Amplified);
+        cells.push(second("node.a.wx", TargetState::Absent, Outcome::Acquired, None));
+        cells.push(second("node.a.wx", TargetState::File, Outcome::Refused, Some(eexist.clone())));
         let one = Trial {
             reports: vec![S, E, E],
             held: vec![true, false, false],
             t0_us: vec![Some(0.0), Some(90.0), Some(300.0)],
             offset_us: 0,
         };
-        c.natural = Some(run(vec![one.clone(); 100], 1200.0));
-        c.amplified = Some(run(vec![one.clone(); 100], 600.0));
-        c.detection = Some(control.clone());
+        let (nat, amp) = (run(vec![one.clone(); 100], 1200.0), run(vec![one.clone(); 100], 600.0));
+        cells.push(race("node.a.wx", RaceVerdict::Exclusive, nat, amp, &control));
+        let mut c = second("node.b", TargetState::Absent, Outcome::Acquired, None);
+        if let CellResult::SecondComer(s) = &mut c.result {
+            s.relative = Some(RelativeAttempt { outcome: Outcome::Damaged, error: None, evidence: None });
+        }
         cells.push(c);
-        let mut c = cell("node.b", Scenario::SecondComer, "absent");
-        c.outcome = Some(Outcome::Acquired);
-        c.relative = Some(RelativeAttempt { outcome: Outcome::Damaged, error: None, evidence: None });
-        cells.push(c);
-        let mut c = cell("node.b", Scenario::SecondComer, "file");
-        c.outcome = Some(Outcome::Timeout);
+        let mut c = second("node.b", TargetState::File, Outcome::Timeout, None);
         c.evidence = Some("no result within 1000 ms".into());
         cells.push(c);
-        let mut c = cell("node.b", Scenario::Race, "absent");
-        c.verdict = Some(RaceVerdict::MultipleWinners);
-        c.decided_by = Some(RaceMode::Amplified);
         let two = Trial {
             reports: vec![S, S, E],
             held: vec![false, true, false],
@@ -238,10 +251,7 @@ mod tests {
         };
         let mut nat = vec![one.clone(); 12];
         nat.extend(vec![two.clone(); 8]);
-        c.natural = Some(run(nat, 1100.0));
-        c.amplified = Some(run(vec![two; 20], 500.0));
-        c.amplified_unavailable = None;
-        c.detection = Some(control.clone());
+        let mut c = race("node.b", RaceVerdict::MultipleWinners, run(nat, 1100.0), run(vec![two; 20], 500.0), &control);
         c.control = true;
         cells.push(c);
         Results {
@@ -361,11 +371,13 @@ mod tests {
         let back: Results = serde_json::from_str(&text).unwrap();
         assert_eq!(back, m);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let race = &v["cells"][2];
-        assert_eq!(race["natural"]["winners"]["1"], 100);
-        assert_eq!(race["amplified"]["barrier_spread_us"]["p99"], 300.0);
+        let race = &v["cells"][2]["result"];
+        assert_eq!(race["kind"], "race");
+        assert_eq!(race["natural"]["stats"]["winners"]["1"], 100);
+        assert_eq!(race["amplified"]["stats"]["barrier_spread_us"]["p99"], 300.0);
         assert_eq!(race["decided_by"], "amplified");
-        assert!((race["amplified"]["multi_winner_upper95"].as_f64().unwrap() - 0.0295).abs() < 1e-3);
-        assert_eq!(v["cells"][1]["error"]["code"], "EEXIST");
+        assert!((race["amplified"]["stats"]["multi_winner_upper95"].as_f64().unwrap() - 0.0295).abs() < 1e-3);
+        assert_eq!(v["cells"][1]["result"]["kind"], "second-comer");
+        assert_eq!(v["cells"][1]["result"]["error"]["code"], "EEXIST");
     }
 }

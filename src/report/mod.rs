@@ -2,6 +2,7 @@
 //! return text; only the caller writes files (hyperfine's `export/` layout).
 
 pub mod json;
+mod legacy;
 pub mod markdown;
 pub mod model;
 pub mod table;

@@ -1,15 +1,17 @@
 //! The results model, serialised as `results.json` (schema [`SCHEMA`]).
 
-/// The schema version written and read: 2 added natural and amplified race runs, bounds and
-/// the detection control.
-pub const SCHEMA: u32 = 2;
+/// The schema version written: 2 added natural and amplified race runs, bounds and the
+/// detection control; 3 holds a cell's findings in a `result` tagged by `kind` and nests every
+/// group of counts (no flattened fields). Schemas 1 and 2 are read too
+/// ([`super::legacy`]).
+pub const SCHEMA: u32 = 3;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::domain::RawError;
-pub use crate::domain::Scenario;
+pub use crate::domain::{Scenario, TargetState};
 use crate::verdict::{safe_as_lock, Detection, Outcome, RaceEvidence, RaceMode, RaceStats, RaceVerdict};
 
 /// A normalised error code with the raw error beside it.
@@ -59,8 +61,7 @@ pub struct ModeRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_us: Option<u64>,
     /// Counts (contenders, trials, winners histogram, multi-winner trials, bounds, barrier
-    /// spread in µs, …), flat in the JSON.
-    #[serde(flatten)]
+    /// spread in µs, …).
     pub stats: RaceStats,
     /// Normalised error codes of failed calls → count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -97,7 +98,6 @@ pub struct OrderingRun {
     /// The verdict of this ordering's trials alone.
     pub verdict: RaceVerdict,
     /// Their counts and bounds; the barrier spread is net of the planned offsets.
-    #[serde(flatten)]
     pub stats: RaceStats,
 }
 
@@ -135,7 +135,7 @@ impl ModeRun {
     }
 }
 
-/// One measured cell: (runtime, variant, scenario, target).
+/// One measured cell: (runtime, variant, scenario, target) and what was found there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     /// Stable id `<runtime label>/<variant>/<scenario>/<target>`, for diffs.
@@ -158,66 +158,158 @@ pub struct Cell {
     /// `second-comer` or `race`.
     pub scenario: Scenario,
     /// Target state before the attempt (`absent` for races).
-    pub target: String,
-    /// Second comer: the outcome (absolute path).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<Outcome>,
-    /// Race: the verdict.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<RaceVerdict>,
-    /// Second comer: the call's error, if it failed; race: the first loser's error.
-    pub error: Option<ErrorInfo>,
-    /// Second comer: the same attempt with a relative path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub relative: Option<RelativeAttempt>,
-    /// Second comer: the target before and after, described.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub before: Option<String>,
-    /// See `before`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
-    /// Race: the mode whose run decided [`Cell::verdict`] (a failure in either mode decides;
-    /// otherwise the amplified run where it ran).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided_by: Option<RaceMode>,
-    /// Race: the natural run (as the calls happen), when it ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub natural: Option<ModeRun>,
-    /// Race: the amplified run (file-system calls delayed on return), when it ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amplified: Option<ModeRun>,
-    /// Race: why no amplified run was made (`off` by request, or why it is unavailable).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amplified_unavailable: Option<String>,
-    /// Race: how well this run's detection control (the family's check-then-create
-    /// anti-pattern) was caught; `None` when no control ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detection: Option<Detection>,
-    /// Race: why an `exclusive` run became `inconclusive` (`weak race: control caught n/T`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weak_race: Option<String>,
-    /// Race: this cell is its family's detection control.
+    pub target: TargetState,
+    /// This cell is its family's detection control (races).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub control: bool,
-    /// Faults and prompts: what the harness saw (stderr excerpt, stray output, reason).
+    /// Faults, prompts and harness errors: what the harness saw (stderr excerpt, stray output,
+    /// reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
     /// Wall time of the cell, in milliseconds.
     pub elapsed_ms: f64,
+    /// What the cell found, by kind (`"kind": "second-comer" | "race" | "counters"`).
+    pub result: CellResult,
+}
+
+/// What the engine found for one (variant, scenario, target) of a runtime: a [`Cell`] without
+/// the runtime's and the variant's names, which the report layer adds
+/// ([`Cell::from_finding`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The variant's id.
+    pub variant: String,
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The target state before the attempt (`absent` for races).
+    pub target: TargetState,
+    /// The family's detection control.
+    pub control: bool,
+    /// Faults, prompts and harness errors: what the harness saw.
+    pub evidence: Option<String>,
+    /// Wall time, in milliseconds.
+    pub elapsed_ms: f64,
+    /// What was found.
+    pub result: CellResult,
+}
+
+/// What a cell found: one shape per kind of scenario, tagged with `kind` in the JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum CellResult {
+    /// A second comer's attempt (boxed, as the race: both are large beside counters).
+    SecondComer(Box<SecondComerResult>),
+    /// A race's verdict and counts.
+    Race(Box<RaceResult>),
+    /// A multi-step scenario's counted failures (hand-off protocols).
+    Counters(CountersResult),
+}
+
+/// A second comer's attempt against a target state put in place by a first comer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecondComerResult {
+    /// The outcome (absolute path), judged from the probe's report and the target before and
+    /// after.
+    pub outcome: Outcome,
+    /// The call's error, if it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+    /// The same attempt with a relative path, when it was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative: Option<RelativeAttempt>,
+    /// The target before the attempt, described (`file token=…`; empty for a harness error).
+    pub before: String,
+    /// The target after the attempt, described.
+    pub after: String,
+}
+
+/// A race's verdict: its natural and amplified runs, the mode that decided, and the family's
+/// detection control.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RaceResult {
+    /// The verdict, after the detection control was applied.
+    pub verdict: RaceVerdict,
+    /// The mode whose run decided the verdict (a failure in either mode decides; otherwise the
+    /// amplified run where it ran).
+    pub decided_by: RaceMode,
+    /// The first failed call's error (natural run first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+    /// The natural run (as the calls happen), when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub natural: Option<ModeRun>,
+    /// The amplified run (file-system calls delayed on return), when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplified: Option<ModeRun>,
+    /// Why no amplified run was made (`off` by request, or why it is unavailable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplified_unavailable: Option<String>,
+    /// How well this run's detection control (the family's check-then-create anti-pattern)
+    /// was caught; `None` when no control ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detection: Option<Detection>,
+    /// Why an `exclusive` run became `inconclusive` (`weak race: control caught n/T`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weak_race: Option<String>,
+}
+
+impl CellResult {
+    /// True when the harness could not measure this result (a `harness-error` outcome,
+    /// relative repeat or verdict).
+    pub fn is_harness_error(&self) -> bool {
+        match self {
+            CellResult::SecondComer(s) => {
+                s.outcome == Outcome::HarnessError
+                    || s.relative.as_ref().is_some_and(|r| r.outcome == Outcome::HarnessError)
+            }
+            CellResult::Race(r) => r.verdict == RaceVerdict::HarnessError,
+            CellResult::Counters(_) => false,
+        }
+    }
+
+    /// The `kind` tag: `second-comer`, `race` or `counters`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CellResult::SecondComer(_) => "second-comer",
+            CellResult::Race(_) => "race",
+            CellResult::Counters(_) => "counters",
+        }
+    }
+}
+
+impl RaceResult {
+    /// The run that decided the verdict (amplified or natural), if it ran.
+    pub fn deciding(&self) -> Option<&ModeRun> {
+        deciding_run(self.decided_by, self.natural.as_ref(), self.amplified.as_ref())
+    }
+}
+
+/// A multi-step scenario's counted failures: counters read from the file system after the
+/// run (`torn_reads`, `duplicate_claims`, …) beside the counts they are out of (`reads`,
+/// `items`, …). Which counters exist is the scenario's; none is expected to be zero here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CountersResult {
+    /// Counter name → count.
+    pub counters: BTreeMap<String, u64>,
+    /// Normalised error codes of failed calls → count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors: BTreeMap<String, usize>,
+    /// A few raw errors as the probes reported them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors_sample: Vec<RawError>,
 }
 
 impl Cell {
-    /// An empty cell of `runtime` (label, adapter name, version) for `variant` in `scenario`
-    /// on `target`, with its stable id; outcome, verdict and counts are filled in by the caller.
-    pub fn new(
-        runtime: (&str, &str, &str),
-        variant: &crate::matrix::Variant,
-        scenario: Scenario,
-        target: &str,
-    ) -> Cell {
+    /// The cell of `runtime` (label, adapter name, version) for what the engine found of
+    /// `variant` ([`Finding`]): its stable id, the variant's family and call as shown in tables,
+    /// and the finding itself.
+    pub fn from_finding(runtime: (&str, &str, &str), variant: &crate::matrix::Variant, f: Finding) -> Cell {
         let (label, name, version) = runtime;
         Cell {
-            id: format!("{label}/{}/{}/{target}", variant.id, scenario.as_str()),
+            id: Cell::id_of(label, &variant.id, f.scenario, f.target),
             runtime: label.to_string(),
             runtime_name: name.to_string(),
             runtime_version: version.to_string(),
@@ -225,55 +317,100 @@ impl Cell {
             family: variant.family.clone(),
             call: variant.call.clone(),
             anti_pattern: variant.anti_pattern,
-            scenario,
-            target: target.to_string(),
-            outcome: None,
-            verdict: None,
-            error: None,
-            relative: None,
-            before: None,
-            after: None,
-            decided_by: None,
-            natural: None,
-            amplified: None,
-            amplified_unavailable: None,
-            detection: None,
-            weak_race: None,
-            control: false,
-            evidence: None,
-            elapsed_ms: 0.0,
+            scenario: f.scenario,
+            target: f.target,
+            control: f.control,
+            evidence: f.evidence,
+            elapsed_ms: f.elapsed_ms,
+            result: f.result,
         }
     }
 
-    /// The outcome or verdict as its glossary word.
+    /// The stable id of a cell: `<runtime label>/<variant>/<scenario>/<target>`.
+    pub fn id_of(runtime_label: &str, variant: &str, scenario: Scenario, target: TargetState) -> String {
+        format!("{runtime_label}/{variant}/{}/{}", scenario.as_str(), target.as_str())
+    }
+
+    /// The second comer's result, for a second-comer cell.
+    pub fn second(&self) -> Option<&SecondComerResult> {
+        match &self.result {
+            CellResult::SecondComer(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The second comer's result, mutable, for a second-comer cell.
+    pub fn second_mut(&mut self) -> Option<&mut SecondComerResult> {
+        match &mut self.result {
+            CellResult::SecondComer(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The race's result, for a race cell.
+    pub fn race(&self) -> Option<&RaceResult> {
+        match &self.result {
+            CellResult::Race(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The race's result, mutable, for a race cell.
+    pub fn race_mut(&mut self) -> Option<&mut RaceResult> {
+        match &mut self.result {
+            CellResult::Race(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The second comer's outcome, for a second-comer cell.
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.second().map(|s| s.outcome)
+    }
+
+    /// The race verdict, for a race cell.
+    pub fn verdict(&self) -> Option<RaceVerdict> {
+        self.race().map(|r| r.verdict)
+    }
+
+    /// The error shown with the cell: the second comer's, or a race's first loser's.
+    pub fn error(&self) -> Option<&ErrorInfo> {
+        match &self.result {
+            CellResult::SecondComer(s) => s.error.as_ref(),
+            CellResult::Race(r) => r.error.as_ref(),
+            CellResult::Counters(_) => None,
+        }
+    }
+
+    /// The outcome or verdict as its glossary word (`counters` for a counters cell).
     pub fn word(&self) -> &'static str {
-        match (self.outcome, self.verdict) {
-            (Some(o), _) => o.as_str(),
-            (None, Some(v)) => v.as_str(),
-            (None, None) => "?",
+        match &self.result {
+            CellResult::SecondComer(s) => s.outcome.as_str(),
+            CellResult::Race(r) => r.verdict.as_str(),
+            CellResult::Counters(_) => "counters",
         }
     }
 
     /// The run that decided a race cell's verdict (amplified or natural), if any ran.
     pub fn deciding(&self) -> Option<&ModeRun> {
-        deciding_run(self.decided_by?, self.natural.as_ref(), self.amplified.as_ref())
+        self.race()?.deciding()
     }
 
-    /// The race evidence for "safe as a lock", when this is a race cell with a verdict.
+    /// The race evidence for "safe as a lock", when this is a race cell.
     pub fn race_evidence(&self) -> Option<RaceEvidence> {
-        let verdict = self.verdict?;
-        let (clean, upper) = self.deciding().map_or((0, 1.0), |m| (m.stats.clean_trials, m.stats.multi_winner_upper95));
+        let r = self.race()?;
+        let (clean, upper) = r.deciding().map_or((0, 1.0), |m| (m.stats.clean_trials, m.stats.multi_winner_upper95));
         Some(RaceEvidence {
-            verdict,
+            verdict: r.verdict,
             clean_trials: clean,
             upper95: upper,
-            control_worked: self.detection.as_ref().map(|d| d.worked),
+            control_worked: r.detection.as_ref().map(|d| d.worked),
         })
     }
 
     /// The key used to compare runs: adapter name instead of label (ignores versions).
     pub fn key(&self) -> String {
-        format!("{}/{}/{}/{}", self.runtime_name, self.variant, self.scenario.as_str(), self.target)
+        format!("{}/{}/{}/{}", self.runtime_name, self.variant, self.scenario.as_str(), self.target.as_str())
     }
 }
 
@@ -363,7 +500,6 @@ pub struct ControlInfo {
     /// API family.
     pub family: String,
     /// The judgement (variant, counts per mode, worked or not).
-    #[serde(flatten)]
     pub detection: Detection,
     /// Where the control was weak at the run's amplification delay and was raced again with
     /// longer ones: each (delay µs, caught, trials) tried before the one judged, in order.
@@ -412,7 +548,7 @@ pub struct Row<'a> {
     /// Anti-pattern flag.
     pub anti_pattern: bool,
     /// Second-comer cells by target.
-    pub second: BTreeMap<&'a str, &'a Cell>,
+    pub second: BTreeMap<TargetState, &'a Cell>,
     /// The race cell.
     pub race: Option<&'a Cell>,
 }
@@ -423,7 +559,10 @@ impl Row<'_> {
         let second: Vec<(String, Outcome, Option<Outcome>)> = self
             .second
             .iter()
-            .filter_map(|(t, c)| c.outcome.map(|o| (t.to_string(), o, c.relative.as_ref().map(|r| r.outcome))))
+            .filter_map(|(t, c)| {
+                let s = c.second()?;
+                Some((t.as_str().to_string(), s.outcome, s.relative.as_ref().map(|r| r.outcome)))
+            })
             .collect();
         safe_as_lock(&second, self.race.and_then(Cell::race_evidence))
     }
@@ -460,7 +599,7 @@ impl Results {
             };
             match c.scenario {
                 Scenario::SecondComer => {
-                    rows[idx].second.insert(&c.target, c);
+                    rows[idx].second.insert(c.target, c);
                 }
                 Scenario::Race => rows[idx].race = Some(c),
             }
@@ -469,10 +608,9 @@ impl Results {
     }
 
     /// Target states present in the cells, in glossary order.
-    pub fn targets(&self) -> Vec<&'static str> {
-        crate::exec::scratch::TargetState::ALL
-            .iter()
-            .map(|t| t.as_str())
+    pub fn targets(&self) -> Vec<TargetState> {
+        TargetState::ALL
+            .into_iter()
             .filter(|t| self.cells.iter().any(|c| c.scenario == Scenario::SecondComer && c.target == *t))
             .collect()
     }

@@ -63,14 +63,15 @@ where
 /// and the relative-path outcome when it differs (`refused EEXIST`, `kept (rel: refused)`).
 pub fn second_text(c: &Cell) -> String {
     let mut s = c.word().to_string();
-    if let (Some(o), Some(e)) = (c.outcome, &c.error) {
+    let Some(sc) = c.second() else { return s };
+    if let (o, Some(e)) = (sc.outcome, &sc.error) {
         if matches!(o, Outcome::Refused | Outcome::Failed | Outcome::Damaged) {
             s.push(' ');
             s.push_str(&e.code);
         }
     }
-    if let (Some(o), Some(r)) = (c.outcome, &c.relative) {
-        if r.outcome != o {
+    if let Some(r) = &sc.relative {
+        if r.outcome != sc.outcome {
             s.push_str(&format!(" (rel: {})", r.outcome.as_str()));
         }
     }
@@ -127,7 +128,8 @@ pub fn counts_text(m: &ModeRun) -> String {
 /// `multiple-winners (amp 50/50 at +0 µs; nat 48/200)`, `exclusive (amp 0/200 < 1.5%; nat 0/200)`,
 /// `inconclusive: weak race: control caught 12/100 (amplified)`.
 pub fn race_text(c: &Cell) -> String {
-    let Some(v) = c.verdict else { return "?".into() };
+    let Some(c) = c.race() else { return "?".into() };
+    let v = c.verdict;
     // not a measurement: no counts beside it (the reason is in the cell's evidence)
     if (c.natural.is_none() && c.amplified.is_none()) || v == RaceVerdict::HarnessError {
         return v.as_str().into();
@@ -146,7 +148,7 @@ pub fn race_text(c: &Cell) -> String {
         }
     };
     let mut parts = Vec::new();
-    let amp_first = c.decided_by != Some(RaceMode::Natural);
+    let amp_first = c.decided_by != RaceMode::Natural;
     let amp = c.amplified.as_ref().map(|m| part("amp", m, amp_first));
     let nat = c.natural.as_ref().map(|m| part("nat", m, !amp_first));
     if amp_first {
@@ -179,6 +181,7 @@ pub fn race_header(rows: &[Row<'_>]) -> String {
     let shapes: Vec<(usize, usize)> = rows
         .iter()
         .filter_map(|r| r.race)
+        .filter_map(|c| c.race())
         .flat_map(|c| c.natural.iter().chain(c.amplified.iter()))
         .map(|m| (m.stats.contenders, m.stats.trials))
         .collect();
@@ -196,7 +199,7 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
     if with_call {
         header.push("call".into());
     }
-    header.extend(targets.iter().map(|t| t.to_string()));
+    header.extend(targets.iter().map(|t| t.as_str().to_string()));
     let races = results.has_races();
     if races {
         header.push(race_header(&rows));
@@ -239,8 +242,8 @@ fn race_lines_raw(results: &Results, runtime: &str) -> Vec<String> {
         results.cells.iter().filter(|c| c.runtime == runtime && c.scenario == Scenario::Race).collect();
     let mut out = Vec::new();
     for (name, pick) in [
-        ("natural", (|c: &Cell| c.natural.as_ref()) as fn(&Cell) -> Option<&ModeRun>),
-        ("amplified", |c: &Cell| c.amplified.as_ref()),
+        ("natural", (|c: &Cell| c.race()?.natural.as_ref()) as fn(&Cell) -> Option<&ModeRun>),
+        ("amplified", |c: &Cell| c.race()?.amplified.as_ref()),
     ] {
         let runs: Vec<&ModeRun> = cells.iter().filter_map(|c| pick(c)).collect();
         if runs.is_empty() {
@@ -296,7 +299,7 @@ fn race_lines_raw(results: &Results, runtime: &str) -> Vec<String> {
             d.variant, ctl.family
         ));
     }
-    let mut reasons: Vec<&str> = cells.iter().filter_map(|c| c.amplified_unavailable.as_deref()).collect();
+    let mut reasons: Vec<&str> = cells.iter().filter_map(|c| c.race()?.amplified_unavailable.as_deref()).collect();
     reasons.dedup();
     for r in reasons {
         out.push(format!("amplified races: {r}"));

@@ -144,7 +144,7 @@ fn results_files_with_broken_race_counts_or_schema_are_rejected() {
     let base = fixtures().join("results").join("base.json");
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     let race = v["cells"].as_array_mut().unwrap().iter_mut().find(|c| c["scenario"] == "race").unwrap();
-    race["natural"]["winners"] = serde_json::json!({"x": 3});
+    race["result"]["natural"]["stats"]["winners"] = serde_json::json!({"x": 3});
     let bad = t.path().join("bad-winners.json");
     std::fs::write(&bad, v.to_string()).unwrap();
     conformance().args(["report"]).arg(&bad).assert().code(2).stderr(
@@ -152,16 +152,13 @@ fn results_files_with_broken_race_counts_or_schema_are_rejected() {
     );
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     let race = v["cells"].as_array_mut().unwrap().iter_mut().find(|c| c["scenario"] == "race").unwrap();
-    race.as_object_mut().unwrap().remove("natural");
-    race.as_object_mut().unwrap().remove("amplified");
+    race["result"].as_object_mut().unwrap().remove("natural");
+    race["result"].as_object_mut().unwrap().remove("amplified");
     let bad = t.path().join("no-runs.json");
     std::fs::write(&bad, v.to_string()).unwrap();
-    conformance()
-        .args(["report"])
-        .arg(&bad)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no-runs.json: cell ").and(predicate::str::contains("malformed counts")));
+    conformance().args(["report"]).arg(&bad).assert().code(2).stderr(
+        predicate::str::contains("no-runs.json: cell ").and(predicate::str::contains("a race cell without counts")),
+    );
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     v["schema"] = serde_json::json!(1);
     let old = t.path().join("old.json");
@@ -171,7 +168,12 @@ fn results_files_with_broken_race_counts_or_schema_are_rejected() {
         .arg(&old)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("schema 1 is not supported").and(predicate::str::contains("measure again")));
+        .stderr(predicate::str::contains("old.json: not a conformance results file (schema 1)"));
+    // a real schema 1 file (natural races only) is read: its races shown without amplification
+    conformance().args(["report"]).arg(fixtures().join("results").join("schema1.json")).assert().success().stdout(
+        predicate::str::contains("exclusive (nat 0/200 < 1.5%; amp unavailable)")
+            .and(predicate::str::contains("not recorded (a schema 1 file: natural races only)")),
+    );
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     v["schema"] = serde_json::json!(99);
     let bad = t.path().join("schema.json");
@@ -211,10 +213,10 @@ fn unavailable_amplification_is_visible() {
     let r = crate::common::read_json(&out.path().join("results.json"));
     assert!(r["run_info"]["amplification"]["unavailable"].as_str().unwrap().contains("strace -V failed"));
     for c in r["cells"].as_array().unwrap() {
-        assert!(c["amplified"].is_null(), "{c}");
-        assert!(c["amplified_unavailable"].as_str().unwrap().contains("strace -V failed"), "{c}");
-        assert_eq!(c["decided_by"], "natural");
-        assert_eq!(c["natural"]["trials"], 20);
+        assert!(c["result"]["amplified"].is_null(), "{c}");
+        assert!(c["result"]["amplified_unavailable"].as_str().unwrap().contains("strace -V failed"), "{c}");
+        assert_eq!(c["result"]["decided_by"], "natural");
+        assert_eq!(c["result"]["natural"]["stats"]["trials"], 20);
     }
     let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
     assert!(stdout.contains("amplified races: strace -V failed"), "{stdout}");
@@ -232,16 +234,16 @@ fn max_rate_adds_trials_until_the_bound_is_reached() {
         .success();
     let r = crate::common::read_json(&out.path().join("results.json"));
     let wx = r["cells"].as_array().unwrap().iter().find(|c| c["variant"] == "node.writeFileSync.wx").unwrap();
-    let m = &wx["natural"];
+    let m = &wx["result"]["natural"];
     // 0 multi-winner trials: stops at the first T with 1 − 0.05^(1/T) ≤ 2%, T = 149
     assert_eq!(m["verdict"], "exclusive", "{wx}");
-    assert_eq!(m["trials"], 149, "{wx}");
-    assert!(m["multi_winner_upper95"].as_f64().unwrap() <= 0.02);
+    assert_eq!(m["stats"]["trials"], 149, "{wx}");
+    assert!(m["stats"]["multi_winner_upper95"].as_f64().unwrap() <= 0.02);
     // the control stops at its first multi-winner trial after the 10 asked for, or, where
     // the natural race finds no window (a busy machine), at the bound like any other cell
     let ctl = r["cells"].as_array().unwrap().iter().find(|c| c["control"] == true).unwrap();
-    let n = ctl["natural"]["trials"].as_u64().unwrap();
-    let multi = ctl["natural"]["multi_winner_trials"].as_u64().unwrap();
+    let n = ctl["result"]["natural"]["stats"]["trials"].as_u64().unwrap();
+    let multi = ctl["result"]["natural"]["stats"]["multi_winner_trials"].as_u64().unwrap();
     assert!((n == 10 && multi >= 1) || (n > 10 && multi == 1) || (n == 149 && multi == 0), "{ctl}");
     for (args, flag) in [
         (&["--max-rate", "5"][..], "--max-rate"),
@@ -272,10 +274,10 @@ fn amplify_on_falls_back_to_natural_where_the_probe_breaks_under_the_tracer() {
     let r = crate::common::read_json(&out.path().join("results.json"));
     assert!(r["run_info"]["amplification"]["unavailable"].is_null(), "the run-wide check passed");
     for c in r["cells"].as_array().unwrap() {
-        assert!(c["amplified"].is_null(), "{c}");
-        assert!(c["amplified_unavailable"].as_str().unwrap().contains("did not start under strace"), "{c}");
-        assert_eq!(c["natural"]["trials"], 20, "{c}");
-        assert_eq!(c["decided_by"], "natural", "{c}");
+        assert!(c["result"]["amplified"].is_null(), "{c}");
+        assert!(c["result"]["amplified_unavailable"].as_str().unwrap().contains("did not start under strace"), "{c}");
+        assert_eq!(c["result"]["natural"]["stats"]["trials"], 20, "{c}");
+        assert_eq!(c["result"]["decided_by"], "natural", "{c}");
     }
 }
 
@@ -327,16 +329,20 @@ fn results_files_that_contradict_themselves_are_rejected_with_the_cell() {
         |v: &serde_json::Value| v["cells"].as_array().unwrap().iter().position(|c| c["scenario"] == "race").unwrap();
     let mut cases = Vec::new();
     let mut v = read();
-    v["cells"][1].as_object_mut().unwrap().remove("outcome");
-    cases.push((
-        v,
-        "cell 1 ('node 20.20.2/node.writeFileSync.wx/second-comer/file'): a second-comer cell without an outcome"
-            .to_string(),
-    ));
+    v["cells"][1]["result"].as_object_mut().unwrap().remove("outcome");
+    cases.push((v, "missing field `outcome`".to_string()));
     let mut v = read();
     let i = race(&v);
-    v["cells"][i]["outcome"] = "acquired".into();
-    cases.push((v, format!("cell {i} (")));
+    v["cells"][i]["result"]["outcome"] = "acquired".into();
+    cases.push((v, "unknown field `outcome`".to_string()));
+    let mut v = read();
+    v["cells"][i]["result"] = v["cells"][1]["result"].clone();
+    cases.push((
+        v,
+        format!(
+            "cell {i} ('node 20.20.2/node.writeFileSync.wx/race/absent'): a race cell holding a second-comer result"
+        ),
+    ));
     let mut v = read();
     let dup = v["cells"][2].clone();
     v["cells"].as_array_mut().unwrap().push(dup);
@@ -346,18 +352,15 @@ fn results_files_that_contradict_themselves_are_rejected_with_the_cell() {
     ));
     let mut v = read();
     let i = race(&v);
-    v["cells"][i]["natural"]["trials"] = serde_json::json!(u64::MAX);
+    v["cells"][i]["result"]["natural"]["stats"]["trials"] = serde_json::json!(u64::MAX);
     cases.push((v, format!("cell {i} (")));
     for (n, (v, expected)) in cases.into_iter().enumerate() {
         let f = t.path().join(format!("bad{n}.json"));
         std::fs::write(&f, serde_json::to_string_pretty(&v).unwrap()).unwrap();
         for cmd in [&["report"][..], &["compare", base.to_str().unwrap()][..]] {
-            conformance()
-                .args(cmd)
-                .arg(&f)
-                .assert()
-                .code(2)
-                .stderr(predicate::str::contains(format!("bad{n}.json: {expected}")));
+            conformance().args(cmd).arg(&f).assert().code(2).stderr(
+                predicate::str::contains(format!("bad{n}.json:")).and(predicate::str::contains(expected.as_str())),
+            );
         }
     }
     // a file too large to be a results file is refused before it is read (sparse: no disk used)
@@ -376,7 +379,7 @@ fn a_changed_relative_outcome_fails_compare() {
     let t = tempfile::tempdir().unwrap();
     let base = fixtures().join("results").join("base.json");
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
-    v["cells"][1]["relative"]["outcome"] = "replaced".into();
+    v["cells"][1]["result"]["relative"]["outcome"] = "replaced".into();
     let new = t.path().join("new.json");
     std::fs::write(&new, v.to_string()).unwrap();
     conformance().args(["compare"]).arg(&base).arg(&new).assert().code(1).stdout(predicate::str::contains(

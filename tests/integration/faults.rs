@@ -36,20 +36,20 @@ fn crashing_probe_is_recorded_with_its_stderr() {
     let second = cells(&r, "node.writeFileSync.wx", "second-comer");
     assert_eq!(second.len(), 2);
     for c in second {
-        assert_eq!(c["outcome"], "crashed", "{c}");
+        assert_eq!(c["result"]["outcome"], "crashed", "{c}");
         assert!(c["evidence"].as_str().unwrap().contains("boom: simulated probe crash"), "{c}");
     }
     let race = cells(&r, "node.writeFileSync.wx", "race");
-    assert_eq!(race[0]["verdict"], "inconclusive");
+    assert_eq!(race[0]["result"]["verdict"], "inconclusive");
     // the probe dies on `prepare`, before any release: those trials are discarded, not counted
     let ev = race[0]["evidence"].as_str().unwrap();
     assert!(ev.contains("failed before the release 3 times in a row") && ev.contains("boom"), "{}", race[0]);
-    assert_eq!(race[0]["natural"]["discarded_trials"], 3);
-    assert_eq!(race[0]["natural"]["trials"], 0);
+    assert_eq!(race[0]["result"]["natural"]["discarded_trials"], 3);
+    assert_eq!(race[0]["result"]["natural"]["stats"]["trials"], 0);
     // the same probe under the tracer completes no trial either: amplification is then
     // unavailable for this runtime, with the reason, not a second inconclusive verdict
     if r["run_info"]["amplification"]["unavailable"].is_null() {
-        let why = race[0]["amplified_unavailable"].as_str().unwrap();
+        let why = race[0]["result"]["amplified_unavailable"].as_str().unwrap();
         assert!(why.contains("no amplified trial completed") || why.contains("did not start"), "{}", race[0]);
     }
     assert_scratch_removed(root.path());
@@ -59,8 +59,8 @@ fn crashing_probe_is_recorded_with_its_stderr() {
 fn hanging_probe_times_out_and_its_tree_is_killed() {
     let (r, _o, root) = run_fake("hang", &["--target", "file"]);
     let second = cells(&r, "node.writeFileSync.wx", "second-comer");
-    assert_eq!(second[0]["outcome"], "timeout", "{}", second[0]);
-    assert_eq!(cells(&r, "node.writeFileSync.wx", "race")[0]["verdict"], "inconclusive");
+    assert_eq!(second[0]["result"]["outcome"], "timeout", "{}", second[0]);
+    assert_eq!(cells(&r, "node.writeFileSync.wx", "race")[0]["result"]["verdict"], "inconclusive");
     let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
     let orphans: Vec<String> = String::from_utf8_lossy(&ps.stdout)
         .lines()
@@ -75,7 +75,7 @@ fn hanging_probe_times_out_and_its_tree_is_killed() {
 fn garbage_output_is_evidence_not_a_harness_crash() {
     let (r, _o, root) = run_fake("garbage", &["--target", "file", "--scenario", "second-comer"]);
     let c = cells(&r, "node.writeFileSync.wx", "second-comer")[0];
-    assert_eq!(c["outcome"], "crashed");
+    assert_eq!(c["result"]["outcome"], "crashed");
     assert!(c["evidence"].as_str().unwrap().contains("Overwrite target? (Yes/No/All):"), "{c}");
     assert_scratch_removed(root.path());
 }
@@ -108,14 +108,14 @@ fn the_offset_sweep_finds_a_window_that_lockstep_hides() {
         eprintln!("SKIPPED: amplified races: {}", r["run_info"]["amplification"]["unavailable"]);
         return;
     }
-    let verdict = |r: &serde_json::Value, v: &str| cells(r, v, "race")[0]["amplified"].clone();
+    let verdict = |r: &serde_json::Value, v: &str| cells(r, v, "race")[0]["result"]["amplified"].clone();
     let swept = verdict(&r, "node.fake.delete-then-create");
     let per: Vec<(u64, u64, u64)> = swept["orderings"]
         .as_array()
         .unwrap()
         .iter()
         .map(|o| {
-            let n = |k: &str| o[k].as_u64().unwrap();
+            let n = |k: &str| o.get(k).or(o["stats"].get(k)).and_then(serde_json::Value::as_u64).unwrap();
             (n("offset_us"), n("multi_winner_trials"), n("trials"))
         })
         .collect();
@@ -129,11 +129,11 @@ fn the_offset_sweep_finds_a_window_that_lockstep_hides() {
     let at = swept["found_at_offset_us"].as_u64().unwrap();
     assert!(at >= 1000, "found in a staggered ordering, not in lockstep: {swept}");
     let table = cells(&r, "node.fake.delete-then-create", "race")[0].clone();
-    assert_eq!(table["verdict"], "multiple-winners");
+    assert_eq!(table["result"]["verdict"], "multiple-winners");
     let breaker = verdict(&r, "node.fake.breaker");
     assert_eq!(breaker["verdict"], "exclusive", "{breaker}");
     for o in breaker["orderings"].as_array().unwrap() {
         assert_eq!(o["verdict"], "exclusive", "every ordering clean: {o}");
     }
-    assert_eq!(breaker["clean_trials"], 60, "the bound is over all clean trials: {breaker}");
+    assert_eq!(breaker["stats"]["clean_trials"], 60, "the bound is over all clean trials: {breaker}");
 }

@@ -167,10 +167,10 @@ fn sigterm_during_races_counts_only_completed_trials() {
     let r = read_json(&out.path().join("results.json"));
     let ctl = cells(&r, "node.fake.check-then-create", "race");
     assert_eq!(ctl.len(), 1, "the control was cut, not dropped: it has counted trials: {r}");
-    let n = &ctl[0]["natural"];
+    let n = &ctl[0]["result"]["natural"]["stats"];
     assert!(n["trials"].as_u64().unwrap() > 0, "{n}");
-    assert_eq!(n["faulty_trials"].as_u64().unwrap_or(0), 0, "the cut trial is not a fault: {n}");
-    assert_ne!(ctl[0]["verdict"], "inconclusive", "{}", ctl[0]);
+    assert_eq!(n["fault_trials"], 0, "the cut trial is not a fault: {n}");
+    assert_ne!(ctl[0]["result"]["verdict"], "inconclusive", "{}", ctl[0]);
     assert!(ctl[0]["evidence"].as_str().unwrap().contains("interrupted after"), "{}", ctl[0]);
 
     // the cross-runtime `race` command, found on PATH
@@ -257,14 +257,14 @@ fn enospc_from_a_call_is_a_harness_error() {
         .success();
     let r = read_json(&out.path().join("results.json"));
     for c in cells(&r, "node.fake.enospc", "second-comer") {
-        assert_eq!(c["outcome"], "harness-error", "{c}");
-        assert_eq!(c["relative"]["outcome"], "harness-error", "{c}");
+        assert_eq!(c["result"]["outcome"], "harness-error", "{c}");
+        assert_eq!(c["result"]["relative"]["outcome"], "harness-error", "{c}");
         // item 5: a relative-repeat fault keeps its evidence too
-        assert!(c["relative"]["evidence"].as_str().unwrap().contains("ENOSPC"), "{c}");
+        assert!(c["result"]["relative"]["evidence"].as_str().unwrap().contains("ENOSPC"), "{c}");
         assert!(c["evidence"].as_str().unwrap().contains("ENOSPC"), "{c}");
     }
     let race = cells(&r, "node.fake.enospc", "race");
-    assert_eq!(race[0]["verdict"], "harness-error", "{}", race[0]);
+    assert_eq!(race[0]["result"]["verdict"], "harness-error", "{}", race[0]);
     let md = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
     assert!(md.contains("harness-error"), "{md}");
 }
@@ -351,13 +351,13 @@ fn a_full_scratch_file_system_is_a_harness_error_and_exit_3() {
     let all = r["cells"].as_array().unwrap();
     assert!(!all.is_empty(), "{r}");
     for c in all {
-        let v = c["verdict"].as_str().or(c["outcome"].as_str()).unwrap();
+        let v = c["result"]["verdict"].as_str().or(c["result"]["outcome"].as_str()).unwrap();
         assert!(
             ["harness-error", "acquired", "refused", "multiple-winners", "exclusive"].contains(&v),
             "a full disk became a measurement: {c}"
         );
     }
-    assert!(all.iter().any(|c| c["verdict"] == "harness-error"), "{r}");
+    assert!(all.iter().any(|c| c["result"]["verdict"] == "harness-error"), "{r}");
 }
 
 /// Item 3: a slow one-shot command is not a prompt. A fake `wine` refuses after 2.5 s, hangs,
@@ -375,7 +375,7 @@ fn a_slow_command_is_not_a_prompt() {
         .assert()
         .success();
     let r = read_json(&out.path().join("results.json"));
-    let outcome = |v: &str| cells(&r, v, "second-comer")[0]["outcome"].as_str().unwrap().to_string();
+    let outcome = |v: &str| cells(&r, v, "second-comer")[0]["result"]["outcome"].as_str().unwrap().to_string();
     assert_eq!(outcome("cmd.mkdir"), "refused", "slow but normal");
     assert_eq!(outcome("cmd.ren"), "timeout", "a hang");
     assert_eq!(outcome("cmd.move"), "crashed", "a late crash");
@@ -471,11 +471,11 @@ fn a_weak_amplified_control_is_raced_again_with_a_longer_delay() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let r = read_json(&run.out.path().join("results.json"));
     let ctl = &r["run_info"]["controls"][0];
-    assert_eq!(ctl["worked"], true, "{ctl}");
+    assert_eq!(ctl["detection"]["worked"], true, "{ctl}");
     assert_eq!(ctl["escalations"][0][0], 1000, "weak at the default delay first: {ctl}");
     let wx = cells(&r, "node.fake.wx", "race")[0].clone();
-    assert_eq!(wx["amplified"]["delay_us"], 4000, "the family races with the delay that worked: {wx}");
-    assert_eq!(wx["verdict"], "exclusive", "{wx}");
+    assert_eq!(wx["result"]["amplified"]["delay_us"], 4000, "the family races with the delay that worked: {wx}");
+    assert_eq!(wx["result"]["verdict"], "exclusive", "{wx}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("amplified delay raised from 1000 µs"), "{stdout}");
 }

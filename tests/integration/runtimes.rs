@@ -51,11 +51,11 @@ fn assert_paths_were_data(r: &serde_json::Value, name: &str) {
     assert!(!cells.is_empty());
     let controls: Vec<_> =
         cells.iter().filter(|c| c["target"] == "absent" && c["scenario"] == "second-comer").collect();
-    let acquired = controls.iter().filter(|c| c["outcome"] == "acquired").count();
+    let acquired = controls.iter().filter(|c| c["result"]["outcome"] == "acquired").count();
     assert!(acquired * 10 >= controls.len() * 8, "{name}: only {acquired}/{} controls acquired", controls.len());
     for c in &controls {
-        if let Some(rel) = c.get("relative") {
-            assert_eq!(rel["outcome"], c["outcome"], "{name}: relative and absolute paths disagree: {c}");
+        if let Some(rel) = c["result"].get("relative") {
+            assert_eq!(rel["outcome"], c["result"]["outcome"], "{name}: relative and absolute paths disagree: {c}");
         }
     }
 }
@@ -72,7 +72,7 @@ fn assert_message_quotes(r: &serde_json::Value, variant: &str, segment: &str) {
         .iter()
         .find(|c| c["variant"] == variant && c["target"] == "file" && c["scenario"] == "second-comer")
         .expect("cell");
-    let msg = c["error"]["raw"]["message"].as_str().unwrap_or_default();
+    let msg = c["result"]["error"]["raw"]["message"].as_str().unwrap_or_default();
     assert!(msg.contains(segment), "{variant}: the raw message does not quote the hostile path: {msg}");
 }
 
@@ -92,11 +92,15 @@ fn amplified(r: &serde_json::Value) -> bool {
 
 fn race_stats_are_complete(r: &serde_json::Value, trials: u64) {
     let amp = amplified(r);
-    for c in r["cells"].as_array().unwrap().iter().filter(|c| c["scenario"] == "race" && c["verdict"] != "unsupported")
+    for c in r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["scenario"] == "race" && c["result"]["verdict"] != "unsupported")
     {
         let modes: &[&str] = if amp { &["natural", "amplified"] } else { &["natural"] };
         for mode in modes {
-            let m = &c[*mode];
+            let m = &c["result"][*mode]["stats"];
             assert_eq!(m["trials"], trials, "{mode}: {c}");
             assert_eq!(m["contenders"], 3);
             let hist: u64 = m["winners"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
@@ -105,7 +109,7 @@ fn race_stats_are_complete(r: &serde_json::Value, trials: u64) {
             assert!(m["multi_winner_upper95"].as_f64().is_some(), "{c}");
         }
         if amp {
-            assert!(c["amplified_unavailable"].is_null(), "{c}");
+            assert!(c["result"]["amplified_unavailable"].is_null(), "{c}");
         }
     }
 }
@@ -118,12 +122,12 @@ fn control_worked(r: &serde_json::Value, name: &str) {
     let controls = r["run_info"]["controls"].as_array().unwrap();
     assert!(!controls.is_empty(), "{name}: no detection control ran");
     for c in controls {
-        assert_eq!(c["worked"], true, "{name}: weak race: {c}");
+        assert_eq!(c["detection"]["worked"], true, "{name}: weak race: {c}");
         if amp {
-            assert_eq!(c["mode"], "amplified", "{c}");
+            assert_eq!(c["detection"]["mode"], "amplified", "{c}");
         }
     }
-    let weak: Vec<_> = r["cells"].as_array().unwrap().iter().filter(|c| !c["weak_race"].is_null()).collect();
+    let weak: Vec<_> = r["cells"].as_array().unwrap().iter().filter(|c| !c["result"]["weak_race"].is_null()).collect();
     assert!(weak.is_empty(), "{name}: weak races: {weak:?}");
 }
 
@@ -202,19 +206,21 @@ fn cmd() {
     let r = read_json(&out.path().join("results.json"));
     let race = |v: &str| r["cells"].as_array().unwrap().iter().find(|c| c["variant"] == v).unwrap().clone();
     let mkdir = race("cmd.mkdir");
-    assert_eq!(mkdir["natural"]["verdict"], "exclusive", "{mkdir}");
-    assert_eq!(mkdir["natural"]["trials"], 4);
+    assert_eq!(mkdir["result"]["natural"]["verdict"], "exclusive", "{mkdir}");
+    assert_eq!(mkdir["result"]["natural"]["stats"]["trials"], 4);
     // with 4 trials the control may or may not be caught; the cell says which
-    match mkdir["verdict"].as_str().unwrap() {
-        "exclusive" => assert_eq!(mkdir["detection"]["worked"], true, "{mkdir}"),
-        "inconclusive" => assert!(mkdir["weak_race"].as_str().unwrap().starts_with("weak race: control caught")),
+    match mkdir["result"]["verdict"].as_str().unwrap() {
+        "exclusive" => assert_eq!(mkdir["result"]["detection"]["worked"], true, "{mkdir}"),
+        "inconclusive" => {
+            assert!(mkdir["result"]["weak_race"].as_str().unwrap().starts_with("weak race: control caught"))
+        }
         other => panic!("cmd.mkdir: {other}: {mkdir}"),
     }
     if cfg!(target_os = "linux") {
-        assert!(mkdir["amplified_unavailable"].as_str().unwrap().contains("not run for cmd"), "{mkdir}");
+        assert!(mkdir["result"]["amplified_unavailable"].as_str().unwrap().contains("not run for cmd"), "{mkdir}");
     }
     // copy overwrites: with three contenders each trial has at least one later winner
-    assert_eq!(race("cmd.copy")["verdict"], "multiple-winners", "{}", race("cmd.copy"));
+    assert_eq!(race("cmd.copy")["result"]["verdict"], "multiple-winners", "{}", race("cmd.copy"));
 }
 
 /// Runs cmd's `cmd.mkdir` second comer on an absent target with `extra` flags (the path under
@@ -253,12 +259,12 @@ fn cmd_under_wine_refuses_bang_and_percent() {
     }
     let (c, fs_root) = cmd_mkdir_on_absent(&["--hostile-paths"]);
     if cfg!(windows) {
-        assert_eq!(c["outcome"], "acquired", "{c}");
+        assert_eq!(c["result"]["outcome"], "acquired", "{c}");
     } else {
-        assert_eq!(c["outcome"], "unsupported", "{c}");
+        assert_eq!(c["result"]["outcome"], "unsupported", "{c}");
         assert!(c["evidence"].as_str().unwrap().contains("exclamation mark or a percent sign"), "{c}");
         // the relative path has no `!` or `%`, and is taken
-        assert_eq!(c["relative"]["outcome"], "acquired", "{c}");
+        assert_eq!(c["result"]["relative"]["outcome"], "acquired", "{c}");
     }
     assert_only_scratch_used(fs_root.path());
 }
@@ -268,7 +274,7 @@ fn cmd_under_wine_refuses_bang_and_percent() {
 fn baseline_is_the_tools_own_output() {
     let p = root().join("reports").join("linux").join("results.json");
     let r = read_json(std::path::Path::new(&p));
-    assert_eq!(r["schema"], 2);
+    assert_eq!(r["schema"], 3);
     assert!(r["run_info"]["amplification"]["unavailable"].is_null(), "the baseline must be amplified");
     assert!(r["run_info"]["harness_version"].is_string());
     assert!(r["cells"].as_array().unwrap().len() > 300);
@@ -286,11 +292,14 @@ fn cmd_refuses_names_win32_cannot_hold() {
     }
     let (c, fs_root) = cmd_mkdir_on_absent(&["--path-segment", "dot."]);
     assert_eq!(c["variant"], "cmd.mkdir", "{c}");
-    assert_eq!(c["outcome"], "unsupported", "{c}");
+    assert_eq!(c["result"]["outcome"], "unsupported", "{c}");
     let evidence = c["evidence"].as_str().unwrap_or_default();
     assert!(evidence.contains("'dot.'") && evidence.contains("ends in a dot"), "{c}");
-    if !c["relative"].is_null() {
-        assert_eq!(c["relative"]["outcome"], "unsupported", "the relative repeat runs inside 'dot.' too: {c}");
+    if !c["result"]["relative"].is_null() {
+        assert_eq!(
+            c["result"]["relative"]["outcome"], "unsupported",
+            "the relative repeat runs inside 'dot.' too: {c}"
+        );
     }
     assert_only_scratch_used(fs_root.path());
 }
@@ -381,6 +390,6 @@ fn cmd_under_wine_leaves_no_server_folder() {
     );
     // and cmd still works with the server in the scratch: the control acquires
     let c = &r["cells"][0];
-    assert_eq!(c["outcome"], "acquired", "{c}");
-    assert_eq!(c["relative"]["outcome"], "acquired", "{c}");
+    assert_eq!(c["result"]["outcome"], "acquired", "{c}");
+    assert_eq!(c["result"]["relative"]["outcome"], "acquired", "{c}");
 }

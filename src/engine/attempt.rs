@@ -1,8 +1,6 @@
-//! One attempt's plumbing shared by second comers and races: its spec (paths spelled for the
-//! runtime), the four driver steps, and the checks that turn harness trouble or a name the
-//! runtime cannot spell into a `harness-error` or `unsupported` attempt instead of an outcome.
-
-#![expect(clippy::result_large_err, reason = "the contender steps return an Attempt as data")]
+//! One attempt's plumbing shared by every trial: its spec (paths spelled for the runtime) and
+//! the checks that turn harness trouble or a name the runtime cannot spell into a
+//! `harness-error` or `unsupported` attempt instead of an outcome.
 
 use super::*;
 
@@ -12,14 +10,6 @@ pub(super) fn ms(d: Duration) -> f64 {
 
 pub(crate) fn error_info(a: &Attempt) -> Option<ErrorInfo> {
     a.error.as_ref().map(|raw| ErrorInfo { code: normalize(raw).to_string(), raw: raw.clone() })
-}
-
-/// Runs begin → ready → release → finish for one contender.
-pub(super) fn attempt_one(c: &mut Contender, spec: &Spec) -> Attempt {
-    if let Err(a) = c.begin(spec).and_then(|()| c.ready()).and_then(|()| c.release()) {
-        return a;
-    }
-    c.finish()
 }
 
 /// The attempt's spec. `target_dir` is the folder as the probe should see it (absolute or

@@ -3,6 +3,7 @@
 //! again, and [`crate::verdict::classify_second`] judges.
 
 use super::attempt::*;
+use super::trial::{run_trial, Slot, TrialEnd, TrialPlan, TrialSetup};
 use super::*;
 
 /// One second-comer finding: the attempt with an absolute path and, if asked, again with a
@@ -55,7 +56,9 @@ impl SecondComer {
     }
 }
 
-/// One second-comer attempt; `None` when the run was interrupted before or during it.
+/// One second-comer attempt: a trial of one slot (source and token index 1; the first
+/// comer is 0) against `state`, read before and after; `None` when the run was interrupted
+/// before or during it.
 fn second_comer(
     c: &mut Contender,
     v: &Variant,
@@ -74,42 +77,28 @@ fn second_comer(
         Ok(d) => d,
         Err(e) => return Some(SecondComer::harness_error(format!("could not create a cell folder: {e}"))),
     };
-    let target_abs = abs.join("target");
-    let setup = set_up(&target_abs, state, &first).and_then(|()| make_source(&abs.join("src-1"), v.source, &token));
-    if let Err(e) = setup {
-        clear(&abs);
-        return Some(SecondComer::harness_error(format!("could not set up {}: {e}", state.as_str())));
-    }
-    let for_probe = if relative { rel } else { abs.clone() };
-    let source_dir = if v.creates == Creates::Symlink { &abs } else { &for_probe };
-    let spec = spec_for(v, id, &for_probe, source_dir, style, 1, &token);
-    let before = match snapshot::read(&target_abs) {
-        Ok(b) => b,
-        Err(e) => {
-            clear(&abs);
-            return Some(SecondComer::harness_error(format!("could not read the target before the attempt: {e}")));
-        }
+    let slots = [Slot { variant: v, style, index: 1, token: token.clone() }];
+    let setup = TrialSetup {
+        dir: &abs,
+        probe_dir: if relative { &rel } else { &abs },
+        first: (state, &first),
+        slots: &slots,
+        plan: TrialPlan::release(1, 0),
+        hold_ms: 0,
+        snapshot_before: true,
     };
-    let mut a = match inexpressible(v, style, &abs, 1, &token) {
-        Some(unsupported) => unsupported,
-        None => attempt_one(c, &spec),
-    };
-    if a.report == Report::Interrupted {
-        clear(&abs);
-        return None;
-    }
-    fs_failure_is_harness_error(&mut a);
-    let after = match snapshot::read(&target_abs) {
-        Ok(x) => x,
-        Err(e) => {
-            clear(&abs);
-            return Some(SecondComer::harness_error(format!("could not read the target after the attempt: {e}")));
-        }
-    };
-    let outcome = classify_second(&before, a.report, &after, &token, spec.mark.is_some());
-    let (b, af) = (before.describe(), after.describe());
+    let end = run_trial(std::slice::from_mut(c), &setup, id);
     clear(&abs);
-    Some(SecondComer { outcome, before: b, after: af, attempt: a })
+    let (attempt, before, after) = match end {
+        TrialEnd::Interrupted => return None,
+        TrialEnd::HarnessError(why) => return Some(SecondComer::harness_error(why)),
+        TrialEnd::Released { mut attempts, before, after } => (attempts.remove(0), before, after),
+        TrialEnd::NotReleased { fault, before, after } => (fault, before, after),
+    };
+    let before = before.expect("asked for");
+    let mark = v.creates == Creates::Dir;
+    let outcome = classify_second(&before, attempt.report, &after, &token, mark);
+    Some(SecondComer { outcome, before: before.describe(), after: after.describe(), attempt })
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use super::attempt::*;
 use super::*;
 use crate::exec::driver::Control;
+use crate::snapshot::Entry;
 
 /// What a race produced, before it becomes a cell.
 #[derive(Debug, Clone)]
@@ -156,99 +157,60 @@ pub(super) fn race_core(
             run.harness_error = Some(format!("could not create a trial folder: {e}"));
             break;
         }
-        let tokens: Vec<String> = (0..k).map(|i| format!("{}-t{folder}-k{i}", m.nonce)).collect();
-        let mut specs = Vec::with_capacity(k);
-        let mut setup_err = None;
-        for (i, tok) in tokens.iter().enumerate() {
-            let v = variants[i];
-            if let Err(e) = make_source(&tdir.join(format!("src-{i}")), v.source, tok) {
-                setup_err = Some(e);
+        let slots: Vec<Slot<'_>> = (0..k)
+            .map(|i| Slot {
+                variant: variants[i],
+                style: styles[i],
+                index: i,
+                token: format!("{}-t{folder}-k{i}", m.nonce),
+            })
+            .collect();
+        let setup = TrialSetup {
+            dir: &tdir,
+            probe_dir: &tdir,
+            first: (TargetState::Absent, ""),
+            slots: &slots,
+            plan: TrialPlan::release(k, offset_us),
+            hold_ms: m.opts.hold_ms,
+            snapshot_before: false,
+        };
+        let end = run_trial(pool, &setup, id);
+        clear(&tdir);
+        let (attempts, after) = match end {
+            TrialEnd::Interrupted => {
+                run.interrupted = true;
+                break;
             }
-            let mut s = spec_for(v, id, &tdir, &tdir, styles[i], i, tok);
-            if v.holds {
-                s.hold_ms = m.opts.hold_ms;
+            TrialEnd::HarnessError(why) => {
+                run.harness_error = Some(why);
+                break;
             }
-            specs.push(s);
-        }
-        if let Some(e) = setup_err {
-            run.harness_error = Some(format!("could not prepare the sources: {e}"));
-            clear(&tdir);
-            break;
-        }
-        let mut attempts: Vec<Option<Attempt>> =
-            (0..k).map(|i| inexpressible(variants[i], styles[i], &tdir, i, &tokens[i])).collect();
-        for (i, c) in pool.iter_mut().enumerate() {
-            if attempts[i].is_some() {
+            TrialEnd::NotReleased { fault, .. } if fault.report == Report::Unsupported => {
+                run.unsupported = true;
+                run.evidence = fault.evidence;
+                break;
+            }
+            TrialEnd::NotReleased { fault, .. } => {
+                // a contender failed before the release: discard the trial and run it again
+                run.discarded_trials += 1;
+                discards_in_row += 1;
+                if discards_in_row >= m.opts.max_consecutive_faults {
+                    let why = fault.evidence.unwrap_or_default();
+                    run.evidence = Some(format!(
+                        "stopped: a contender failed before the release {discards_in_row} times in a row; {why}"
+                    ));
+                    break;
+                }
                 continue;
             }
-            if let Err(a) = c.begin(&specs[i]) {
-                attempts[i] = Some(a);
-            }
-        }
-        for (i, c) in pool.iter_mut().enumerate() {
-            if attempts[i].is_none() {
-                if let Err(a) = c.ready() {
-                    attempts[i] = Some(a);
-                }
-            }
-        }
-        if attempts.iter().flatten().any(|a| a.report == Report::Interrupted) {
-            run.interrupted = true;
-            clear(&tdir);
-            break;
-        }
-        if let Some(a) = attempts.iter().flatten().find(|a| a.report == Report::Unsupported) {
-            run.unsupported = true;
-            run.evidence.clone_from(&a.evidence);
-            run_ready_ones(pool, &attempts);
-            break;
-        }
-        if let Some(fault) = attempts.iter().flatten().next().cloned() {
-            // a contender failed before the release: discard the trial and run it again
-            run_ready_ones(pool, &attempts);
-            clear(&tdir);
-            run.discarded_trials += 1;
-            discards_in_row += 1;
-            if discards_in_row >= m.opts.max_consecutive_faults {
-                let why = fault.evidence.unwrap_or_default();
-                run.evidence = Some(format!(
-                    "stopped: a contender failed before the release {discards_in_row} times in a row; {why}"
-                ));
-                break;
-            }
-            continue;
-        }
+            TrialEnd::Released { attempts, after, .. } => (attempts, after),
+        };
         discards_in_row = 0;
-        // the release: every contender is blocked reading; write `go` to each in turn,
-        // contender i at i × offset after contender 0
-        TrialPlan::release(k, offset_us).run(pool, &mut attempts);
-        for (i, c) in pool.iter_mut().enumerate() {
-            if attempts[i].is_none() {
-                attempts[i] = Some(c.finish());
-            }
-        }
-        let mut attempts: Vec<Attempt> = attempts.into_iter().map(|a| a.expect("every slot filled")).collect();
-        if attempts.iter().any(|a| a.report == Report::Interrupted) {
-            // the trial in flight when the stop came is dropped, never counted
-            run.interrupted = true;
-            clear(&tdir);
-            break;
-        }
-        attempts.iter_mut().for_each(fs_failure_is_harness_error);
         if let Some(a) = attempts.iter().find(|a| a.report == Report::HarnessError) {
             run.harness_error = a.evidence.clone().map(|e| e.trim_start_matches("harness-error: ").to_string());
-            clear(&tdir);
             break;
         }
-        let after = match snapshot::read(&tdir.join("target")) {
-            Ok(a) => a,
-            Err(e) => {
-                run.harness_error = Some(format!("could not read the target after a trial: {e}"));
-                clear(&tdir);
-                break;
-            }
-        };
-        clear(&tdir);
+        let tokens: Vec<&str> = slots.iter().map(|s| s.token.as_str()).collect();
         t += 1;
         let trial = Trial {
             reports: attempts.iter().map(|a| a.report).collect(),
@@ -306,6 +268,130 @@ pub(super) fn race_core(
     }
     clear(&dir);
     finish_race(run, k, &observed, measured_time)
+}
+
+/// One contender's part in a trial.
+pub(super) struct Slot<'a> {
+    /// Its call.
+    pub variant: &'a Variant,
+    /// How its runtime spells paths.
+    pub style: PathStyle,
+    /// Its number in the trial folder: its source is `src-{index}`.
+    pub index: usize,
+    /// Its token (written into what it creates; whose token the target holds names the winner).
+    pub token: String,
+}
+
+/// Where and how one trial runs: the unit of every scenario (a second comer is a trial of one
+/// slot against a target a first comer set up; a race, of K slots on an absent target).
+pub(super) struct TrialSetup<'a> {
+    /// The trial's folder, absolute, created by the caller (who also clears it); the target is
+    /// `dir/target`.
+    pub dir: &'a Path,
+    /// The same folder as the probes are given it (absolute, or relative to their working
+    /// folder). Symbolic-link sources are always given absolute (a link's text resolves
+    /// against the link's folder).
+    pub probe_dir: &'a Path,
+    /// What the first comer puts at the target before any contender starts, and its token.
+    pub first: (TargetState, &'a str),
+    /// The contenders, slot `i` on `pool[i]`.
+    pub slots: &'a [Slot<'a>],
+    /// The timed steps once every contender is ready.
+    pub plan: TrialPlan,
+    /// Handle hold time (ms) for variants that hold a handle.
+    pub hold_ms: u64,
+    /// Read the target before the release too (second comers describe it).
+    pub snapshot_before: bool,
+}
+
+/// How a trial ended.
+pub(super) enum TrialEnd {
+    /// Every contender was released: its attempt (file-system failures of the call already made
+    /// harness errors), the target before (when asked) and after.
+    Released { attempts: Vec<Attempt>, before: Option<Entry>, after: Entry },
+    /// A contender failed before the release (an `unsupported` one first, else the first
+    /// fault); the contenders that were ready were released and finished so that session
+    /// probes stay in step, but their calls are not observed.
+    NotReleased { fault: Attempt, before: Option<Entry>, after: Entry },
+    /// The run was interrupted during the trial: nothing of it counts.
+    Interrupted,
+    /// The harness could not set up or read the target: why.
+    HarnessError(String),
+}
+
+/// Runs one trial on `pool` as `s` says, with attempt id `id`: the first comer's state and each
+/// slot's source put in place, the target read (if asked), every contender `begin` and
+/// `ready`, the plan's timed steps, every contender's result, and the target read again.
+pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> TrialEnd {
+    let target = s.dir.join("target");
+    let (state, first_token) = s.first;
+    if let Err(e) = set_up(&target, state, first_token) {
+        return TrialEnd::HarnessError(format!("could not set up {}: {e}", state.as_str()));
+    }
+    for slot in s.slots {
+        if let Err(e) = make_source(&s.dir.join(format!("src-{}", slot.index)), slot.variant.source, &slot.token) {
+            return TrialEnd::HarnessError(format!("could not prepare the sources: {e}"));
+        }
+    }
+    let specs: Vec<Spec> = s
+        .slots
+        .iter()
+        .map(|slot| {
+            let v = slot.variant;
+            let source_dir = if v.creates == Creates::Symlink { s.dir } else { s.probe_dir };
+            let mut spec = spec_for(v, id, s.probe_dir, source_dir, slot.style, slot.index, &slot.token);
+            if v.holds {
+                spec.hold_ms = s.hold_ms;
+            }
+            spec
+        })
+        .collect();
+    let read = |when: &str| snapshot::read(&target).map_err(|e| format!("could not read the target {when}: {e}"));
+    let before = match s.snapshot_before.then(|| read("before the attempt")).transpose() {
+        Ok(b) => b,
+        Err(why) => return TrialEnd::HarnessError(why),
+    };
+    let mut attempts: Vec<Option<Attempt>> =
+        s.slots.iter().map(|slot| inexpressible(slot.variant, slot.style, s.dir, slot.index, &slot.token)).collect();
+    for (i, c) in pool.iter_mut().enumerate() {
+        if attempts[i].is_none() {
+            attempts[i] = c.begin(&specs[i]).err();
+        }
+    }
+    for (i, c) in pool.iter_mut().enumerate() {
+        if attempts[i].is_none() {
+            attempts[i] = c.ready().err();
+        }
+    }
+    if attempts.iter().flatten().any(|a| a.report == Report::Interrupted) {
+        return TrialEnd::Interrupted;
+    }
+    let unsupported = attempts.iter().flatten().find(|a| a.report == Report::Unsupported);
+    if let Some(fault) = unsupported.or_else(|| attempts.iter().flatten().next()).cloned() {
+        run_ready_ones(pool, &attempts);
+        return match read("after the attempt") {
+            Ok(after) => TrialEnd::NotReleased { fault, before, after },
+            Err(why) => TrialEnd::HarnessError(why),
+        };
+    }
+    s.plan.run(pool, &mut attempts);
+    let mut attempts: Vec<Attempt> = pool
+        .iter_mut()
+        .zip(attempts)
+        .map(|(c, a)| match a {
+            Some(a) => a,
+            None => c.finish(),
+        })
+        .collect();
+    if attempts.iter().any(|a| a.report == Report::Interrupted) {
+        // the trial in flight when the stop came is dropped, never counted
+        return TrialEnd::Interrupted;
+    }
+    attempts.iter_mut().for_each(fs_failure_is_harness_error);
+    match read("after the attempt") {
+        Ok(after) => TrialEnd::Released { attempts, before, after },
+        Err(why) => TrialEnd::HarnessError(why),
+    }
 }
 
 /// Summarises the counted trials of `run`; a harness error makes the verdict `harness-error`

@@ -556,12 +556,12 @@ pub struct Row<'a> {
 impl Row<'_> {
     /// Safe as a lock, derived from the cells (`None` = undetermined).
     pub fn safe(&self) -> Option<bool> {
-        let second: Vec<(String, Outcome, Option<Outcome>)> = self
+        let second: Vec<(TargetState, Outcome, Option<Outcome>)> = self
             .second
             .iter()
             .filter_map(|(t, c)| {
                 let s = c.second()?;
-                Some((t.as_str().to_string(), s.outcome, s.relative.as_ref().map(|r| r.outcome)))
+                Some((*t, s.outcome, s.relative.as_ref().map(|r| r.outcome)))
             })
             .collect();
         safe_as_lock(&second, self.race.and_then(Cell::race_evidence))

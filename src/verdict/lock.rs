@@ -1,0 +1,63 @@
+//! The "safe as a lock" judge: a variant's second-comer outcomes and race evidence together.
+
+use super::{is_disproof, Outcome, RaceVerdict};
+use crate::domain::TargetState;
+
+/// Fewest clean race trials from which `exclusive` may count towards "safe as a lock"
+/// (the glossary's rule; with fewer, the bound below cannot be reached anyway).
+pub const MIN_TRIALS_FOR_SAFE: usize = 100;
+
+/// Largest one-sided 95% upper bound on the multi-winner rate with which `exclusive` counts
+/// towards "safe as a lock": 3% per trial (≈ 100 clean trials).
+pub const MAX_BOUND_FOR_SAFE: f64 = 0.03;
+
+/// The target states that must all have been measured, with absolute and relative paths,
+/// before a variant can be called safe: the control and the three a first comer can leave.
+pub const LOCK_TARGETS: [TargetState; 4] =
+    [TargetState::Absent, TargetState::File, TargetState::EmptyDir, TargetState::Dir];
+
+/// The race evidence that "safe as a lock" weighs: the cell's verdict (after the control),
+/// the deciding run's clean trials and bound, and whether the control worked (`None` when no
+/// control ran).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RaceEvidence {
+    /// The cell's verdict.
+    pub verdict: RaceVerdict,
+    /// Clean trials of the deciding run.
+    pub clean_trials: usize,
+    /// Its one-sided 95% upper bound on the multi-winner rate.
+    pub upper95: f64,
+    /// Whether the detection control worked in this run.
+    pub control_worked: Option<bool>,
+}
+
+/// "Safe as a lock" (the glossary): the control acquired, every other target state refused
+/// with absolute and relative paths alike, and the race (amplified where it ran) `exclusive`
+/// with its bound ≤ [`MAX_BOUND_FOR_SAFE`] over ≥ [`MIN_TRIALS_FOR_SAFE`] clean trials, in a
+/// run whose detection control worked.
+///
+/// Takes one `(target, absolute outcome, relative outcome)` per second-comer cell (`None`
+/// where the relative attempt was not made, e.g. `--no-relative`) and the race evidence.
+/// Returns `Some(false)` as soon as any observation rules the variant out, `Some(true)` only
+/// when every target state of [`LOCK_TARGETS`] was attempted both ways and a strong enough race
+/// was observed, all agreeing, and `None` otherwise (incomplete, faulty, weak race).
+pub fn safe_as_lock(second: &[(TargetState, Outcome, Option<Outcome>)], race: Option<RaceEvidence>) -> Option<bool> {
+    let wrong = |target: TargetState, o: Outcome| {
+        !o.is_fault() && if target == TargetState::Absent { o != Outcome::Acquired } else { o != Outcome::Refused }
+    };
+    let bad_second = second.iter().any(|(t, a, r)| wrong(*t, *a) || r.is_some_and(|r| wrong(*t, r)));
+    let bad_race = race.is_some_and(|r| is_disproof(r.verdict));
+    if bad_second || bad_race {
+        return Some(false);
+    }
+    let strong = race.is_some_and(|r| {
+        r.verdict == RaceVerdict::Exclusive
+            && r.clean_trials >= MIN_TRIALS_FOR_SAFE
+            && r.upper95 <= MAX_BOUND_FOR_SAFE
+            && r.control_worked == Some(true)
+    });
+    let complete = LOCK_TARGETS.iter().all(|t| second.iter().any(|(s, _, r)| s == t && r.is_some()))
+        && second.iter().all(|(_, a, r)| !a.is_fault() && r.is_some_and(|r| !r.is_fault()))
+        && strong;
+    complete.then_some(true)
+}

@@ -1,0 +1,385 @@
+//! Pure judges: from what probes reported and what the harness saw on disk, to outcomes,
+//! verdicts and counts in the vocabulary of `docs/GLOSSARY.md`; one judge per scenario.
+//!
+//! - [`second`]: one second comer's attempt against a first comer's state → an [`Outcome`].
+//! - [`race`]: race trials → a [`RaceVerdict`] with counts, bounds and orderings, and the
+//!   verdict of a cell from its natural and amplified runs.
+//! - [`control`]: the detection control's counts → whether the race machinery found windows,
+//!   and what that does to an `exclusive` verdict.
+//! - [`lock`]: a variant's cells → "safe as a lock".
+//!
+//! Nothing here knows which variant or runtime it is judging: the same rules apply to all,
+//! so an outcome can only come from observation. Nothing here does I/O.
+
+use serde::{Deserialize, Serialize};
+
+pub mod control;
+pub mod lock;
+pub mod race;
+pub mod second;
+
+pub use control::*;
+pub use lock::*;
+pub use race::*;
+pub use second::*;
+
+/// The outcome of one attempt on a target (second-comer scenario; `absent` is the control).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Control: the call succeeded on a free name and the target holds the contender's token.
+    Acquired,
+    /// Control: the call failed on a free name and left it free; the variant cannot take a name.
+    Failed,
+    /// The call failed and the target is unchanged. Safe.
+    Refused,
+    /// The call succeeded and the target now holds the second comer's token: silent overwrite.
+    Replaced,
+    /// The call succeeded and the target is unchanged: success without taking anything.
+    Kept,
+    /// The call succeeded and the directory at the target now contains the second comer's item.
+    Nested,
+    /// The target changed, but not to the second comer's token (merged, truncated, emptied).
+    Damaged,
+    /// The call waited for console input.
+    Prompted,
+    /// The probe did not answer within the per-attempt timeout (its process tree was killed).
+    Timeout,
+    /// The probe exited, failed to start, or broke the protocol.
+    Crashed,
+    /// The runtime does not have this call (the probe said so, with a reason).
+    Unsupported,
+    /// Not measured: the harness itself failed around the attempt (it could not set up the
+    /// first comer's state or a source, could not read the target afterwards, or the scratch
+    /// file system failed with ENOSPC, EDQUOT, EROFS or EIO). Says nothing about the call; the
+    /// reason is in the cell's evidence.
+    HarnessError,
+}
+
+impl Outcome {
+    /// The glossary spelling, e.g. `multiple-winners`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Acquired => "acquired",
+            Outcome::Failed => "failed",
+            Outcome::Refused => "refused",
+            Outcome::Replaced => "replaced",
+            Outcome::Kept => "kept",
+            Outcome::Nested => "nested",
+            Outcome::Damaged => "damaged",
+            Outcome::Prompted => "prompted",
+            Outcome::Timeout => "timeout",
+            Outcome::Crashed => "crashed",
+            Outcome::Unsupported => "unsupported",
+            Outcome::HarnessError => "harness-error",
+        }
+    }
+
+    /// True for outcomes that carry no verdict (timeout, crashed, unsupported, skipped,
+    /// harness-error).
+    pub fn is_fault(self) -> bool {
+        matches!(self, Outcome::Timeout | Outcome::Crashed | Outcome::Unsupported | Outcome::HarnessError)
+    }
+}
+
+/// How an attempt ended, as reported by the probe (or by the harness for faults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// The call returned success.
+    Success,
+    /// The call returned an error.
+    Error,
+    /// The call finished only after the harness answered a console prompt.
+    Prompted,
+    /// No answer within the timeout.
+    Timeout,
+    /// The probe died or broke the protocol.
+    Crashed,
+    /// The probe does not have the call.
+    Unsupported,
+    /// The run was interrupted while the attempt was in flight: the engine drops the attempt
+    /// (never counted, never stored).
+    Interrupted,
+    /// The harness failed around the attempt (set-up, snapshot, scratch file system); see
+    /// [`Outcome::HarnessError`].
+    HarnessError,
+}
+
+/// The verdict of a race cell (`docs/GLOSSARY.md`, "Race").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaceVerdict {
+    /// Every trial had exactly one success and the target held that contender's token.
+    Exclusive,
+    /// Some trial had two or more successes.
+    MultipleWinners,
+    /// A contender succeeded but the target held someone else's token (or no token).
+    LostUpdate,
+    /// Some trial had no success.
+    NoWinner,
+    /// Faults (timeouts, crashes) kept trials from completing.
+    Inconclusive,
+    /// The runtime does not have this call.
+    Unsupported,
+    /// Not measured: the harness failed (set-up, snapshot, scratch file system) before any
+    /// trial could be counted; see [`Outcome::HarnessError`].
+    HarnessError,
+}
+
+impl RaceVerdict {
+    /// The glossary spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaceVerdict::Exclusive => "exclusive",
+            RaceVerdict::MultipleWinners => "multiple-winners",
+            RaceVerdict::LostUpdate => "lost-update",
+            RaceVerdict::NoWinner => "no-winner",
+            RaceVerdict::Inconclusive => "inconclusive",
+            RaceVerdict::Unsupported => "unsupported",
+            RaceVerdict::HarnessError => "harness-error",
+        }
+    }
+}
+
+/// How a race was run (the glossary's "Race": natural and amplified).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaceMode {
+    /// As the calls happen.
+    Natural,
+    /// Every file-system system call delayed on return ([`crate::exec::amplify`]).
+    Amplified,
+}
+
+impl RaceMode {
+    /// `natural` or `amplified`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaceMode::Natural => "natural",
+            RaceMode::Amplified => "amplified",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::TargetState;
+    use crate::snapshot::{Entry, Identity};
+
+    fn file(id: u64, s: &str) -> Entry {
+        Entry::File { id: Some(Identity(1, id)), bytes: s.as_bytes().to_vec() }
+    }
+    fn dir(id: u64, items: &[(&str, Entry)]) -> Entry {
+        Entry::Dir {
+            id: Some(Identity(1, id)),
+            entries: items.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        }
+    }
+
+    #[test]
+    fn control_outcomes() {
+        let a = Entry::Absent;
+        assert_eq!(classify_second(&a, Report::Success, &file(2, "B"), "B", false), Outcome::Acquired);
+        assert_eq!(classify_second(&a, Report::Error, &a, "B", false), Outcome::Failed);
+        assert_eq!(classify_second(&a, Report::Success, &a, "B", false), Outcome::Damaged);
+        assert_eq!(classify_second(&a, Report::Error, &file(2, ""), "B", false), Outcome::Damaged);
+    }
+
+    #[test]
+    fn file_target_outcomes() {
+        let before = file(1, "A");
+        assert_eq!(classify_second(&before, Report::Error, &before, "B", false), Outcome::Refused);
+        assert_eq!(classify_second(&before, Report::Success, &file(1, "B"), "B", false), Outcome::Replaced);
+        assert_eq!(classify_second(&before, Report::Success, &file(9, "B"), "B", false), Outcome::Replaced);
+        assert_eq!(classify_second(&before, Report::Success, &before, "B", false), Outcome::Kept);
+        assert_eq!(classify_second(&before, Report::Success, &file(1, "AB"), "B", false), Outcome::Damaged);
+        assert_eq!(classify_second(&before, Report::Error, &file(1, ""), "B", false), Outcome::Damaged);
+    }
+
+    #[test]
+    fn dir_target_outcomes() {
+        let before = dir(5, &[("owner.A", file(6, "A"))]);
+        // mkdir -p: success, only the probe's own mark was added
+        let with_mark = dir(5, &[("owner.A", file(6, "A")), ("owner.B", file(7, "B"))]);
+        assert_eq!(classify_second(&before, Report::Success, &with_mark, "B", true), Outcome::Kept);
+        // the same picture without a mark request: the second comer's item went inside
+        assert_eq!(classify_second(&before, Report::Success, &with_mark, "B", false), Outcome::Nested);
+        // move into the directory
+        let nested = dir(5, &[("owner.A", file(6, "A")), ("src-1", file(8, "B"))]);
+        assert_eq!(classify_second(&before, Report::Success, &nested, "B", false), Outcome::Nested);
+        // an empty dir replaced by a renamed dir
+        let empty = dir(5, &[]);
+        let replaced = dir(9, &[("owner.B", file(10, "B"))]);
+        assert_eq!(classify_second(&empty, Report::Success, &replaced, "B", false), Outcome::Replaced);
+        // an empty dir kept by mkdir -p
+        let kept = dir(5, &[("owner.B", file(10, "B"))]);
+        assert_eq!(classify_second(&empty, Report::Success, &kept, "B", true), Outcome::Kept);
+        // directory emptied in place
+        assert_eq!(classify_second(&before, Report::Success, &empty, "B", false), Outcome::Damaged);
+    }
+
+    #[test]
+    fn faults_pass_through() {
+        let a = file(1, "A");
+        assert_eq!(classify_second(&a, Report::Timeout, &a, "B", false), Outcome::Timeout);
+        assert_eq!(classify_second(&a, Report::Crashed, &a, "B", false), Outcome::Crashed);
+        assert_eq!(classify_second(&a, Report::Prompted, &a, "B", false), Outcome::Prompted);
+        assert_eq!(classify_second(&a, Report::Unsupported, &a, "B", false), Outcome::Unsupported);
+    }
+
+    fn trial(reports: &[Report], held: &[bool], t0: &[f64]) -> Trial {
+        Trial {
+            reports: reports.to_vec(),
+            held: held.to_vec(),
+            t0_us: t0.iter().map(|&x| Some(x)).collect(),
+            offset_us: 0,
+        }
+    }
+    use Report::{Error as E, Success as S};
+
+    #[test]
+    fn race_verdicts() {
+        let ex = vec![trial(&[S, E, E], &[true, false, false], &[0.0, 5.0, 10.0]); 4];
+        let s = summarize_race(3, &ex);
+        assert_eq!(s.verdict, RaceVerdict::Exclusive);
+        assert_eq!(s.stats.winners.get(&1), Some(&4));
+        assert_eq!(s.stats.barrier_spread_us.unwrap().p50, 10.0);
+        assert_eq!(s.stats.wins_by_contender, vec![4, 0, 0]);
+
+        let mut mw = ex.clone();
+        mw.push(trial(&[S, S, E], &[false, true, false], &[0.0, 1.0, 2.0]));
+        let s = summarize_race(3, &mw);
+        assert_eq!(s.verdict, RaceVerdict::MultipleWinners);
+        assert_eq!((s.stats.multi_winner_trials, s.stats.max_winners, s.stats.lost_update_trials), (1, 2, 1));
+
+        let lost = vec![trial(&[S, E, E], &[false, true, false], &[0.0, 1.0, 2.0])];
+        assert_eq!(summarize_race(3, &lost).verdict, RaceVerdict::LostUpdate);
+        let none = vec![trial(&[E, E, E], &[false, false, false], &[0.0, 1.0, 2.0])];
+        assert_eq!(summarize_race(3, &none).verdict, RaceVerdict::NoWinner);
+        let fault = vec![trial(&[S, Report::Timeout, E], &[true, false, false], &[0.0, 1.0, 2.0])];
+        assert_eq!(summarize_race(3, &fault).verdict, RaceVerdict::Inconclusive);
+        let prompted = vec![trial(&[S, S, Report::Prompted], &[false, true, false], &[0.0, 1.0, 2.0])];
+        assert_eq!(summarize_race(3, &prompted).verdict, RaceVerdict::Inconclusive);
+        assert_eq!(summarize_race(3, &[]).verdict, RaceVerdict::Inconclusive);
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let mut v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let s = spread(&mut v).unwrap();
+        assert_eq!((s.p50, s.p99, s.max), (50.0, 99.0, 100.0));
+        assert!(spread(&mut []).is_none());
+    }
+
+    fn ev(verdict: RaceVerdict, clean: usize, control: Option<bool>) -> Option<RaceEvidence> {
+        Some(RaceEvidence {
+            verdict,
+            clean_trials: clean,
+            upper95: crate::stats::upper95(0, clean),
+            control_worked: control,
+        })
+    }
+
+    #[test]
+    fn safe_as_lock_needs_everything() {
+        let all = |o: Outcome| -> Vec<(TargetState, Outcome, Option<Outcome>)> {
+            LOCK_TARGETS
+                .iter()
+                .map(|&t| {
+                    let x = if t == TargetState::Absent { Outcome::Acquired } else { o };
+                    (t, x, Some(x))
+                })
+                .collect()
+        };
+        let good = all(Outcome::Refused);
+        let ex = |n| ev(RaceVerdict::Exclusive, n, Some(true));
+        assert_eq!(safe_as_lock(&good, ex(200)), Some(true));
+        assert_eq!(safe_as_lock(&good, ex(100)), Some(true), "0/100 bounds the rate at 2.95%");
+        assert_eq!(safe_as_lock(&good, ex(99)), None, "too few trials: bound above 3%");
+        assert_eq!(safe_as_lock(&good, ev(RaceVerdict::Exclusive, 200, Some(false))), None, "weak race");
+        assert_eq!(safe_as_lock(&good, ev(RaceVerdict::Exclusive, 200, None)), None, "no control");
+        assert_eq!(safe_as_lock(&good, ev(RaceVerdict::MultipleWinners, 200, Some(true))), Some(false));
+        assert_eq!(safe_as_lock(&good, ev(RaceVerdict::MultipleWinners, 200, Some(false))), Some(false));
+        assert_eq!(safe_as_lock(&good, None), None);
+        assert_eq!(safe_as_lock(&good[..2], ex(200)), None, "targets missing");
+        assert_eq!(safe_as_lock(&all(Outcome::Replaced), ex(200)), Some(false));
+        let mut rel = good.clone();
+        rel[3].2 = Some(Outcome::Kept);
+        assert_eq!(safe_as_lock(&rel, ex(200)), Some(false), "relative disagrees");
+        let mut faulty = good.clone();
+        faulty[1].1 = Outcome::Timeout;
+        assert_eq!(safe_as_lock(&faulty, ex(200)), None);
+        let no_relative: Vec<_> = good.iter().map(|(t, a, _)| (*t, *a, None)).collect();
+        assert_eq!(safe_as_lock(&no_relative, ex(200)), None, "--no-relative: relative paths not measured");
+    }
+
+    #[test]
+    fn a_failure_in_either_mode_decides() {
+        use RaceVerdict::{Exclusive as X, Inconclusive as I, MultipleWinners as M};
+        assert_eq!(decide(Some(X), Some(M)), (M, RaceMode::Amplified));
+        assert_eq!(decide(Some(M), Some(X)), (M, RaceMode::Natural));
+        assert_eq!(decide(Some(X), Some(X)), (X, RaceMode::Amplified));
+        assert_eq!(decide(Some(X), Some(I)), (I, RaceMode::Amplified), "a broken amplified race is not a pass");
+        assert_eq!(decide(Some(X), None), (X, RaceMode::Natural));
+        assert_eq!(decide(None, None).0, I);
+    }
+
+    #[test]
+    fn a_weak_control_makes_exclusive_inconclusive() {
+        let weak = Detection::judge("c", Some((50, 100, 0)), Some((84, 100, 0)));
+        assert!(!weak.worked, "84/100 is significantly below 90%");
+        assert_eq!(weak.mode, RaceMode::Amplified);
+        let (v, why) = apply_control(RaceVerdict::Exclusive, Some(&weak));
+        assert_eq!(v, RaceVerdict::Inconclusive);
+        assert_eq!(why.unwrap(), "weak race: control caught 84/100 (amplified)");
+        assert_eq!(apply_control(RaceVerdict::MultipleWinners, Some(&weak)).0, RaceVerdict::MultipleWinners);
+        assert!(Detection::judge("c", Some((0, 100, 0)), Some((86, 100, 0))).worked, "86/100: noise around 90%");
+        assert!(Detection::judge("c", None, Some((17, 20, 0))).worked, "17/20 is not significantly below 90%");
+        assert!(!Detection::judge("c", None, Some((15, 20, 0))).worked);
+        assert!(Detection::judge("c", Some((14, 100, 150)), None).worked, "natural: 14/100 vs 20%, p = 0.08");
+        assert!(!Detection::judge("c", Some((12, 100, 0)), None).worked);
+        assert!(!Detection::judge("c", None, None).worked);
+        let lucky = Detection::judge("c", None, Some((1, 1, 0)));
+        assert!(!lucky.worked, "1/1 is luck, not power");
+        assert!(lucky.describe().contains("fewer than 20 trials"), "{}", lucky.describe());
+        let ok = Detection::judge("c", None, Some((100, 100, 500)));
+        assert_eq!(ok.describe(), "control caught 100/100 (amplified, +500 µs)");
+        assert_eq!(apply_control(RaceVerdict::Exclusive, Some(&ok)), (RaceVerdict::Exclusive, None));
+    }
+
+    #[test]
+    fn race_stats_carry_their_bounds() {
+        let ex = vec![trial(&[S, E, E], &[true, false, false], &[0.0, 5.0, 10.0]); 200];
+        let s = summarize_race(3, &ex).stats;
+        assert_eq!(s.clean_trials, 200);
+        assert!((s.multi_winner_upper95 - 0.014_866).abs() < 1e-5);
+        assert!(s.multi_winner_ci95.is_none());
+        let mut mw = ex.clone();
+        mw.truncate(95);
+        mw.extend(vec![trial(&[S, S, E], &[false, true, false], &[0.0, 1.0, 2.0]); 5]);
+        let s = summarize_race(3, &mw).stats;
+        let [lo, hi] = s.multi_winner_ci95.unwrap();
+        assert!((lo - 0.016_431).abs() < 1e-5 && (hi - 0.112_835).abs() < 1e-5, "{lo} {hi}");
+    }
+
+    #[test]
+    fn orderings_are_summarised_apart_and_spreads_net_of_offsets() {
+        let mut lockstep = vec![trial(&[S, E, E], &[true, false, false], &[0.0, 5.0, 10.0]); 4];
+        let mut staggered = trial(&[S, S, E], &[false, true, false], &[0.0, 1005.0, 2010.0]);
+        staggered.offset_us = 1000;
+        assert_eq!(staggered.spread_us(), Some(10.0), "the planned 1000 µs steps are not spread");
+        lockstep.push(staggered.clone());
+        lockstep.push(staggered);
+        let o = summarize_orderings(3, &lockstep);
+        assert_eq!(o.iter().map(|x| x.offset_us).collect::<Vec<_>>(), vec![0, 1000]);
+        assert_eq!(o[0].summary.verdict, RaceVerdict::Exclusive);
+        assert_eq!(o[1].summary.verdict, RaceVerdict::MultipleWinners);
+        assert_eq!(strongest_ordering(RaceVerdict::MultipleWinners, &o), Some(1));
+        assert_eq!(strongest_ordering(RaceVerdict::Exclusive, &o), None);
+        // the whole run: one failing ordering decides, and every trial counts towards the bound
+        let all = summarize_race(3, &lockstep);
+        assert_eq!(all.verdict, RaceVerdict::MultipleWinners);
+        assert_eq!(all.stats.barrier_spread_us.unwrap().max, 10.0);
+    }
+}

@@ -1,0 +1,299 @@
+//! The race judge: trials (who reported success, whose token the target holds, when each
+//! contender entered its call) → a verdict with its counts, bounds and release orderings; and
+//! a cell's verdict from its natural and amplified runs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{RaceMode, RaceVerdict, Report};
+
+/// What the harness observed in one race trial.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trial {
+    /// Per contender: its report.
+    pub reports: Vec<Report>,
+    /// Per contender: whether the target held its token afterwards.
+    pub held: Vec<bool>,
+    /// Per contender: the time it entered the call, in microseconds (probe clock), if known.
+    pub t0_us: Vec<Option<f64>>,
+    /// The planned release offset: contender `i` was released `i × offset_us` µs after
+    /// contender 0 (0 = all together).
+    pub offset_us: u64,
+}
+
+impl Trial {
+    /// The release spread of this trial net of the planned offsets (see [`entry_spread_us`]).
+    pub fn spread_us(&self) -> Option<f64> {
+        entry_spread_us(&self.t0_us, self.offset_us)
+    }
+}
+
+/// The spread of one trial's release: the time between the first and the last contender
+/// entering its call, in microseconds (probe stamps), after subtracting each contender's
+/// planned release offset (`i × offset_us` for contender `i`); `None` when a stamp is missing
+/// or there are fewer than two contenders.
+pub fn entry_spread_us(t0_us: &[Option<f64>], offset_us: u64) -> Option<f64> {
+    let t0s: Vec<f64> = t0_us
+        .iter()
+        .enumerate()
+        .map(|(i, t)| t.map(|t| t - (i as u64 * offset_us) as f64))
+        .collect::<Option<Vec<f64>>>()?;
+    if t0s.len() < 2 {
+        return None;
+    }
+    let lo = t0s.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = t0s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(hi - lo)
+}
+
+/// Barrier spread percentiles, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Median spread (µs) between the first and last contender entering the call.
+    pub p50: f64,
+    /// 99th percentile (µs).
+    pub p99: f64,
+    /// Largest (µs).
+    pub max: f64,
+}
+
+/// The counts behind a race verdict (`results.json` keeps them flat in the race cell).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceStats {
+    /// Contenders per trial.
+    pub contenders: usize,
+    /// Trials completed (including faulty ones).
+    pub trials: usize,
+    /// Number of successes in a trial → number of trials with that count (keys are decimal strings in JSON).
+    #[serde(with = "count_keys")]
+    pub winners: BTreeMap<usize, usize>,
+    /// Trials in which two or more contenders reported success.
+    pub multi_winner_trials: usize,
+    /// The largest number of successes in one trial.
+    pub max_winners: usize,
+    /// Trials in which a contender succeeded but the target did not hold its token, or held
+    /// the token of a contender that did not succeed.
+    pub lost_update_trials: usize,
+    /// Trials with no success.
+    pub no_winner_trials: usize,
+    /// Trials with a timeout, crash or prompt.
+    pub fault_trials: usize,
+    /// Wins per contender slot (index = contender number).
+    pub wins_by_contender: Vec<usize>,
+    /// Barrier spread, where the probes gave timestamps.
+    pub barrier_spread_us: Option<Spread>,
+    /// Trials without a timeout, crash or prompt: the denominator of the rate bounds.
+    #[serde(default)]
+    pub clean_trials: usize,
+    /// One-sided 95% upper bound on the per-trial multi-winner probability over the clean
+    /// trials ([`crate::stats::upper95`]; `1 − 0.05^(1/T)` when none had two winners).
+    #[serde(default = "one")]
+    pub multi_winner_upper95: f64,
+    /// Two-sided 95% Clopper–Pearson interval `[low, high]` for that probability, when some
+    /// trial had two or more winners ([`crate::stats::interval95`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multi_winner_ci95: Option<[f64; 2]>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl RaceStats {
+    /// The trials that show verdict `v`: multi-winner trials for `multiple-winners` (and for
+    /// `exclusive`, where there are none), lost-update, no-winner or faulty trials for those.
+    pub fn trials_showing(&self, v: RaceVerdict) -> usize {
+        match v {
+            RaceVerdict::LostUpdate => self.lost_update_trials,
+            RaceVerdict::NoWinner => self.no_winner_trials,
+            RaceVerdict::Inconclusive => self.fault_trials,
+            _ => self.multi_winner_trials,
+        }
+    }
+}
+
+/// Serialises `usize` map keys as decimal strings and reads them back, also inside
+/// `#[serde(flatten)]` (where serde hands integer keys over as strings).
+mod count_keys {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &BTreeMap<usize, usize>, s: S) -> Result<S::Ok, S::Error> {
+        m.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<String, usize>>().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<usize, usize>, D::Error> {
+        let m = BTreeMap::<String, usize>::deserialize(d)?;
+        m.into_iter()
+            .map(|(k, v)| {
+                k.parse::<usize>()
+                    .map(|k| (k, v))
+                    .map_err(|_| serde::de::Error::custom(format!("winners key '{k}' is not a count")))
+            })
+            .collect()
+    }
+}
+
+/// The summary of a race cell: verdict and counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceSummary {
+    /// The verdict.
+    pub verdict: RaceVerdict,
+    /// The counts.
+    pub stats: RaceStats,
+}
+
+/// Summarises race trials into a verdict. `contenders` is K.
+///
+/// Precedence: any trial in which a contender waited for console input → `inconclusive` (the
+/// race could not run unattended, and how long the prompt waited decides the rest); else any
+/// multi-winner trial → `multiple-winners`; else any lost update →
+/// `lost-update`; else any fault → `inconclusive`; else any trial without a winner →
+/// `no-winner`; else `exclusive`. An empty trial list is `inconclusive`.
+pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
+    let mut winners = BTreeMap::new();
+    let (mut multi, mut lost, mut none, mut faults, mut max_w) = (0, 0, 0, 0, 0);
+    let mut by = vec![0usize; contenders];
+    let mut spreads = Vec::new();
+    let mut prompted = false;
+    for t in trials {
+        prompted |= t.reports.contains(&Report::Prompted);
+        let wins: Vec<usize> = (0..t.reports.len()).filter(|&k| t.reports[k] == Report::Success).collect();
+        let faulty = t.reports.iter().any(|r| matches!(r, Report::Timeout | Report::Crashed | Report::Prompted));
+        *winners.entry(wins.len()).or_insert(0) += 1;
+        max_w = max_w.max(wins.len());
+        for &k in &wins {
+            if k < by.len() {
+                by[k] += 1;
+            }
+        }
+        if wins.len() >= 2 {
+            multi += 1;
+        }
+        let winner_lost = wins.iter().any(|&k| !t.held.get(k).copied().unwrap_or(false));
+        let foreign = (0..t.held.len()).any(|k| t.held[k] && t.reports.get(k) != Some(&Report::Success));
+        if !wins.is_empty() && (winner_lost || foreign) {
+            lost += 1;
+        }
+        if faulty {
+            faults += 1;
+        } else if wins.is_empty() {
+            none += 1;
+        }
+        if let Some(s) = t.spread_us() {
+            spreads.push(s);
+        }
+    }
+    let verdict = if trials.is_empty() || prompted {
+        RaceVerdict::Inconclusive
+    } else if multi > 0 {
+        RaceVerdict::MultipleWinners
+    } else if lost > 0 {
+        RaceVerdict::LostUpdate
+    } else if faults > 0 {
+        RaceVerdict::Inconclusive
+    } else if none > 0 {
+        RaceVerdict::NoWinner
+    } else {
+        RaceVerdict::Exclusive
+    };
+    let clean = trials.len() - faults;
+    // a faulty trial can still show two winners; count it, but never beyond the clean trials
+    let clean_multi = multi.min(clean);
+    RaceSummary {
+        verdict,
+        stats: RaceStats {
+            clean_trials: clean,
+            multi_winner_upper95: crate::stats::upper95(clean_multi, clean),
+            multi_winner_ci95: (multi > 0).then(|| crate::stats::interval95(clean_multi, clean)),
+            contenders,
+            trials: trials.len(),
+            winners,
+            multi_winner_trials: multi,
+            max_winners: max_w,
+            lost_update_trials: lost,
+            no_winner_trials: none,
+            fault_trials: faults,
+            wins_by_contender: by,
+            barrier_spread_us: spread(&mut spreads),
+        },
+    }
+}
+
+/// One release ordering of a race: its planned offset and the summary of its trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderingSummary {
+    /// Contender `i` was released `i × offset_us` µs after contender 0.
+    pub offset_us: u64,
+    /// Verdict and counts of the trials run with this offset.
+    pub summary: RaceSummary,
+}
+
+/// Summarises race trials per release offset, in increasing offset order.
+pub fn summarize_orderings(contenders: usize, trials: &[Trial]) -> Vec<OrderingSummary> {
+    let mut offsets: Vec<u64> = trials.iter().map(|t| t.offset_us).collect();
+    offsets.sort_unstable();
+    offsets.dedup();
+    offsets
+        .into_iter()
+        .map(|o| {
+            let group: Vec<Trial> = trials.iter().filter(|t| t.offset_us == o).cloned().collect();
+            OrderingSummary { offset_us: o, summary: summarize_race(contenders, &group) }
+        })
+        .collect()
+}
+
+/// The ordering that shows `verdict` most strongly: for a failing verdict, the one with the
+/// highest share of trials of that kind (multi-winner, lost-update or no-winner trials); for
+/// `exclusive`, none; on a tie, the smallest offset. Returns its index in `orderings`.
+pub fn strongest_ordering(verdict: RaceVerdict, orderings: &[OrderingSummary]) -> Option<usize> {
+    let count = |s: &RaceStats| s.trials_showing(verdict);
+    if !is_disproof(verdict) {
+        return None;
+    }
+    orderings
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.summary.stats.trials > 0 && count(&o.summary.stats) > 0)
+        .max_by(|(_, a), (_, b)| {
+            let ra = count(&a.summary.stats) as f64 / a.summary.stats.trials as f64;
+            let rb = count(&b.summary.stats) as f64 / b.summary.stats.trials as f64;
+            // on a tie, the smaller offset: the narrower lag that still finds the window
+            ra.total_cmp(&rb).then(b.offset_us.cmp(&a.offset_us))
+        })
+        .map(|(i, _)| i)
+}
+
+/// Nearest-rank percentiles of `v` (sorted in place); `None` when empty.
+pub fn spread(v: &mut [f64]) -> Option<Spread> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let pick = |q: f64| {
+        let rank = (q * v.len() as f64).ceil() as usize;
+        v[rank.clamp(1, v.len()) - 1]
+    };
+    Some(Spread { p50: pick(0.50), p99: pick(0.99), max: v[v.len() - 1] })
+}
+
+/// True for verdicts that show a lock failing (one such trial disproves exclusivity).
+pub fn is_disproof(v: RaceVerdict) -> bool {
+    matches!(v, RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate | RaceVerdict::NoWinner)
+}
+
+/// The verdict of a race cell from its natural and amplified runs, and the mode that decided
+/// it. A failure seen in either mode decides (the amplified one first); otherwise the
+/// amplified verdict decides where it ran, else the natural one. `(Inconclusive, Natural)`
+/// when neither ran.
+pub fn decide(natural: Option<RaceVerdict>, amplified: Option<RaceVerdict>) -> (RaceVerdict, RaceMode) {
+    match (natural, amplified) {
+        (_, Some(a)) if is_disproof(a) => (a, RaceMode::Amplified),
+        (Some(n), _) if is_disproof(n) => (n, RaceMode::Natural),
+        (_, Some(a)) => (a, RaceMode::Amplified),
+        (Some(n), None) => (n, RaceMode::Natural),
+        (None, None) => (RaceVerdict::Inconclusive, RaceMode::Natural),
+    }
+}

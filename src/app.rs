@@ -16,7 +16,7 @@ use crate::exit_code;
 use crate::matrix::{load_dir, Variant};
 use crate::outdir::OutDir;
 use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RacePlan, RunPlan};
-use crate::report::model::{Cell, Finding, ModeRun, Results, RuntimeInfo, SCHEMA};
+use crate::report::model::{Cell, Finding, ModeRun, Results, RuntimeInfo, Scenario, SCHEMA};
 use crate::report::{json, markdown, table};
 use crate::runtime::{discover, ProbeContext, Requested, Runtime, Status};
 use crate::status::{self, amplify_line, emit, status_line};
@@ -136,8 +136,10 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         let partial = outdir.partial(results.clone(), PARTIAL_EVERY);
         let vs = plan.variants_of(rt);
         // the report layer names the findings: runtime label and the variant's family and call
+        let recipes: Vec<Variant> = crate::handoff::RECIPES.iter().map(|r| r.as_variant()).collect();
         let cell = |f: Finding| {
-            let v = vs.iter().chain(&controls).find(|v| v.id == f.variant).expect("a finding of a planned variant");
+            let known = vs.iter().copied().chain(controls.iter().copied()).chain(&recipes);
+            let v = known.into_iter().find(|v| v.id == f.variant).expect("a finding of a planned variant or recipe");
             Cell::from_finding((&rt.label, rt.name, &rt.version), v, f)
         };
         let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |f| {
@@ -151,10 +153,12 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         results.cells.extend(m.findings.into_iter().map(cell));
         results.run_info.controls.extend(m.controls);
         bar.suspend(|| {
-            let _ = writeln!(stdout, "\n{}", table::escape_controls(&rt.label));
-            let _ = writeln!(stdout, "{}", table::render_terminal(&results, &rt.label));
-            for l in table::race_lines(&results, &rt.label) {
-                let _ = writeln!(stdout, "{l}");
+            if !results.rows(&rt.label).is_empty() {
+                let _ = writeln!(stdout, "\n{}", table::escape_controls(&rt.label));
+                let _ = writeln!(stdout, "{}", table::render_terminal(&results, &rt.label));
+                for l in table::race_lines(&results, &rt.label) {
+                    let _ = writeln!(stdout, "{l}");
+                }
             }
             let _ = stdout.flush();
         });
@@ -163,6 +167,15 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         outdir.write("results.json", &json::render(&results))?;
     }
     bar.finish_and_clear();
+    for scenario in [Scenario::Publish] {
+        if let Some(t) = table::render_scenario(&results, scenario) {
+            let _ = writeln!(
+                stdout,
+                "\n{} (hand-off: counted from the files and what readers read)\n{t}",
+                scenario.as_str()
+            );
+        }
+    }
     results.run_info.duration_s = started.elapsed().as_secs_f64();
     outdir.write("results.json", &json::render(&results))?;
     outdir.write("summary.md", &markdown::render(&results))?;
@@ -373,11 +386,17 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
         Format::Markdown => emit(&markdown::render(&r)),
         Format::Table => {
             for rt in r.measured_runtimes() {
+                if r.rows(rt).is_empty() {
+                    continue;
+                }
                 let label = table::escape_controls(rt);
                 emit(&(format!("\n{label}\n{}", table::render_terminal(&r, rt)) + "\n"));
                 for l in table::race_lines(&r, rt) {
                     emit(&format!("{l}\n"));
                 }
+            }
+            if let Some(t) = table::render_scenario(&r, Scenario::Publish) {
+                emit(&format!("\npublish (hand-off: counted from the files and what readers read)\n{t}\n"));
             }
         }
     }

@@ -28,6 +28,15 @@ pub const MAX_HOLD_MS: u64 = 60_000;
 /// Trials per race for session-mode runtimes: `run --trials`, and `race` without `--trials`.
 pub const DEFAULT_TRIALS: u32 = 200;
 
+/// Default files published per recipe in the publish scenario (`--items`).
+pub const DEFAULT_ITEMS: u32 = 40;
+
+/// Default readers per published file (`--readers`).
+pub const DEFAULT_READERS: u32 = 2;
+
+/// Default payload bytes per published file (`--size`): 8 writes of 4 KiB.
+pub const DEFAULT_SIZE: u32 = 32 * 1024;
+
 /// Trials per race for one-shot runtimes (cmd): `run --oneshot-trials`, and `race` without
 /// `--trials` when a one-shot runtime takes part.
 pub const DEFAULT_ONESHOT_TRIALS: u32 = 50;
@@ -86,7 +95,9 @@ pub enum ScenarioArg {
     SecondComer,
     /// Races among contenders.
     Race,
-    /// Both.
+    /// A writer publishes files by each recipe while readers read them (hand-off).
+    Publish,
+    /// All of them.
     All,
 }
 
@@ -162,9 +173,18 @@ pub struct RunArgs {
     /// Variant ids to run, as glob patterns (e.g. 'node.*.wx', '*mkdir*'); comma-separated or repeated.
     #[arg(long, short = 'v', value_name = "GLOB")]
     pub variant: Vec<String>,
-    /// Scenarios to run.
-    #[arg(long, value_enum, default_value = "all")]
-    pub scenario: ScenarioArg,
+    /// Scenarios to run; comma-separated or repeated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    pub scenario: Vec<ScenarioArg>,
+    /// Publish scenario: files published per recipe (one trial each).
+    #[arg(long, default_value_t = DEFAULT_ITEMS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub items: u32,
+    /// Publish scenario: readers polling each file.
+    #[arg(long, default_value_t = DEFAULT_READERS, value_parser = clap::value_parser!(u32).range(1..=MAX_CONTENDERS as i64))]
+    pub readers: u32,
+    /// Publish scenario: payload bytes per file (written in 4 KiB chunks, with a header and a trailer).
+    #[arg(long, default_value_t = DEFAULT_SIZE, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
+    pub size: u32,
     /// Target states for the second comer (absent, file, empty-dir, dir); comma-separated.
     #[arg(long, value_name = "LIST", default_value = "absent,file,empty-dir,dir")]
     pub target: String,

@@ -57,6 +57,8 @@ pub enum Scenario {
     SecondComer,
     /// K contenders released together on an absent target, T times.
     Race,
+    /// A writer publishes files by a recipe while readers read them (`docs/HANDOFF.md`).
+    Publish,
 }
 
 impl Scenario {
@@ -65,6 +67,7 @@ impl Scenario {
         match self {
             Scenario::SecondComer => "second-comer",
             Scenario::Race => "race",
+            Scenario::Publish => "publish",
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod exit_code;
+pub mod handoff;
 pub mod interrupt;
 pub mod matrix;
 pub mod outdir;

@@ -16,7 +16,7 @@ use crate::cli::{
     AmplifyArg, AttemptArgs, Cli, PowerArgs, RaceArgs, RunArgs, ScenarioArg, ScratchArgs, DEFAULT_ONESHOT_TRIALS,
     DEFAULT_TRIALS, MAX_CONTENDERS,
 };
-use crate::engine::{self, Amplify, Options, Sweep};
+use crate::engine::{self, Amplify, Options, PublishOptions, Sweep};
 use crate::error::{Error, Result};
 use crate::exec::contender::{Contender, Mode};
 use crate::exec::protocol::check_hello;
@@ -145,6 +145,7 @@ impl Common {
             max_rate: self.max_rate,
             max_trials: self.max_trials as usize,
             offsets: self.offsets.clone(),
+            publish: shape.publish,
         }
     }
 
@@ -213,6 +214,7 @@ struct Shape {
     race: bool,
     targets: Vec<TargetState>,
     relative: bool,
+    publish: Option<PublishOptions>,
 }
 
 /// The nonce that starts every token of a run, from its start time (hex, 32 bits).
@@ -279,14 +281,20 @@ impl RunPlan {
             let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
             paths.home.join("reports").join("runs").join(stamp)
         });
+        let wants = |s: ScenarioArg| a.scenario.iter().any(|x| *x == s || *x == ScenarioArg::All);
         let shape = Shape {
             contenders: a.contenders as usize,
             trials: a.trials,
             oneshot_trials: a.oneshot_trials,
-            second_comer: a.scenario != ScenarioArg::Race,
-            race: a.scenario != ScenarioArg::SecondComer,
+            second_comer: wants(ScenarioArg::SecondComer),
+            race: wants(ScenarioArg::Race),
             targets,
             relative: !a.no_relative,
+            publish: wants(ScenarioArg::Publish).then_some(PublishOptions {
+                items: a.items as usize,
+                readers: a.readers as usize,
+                size: a.size as usize,
+            }),
         };
         let amplify = common.detect_amplifier(shape.race);
         let options = common.options(shape, amplify);
@@ -388,7 +396,7 @@ impl RunPlan {
     /// The cells a run of this plan measures on the runtimes of `found`, in the order of
     /// `results.json`: per measurable runtime and family, each selected variant's
     /// second-comer cells (one per target) and race cell, then the family's control race when
-    /// the control was not selected. Its length is what [`engine::measure`] reports through
+    /// the control was not selected; then one cell per publish recipe. Its length is what [`engine::measure`] reports through
     /// its callback when nothing stops the run.
     pub fn cells(&self, found: &[Runtime]) -> Vec<CellPlan> {
         let o = &self.options;
@@ -425,6 +433,10 @@ impl RunPlan {
                         out.push(cell(c, Scenario::Race, TargetState::Absent, race.clone()));
                     }
                 }
+            }
+            if o.publish.is_some() {
+                let recipes = crate::handoff::Recipe::of(Scenario::Publish);
+                out.extend(recipes.map(|r| cell(&r.as_variant(), Scenario::Publish, TargetState::Absent, None)));
             }
         }
         out
@@ -649,6 +661,7 @@ impl RacePlan {
             race: true,
             targets: Vec::new(),
             relative: false,
+            publish: None,
         };
         let any_oneshot =
             slots.iter().any(|(n, _)| crate::runtime::adapter(n).is_some_and(|ad| ad.mode() == Mode::OneShot));

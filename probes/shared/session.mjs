@@ -198,20 +198,70 @@ function boolParam(req, name) {
   return v;
 }
 
+/**
+ * The content a publish recipe writes: the token's UTF-8 bytes, or, with params.size (bytes,
+ * 1 to 16 MiB), the framed content `conformance-publish <token> <size>\n`, then `size` bytes
+ * of `<token>\n` repeated (the last copy cut), then `end <token>\n` — the same bytes the
+ * harness computes (src/scenario/publish.rs, `framed`), so a reader can tell a complete file
+ * from a torn one by comparing bytes, with no rule of its own.
+ */
+export function publishContent(req) {
+  const size = req.params.size;
+  if (size === undefined || size === null) return req.data;
+  if (!Number.isInteger(size) || size < 1 || size > 16 * 1024 * 1024) unsupported('params.size must be an integer from 1 to 16777216');
+  const line = Buffer.from(`${req.token}\n`, 'utf8');
+  const payload = Buffer.alloc(size);
+  for (let off = 0; off < size; off += line.length) line.copy(payload, off, 0, Math.min(line.length, size - off));
+  return Buffer.concat([Buffer.from(`conformance-publish ${req.token} ${size}\n`, 'utf8'), payload, Buffer.from(`end ${req.token}\n`, 'utf8')]);
+}
+
+/** Largest single write of the publish recipes (bytes): a framed file takes several writes. */
+const PUBLISH_CHUNK = 4096;
+
+function writeChunks(fd, data) {
+  for (let off = 0; off < data.length; off += PUBLISH_CHUNK) writeAll(fd, data.subarray(off, Math.min(off + PUBLISH_CHUNK, data.length)));
+}
+
 /** The default temp name of publish.temp-rename: beside the target, unique per process and attempt. */
 export function defaultTempName(target, id, pid) {
   return path.join(path.dirname(target), `.${path.basename(target)}.${pid}.${id}.tmp`);
 }
 
 export const RECIPES = {
-  // Write the token to a temp name beside the target (open 'wx', write, [fsync], close),
-  // then rename the temp name onto the target. params: temp (path; default
-  // defaultTempName), fsync (bool, default false). A failed step after the temp file exists
-  // removes the temp file (best effort). Steps: open, write, fsync, close, rename.
+  // Write the content (publishContent) straight to the target: open 'w' (create or truncate),
+  // write in chunks of PUBLISH_CHUNK bytes, close. The wrong recipe: a reader can see the
+  // name before the content is whole. params: size. Steps: open, write, close.
+  'publish.direct': {
+    prepare(req, ctx) {
+      const data = publishContent(req);
+      return () => {
+        let step = 'open';
+        try {
+          const fd = fs.openSync(req.target, 'w');
+          try {
+            step = 'write';
+            writeChunks(fd, data);
+          } finally {
+            step = step === 'write' ? 'close' : step;
+            fs.closeSync(fd);
+          }
+          return { ok: true, error: null, step: null };
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step };
+        }
+      };
+    },
+  },
+
+  // Write the content (publishContent) to a temp name beside the target (open 'wx', write in
+  // chunks, [fsync], close), then rename the temp name onto the target. params: temp (path;
+  // default defaultTempName), fsync (bool, default false), size. A failed step after the temp
+  // file exists removes the temp file (best effort). Steps: open, write, fsync, close, rename.
   'publish.temp-rename': {
     prepare(req, ctx) {
       const temp = stringParam(req, 'temp', defaultTempName(req.target, req.id, process.pid));
       const fsync = boolParam(req, 'fsync');
+      const data = publishContent(req);
       return () => {
         let step = 'open';
         let created = false;
@@ -221,7 +271,7 @@ export const RECIPES = {
           let open = true;
           try {
             step = 'write';
-            writeAll(fd, req.data);
+            writeChunks(fd, data);
             if (fsync) {
               step = 'fsync';
               fs.fsyncSync(fd);
@@ -262,8 +312,9 @@ export const RECIPES = {
   // counters: reads; complete (the bytes equal one of params.expect, UTF-8); empty (0
   // bytes); torn (other bytes); absent (ENOENT); errors (any other error, the first
   // ERRORS_SAMPLE_MAX of them in errors_sample); changes (reads whose class or bytes differ
-  // from the previous read's). stdin is polled at most once a millisecond, after a read, so
-  // there is always at least one read. Step: read.
+  // from the previous read's). stdin is polled at most once a millisecond, after a read; once
+  // `stop` is seen one last read is made, so the last read always starts after the stop was
+  // sent (a reader never misses what was published before it). Step: read.
   'read.poll': {
     prepare(req, ctx) {
       const expect = req.params.expect;
@@ -278,6 +329,7 @@ export const RECIPES = {
         const sample = [];
         let last;
         let nextPoll = 0;
+        let stopping = false;
         for (;;) {
           let seen;
           c.reads++;
@@ -296,9 +348,10 @@ export const RECIPES = {
           }
           if (last !== undefined && seen !== last) c.changes++;
           last = seen;
+          if (stopping) break;
           const now = performance.now();
           if (now >= nextPoll) {
-            if (ctx.stopRequested()) break;
+            stopping = ctx.stopRequested();
             nextPoll = now + 1;
           }
         }

@@ -36,6 +36,7 @@ pub(super) fn spec_for(
         token: token.to_string(),
         mark,
         hold_ms: 0,
+        recipe: None,
     }
 }
 

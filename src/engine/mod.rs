@@ -11,10 +11,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 mod attempt;
+mod publish;
 mod second;
 pub mod trial;
 
 use attempt::ms;
+pub use publish::PublishOptions;
 use second::second_comer_cell;
 use trial::race_core;
 pub use trial::{RaceRun, Sweep};
@@ -26,8 +28,8 @@ use crate::exec::process::Launch;
 use crate::exec::scratch::{clear, make_source, set_up, spell, win32_name_problem, PathStyle, Scratch, TargetState};
 use crate::matrix::{Creates, SourceKind, Variant};
 use crate::report::model::{
-    CellResult, ControlInfo, ErrorInfo, Finding, ModeRun, OrderingRun, RaceResult, RelativeAttempt, Scenario,
-    SecondComerResult,
+    CellResult, ControlInfo, CountersResult, ErrorInfo, Finding, ModeRun, OrderingRun, RaceResult, RelativeAttempt,
+    Scenario, SecondComerResult,
 };
 use crate::runtime::{normalize, ProbeContext, Runtime, FS_FAILURE_CODES};
 use crate::snapshot::{self, mark_name};
@@ -73,6 +75,8 @@ pub struct Options {
     /// `--offsets`: release offsets (µs) for every race, instead of the default sweeps
     /// ([`Sweep::NaturalAuto`] natural, [`Sweep::amplified`] amplified).
     pub offsets: Option<Vec<u64>>,
+    /// Run the publish scenario, so (`--scenario publish`, `--items`, `--readers`, `--size`).
+    pub publish: Option<PublishOptions>,
 }
 
 /// The amplified half of the races.
@@ -349,6 +353,10 @@ pub fn measure(
         }
         pools.shutdown();
         m.amplify = None;
+    }
+    if let (Some(p), false) = (opts.publish, stop(&out)) {
+        let found = publish::measure_publish(rt, p, m, ctx, on_finding);
+        out.findings.extend(found);
     }
     out
 }
@@ -639,6 +647,7 @@ impl CellBase<'_> {
                 detection: None,
                 weak_race: None,
             })),
+            Scenario::Publish => CellResult::Counters(CountersResult::default()),
         };
         let mut c = self.finding(scenario, target, result);
         c.evidence = f.evidence.clone();

@@ -77,7 +77,7 @@ fn second_comer(
         Ok(d) => d,
         Err(e) => return Some(SecondComer::harness_error(format!("could not create a cell folder: {e}"))),
     };
-    let slots = [Slot { variant: v, style, index: 1, token: token.clone() }];
+    let slots = [Slot { variant: v, style, index: 1, token: token.clone(), recipe: None }];
     let setup = TrialSetup {
         dir: &abs,
         probe_dir: if relative { &rel } else { &abs },

@@ -25,6 +25,7 @@ pub(super) fn options(trials: usize) -> Options {
         max_rate: None,
         max_trials: trials,
         offsets: None,
+        publish: None,
     }
 }
 
@@ -109,6 +110,7 @@ fn a_trial_plan_can_kill_a_contender_after_its_release() {
             token: format!("tok{i}"),
             mark: None,
             hold_ms: 0,
+            recipe: None,
         };
         c.begin(&spec).unwrap();
     }
@@ -146,6 +148,7 @@ fn a_paused_session_probe_answers_after_it_is_resumed() {
         token: "tok".into(),
         mark: None,
         hold_ms: 0,
+        recipe: None,
     };
     c.begin(&spec).unwrap();
     c.ready().unwrap();

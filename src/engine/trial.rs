@@ -163,6 +163,7 @@ pub(super) fn race_core(
                 style: styles[i],
                 index: i,
                 token: format!("{}-t{folder}-k{i}", m.nonce),
+                recipe: None,
             })
             .collect();
         let setup = TrialSetup {
@@ -217,6 +218,11 @@ pub(super) fn race_core(
             held: tokens.iter().map(|tok| after.holds(tok)).collect(),
             t0_us: attempts.iter().map(|a| a.t0_us).collect(),
             offset_us,
+            held_during_us: attempts
+                .iter()
+                .zip(variants)
+                .map(|(a, v)| v.holds.then_some(a.t1_us).flatten().map(|t1| (t1, t1 + m.opts.hold_ms as f64 * 1000.0)))
+                .collect(),
         };
         if t <= WARMUP_TRIALS {
             warmup_spreads.extend(trial.spread_us());
@@ -243,7 +249,7 @@ pub(super) fn race_core(
         // the next ordering only after a counted trial: a loose one is run again at its offset
         loose_in_row = 0;
         clean += usize::from(!faulty);
-        multi += usize::from(trial.reports.iter().filter(|r| **r == Report::Success).count() >= 2);
+        multi += usize::from(trial.concurrent_winners() >= 2);
         for a in &attempts {
             if let Some(e) = error_info(a) {
                 *run.errors.entry(e.code.clone()).or_insert(0) += 1;
@@ -280,6 +286,9 @@ pub(super) struct Slot<'a> {
     pub index: usize,
     /// Its token (written into what it creates; whose token the target holds names the winner).
     pub token: String,
+    /// Protocol 2: the recipe it runs instead of the variant's call (the variant then only
+    /// names its runtime's family and the paths it needs).
+    pub recipe: Option<crate::exec::contender::RecipeSpec>,
 }
 
 /// Where and how one trial runs: the unit of every scenario (a second comer is a trial of one
@@ -343,6 +352,7 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
             if v.holds {
                 spec.hold_ms = s.hold_ms;
             }
+            spec.recipe.clone_from(&slot.recipe);
             spec
         })
         .collect();
@@ -375,6 +385,19 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
         };
     }
     s.plan.run(pool, &mut attempts);
+    // the calls and one-pass recipes first; then the loop recipes (readers) are stopped, so that
+    // they watch for as long as anything else runs
+    let loops: Vec<bool> = s.slots.iter().map(|sl| sl.recipe.as_ref().is_some_and(|r| r.until_stopped)).collect();
+    for (i, c) in pool.iter_mut().enumerate() {
+        if attempts[i].is_none() && !loops[i] {
+            attempts[i] = Some(c.finish());
+        }
+    }
+    for (i, c) in pool.iter_mut().enumerate() {
+        if attempts[i].is_none() {
+            attempts[i] = c.stop().err();
+        }
+    }
     let mut attempts: Vec<Attempt> = pool
         .iter_mut()
         .zip(attempts)

@@ -52,6 +52,35 @@ pub struct Spec {
     pub mark: Option<String>,
     /// Handle hold time (ms).
     pub hold_ms: u64,
+    /// Protocol 2: run this recipe instead of the variant's call.
+    pub recipe: Option<RecipeSpec>,
+}
+
+/// A recipe to run in an attempt (protocol 2, `probes/PROTOCOL.md`): a named multi-step
+/// routine of the probe, with its scenario, role and parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecipeSpec {
+    /// The scenario (`publish`, …).
+    pub scenario: String,
+    /// The recipe name (`publish.temp-rename`, `read.poll`, …).
+    pub recipe: String,
+    /// The contender's role (`writer`, `reader`, …).
+    pub role: String,
+    /// The recipe's parameters (a JSON object).
+    pub params: serde_json::Value,
+    /// A loop recipe (`read.poll`): it runs until [`crate::exec::driver::Driver::stop`].
+    pub until_stopped: bool,
+}
+
+/// What a recipe reported beside its outcome (protocol 2 `result`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecipeOutput {
+    /// The step that failed (`open`, `write`, `rename`, …), `None` on success.
+    pub step: Option<String>,
+    /// Named counters the recipe kept (`read.poll`: `reads`, `complete`, `torn`, …).
+    pub counters: std::collections::BTreeMap<String, i64>,
+    /// Up to 8 raw errors the recipe met along the way.
+    pub errors_sample: Vec<RawError>,
 }
 
 /// What came of one attempt, from the probe's side.
@@ -67,6 +96,8 @@ pub struct Attempt {
     pub error: Option<RawError>,
     /// For faults and prompts: what the harness saw (stderr tail, a stray line, the reason).
     pub evidence: Option<String>,
+    /// Recipes (protocol 2): the failed step, counters and sampled errors.
+    pub recipe: Option<Box<RecipeOutput>>,
 }
 
 impl Attempt {
@@ -76,7 +107,7 @@ impl Attempt {
         if e.chars().count() > EVIDENCE_CHARS {
             e = e.chars().take(EVIDENCE_CHARS).collect::<String>() + "…";
         }
-        Attempt { report, t0_us: None, t1_us: None, error: None, evidence: Some(e) }
+        Attempt { report, t0_us: None, t1_us: None, error: None, evidence: Some(e), recipe: None }
     }
 }
 
@@ -131,6 +162,11 @@ impl Contender {
     pub fn release(&mut self) -> Result<(), Attempt> {
         self.0.release()
     }
+    /// See [`Driver::stop`].
+    pub fn stop(&mut self) -> Result<(), Attempt> {
+        self.0.stop()
+    }
+
     /// See [`Driver::finish`].
     pub fn finish(&mut self) -> Attempt {
         self.0.finish()

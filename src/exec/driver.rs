@@ -34,6 +34,13 @@ pub trait Driver: std::fmt::Debug + Send {
     fn release(&mut self) -> Result<(), Attempt>;
     /// Waits for the call's result (or a fault) and returns it.
     fn finish(&mut self) -> Attempt;
+
+    /// Ends a loop recipe released with [`Driver::release`] (`stop`); its result then comes
+    /// through [`Driver::finish`]. Drivers without recipes have nothing to stop. Errors: the
+    /// fault.
+    fn stop(&mut self) -> Result<(), Attempt> {
+        Ok(())
+    }
     /// Stops the probe and its process tree. Never fails.
     fn shutdown(&mut self);
     /// Pauses, resumes or kills the probe's process tree during an attempt (a trial's

@@ -80,6 +80,9 @@ impl Driver for Fake {
         if self.fail_begin_every.is_some_and(|n| n > 0 && spec.id.is_multiple_of(n)) {
             return Err(Attempt::fault(Report::Crashed, "fake: died before ready"));
         }
+        if let Some(r) = &spec.recipe {
+            return Err(Attempt::fault(Report::Unsupported, format!("fake: no recipes (asked for {})", r.recipe)));
+        }
         self.spec = Some(spec.clone());
         Ok(())
     }
@@ -110,8 +113,10 @@ impl Driver for Fake {
         .and_then(|mut f| f.write_all(spec.token.as_bytes()));
         let (t0_us, t1_us) = (self.t0_us.take(), Some(now_us()));
         match res {
-            Ok(()) => Attempt { report: Report::Success, t0_us, t1_us, error: None, evidence: None },
-            Err(e) => Attempt { report: Report::Error, t0_us, t1_us, error: Some(raw(&e)), evidence: None },
+            Ok(()) => Attempt { report: Report::Success, t0_us, t1_us, error: None, evidence: None, recipe: None },
+            Err(e) => {
+                Attempt { report: Report::Error, t0_us, t1_us, error: Some(raw(&e)), evidence: None, recipe: None }
+            }
         }
     }
 

@@ -49,6 +49,12 @@ impl Driver for OneShot {
     }
 
     fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
+        if let Some(r) = &spec.recipe {
+            return Err(Attempt::fault(
+                Report::Unsupported,
+                format!("one-shot probes speak protocol 1: no recipes (asked for {})", r.recipe),
+            ));
+        }
         let mut launch = self.launch.clone();
         let env = [
             ("CONFORMANCE_VARIANT", spec.variant.clone()),
@@ -185,7 +191,7 @@ impl Driver for OneShot {
                         Report::Error
                     };
                     let evidence = (!stray.is_empty()).then(|| stray.clone());
-                    return Attempt { report, t0_us, t1_us, error, evidence };
+                    return Attempt { report, t0_us, t1_us, error, evidence, recipe: None };
                 }
                 _ => {
                     // the command's own console output (e.g. "1 file(s) moved."): evidence, not protocol

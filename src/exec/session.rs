@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::contender::{join, Attempt, Spec, Timeouts};
+use super::contender::{join, Attempt, RecipeOutput, Spec, Timeouts};
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
-use super::protocol::{accepts, parse_line, FromProbe, Prepare, OLDEST_PROTOCOL, PROTOCOL};
+use super::protocol::{accepts, parse_line, FromProbe, Prepare, PrepareRecipe, Stop, OLDEST_PROTOCOL, PROTOCOL};
 use crate::verdict::Report;
 
 /// A session probe: started once, answering many attempts.
@@ -99,16 +99,47 @@ impl Driver for Session {
     fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
         self.pending = Some(spec.id);
         self.start()?;
-        let msg = Prepare::new(
-            spec.id,
-            &spec.variant,
-            &spec.target,
-            spec.source.as_deref(),
-            &spec.token,
-            spec.mark.as_deref(),
-            spec.hold_ms,
-        );
-        let line = serde_json::to_string(&msg).expect("prepare serialises");
+        let line = match &spec.recipe {
+            None => {
+                let msg = Prepare::new(
+                    spec.id,
+                    &spec.variant,
+                    &spec.target,
+                    spec.source.as_deref(),
+                    &spec.token,
+                    spec.mark.as_deref(),
+                    spec.hold_ms,
+                );
+                serde_json::to_string(&msg).expect("prepare serialises")
+            }
+            Some(r) => {
+                // a probe that does not list the recipe in its hello (protocol 1, or an older
+                // probe) is not asked: the attempt is unsupported, with the reason
+                let known =
+                    matches!(&self.hello, Some(FromProbe::Hello { recipes, .. }) if recipes.contains(&r.recipe));
+                if !known {
+                    let (protocol, listed) = match &self.hello {
+                        Some(FromProbe::Hello { protocol, recipes, .. }) => (*protocol, recipes.join(", ")),
+                        _ => (0, String::new()),
+                    };
+                    return Err(Attempt::fault(
+                        Report::Unsupported,
+                        format!("the probe (protocol {protocol}) has no recipe {}; it lists: [{listed}]", r.recipe),
+                    ));
+                }
+                let mut msg = PrepareRecipe::new(spec.id, &r.recipe, &spec.target, &spec.token)
+                    .scenario(&r.scenario)
+                    .role(&r.role)
+                    .params(r.params.clone());
+                if let Some(s) = spec.source.as_deref() {
+                    msg = msg.source(s);
+                }
+                if let Some(m) = spec.mark.as_deref() {
+                    msg = msg.mark(m);
+                }
+                serde_json::to_string(&msg).expect("prepare serialises")
+            }
+        };
         let child = self.child.as_mut().expect("started");
         if let Err(e) = child.write_line(&line) {
             return Err(self.fail(Report::Crashed, format!("cannot write to probe: {e}")));
@@ -156,16 +187,29 @@ impl Driver for Session {
             Ok(FromProbe::Result { id, .. }) if id != self.pending => {
                 self.fail(Report::Crashed, format!("result for attempt {id:?}, expected {:?}", self.pending))
             }
-            Ok(FromProbe::Result { ok, t0_us, t1_us, error, .. }) => Attempt {
+            Ok(FromProbe::Result { ok, t0_us, t1_us, error, step, counters, errors_sample, .. }) => Attempt {
                 report: if ok { Report::Success } else { Report::Error },
                 t0_us,
                 t1_us,
                 error: if ok { None } else { Some(error.unwrap_or_default()) },
                 evidence: None,
+                recipe: (step.is_some() || !counters.is_empty() || !errors_sample.is_empty())
+                    .then(|| Box::new(RecipeOutput { step, counters, errors_sample })),
             },
             Ok(other) => self.fail(Report::Crashed, format!("expected result, got {other:?}")),
             Err(e) => self.fail(Report::Crashed, e),
         }
+    }
+
+    fn stop(&mut self) -> Result<(), Attempt> {
+        let line = serde_json::to_string(&Stop::new(self.pending.unwrap_or(0))).expect("stop serialises");
+        let Some(child) = self.child.as_mut() else {
+            return Err(Attempt::fault(Report::Crashed, "no probe process"));
+        };
+        if let Err(e) = child.write_line(&line) {
+            return Err(self.fail(Report::Crashed, format!("cannot stop the probe's loop: {e}")));
+        }
+        Ok(())
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {

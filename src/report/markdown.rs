@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::model::Results;
+use super::model::{Results, Scenario};
 use super::table::{counts_text, escape_controls, orderings_text, race_lines, text_rows};
 
 /// Text for a Markdown line: control characters (newlines too) escaped, so no value can end
@@ -60,7 +60,7 @@ pub fn render(r: &Results) -> String {
         s,
         "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Races run *natural* (as the calls happen) and *amplified* (each file-system system call of every contender delayed on return, which widens any check-then-act window; where amplification ran, it decides unless the natural race found a failure). A race cell shows each run's count of trials with that verdict (`amp`, `nat`); `exclusive` carries the one-sided 95% upper bound on the multi-winner rate (`0/200 < 1.5%`). Each family's check-then-create anti-pattern is the *detection control*: where it was caught significantly less often than 90% of the trials of its best ordering amplified (20% natural-only; one-sided binomial test, p < 0.05, at least 20 trials), `exclusive` verdicts become `inconclusive` (weak race). *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the deciding race was exclusive with its bound ≤ 3% (at least 100 clean trials) in a run whose detection control worked; `?` when something needed is missing, faulty or weak. Every outcome is classified from the probe's report and the file system afterwards.\n"
     );
-    for rt in r.measured_runtimes() {
+    for rt in r.measured_runtimes().into_iter().filter(|rt| !r.rows(rt).is_empty()) {
         let info = r.run_info.runtimes.iter().find(|x| x.label == rt);
         let _ = writeln!(s, "## {}\n", md_escape(rt));
         if let Some(p) = info.and_then(|x| x.path.as_ref()) {
@@ -75,6 +75,15 @@ pub fn render(r: &Results) -> String {
         for l in lines {
             let _ = writeln!(s, "- {}", md_escape(&l));
         }
+        s.push('\n');
+    }
+    if let Some((h, rows)) = super::table::scenario_rows(r, Scenario::Publish, true) {
+        let _ = writeln!(s, "## Hand-off: publish\n");
+        let _ = writeln!(
+            s,
+            "A writer publishes each file (a header, the payload in 4 KiB writes, a trailer) by the recipe while readers read the final name until the writer is done, then once more. `torn`: reads that found the name but not the whole content; `missing`: readers that never read the file whole; `damaged`: final names not holding the whole content afterwards; counted from what the readers read (compared byte for byte) and from the folder afterwards.\n"
+        );
+        s.push_str(&md_table(&h, &rows));
         s.push('\n');
     }
     if r.has_races() {
@@ -232,6 +241,7 @@ mod tests {
             held: vec![true, false, false],
             t0_us: vec![Some(0.0), Some(90.0), Some(300.0)],
             offset_us: 0,
+            held_during_us: vec![None; 3],
         };
         let (nat, amp) = (run(vec![one.clone(); 100], 1200.0), run(vec![one.clone(); 100], 600.0));
         cells.push(race("node.a.wx", RaceVerdict::Exclusive, nat, amp, &control));
@@ -248,6 +258,7 @@ mod tests {
             held: vec![false, true, false],
             t0_us: vec![Some(0.0), Some(80.0), Some(200.0)],
             offset_us: 0,
+            held_during_us: vec![None; 3],
         };
         let mut nat = vec![one.clone(); 12];
         nat.extend(vec![two.clone(); 8]);

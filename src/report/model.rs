@@ -583,7 +583,9 @@ impl Results {
     /// The rows of one runtime's table, in cell order.
     pub fn rows(&self, runtime: &str) -> Vec<Row<'_>> {
         let mut rows: Vec<Row<'_>> = Vec::new();
-        for c in self.cells.iter().filter(|c| c.runtime == runtime) {
+        // the hand-off scenarios have tables of their own (recipes × runtimes)
+        let cells = self.cells.iter().filter(|c| c.runtime == runtime && c.scenario != Scenario::Publish);
+        for c in cells {
             let idx = match rows.iter().position(|r| r.variant == c.variant) {
                 Some(i) => i,
                 None => {
@@ -602,6 +604,7 @@ impl Results {
                     rows[idx].second.insert(c.target, c);
                 }
                 Scenario::Race => rows[idx].race = Some(c),
+                Scenario::Publish => {}
             }
         }
         rows

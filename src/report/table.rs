@@ -7,7 +7,7 @@ use tabled::builder::Builder;
 use tabled::settings::object::Segment;
 use tabled::settings::{Modify, Style, Width};
 
-use super::model::{Cell, ModeRun, Results, Row, Scenario};
+use super::model::{Cell, CellResult, ModeRun, Results, Row, Scenario};
 use crate::verdict::{Outcome, RaceMode, RaceVerdict};
 
 /// The widest a terminal table cell is shown, in columns; a longer cell is cut and ends in `…`
@@ -228,6 +228,87 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
 pub fn render_terminal(results: &Results, runtime: &str) -> String {
     let (header, rows) = text_rows(results, runtime, false);
     terminal_table(std::iter::once(header).chain(rows))
+}
+
+/// Text of a publish cell: torn reads over reads, readers that never saw the file whole over
+/// reader-items, damaged targets over items published, and whatever else went wrong (failed
+/// writes, files left behind, reader faults) only when it happened:
+/// `torn 4/4888 reads; missing 0/80; damaged 0/40`. A cell without counts shows its evidence's
+/// first word (`unsupported`, `harness-error`).
+pub fn publish_text(c: &Cell) -> String {
+    let CellResult::Counters(r) = &c.result else { return "?".into() };
+    let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
+    if r.counters.is_empty() {
+        let why = c.evidence.as_deref().unwrap_or("?");
+        return why.split(':').next().unwrap_or(why).to_string();
+    }
+    let mut s = format!(
+        "torn {}/{} reads; missing {}/{}; damaged {}/{}",
+        n("torn_reads"),
+        n("reads"),
+        n("missing"),
+        n("reader_items"),
+        n("damaged_targets"),
+        n("published")
+    );
+    for (k, label) in
+        [("write_failed", "write failed"), ("leftover_files", "left behind"), ("reader_faults", "reader faults")]
+    {
+        if n(k) > 0 {
+            s.push_str(&format!("; {label} {}", n(k)));
+        }
+    }
+    s
+}
+
+/// Header and rows of a hand-off scenario's table: one row per recipe (with its steps when
+/// `with_steps`), one column per runtime that has cells of `scenario`; `None` when it has none.
+pub fn scenario_rows(
+    results: &Results,
+    scenario: Scenario,
+    with_steps: bool,
+) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let cells: Vec<&Cell> = results.cells.iter().filter(|c| c.scenario == scenario).collect();
+    if cells.is_empty() {
+        return None;
+    }
+    let mut runtimes: Vec<&str> = Vec::new();
+    let mut recipes: Vec<(&str, &str, bool)> = Vec::new();
+    for c in &cells {
+        if !runtimes.contains(&c.runtime.as_str()) {
+            runtimes.push(&c.runtime);
+        }
+        if !recipes.iter().any(|r| r.0 == c.variant) {
+            recipes.push((&c.variant, &c.call, c.anti_pattern));
+        }
+    }
+    let mut header = vec!["recipe".to_string()];
+    if with_steps {
+        header.push("steps".into());
+    }
+    header.extend(runtimes.iter().map(|r| r.to_string()));
+    let rows = recipes
+        .iter()
+        .map(|(id, steps, anti)| {
+            let mut row = vec![if *anti { format!("{id} (anti-pattern)") } else { id.to_string() }];
+            if with_steps {
+                row.push(steps.to_string());
+            }
+            for rt in &runtimes {
+                let c = cells.iter().find(|c| c.variant == *id && c.runtime == *rt);
+                row.push(c.map_or_else(|| "-".into(), |c| publish_text(c)));
+            }
+            row
+        })
+        .collect();
+    Some((header, rows))
+}
+
+/// The terminal table of a hand-off scenario (see [`scenario_rows`]), `None` when the results
+/// have no cell of it.
+pub fn render_scenario(results: &Results, scenario: Scenario) -> Option<String> {
+    let (header, rows) = scenario_rows(results, scenario, false)?;
+    Some(terminal_table(std::iter::once(header).chain(rows)))
 }
 
 /// The lines under a runtime's table: per race mode, cells, trials, median barrier spread and

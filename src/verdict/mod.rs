@@ -7,6 +7,7 @@
 //! - [`control`]: the detection control's counts → whether the race machinery found windows,
 //!   and what that does to an `exclusive` verdict.
 //! - [`lock`]: a variant's cells → "safe as a lock".
+//! - [`publish`]: what readers saw of files published by a recipe → counted failures.
 //!
 //! Nothing here knows which variant or runtime it is judging: the same rules apply to all,
 //! so an outcome can only come from observation. Nothing here does I/O.
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod control;
 pub mod lock;
+pub mod publish;
 pub mod race;
 pub mod second;
 
@@ -234,6 +236,7 @@ mod tests {
             held: held.to_vec(),
             t0_us: t0.iter().map(|&x| Some(x)).collect(),
             offset_us: 0,
+            held_during_us: vec![None; reports.len()],
         }
     }
     use Report::{Error as E, Success as S};
@@ -279,6 +282,34 @@ mod tests {
             upper95: crate::stats::upper95(0, clean),
             control_worked: control,
         })
+    }
+
+    #[test]
+    fn handle_holders_one_after_the_other_are_not_two_winners() {
+        use Report::{Error as E, Success as S};
+        let held = |spans: [Option<(f64, f64)>; 3], held: [bool; 3]| Trial {
+            reports: vec![S, S, E],
+            held: held.to_vec(),
+            t0_us: vec![Some(0.0), Some(10.0), Some(20.0)],
+            offset_us: 0,
+            held_during_us: spans.to_vec(),
+        };
+        // B took the handle 60 ms after A, A held it 50 ms: one after the other; B's token stands
+        let seq = held([Some((100.0, 50_100.0)), Some((60_000.0, 110_000.0)), None], [false, true, false]);
+        assert_eq!(seq.concurrent_winners(), 1);
+        let s = summarize_race(3, &vec![seq.clone(); 5]);
+        assert_eq!(s.verdict, RaceVerdict::Exclusive, "{s:?}");
+        assert_eq!(s.stats.winners.get(&1), Some(&5));
+        // ... but A's token standing after B took the handle is a lost update
+        let lost = held([Some((100.0, 50_100.0)), Some((60_000.0, 110_000.0)), None], [true, false, false]);
+        assert_eq!(summarize_race(3, &[lost]).verdict, RaceVerdict::LostUpdate);
+        // overlapping holds are two winners at once
+        let both = held([Some((100.0, 50_100.0)), Some((20_000.0, 70_000.0)), None], [false, true, false]);
+        assert_eq!(both.concurrent_winners(), 2);
+        assert_eq!(summarize_race(3, &[both]).verdict, RaceVerdict::MultipleWinners);
+        // without a hold interval every success counts
+        let unknown = held([Some((100.0, 50_100.0)), None, None], [false, true, false]);
+        assert_eq!(unknown.concurrent_winners(), 2);
     }
 
     #[test]

@@ -20,9 +20,47 @@ pub struct Trial {
     /// The planned release offset: contender `i` was released `i × offset_us` µs after
     /// contender 0 (0 = all together).
     pub offset_us: u64,
+    /// Per contender whose call takes something only while it holds a handle (a `holds`
+    /// variant, e.g. `FileShare.None`): when it held it, `[t1, t1 + hold]` in µs (probe clock:
+    /// from its call's return through the hold). `None` for calls whose effect stays (a created
+    /// name), or where a stamp is missing.
+    pub held_during_us: Vec<Option<(f64, f64)>>,
 }
 
 impl Trial {
+    /// The number of winners that held at the same time: the successes, except that two
+    /// successes of handle-holding calls whose holds did not overlap are one after the other
+    /// (the second took the handle after the first let it go), not two winners. Where any
+    /// success has no hold interval, every success counts.
+    pub fn concurrent_winners(&self) -> usize {
+        let wins: Vec<usize> = (0..self.reports.len()).filter(|&k| self.reports[k] == Report::Success).collect();
+        let spans: Option<Vec<(f64, f64)>> =
+            wins.iter().map(|&k| self.held_during_us.get(k).copied().flatten()).collect();
+        let Some(mut spans) = spans.filter(|s| !s.is_empty()) else { return wins.len() };
+        // most intervals open at one instant: sweep starts in order, closing those ended before
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (mut best, mut open): (usize, Vec<f64>) = (0, Vec::new());
+        for (start, end) in spans {
+            open.retain(|&e| e > start);
+            open.push(end);
+            best = best.max(open.len());
+        }
+        best
+    }
+
+    /// The winner whose effect should stand: for handle-holding calls whose holds did not
+    /// overlap, the last to take the handle (by its call's return); `None` otherwise.
+    fn last_sequential_winner(&self) -> Option<usize> {
+        let wins: Vec<usize> = (0..self.reports.len()).filter(|&k| self.reports[k] == Report::Success).collect();
+        if wins.len() < 2 || self.concurrent_winners() > 1 {
+            return None;
+        }
+        wins.into_iter().max_by(|&a, &b| {
+            let at = |k: usize| self.held_during_us.get(k).copied().flatten().map_or(0.0, |s| s.0);
+            at(a).total_cmp(&at(b))
+        })
+    }
+
     /// The release spread of this trial net of the planned offsets (see [`entry_spread_us`]).
     pub fn spread_us(&self) -> Option<f64> {
         entry_spread_us(&self.t0_us, self.offset_us)
@@ -162,17 +200,20 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
         prompted |= t.reports.contains(&Report::Prompted);
         let wins: Vec<usize> = (0..t.reports.len()).filter(|&k| t.reports[k] == Report::Success).collect();
         let faulty = t.reports.iter().any(|r| matches!(r, Report::Timeout | Report::Crashed | Report::Prompted));
-        *winners.entry(wins.len()).or_insert(0) += 1;
-        max_w = max_w.max(wins.len());
+        let concurrent = t.concurrent_winners();
+        *winners.entry(concurrent).or_insert(0) += 1;
+        max_w = max_w.max(concurrent);
         for &k in &wins {
             if k < by.len() {
                 by[k] += 1;
             }
         }
-        if wins.len() >= 2 {
+        if concurrent >= 2 {
             multi += 1;
         }
-        let winner_lost = wins.iter().any(|&k| !t.held.get(k).copied().unwrap_or(false));
+        // handle holders one after the other: only the last one's effect is expected to stand
+        let standing: Vec<usize> = t.last_sequential_winner().map_or_else(|| wins.clone(), |k| vec![k]);
+        let winner_lost = standing.iter().any(|&k| !t.held.get(k).copied().unwrap_or(false));
         let foreign = (0..t.held.len()).any(|k| t.held[k] && t.reports.get(k) != Some(&Report::Success));
         if !wins.is_empty() && (winner_lost || foreign) {
             lost += 1;

@@ -4,6 +4,7 @@
 mod cli;
 mod common;
 mod faults;
+mod handoff;
 mod harness;
 mod protocol;
 mod runtimes;

@@ -1,0 +1,99 @@
+//! The hand-off recipes measured as scenarios (`docs/HANDOFF.md`): which recipes exist, their
+//! steps as the tables describe them, and the exact bytes a publish recipe writes.
+//!
+//! A recipe is a multi-step routine every session probe implements the same way
+//! (`probes/shared/session.mjs` for Node, Bun and Deno; `probes/PROTOCOL.md`, protocol 2).
+//! Nothing here says what a recipe should achieve: the counts come from the file system and
+//! from what the probes read ([`crate::verdict::publish`]).
+
+use crate::domain::Scenario;
+use crate::matrix::{Creates, SourceKind, Variant};
+
+/// One recipe of a hand-off scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recipe {
+    /// The recipe's name in the protocol and in `results.json` (`publish.temp-rename`).
+    pub id: &'static str,
+    /// The scenario it belongs to.
+    pub scenario: Scenario,
+    /// Its steps, as the tables show them.
+    pub steps: &'static str,
+    /// The usual wrong way, measured beside the right one (the second article's "accident").
+    pub anti_pattern: bool,
+}
+
+/// Every recipe, in table order.
+pub const RECIPES: [Recipe; 2] = [
+    Recipe {
+        id: "publish.direct",
+        scenario: Scenario::Publish,
+        steps: "open the final name 'w', write in 4 KiB chunks, close",
+        anti_pattern: true,
+    },
+    Recipe {
+        id: "publish.temp-rename",
+        scenario: Scenario::Publish,
+        steps: "open a unique temp name beside it 'wx', write in 4 KiB chunks, close, rename onto the final name",
+        anti_pattern: false,
+    },
+];
+
+/// The recipe every reader of the publish scenario runs: read the whole target again and
+/// again until stopped, counting complete, torn, empty and absent reads by comparing bytes.
+pub const READER: &str = "read.poll";
+
+impl Recipe {
+    /// The recipes of `scenario`, in table order.
+    pub fn of(scenario: Scenario) -> impl Iterator<Item = &'static Recipe> {
+        RECIPES.iter().filter(move |r| r.scenario == scenario)
+    }
+
+    /// The recipe as a matrix row, so that its cells carry a variant id (the recipe name), a
+    /// family (the scenario) and a call (its steps) like every other cell; it takes no source
+    /// and creates a file.
+    pub fn as_variant(&self) -> Variant {
+        Variant {
+            id: self.id.to_string(),
+            family: self.scenario.as_str().to_string(),
+            call: self.steps.to_string(),
+            source: SourceKind::None,
+            creates: Creates::File,
+            anti_pattern: self.anti_pattern,
+            control: false,
+            holds: false,
+            note: String::new(),
+        }
+    }
+}
+
+/// The content a publish recipe writes with `params.size = size` (bytes): the line
+/// `conformance-publish <token> <size>\n`, then `size` bytes of `<token>\n` repeated (the last
+/// copy cut), then `end <token>\n`. The probes build the same bytes (`publishContent` in
+/// `probes/shared/session.mjs`); a reader compares what it read with them.
+pub fn framed(token: &str, size: usize) -> Vec<u8> {
+    let line = format!("{token}\n");
+    let mut out = format!("conformance-publish {token} {size}\n").into_bytes();
+    out.extend(line.bytes().cycle().take(size));
+    out.extend(format!("end {token}\n").bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framed_content_matches_the_probes_rule() {
+        // the same bytes as publishContent({token: 'ab', params: {size: 10}}) in session.mjs
+        assert_eq!(framed("ab", 10), b"conformance-publish ab 10\nab\nab\nab\naend ab\n");
+        assert_eq!(framed("ab", 1).len(), "conformance-publish ab 1\n".len() + 1 + "end ab\n".len());
+    }
+
+    #[test]
+    fn every_scenario_recipe_is_named_by_its_scenario() {
+        for r in RECIPES {
+            assert!(r.id.starts_with(&format!("{}.", r.scenario.as_str())), "{}", r.id);
+        }
+        assert_eq!(Recipe::of(Scenario::Publish).count(), 2);
+    }
+}

@@ -1,0 +1,156 @@
+//! The publish judge: what the readers of one published file saw and what the file system
+//! held afterwards → counted failures (`docs/HANDOFF.md`, "publish").
+//!
+//! One item is one trial: a writer publishes one file by its recipe while R readers read the
+//! final name again and again until the writer is done, then once more. Counters, each summed
+//! over the items:
+//!
+//! - `items`; `published` (the writer's recipe reported success); `write_failed`;
+//! - `reads` = `complete_reads` + `torn_reads` + `absent_reads` + `read_errors` over every
+//!   reader that reported its counters (`torn_reads` counts empty reads too: the name was
+//!   there, the content was not);
+//! - `missing`: of the `reader_items` (a reader that reported its counts, in an item whose
+//!   writer succeeded), those in which the reader never read the whole content (its last read
+//!   starts after the writer's result, so this is a file the reader could not see complete);
+//! - `damaged_targets`: items whose writer succeeded but whose final name did not hold the
+//!   whole content afterwards;
+//! - `leftover_files`: names other than the final one left in the item's folder afterwards
+//!   (temp files not cleaned up);
+//! - `reader_faults`: reader-items that crashed, timed out or reported no counters.
+
+use std::collections::BTreeMap;
+
+use super::Report;
+
+/// What one reader reported for one item: its counters (`read.poll`: `reads`, `complete`,
+/// `torn`, `empty`, `absent`, `errors`), or `None` when it faulted.
+pub type ReaderCounts = Option<BTreeMap<String, i64>>;
+
+/// What the harness observed of one publish item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublishItem {
+    /// How the writer's recipe ended.
+    pub writer: Report,
+    /// The writer's normalised error code, when it failed.
+    pub writer_error: Option<String>,
+    /// Each reader's counters.
+    pub readers: Vec<ReaderCounts>,
+    /// True when the final name held exactly the published content afterwards.
+    pub target_whole: bool,
+    /// Names other than the final one in the item's folder afterwards.
+    pub leftovers: usize,
+}
+
+/// The counters of a publish cell over `items` (see the module documentation), and the
+/// writer's error codes → count.
+pub fn judge_publish(items: &[PublishItem]) -> (BTreeMap<String, u64>, BTreeMap<String, usize>) {
+    let mut c: BTreeMap<String, u64> = [
+        "items",
+        "published",
+        "write_failed",
+        "reads",
+        "complete_reads",
+        "torn_reads",
+        "absent_reads",
+        "read_errors",
+        "missing",
+        "reader_items",
+        "damaged_targets",
+        "leftover_files",
+        "reader_faults",
+    ]
+    .into_iter()
+    .map(|k| (k.to_string(), 0))
+    .collect();
+    let mut errors = BTreeMap::new();
+    let mut add = |k: &str, n: u64| *c.get_mut(k).expect("every counter is listed") += n;
+    for it in items {
+        add("items", 1);
+        let ok = it.writer == Report::Success;
+        add(if ok { "published" } else { "write_failed" }, 1);
+        if let Some(code) = &it.writer_error {
+            *errors.entry(code.clone()).or_insert(0) += 1;
+        }
+        if ok && !it.target_whole {
+            add("damaged_targets", 1);
+        }
+        add("leftover_files", it.leftovers as u64);
+        for r in &it.readers {
+            let Some(r) = r.as_ref().filter(|r| r.contains_key("reads")) else {
+                add("reader_faults", 1);
+                continue;
+            };
+            let n = |k: &str| r.get(k).copied().unwrap_or(0).max(0) as u64;
+            add("reads", n("complete") + n("torn") + n("empty") + n("absent") + n("errors"));
+            add("complete_reads", n("complete"));
+            add("torn_reads", n("torn") + n("empty"));
+            add("absent_reads", n("absent"));
+            add("read_errors", n("errors"));
+            if ok {
+                add("reader_items", 1);
+                if n("complete") == 0 {
+                    add("missing", 1);
+                }
+            }
+        }
+    }
+    (c, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reader(complete: i64, torn: i64, empty: i64, absent: i64) -> ReaderCounts {
+        let reads = complete + torn + empty + absent;
+        Some(
+            [
+                ("reads", reads),
+                ("complete", complete),
+                ("torn", torn),
+                ("empty", empty),
+                ("absent", absent),
+                ("errors", 0),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        )
+    }
+
+    #[test]
+    fn counts_add_up_and_failures_are_counted_from_what_was_seen() {
+        let items = [
+            // a torn read and an empty one, then the whole file
+            PublishItem {
+                writer: Report::Success,
+                writer_error: None,
+                readers: vec![reader(3, 1, 1, 4), reader(1, 0, 0, 9)],
+                target_whole: true,
+                leftovers: 0,
+            },
+            // the reader never saw it whole; a temp file left behind
+            PublishItem {
+                writer: Report::Success,
+                writer_error: None,
+                readers: vec![reader(0, 2, 0, 5), None],
+                target_whole: false,
+                leftovers: 1,
+            },
+            PublishItem {
+                writer: Report::Error,
+                writer_error: Some("EXDEV".into()),
+                readers: vec![reader(0, 0, 0, 7), reader(0, 0, 0, 3)],
+                target_whole: false,
+                leftovers: 0,
+            },
+        ];
+        let (c, errors) = judge_publish(&items);
+        assert_eq!((c["items"], c["published"], c["write_failed"]), (3, 2, 1));
+        assert_eq!(c["reads"], c["complete_reads"] + c["torn_reads"] + c["absent_reads"] + c["read_errors"]);
+        assert_eq!((c["torn_reads"], c["complete_reads"]), (4, 4));
+        assert_eq!((c["missing"], c["reader_items"]), (1, 3), "only where the writer succeeded");
+        assert_eq!((c["damaged_targets"], c["leftover_files"], c["reader_faults"]), (1, 1, 1));
+        assert_eq!(errors.get("EXDEV"), Some(&1));
+    }
+}

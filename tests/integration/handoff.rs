@@ -1,0 +1,91 @@
+//! Hand-off scenarios (`docs/HANDOFF.md`): the publish scenario on real runtimes and against a
+//! deliberately broken recipe. Only invariants that hold on any machine are asserted: counters
+//! add up to their totals, and a correct recipe never shows a failure (the count of the wrong
+//! one depends on the machine's timing and is not asserted).
+
+use crate::common::{available, conformance, fixtures, one_at_a_time, read_json};
+
+/// Runs `--scenario publish` on `runtime` (NAME or NAME=PATH) and returns results.json.
+fn publish(runtime: &str, items: &str, extra: &[&str]) -> serde_json::Value {
+    let out = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "-r", runtime, "--scenario", "publish", "--items", items, "-q", "--out"])
+        .arg(out.path())
+        .args(extra)
+        .assert()
+        .success();
+    read_json(&out.path().join("results.json"))
+}
+
+/// The counters of `recipe`'s cell, checked to add up: reads are complete, torn, absent or
+/// errors; items are published or failed; missing ≤ reader-items.
+fn counters(r: &serde_json::Value, recipe: &str) -> serde_json::Map<String, serde_json::Value> {
+    let c = r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["variant"] == recipe)
+        .unwrap_or_else(|| panic!("{recipe}: {r}"));
+    assert_eq!(c["scenario"], "publish");
+    assert_eq!(c["result"]["kind"], "counters", "{c}");
+    let m = c["result"]["counters"].as_object().unwrap_or_else(|| panic!("{c}")).clone();
+    let n = |k: &str| m.get(k).and_then(serde_json::Value::as_u64).unwrap_or_else(|| panic!("{k} in {c}"));
+    assert_eq!(n("reads"), n("complete_reads") + n("torn_reads") + n("absent_reads") + n("read_errors"), "{c}");
+    assert_eq!(n("items"), n("published") + n("write_failed"), "{c}");
+    assert!(n("missing") <= n("reader_items") && n("damaged_targets") <= n("published"), "{c}");
+    m
+}
+
+#[test]
+fn a_broken_publish_recipe_is_caught() {
+    // the fake's temp-rename writes half the content to the final name and reports success
+    let node = fixtures().join("fake-runtimes").join("broken-publish").join("node");
+    let r = publish(&format!("node={}", node.display()), "6", &["--readers", "2"]);
+    let broken = counters(&r, "publish.temp-rename");
+    assert_eq!(broken["published"], 6, "{broken:?}");
+    assert_eq!(broken["damaged_targets"], 6, "every final name holds half the content: {broken:?}");
+    assert_eq!(broken["reader_items"], 12);
+    assert_eq!(broken["missing"], 12, "no reader can have read a file that was never whole: {broken:?}");
+    let direct = counters(&r, "publish.direct");
+    assert_eq!((&direct["damaged_targets"], &direct["missing"]), (&0.into(), &0.into()), "{direct:?}");
+}
+
+#[test]
+fn publish_on_session_runtimes() {
+    let _serial = one_at_a_time();
+    for name in ["node", "bun", "deno"] {
+        if !available(name) {
+            continue;
+        }
+        let r = publish(name, "30", &[]);
+        let right = counters(&r, "publish.temp-rename");
+        for k in ["torn_reads", "missing", "damaged_targets", "leftover_files", "write_failed", "reader_faults"] {
+            assert_eq!(right[k], 0, "{name}: temp -> close -> rename showed {k}: {right:?}");
+        }
+        assert_eq!(right["published"], 30, "{name}: {right:?}");
+        assert!(
+            right["complete_reads"].as_u64().unwrap() >= 60,
+            "{name}: every reader reads each file whole at least once: {right:?}"
+        );
+        let wrong = counters(&r, "publish.direct");
+        assert_eq!(wrong["published"], 30, "{name}: {wrong:?}");
+        // the wrong recipe's torn reads depend on timing: reported, not asserted
+        eprintln!("{name}: publish.direct torn {}/{} reads", wrong["torn_reads"], wrong["reads"]);
+    }
+}
+
+#[test]
+fn runtimes_without_recipes_say_why() {
+    let _serial = one_at_a_time();
+    if !available("mono") {
+        return;
+    }
+    let r = publish("mono", "2", &[]);
+    for c in r["cells"].as_array().unwrap() {
+        assert_eq!(c["result"]["counters"], serde_json::json!({}), "{c}");
+        assert!(
+            c["evidence"].as_str().unwrap().starts_with("unsupported: the probe (protocol 2) has no recipe"),
+            "{c}"
+        );
+    }
+}

@@ -167,11 +167,11 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         outdir.write("results.json", &json::render(&results))?;
     }
     bar.finish_and_clear();
-    for scenario in [Scenario::Publish] {
+    for scenario in [Scenario::Publish, Scenario::Claim] {
         if let Some(t) = table::render_scenario(&results, scenario) {
             let _ = writeln!(
                 stdout,
-                "\n{} (hand-off: counted from the files and what readers read)\n{t}",
+                "\n{} (hand-off: counted from the files)\n{t}",
                 scenario.as_str()
             );
         }
@@ -395,8 +395,10 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
                     emit(&format!("{l}\n"));
                 }
             }
-            if let Some(t) = table::render_scenario(&r, Scenario::Publish) {
-                emit(&format!("\npublish (hand-off: counted from the files and what readers read)\n{t}\n"));
+            for scenario in [Scenario::Publish, Scenario::Claim] {
+                if let Some(t) = table::render_scenario(&r, scenario) {
+                    emit(&format!("\n{} (hand-off: counted from the files)\n{t}\n", scenario.as_str()));
+                }
             }
         }
     }

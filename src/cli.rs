@@ -31,6 +31,9 @@ pub const DEFAULT_TRIALS: u32 = 200;
 /// Default files published per recipe in the publish scenario (`--items`).
 pub const DEFAULT_ITEMS: u32 = 40;
 
+/// Default workers of the claim scenario (`--workers`).
+pub const DEFAULT_WORKERS: u32 = 3;
+
 /// Default readers per published file (`--readers`).
 pub const DEFAULT_READERS: u32 = 2;
 
@@ -97,6 +100,8 @@ pub enum ScenarioArg {
     Race,
     /// A writer publishes files by each recipe while readers read them (hand-off).
     Publish,
+    /// Workers take the files of one folder by each recipe (hand-off).
+    Claim,
     /// All of them.
     All,
 }
@@ -176,7 +181,10 @@ pub struct RunArgs {
     /// Scenarios to run; comma-separated or repeated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     pub scenario: Vec<ScenarioArg>,
-    /// Publish scenario: files published per recipe (one trial each).
+    /// Claim scenario: workers (separate processes) taking items.
+    #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
+    pub workers: u32,
+    /// Publish: files published per recipe (one trial each); claim: items in incoming/ per trial.
     #[arg(long, default_value_t = DEFAULT_ITEMS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub items: u32,
     /// Publish scenario: readers polling each file.

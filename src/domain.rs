@@ -59,6 +59,8 @@ pub enum Scenario {
     Race,
     /// A writer publishes files by a recipe while readers read them (`docs/HANDOFF.md`).
     Publish,
+    /// Workers take the files of one folder by a recipe (`docs/HANDOFF.md`).
+    Claim,
 }
 
 impl Scenario {
@@ -68,6 +70,7 @@ impl Scenario {
             Scenario::SecondComer => "second-comer",
             Scenario::Race => "race",
             Scenario::Publish => "publish",
+            Scenario::Claim => "claim",
         }
     }
 }

@@ -23,7 +23,7 @@ pub struct Recipe {
 }
 
 /// Every recipe, in table order.
-pub const RECIPES: [Recipe; 2] = [
+pub const RECIPES: [Recipe; 5] = [
     Recipe {
         id: "publish.direct",
         scenario: Scenario::Publish,
@@ -34,6 +34,24 @@ pub const RECIPES: [Recipe; 2] = [
         id: "publish.temp-rename",
         scenario: Scenario::Publish,
         steps: "open a unique temp name beside it 'wx', write in 4 KiB chunks, close, rename onto the final name",
+        anti_pattern: false,
+    },
+    Recipe {
+        id: "claim.list-then-open",
+        scenario: Scenario::Claim,
+        steps: "list incoming/, read an item, process it, delete it",
+        anti_pattern: true,
+    },
+    Recipe {
+        id: "claim.rename-claim",
+        scenario: Scenario::Claim,
+        steps: "list incoming/, rename an item into processing/<worker>/ (only success owns it), read, process, delete",
+        anti_pattern: false,
+    },
+    Recipe {
+        id: "claim.exclusive-marker",
+        scenario: Scenario::Claim,
+        steps: "list incoming/, create <item>.claim 'wx' (only success owns it), read, process, delete the item",
         anti_pattern: false,
     },
 ];
@@ -95,5 +113,6 @@ mod tests {
             assert!(r.id.starts_with(&format!("{}.", r.scenario.as_str())), "{}", r.id);
         }
         assert_eq!(Recipe::of(Scenario::Publish).count(), 2);
+        assert_eq!(Recipe::of(Scenario::Claim).count(), 3);
     }
 }

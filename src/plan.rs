@@ -16,7 +16,7 @@ use crate::cli::{
     AmplifyArg, AttemptArgs, Cli, PowerArgs, RaceArgs, RunArgs, ScenarioArg, ScratchArgs, DEFAULT_ONESHOT_TRIALS,
     DEFAULT_TRIALS, MAX_CONTENDERS,
 };
-use crate::engine::{self, Amplify, Options, PublishOptions, Sweep};
+use crate::engine::{self, Amplify, ClaimOptions, Options, PublishOptions, Sweep};
 use crate::error::{Error, Result};
 use crate::exec::contender::{Contender, Mode};
 use crate::exec::protocol::check_hello;
@@ -146,6 +146,8 @@ impl Common {
             max_trials: self.max_trials as usize,
             offsets: self.offsets.clone(),
             publish: shape.publish,
+            claim: shape.claim,
+            recipes: shape.recipes,
         }
     }
 
@@ -215,6 +217,8 @@ struct Shape {
     targets: Vec<TargetState>,
     relative: bool,
     publish: Option<PublishOptions>,
+    claim: Option<ClaimOptions>,
+    recipes: Vec<String>,
 }
 
 /// The nonce that starts every token of a run, from its start time (hex, 32 bits).
@@ -267,7 +271,14 @@ impl RunPlan {
         check_contenders(a.contenders as usize, "--contenders")?;
         let all = load_dir(&paths.matrices)?;
         let controls: Vec<Variant> = all.iter().filter(|v| v.control).cloned().collect();
-        let variants = select_variants(all, &a.variant)?;
+        // `--variant` selects the hand-off recipes by id too (`'publish.*'`, `claim.rename-claim`)
+        let recipe_rows = crate::handoff::RECIPES.iter().map(|r| r.as_variant());
+        let (recipes, variants): (Vec<Variant>, Vec<Variant>) =
+            select_variants(all.into_iter().chain(recipe_rows).collect(), &a.variant)?
+                .into_iter()
+                .partition(|v| crate::handoff::RECIPES.iter().any(|r| r.id == v.id));
+        let recipes: Vec<String> = recipes.into_iter().map(|v| v.id).collect();
+        let picked = |s: Scenario| recipes.iter().any(|id| crate::handoff::Recipe::of(s).any(|r| r.id == id));
         let targets = parse_targets(&a.target)?;
         let requested = Requested::parse(&a.runtime)?;
         let required = Requested::parse(&a.require).map_err(|e| match e {
@@ -290,11 +301,14 @@ impl RunPlan {
             race: wants(ScenarioArg::Race),
             targets,
             relative: !a.no_relative,
-            publish: wants(ScenarioArg::Publish).then_some(PublishOptions {
+            publish: (wants(ScenarioArg::Publish) && picked(Scenario::Publish)).then_some(PublishOptions {
                 items: a.items as usize,
                 readers: a.readers as usize,
                 size: a.size as usize,
             }),
+            claim: (wants(ScenarioArg::Claim) && picked(Scenario::Claim))
+                .then_some(ClaimOptions { workers: a.workers as usize, items: a.items as usize }),
+            recipes: recipes.clone(),
         };
         let amplify = common.detect_amplifier(shape.race);
         let options = common.options(shape, amplify);
@@ -331,9 +345,11 @@ impl RunPlan {
         found.iter().filter(|r| self.measures(r)).collect()
     }
 
-    /// True when `rt` will be measured: found and working, and running a selected variant.
+    /// True when `rt` will be measured: found and working, and running a selected variant or
+    /// hand-off recipe.
     pub fn measures(&self, rt: &Runtime) -> bool {
-        rt.status == Status::Found && !self.variants_of(rt).is_empty()
+        let handoff = self.options.publish.is_some() || self.options.claim.is_some();
+        rt.status == Status::Found && (!self.variants_of(rt).is_empty() || handoff)
     }
 
     /// The `--require`d runtimes missing from `found` (not found, broken, or not selected by
@@ -396,7 +412,7 @@ impl RunPlan {
     /// The cells a run of this plan measures on the runtimes of `found`, in the order of
     /// `results.json`: per measurable runtime and family, each selected variant's
     /// second-comer cells (one per target) and race cell, then the family's control race when
-    /// the control was not selected; then one cell per publish recipe. Its length is what [`engine::measure`] reports through
+    /// the control was not selected; then one cell per publish and claim recipe. Its length is what [`engine::measure`] reports through
     /// its callback when nothing stops the run.
     pub fn cells(&self, found: &[Runtime]) -> Vec<CellPlan> {
         let o = &self.options;
@@ -434,9 +450,12 @@ impl RunPlan {
                     }
                 }
             }
-            if o.publish.is_some() {
-                let recipes = crate::handoff::Recipe::of(Scenario::Publish);
-                out.extend(recipes.map(|r| cell(&r.as_variant(), Scenario::Publish, TargetState::Absent, None)));
+            for (on, scenario) in [(o.publish.is_some(), Scenario::Publish), (o.claim.is_some(), Scenario::Claim)] {
+                if on {
+                    let recipes =
+                        crate::handoff::Recipe::of(scenario).filter(|r| o.recipes.iter().any(|id| id == r.id));
+                    out.extend(recipes.map(|r| cell(&r.as_variant(), scenario, TargetState::Absent, None)));
+                }
             }
         }
         out
@@ -662,6 +681,8 @@ impl RacePlan {
             targets: Vec::new(),
             relative: false,
             publish: None,
+            claim: None,
+            recipes: Vec::new(),
         };
         let any_oneshot =
             slots.iter().any(|(n, _)| crate::runtime::adapter(n).is_some_and(|ad| ad.mode() == Mode::OneShot));

@@ -227,6 +227,83 @@ export function defaultTempName(target, id, pid) {
   return path.join(path.dirname(target), `.${path.basename(target)}.${pid}.${id}.tmp`);
 }
 
+/** Rounds without progress after which a claim worker gives up (see claimWorker). */
+const CLAIM_STUCK_ROUNDS = 100000;
+
+function claimWorker(method) {
+  return {
+    prepare(req, ctx) {
+      const incoming = stringParam(req, 'incoming', null);
+      const output = stringParam(req, 'output', null);
+      const processing = method === 'rename' ? stringParam(req, 'processing', null) : null;
+      if (incoming === null || output === null || (method === 'rename' && processing === null)) {
+        unsupported('claim workers need params.incoming, params.output (and params.processing to rename into)');
+      }
+      return () => {
+        const c = { rounds: 0, listed: 0, claimed: 0, claim_failed: 0, delete_failed: 0, processed: 0 };
+        const sample = [];
+        const fail = (e) => { if (sample.length < ERRORS_SAMPLE_MAX) sample.push(ctx.rawError(e)); };
+        let out;
+        try {
+          out = fs.openSync(output, 'a');
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step: 'output', counters: c, errors_sample: sample };
+        }
+        try {
+          let idle = 0;
+          for (;;) {
+            c.rounds++;
+            let names;
+            try {
+              names = fs.readdirSync(incoming).filter((n) => !n.endsWith('.claim'));
+            } catch (e) {
+              return { ok: false, error: ctx.rawError(e), step: 'list', counters: c, errors_sample: sample };
+            }
+            if (names.length === 0) break;
+            let progress = false;
+            for (const name of names) {
+              c.listed++;
+              const item = path.join(incoming, name);
+              let at = item;
+              let data;
+              try {
+                if (method === 'rename') {
+                  at = path.join(processing, name);
+                  fs.renameSync(item, at);
+                } else if (method === 'marker') {
+                  fs.closeSync(fs.openSync(`${item}.claim`, 'wx'));
+                }
+                data = fs.readFileSync(at);
+                c.claimed++;
+              } catch (e) {
+                c.claim_failed++;
+                fail(e);
+                continue;
+              }
+              writeAll(out, Buffer.concat([data, Buffer.from('\n')]));
+              c.processed++;
+              progress = true;
+              try {
+                fs.unlinkSync(at);
+              } catch (e) {
+                c.delete_failed++;
+                fail(e);
+              }
+            }
+            idle = progress ? 0 : idle + 1;
+            if (idle >= CLAIM_STUCK_ROUNDS) {
+              return { ok: false, error: null, step: 'stuck', counters: c, errors_sample: sample };
+            }
+          }
+        } finally {
+          fs.closeSync(out);
+        }
+        return { ok: true, error: null, step: null, counters: c, errors_sample: sample };
+      };
+    },
+  };
+}
+
 export const RECIPES = {
   // Write the content (publishContent) straight to the target: open 'w' (create or truncate),
   // write in chunks of PUBLISH_CHUNK bytes, close. The wrong recipe: a reader can see the
@@ -359,6 +436,23 @@ export const RECIPES = {
       };
     },
   },
+
+  // The claim workers: each takes items from params.incoming until none is left, and for every
+  // item it took appends the item's content and a newline to its own params.output file (the
+  // harness counts duplicates and losses from those files). Methods:
+  // - claim.rename-claim: rename the item into params.processing (this worker's folder); only a
+  //   successful rename means ownership; then read it there, append, delete it.
+  // - claim.list-then-open (the usual wrong way): read the listed item, append, delete it
+  //   (a failed delete is counted, the item was processed anyway).
+  // - claim.exclusive-marker: create `<item>.claim` exclusively ('wx'); only that success
+  //   means ownership; then read, append, delete the item (the marker stays).
+  // A worker that makes no progress for CLAIM_STUCK_ROUNDS rounds in a row stops (step
+  // `stuck`). counters: rounds, listed, claimed, claim_failed (a claim step that failed:
+  // rename, 'wx', or a read of an item gone), delete_failed, processed; errors_sample.
+  'claim.rename-claim': claimWorker('rename'),
+  'claim.list-then-open': claimWorker('list-then-open'),
+  'claim.exclusive-marker': claimWorker('marker'),
+
 };
 
 // ---- the loop -----------------------------------------------------------------------------

@@ -11,11 +11,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 mod attempt;
+mod claim;
 mod publish;
 mod second;
 pub mod trial;
 
 use attempt::ms;
+pub use claim::{ClaimOptions, CLAIM_TRIALS};
 pub use publish::PublishOptions;
 use second::second_comer_cell;
 use trial::race_core;
@@ -77,6 +79,10 @@ pub struct Options {
     pub offsets: Option<Vec<u64>>,
     /// Run the publish scenario, so (`--scenario publish`, `--items`, `--readers`, `--size`).
     pub publish: Option<PublishOptions>,
+    /// Run the claim scenario, so (`--scenario claim`, `--workers`, `--items`).
+    pub claim: Option<ClaimOptions>,
+    /// The hand-off recipes selected (`--variant` matches recipe ids too).
+    pub recipes: Vec<String>,
 }
 
 /// The amplified half of the races.
@@ -356,6 +362,10 @@ pub fn measure(
     }
     if let (Some(p), false) = (opts.publish, stop(&out)) {
         let found = publish::measure_publish(rt, p, m, ctx, on_finding);
+        out.findings.extend(found);
+    }
+    if let (Some(c), false) = (opts.claim, stop(&out)) {
+        let found = claim::measure_claim(rt, c, m, ctx, on_finding);
         out.findings.extend(found);
     }
     out
@@ -647,7 +657,7 @@ impl CellBase<'_> {
                 detection: None,
                 weak_race: None,
             })),
-            Scenario::Publish => CellResult::Counters(CountersResult::default()),
+            Scenario::Publish | Scenario::Claim => CellResult::Counters(CountersResult::default()),
         };
         let mut c = self.finding(scenario, target, result);
         c.evidence = f.evidence.clone();

@@ -38,7 +38,7 @@ pub(super) fn measure_publish(
     let slots = vec![(adapter.mode(), launch, timeouts); 1 + p.readers];
     let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
     let mut out = Vec::new();
-    for recipe in Recipe::of(Scenario::Publish) {
+    for recipe in Recipe::of(Scenario::Publish).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)) {
         if crate::interrupt::requested() {
             break;
         }

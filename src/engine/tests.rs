@@ -26,6 +26,8 @@ pub(super) fn options(trials: usize) -> Options {
         max_trials: trials,
         offsets: None,
         publish: None,
+        claim: None,
+        recipes: Vec::new(),
     }
 }
 

@@ -86,6 +86,15 @@ pub fn render(r: &Results) -> String {
         s.push_str(&md_table(&h, &rows));
         s.push('\n');
     }
+    if let Some((h, rows)) = super::table::scenario_rows(r, Scenario::Claim, true) {
+        let _ = writeln!(s, "## Hand-off: claim\n");
+        let _ = writeln!(
+            s,
+            "Workers, released together, take the files of one `incoming/` folder by the recipe; each appends what it processed to its own output file. `duplicates`: processings beyond the first of an item; `lost`: items no worker processed and no longer in `incoming/`; counted from the output files and the folder afterwards.\n"
+        );
+        s.push_str(&md_table(&h, &rows));
+        s.push('\n');
+    }
     if r.has_races() {
         let _ = writeln!(s, "## Race details\n");
         let header: Vec<String> = [

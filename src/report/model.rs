@@ -584,7 +584,10 @@ impl Results {
     pub fn rows(&self, runtime: &str) -> Vec<Row<'_>> {
         let mut rows: Vec<Row<'_>> = Vec::new();
         // the hand-off scenarios have tables of their own (recipes × runtimes)
-        let cells = self.cells.iter().filter(|c| c.runtime == runtime && c.scenario != Scenario::Publish);
+        let cells = self
+            .cells
+            .iter()
+            .filter(|c| c.runtime == runtime && matches!(c.scenario, Scenario::SecondComer | Scenario::Race));
         for c in cells {
             let idx = match rows.iter().position(|r| r.variant == c.variant) {
                 Some(i) => i,
@@ -604,7 +607,7 @@ impl Results {
                     rows[idx].second.insert(c.target, c);
                 }
                 Scenario::Race => rows[idx].race = Some(c),
-                Scenario::Publish => {}
+                Scenario::Publish | Scenario::Claim => {}
             }
         }
         rows

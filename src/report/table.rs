@@ -261,6 +261,33 @@ pub fn publish_text(c: &Cell) -> String {
     s
 }
 
+/// Text of a claim cell: processings beyond the first of an item over the items, items lost,
+/// and whatever else happened (items left unclaimed, worker faults) only when it did:
+/// `duplicates 12/200; lost 0`. A cell without counts shows its evidence's first word.
+pub fn claim_text(c: &Cell) -> String {
+    let CellResult::Counters(r) = &c.result else { return "?".into() };
+    let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
+    if r.counters.is_empty() {
+        let why = c.evidence.as_deref().unwrap_or("?");
+        return why.split(':').next().unwrap_or(why).to_string();
+    }
+    let mut s = format!("duplicates {}/{} items; lost {}", n("duplicate_claims"), n("items"), n("lost_items"));
+    for (k, label) in [("left_unclaimed", "left unclaimed"), ("worker_faults", "worker faults")] {
+        if n(k) > 0 {
+            s.push_str(&format!("; {label} {}", n(k)));
+        }
+    }
+    s
+}
+
+/// The text of a hand-off cell, by its scenario.
+fn handoff_text(c: &Cell) -> String {
+    match c.scenario {
+        Scenario::Claim => claim_text(c),
+        _ => publish_text(c),
+    }
+}
+
 /// Header and rows of a hand-off scenario's table: one row per recipe (with its steps when
 /// `with_steps`), one column per runtime that has cells of `scenario`; `None` when it has none.
 pub fn scenario_rows(
@@ -296,7 +323,7 @@ pub fn scenario_rows(
             }
             for rt in &runtimes {
                 let c = cells.iter().find(|c| c.variant == *id && c.runtime == *rt);
-                row.push(c.map_or_else(|| "-".into(), |c| publish_text(c)));
+                row.push(c.map_or_else(|| "-".into(), |c| handoff_text(c)));
             }
             row
         })

@@ -8,12 +8,14 @@
 //!   and what that does to an `exclusive` verdict.
 //! - [`lock`]: a variant's cells → "safe as a lock".
 //! - [`publish`]: what readers saw of files published by a recipe → counted failures.
+//! - [`claim`]: what workers wrote to their output files → duplicate and lost items.
 //!
 //! Nothing here knows which variant or runtime it is judging: the same rules apply to all,
 //! so an outcome can only come from observation. Nothing here does I/O.
 
 use serde::{Deserialize, Serialize};
 
+pub mod claim;
 pub mod control;
 pub mod lock;
 pub mod publish;

@@ -167,13 +167,9 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         outdir.write("results.json", &json::render(&results))?;
     }
     bar.finish_and_clear();
-    for scenario in [Scenario::Publish, Scenario::Claim] {
+    for scenario in [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim] {
         if let Some(t) = table::render_scenario(&results, scenario) {
-            let _ = writeln!(
-                stdout,
-                "\n{} (hand-off: counted from the files)\n{t}",
-                scenario.as_str()
-            );
+            let _ = writeln!(stdout, "\n{} (hand-off: counted from the files)\n{t}", scenario.as_str());
         }
     }
     results.run_info.duration_s = started.elapsed().as_secs_f64();
@@ -395,7 +391,7 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
                     emit(&format!("{l}\n"));
                 }
             }
-            for scenario in [Scenario::Publish, Scenario::Claim] {
+            for scenario in [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim] {
                 if let Some(t) = table::render_scenario(&r, scenario) {
                     emit(&format!("\n{} (hand-off: counted from the files)\n{t}\n", scenario.as_str()));
                 }

@@ -102,6 +102,8 @@ pub enum ScenarioArg {
     Publish,
     /// Workers take the files of one folder by each recipe (hand-off).
     Claim,
+    /// A consumer waits for a data file to be complete, by a marker or by stability (hand-off).
+    DoneMarker,
     /// All of them.
     All,
 }

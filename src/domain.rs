@@ -61,6 +61,9 @@ pub enum Scenario {
     Publish,
     /// Workers take the files of one folder by a recipe (`docs/HANDOFF.md`).
     Claim,
+    /// A consumer waits for a data file to be complete, by a marker or by stability
+    /// (`docs/HANDOFF.md`).
+    DoneMarker,
 }
 
 impl Scenario {
@@ -71,6 +74,7 @@ impl Scenario {
             Scenario::Race => "race",
             Scenario::Publish => "publish",
             Scenario::Claim => "claim",
+            Scenario::DoneMarker => "done-marker",
         }
     }
 }

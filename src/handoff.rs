@@ -23,7 +23,7 @@ pub struct Recipe {
 }
 
 /// Every recipe, in table order.
-pub const RECIPES: [Recipe; 5] = [
+pub const RECIPES: [Recipe; 9] = [
     Recipe {
         id: "publish.direct",
         scenario: Scenario::Publish,
@@ -54,7 +54,46 @@ pub const RECIPES: [Recipe; 5] = [
         steps: "list incoming/, create <item>.claim 'wx' (only success owns it), read, process, delete the item",
         anti_pattern: false,
     },
+    Recipe {
+        id: "done.marker-after-data",
+        scenario: Scenario::DoneMarker,
+        steps: "write the data file, close, then write the manifest <name>.done; the consumer waits for the manifest",
+        anti_pattern: false,
+    },
+    Recipe {
+        id: "done.marker-before-data",
+        scenario: Scenario::DoneMarker,
+        steps: "write the manifest <name>.done, then the data file; the consumer waits for the manifest",
+        anti_pattern: true,
+    },
+    Recipe {
+        id: "done.size-stable",
+        scenario: Scenario::DoneMarker,
+        steps: "write the data file; the consumer takes it once its size has not changed for a while",
+        anti_pattern: true,
+    },
+    Recipe {
+        id: "done.mtime-stable",
+        scenario: Scenario::DoneMarker,
+        steps: "write the data file; the consumer takes it once its mtime has not changed for a while",
+        anti_pattern: true,
+    },
 ];
+
+/// The consumer every writer of the done-marker scenario is paired with.
+pub const CONSUMER: &str = "consume.poll";
+
+impl Recipe {
+    /// The consumer's rule for this done-marker recipe: `marker`, `size-stable` or
+    /// `mtime-stable`.
+    pub fn consumer_rule(&self) -> &'static str {
+        match self.id {
+            "done.size-stable" => "size-stable",
+            "done.mtime-stable" => "mtime-stable",
+            _ => "marker",
+        }
+    }
+}
 
 /// The recipe every reader of the publish scenario runs: read the whole target again and
 /// again until stopped, counting complete, torn, empty and absent reads by comparing bytes.
@@ -110,9 +149,12 @@ mod tests {
     #[test]
     fn every_scenario_recipe_is_named_by_its_scenario() {
         for r in RECIPES {
-            assert!(r.id.starts_with(&format!("{}.", r.scenario.as_str())), "{}", r.id);
+            // ids stay short: `done.` for the done-marker scenario
+            let prefix = if r.scenario == Scenario::DoneMarker { "done" } else { r.scenario.as_str() };
+            assert!(r.id.starts_with(&format!("{prefix}.")), "{}", r.id);
         }
         assert_eq!(Recipe::of(Scenario::Publish).count(), 2);
         assert_eq!(Recipe::of(Scenario::Claim).count(), 3);
+        assert_eq!(Recipe::of(Scenario::DoneMarker).count(), 4);
     }
 }

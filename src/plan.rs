@@ -147,6 +147,7 @@ impl Common {
             offsets: self.offsets.clone(),
             publish: shape.publish,
             claim: shape.claim,
+            done_marker: shape.done_marker,
             recipes: shape.recipes,
         }
     }
@@ -218,6 +219,7 @@ struct Shape {
     relative: bool,
     publish: Option<PublishOptions>,
     claim: Option<ClaimOptions>,
+    done_marker: Option<usize>,
     recipes: Vec<String>,
 }
 
@@ -308,6 +310,7 @@ impl RunPlan {
             }),
             claim: (wants(ScenarioArg::Claim) && picked(Scenario::Claim))
                 .then_some(ClaimOptions { workers: a.workers as usize, items: a.items as usize }),
+            done_marker: (wants(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
             recipes: recipes.clone(),
         };
         let amplify = common.detect_amplifier(shape.race);
@@ -348,7 +351,8 @@ impl RunPlan {
     /// True when `rt` will be measured: found and working, and running a selected variant or
     /// hand-off recipe.
     pub fn measures(&self, rt: &Runtime) -> bool {
-        let handoff = self.options.publish.is_some() || self.options.claim.is_some();
+        let o = &self.options;
+        let handoff = o.publish.is_some() || o.claim.is_some() || o.done_marker.is_some();
         rt.status == Status::Found && (!self.variants_of(rt).is_empty() || handoff)
     }
 
@@ -450,7 +454,12 @@ impl RunPlan {
                     }
                 }
             }
-            for (on, scenario) in [(o.publish.is_some(), Scenario::Publish), (o.claim.is_some(), Scenario::Claim)] {
+            let handoffs = [
+                (o.publish.is_some(), Scenario::Publish),
+                (o.claim.is_some(), Scenario::Claim),
+                (o.done_marker.is_some(), Scenario::DoneMarker),
+            ];
+            for (on, scenario) in handoffs {
                 if on {
                     let recipes =
                         crate::handoff::Recipe::of(scenario).filter(|r| o.recipes.iter().any(|id| id == r.id));
@@ -682,6 +691,7 @@ impl RacePlan {
             relative: false,
             publish: None,
             claim: None,
+            done_marker: None,
             recipes: Vec::new(),
         };
         let any_oneshot =

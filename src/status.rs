@@ -146,7 +146,9 @@ fn variant_lines(cells: &[&CellPlan]) -> Vec<String> {
             if let Some(race) = mine.iter().find(|c| c.scenario == Scenario::Race) {
                 parts.push(if race.control { "race (detection control)".to_string() } else { "race".to_string() });
             }
-            for c in mine.iter().filter(|c| matches!(c.scenario, Scenario::Publish | Scenario::Claim)) {
+            for c in
+                mine.iter().filter(|c| matches!(c.scenario, Scenario::Publish | Scenario::Claim | Scenario::DoneMarker))
+            {
                 parts.push(format!("{} (hand-off recipe)", c.scenario.as_str()));
             }
             let line = format!("  {v:<width$}  {}", parts.join(", "));

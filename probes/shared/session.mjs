@@ -304,7 +304,121 @@ function claimWorker(method) {
   };
 }
 
+/** Sleeps `ms` milliseconds without giving the event loop a turn (Atomics.wait on the main thread). */
+function sleepSync(ms) {
+  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * The done-marker writers: the data file (publishContent, 4 KiB writes with params.chunk_ms
+ * milliseconds between them) and, by the method, a manifest at params.marker — JSON {name,
+ * size (bytes), records (payload lines), idempotency_key (the token)} — after the data, before
+ * it, or none (the consumer then watches the data file's size or mtime). Steps: manifest,
+ * open, write, close.
+ */
+function doneWriter(method) {
+  return {
+    prepare(req, ctx) {
+      const data = publishContent(req);
+      const marker = stringParam(req, 'marker', null);
+      if (marker === null && method.startsWith('marker')) unsupported('a marker method needs params.marker');
+      const chunkMs = req.params.chunk_ms ?? 0;
+      if (!Number.isInteger(chunkMs) || chunkMs < 0 || chunkMs > 1000) unsupported('params.chunk_ms must be an integer from 0 to 1000');
+      const manifest = Buffer.from(JSON.stringify({
+        name: path.basename(req.target),
+        size: data.length,
+        records: data.toString('latin1').split('\n').length - 1,
+        idempotency_key: req.token,
+      }));
+      return () => {
+        let step = 'manifest';
+        try {
+          if (method === 'marker-before-data') fs.writeFileSync(marker, manifest);
+          step = 'open';
+          const fd = fs.openSync(req.target, 'w');
+          try {
+            step = 'write';
+            for (let off = 0; off < data.length; off += PUBLISH_CHUNK) {
+              if (off > 0) sleepSync(chunkMs);
+              writeAll(fd, data.subarray(off, Math.min(off + PUBLISH_CHUNK, data.length)));
+            }
+          } finally {
+            step = step === 'write' ? 'close' : step;
+            fs.closeSync(fd);
+          }
+          step = 'manifest';
+          if (method === 'marker-after-data') fs.writeFileSync(marker, manifest);
+          return { ok: true, error: null, step: null };
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step };
+        }
+      };
+    },
+  };
+}
+
 export const RECIPES = {
+  // The done-marker writers (doneWriter) and their consumer (consume.poll).
+  'done.marker-after-data': doneWriter('marker-after-data'),
+  'done.marker-before-data': doneWriter('marker-before-data'),
+  'done.size-stable': doneWriter('size-stable'),
+  'done.mtime-stable': doneWriter('mtime-stable'),
+
+  // Wait, polling about once a millisecond, until the data file counts as complete by
+  // params.rule — `marker` (params.marker exists), `size-stable` or `mtime-stable` (the data
+  // file exists, is not empty, and its size, or mtime, has not changed for params.stable_ms) —
+  // then read it once and compare with params.expect[0]: counters consumed (0/1), whole,
+  // partial (the bytes differ), checks. Runs until `stop`; after the stop it keeps checking
+  // for up to 2 × stable_ms + 100 ms, then reports (consumed 0 when the rule never held).
+  'consume.poll': {
+    prepare(req, ctx) {
+      const rule = stringParam(req, 'rule', null);
+      const marker = stringParam(req, 'marker', null);
+      const stableMs = req.params.stable_ms ?? 0;
+      const expect = req.params.expect;
+      if (!['marker', 'size-stable', 'mtime-stable'].includes(rule) || (rule === 'marker' && marker === null)) {
+        unsupported('consume.poll needs params.rule (marker, size-stable, mtime-stable) and params.marker for marker');
+      }
+      if (!Array.isArray(expect) || typeof expect[0] !== 'string') unsupported('consume.poll needs params.expect');
+      const whole = Buffer.from(expect[0], 'utf8');
+      const why = ctx.reader.pollReason();
+      if (why !== null) unsupported(why);
+      return () => {
+        const c = { consumed: 0, whole: 0, partial: 0, checks: 0 };
+        let last = null;
+        let since = 0;
+        let deadline = null;
+        for (;;) {
+          c.checks++;
+          const now = performance.now();
+          let ready = false;
+          try {
+            if (rule === 'marker') {
+              ready = fs.existsSync(marker);
+            } else {
+              const st = fs.statSync(req.target);
+              const key = rule === 'size-stable' ? st.size : st.mtimeMs;
+              if (st.size > 0 && key === last) ready = now - since >= stableMs;
+              else { last = key; since = now; }
+            }
+          } catch { /* not there yet */ }
+          if (ready) {
+            c.consumed = 1;
+            let bytes = null;
+            try { bytes = fs.readFileSync(req.target); } catch { /* counted as partial */ }
+            if (bytes !== null && bytes.equals(whole)) c.whole = 1; else c.partial = 1;
+            break;
+          }
+          if (deadline === null && ctx.stopRequested()) deadline = now + 2 * stableMs + 100;
+          if (deadline !== null && now >= deadline) break;
+          sleepSync(1);
+        }
+        while (deadline === null && !ctx.stopRequested()) sleepSync(1);
+        return { ok: true, error: null, step: null, counters: c, errors_sample: [] };
+      };
+    },
+  },
+
   // Write the content (publishContent) straight to the target: open 'w' (create or truncate),
   // write in chunks of PUBLISH_CHUNK bytes, close. The wrong recipe: a reader can see the
   // name before the content is whole. params: size. Steps: open, write, close.

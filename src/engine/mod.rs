@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 mod attempt;
 mod claim;
+mod done;
 mod publish;
 mod second;
 pub mod trial;
@@ -81,6 +82,9 @@ pub struct Options {
     pub publish: Option<PublishOptions>,
     /// Run the claim scenario, so (`--scenario claim`, `--workers`, `--items`).
     pub claim: Option<ClaimOptions>,
+    /// Run the done-marker scenario with data files of this many payload bytes (`--scenario
+    /// done-marker`, `--size`).
+    pub done_marker: Option<usize>,
     /// The hand-off recipes selected (`--variant` matches recipe ids too).
     pub recipes: Vec<String>,
 }
@@ -366,6 +370,10 @@ pub fn measure(
     }
     if let (Some(c), false) = (opts.claim, stop(&out)) {
         let found = claim::measure_claim(rt, c, m, ctx, on_finding);
+        out.findings.extend(found);
+    }
+    if let (Some(size), false) = (opts.done_marker, stop(&out)) {
+        let found = done::measure_done(rt, size, m, ctx, on_finding);
         out.findings.extend(found);
     }
     out
@@ -657,7 +665,9 @@ impl CellBase<'_> {
                 detection: None,
                 weak_race: None,
             })),
-            Scenario::Publish | Scenario::Claim => CellResult::Counters(CountersResult::default()),
+            Scenario::Publish | Scenario::Claim | Scenario::DoneMarker => {
+                CellResult::Counters(CountersResult::default())
+            }
         };
         let mut c = self.finding(scenario, target, result);
         c.evidence = f.evidence.clone();

@@ -27,6 +27,7 @@ pub(super) fn options(trials: usize) -> Options {
         offsets: None,
         publish: None,
         claim: None,
+        done_marker: None,
         recipes: Vec::new(),
     }
 }

@@ -86,6 +86,15 @@ pub fn render(r: &Results) -> String {
         s.push_str(&md_table(&h, &rows));
         s.push('\n');
     }
+    if let Some((h, rows)) = super::table::scenario_rows(r, Scenario::DoneMarker, true) {
+        let _ = writeln!(s, "## Hand-off: done-marker\n");
+        let _ = writeln!(
+            s,
+            "A writer writes a data file in 4 KiB writes (with a manifest after it, before it, or none) and is paused mid-write by the harness (SIGSTOP, longer than the stability window); a consumer takes the file when the recipe's rule says it is complete (the manifest exists; its size or mtime stopped changing) and reads it once. `premature`: consumes of a file that was not whole; `never`: files the rule never released.\n"
+        );
+        s.push_str(&md_table(&h, &rows));
+        s.push('\n');
+    }
     if let Some((h, rows)) = super::table::scenario_rows(r, Scenario::Claim, true) {
         let _ = writeln!(s, "## Hand-off: claim\n");
         let _ = writeln!(

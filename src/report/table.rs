@@ -280,10 +280,32 @@ pub fn claim_text(c: &Cell) -> String {
     s
 }
 
+/// Text of a done-marker cell: premature consumes over consumes, items never consumed, and
+/// whatever else happened only when it did: `premature 10/10 consumed; never 0`.
+pub fn done_text(c: &Cell) -> String {
+    let CellResult::Counters(r) = &c.result else { return "?".into() };
+    let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
+    if r.counters.is_empty() {
+        let why = c.evidence.as_deref().unwrap_or("?");
+        return why.split(':').next().unwrap_or(why).to_string();
+    }
+    let mut s =
+        format!("premature {}/{} consumed; never {}", n("premature_consumes"), n("consumed"), n("never_consumed"));
+    for (k, label) in
+        [("write_failed", "write failed"), ("damaged_targets", "damaged"), ("consumer_faults", "consumer faults")]
+    {
+        if n(k) > 0 {
+            s.push_str(&format!("; {label} {}", n(k)));
+        }
+    }
+    s
+}
+
 /// The text of a hand-off cell, by its scenario.
 fn handoff_text(c: &Cell) -> String {
     match c.scenario {
         Scenario::Claim => claim_text(c),
+        Scenario::DoneMarker => done_text(c),
         _ => publish_text(c),
     }
 }

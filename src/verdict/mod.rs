@@ -9,6 +9,7 @@
 //! - [`lock`]: a variant's cells → "safe as a lock".
 //! - [`publish`]: what readers saw of files published by a recipe → counted failures.
 //! - [`claim`]: what workers wrote to their output files → duplicate and lost items.
+//! - [`done`]: what a consumer read when its completion rule held → premature consumes.
 //!
 //! Nothing here knows which variant or runtime it is judging: the same rules apply to all,
 //! so an outcome can only come from observation. Nothing here does I/O.
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod claim;
 pub mod control;
+pub mod done;
 pub mod lock;
 pub mod publish;
 pub mod race;

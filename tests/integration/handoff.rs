@@ -148,3 +148,29 @@ fn claim_on_session_runtimes() {
         eprintln!("{name}: claim.list-then-open duplicates {}/{} items", wrong["duplicate_claims"], wrong["items"]);
     }
 }
+
+#[test]
+fn done_marker_on_session_runtimes() {
+    let _serial = one_at_a_time();
+    for name in ["node", "bun", "deno"] {
+        if !available(name) {
+            continue;
+        }
+        let r = handoff("done-marker", name, "1", &[]);
+        let cells = r["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), 4, "{name}: one cell per recipe: {r}");
+        for c in cells {
+            let m = &c["result"]["counters"];
+            let n = |k: &str| m[k].as_u64().unwrap_or_else(|| panic!("{name}: {k} in {c}"));
+            assert_eq!(n("items"), n("written") + n("write_failed"), "{c}");
+            assert_eq!(n("consumed"), n("premature_consumes") + n("whole_consumes"), "{c}");
+            assert_eq!(n("consumer_faults"), 0, "{name}: {c}");
+            if c["variant"] == "done.marker-after-data" {
+                // the manifest is written after the data is closed: never premature, never missed
+                assert_eq!((n("premature_consumes"), n("never_consumed"), n("items")), (0, 0, 10), "{name}: {c}");
+            } else {
+                eprintln!("{name}: {} premature {}/{}", c["variant"], n("premature_consumes"), n("consumed"));
+            }
+        }
+    }
+}

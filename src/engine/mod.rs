@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 mod attempt;
 mod claim;
 mod done;
+mod handoff;
 mod publish;
 mod second;
 pub mod trial;

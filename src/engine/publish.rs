@@ -3,10 +3,10 @@
 //! writer is done (then once more); the item's folder is read afterwards, and
 //! [`crate::verdict::publish`] counts the failures.
 
-use super::attempt::{error_info, ms};
-use super::trial::{run_trial, Slot, TrialEnd, TrialPlan, TrialSetup};
+use super::attempt::error_info;
+use super::handoff;
+use super::trial::{run_trial, Slot, TrialPlan, TrialSetup};
 use super::*;
-use crate::exec::contender::RecipeSpec;
 use crate::handoff::{framed, Recipe, READER};
 use crate::verdict::publish::{judge_publish, PublishItem};
 
@@ -21,9 +21,8 @@ pub struct PublishOptions {
     pub size: usize,
 }
 
-/// Measures every publish recipe on `rt` with probes of its first family, one finding per
-/// recipe; `on_finding` is called after each. A recipe the probe does not have is one finding
-/// with the reason (`unsupported`); an interrupt drops the recipe in flight.
+/// Measures every selected publish recipe on `rt` ([`handoff::measure_recipes`]): a writer
+/// and `p.readers` readers.
 pub(super) fn measure_publish(
     rt: &Runtime,
     p: PublishOptions,
@@ -31,23 +30,9 @@ pub(super) fn measure_publish(
     ctx: &ProbeContext,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    let adapter = rt.adapter();
-    let Some(family) = rt.families.first() else { return Vec::new() };
-    let launch = adapter.launch(rt, family, ctx);
-    let timeouts = timeouts_for(adapter, m.opts);
-    let slots = vec![(adapter.mode(), launch, timeouts); 1 + p.readers];
-    let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
-    let mut out = Vec::new();
-    for recipe in Recipe::of(Scenario::Publish).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)) {
-        if crate::interrupt::requested() {
-            break;
-        }
-        let Some(f) = publish_recipe(&mut pools.natural, recipe, adapter.path_style(), p, m) else { break };
-        on_finding(&f);
-        out.push(f);
-    }
-    pools.shutdown();
-    out
+    handoff::measure_recipes(rt, Scenario::Publish, 1 + p.readers, m, ctx, on_finding, &mut |pool, recipe, style, m| {
+        publish_recipe(pool, recipe, style, p, m)
+    })
 }
 
 /// One recipe's finding; `None` when the run was interrupted.
@@ -60,43 +45,20 @@ fn publish_recipe(
 ) -> Option<Finding> {
     let started = Instant::now();
     let v = recipe.as_variant();
-    let mut items = Vec::with_capacity(p.items);
-    let mut result = CountersResult::default();
-    let mut evidence = None;
-    let (dir, _) = match m.scratch.cell_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            evidence = Some(format!("harness-error: could not create a cell folder: {e}"));
-            return Some(finding(&v, result, evidence, started));
-        }
-    };
-    for n in 0..p.items {
-        if crate::interrupt::requested() {
-            clear(&dir);
-            return None;
-        }
+    let (done, evidence) = handoff::run_items(m, p.items, &mut |n, tdir, m| {
         let id = m.next_id();
-        let tdir = dir.join(format!("i{n}"));
-        if let Err(e) = std::fs::create_dir(&tdir) {
-            evidence = Some(format!("harness-error: could not create an item folder: {e}"));
-            break;
-        }
         let token = format!("{}-i{n}", m.nonce);
         let content = framed(&token, p.size);
         let expect = serde_json::json!([String::from_utf8_lossy(&content)]);
-        let spec = |recipe: &str, role: &str, params: serde_json::Value, until_stopped| RecipeSpec {
-            scenario: Scenario::Publish.as_str().into(),
-            recipe: recipe.into(),
-            role: role.into(),
-            params,
-            until_stopped,
+        let spec = |recipe: &str, role: &str, params, until_stopped| {
+            handoff::recipe_spec(Scenario::Publish, recipe, role, params, until_stopped)
         };
         let mut slots = vec![Slot {
             variant: &v,
             style,
             index: 0,
             token: token.clone(),
-            recipe: Some(spec(recipe.id, "writer", serde_json::json!({ "size": p.size }), false)),
+            recipe: spec(recipe.id, "writer", serde_json::json!({ "size": p.size }), false),
         }];
         for r in 1..=p.readers {
             slots.push(Slot {
@@ -104,7 +66,7 @@ fn publish_recipe(
                 style,
                 index: r,
                 token: format!("{token}-r{r}"),
-                recipe: Some(spec(READER, "reader", serde_json::json!({ "expect": expect }), true)),
+                recipe: spec(READER, "reader", serde_json::json!({ "expect": expect }), true),
             });
         }
         // the readers first, so that they are reading when the writer starts
@@ -112,8 +74,8 @@ fn publish_recipe(
             (1..=p.readers).chain(std::iter::once(0)).map(|slot| trial::Phase::Release { slot, at_us: 0 }).collect(),
         );
         let setup = TrialSetup {
-            dir: &tdir,
-            probe_dir: &tdir,
+            dir: tdir,
+            probe_dir: tdir,
             first: (TargetState::Absent, ""),
             slots: &slots,
             plan,
@@ -121,61 +83,36 @@ fn publish_recipe(
             snapshot_before: false,
         };
         let end = run_trial(pool, &setup, id);
-        // what the folder holds afterwards, read before it goes
+        // what the folder holds afterwards
         let whole = std::fs::read(tdir.join("target")).is_ok_and(|b| b == content);
-        let leftovers = std::fs::read_dir(&tdir)
+        let leftovers = std::fs::read_dir(tdir)
             .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name() != "target").count())
             .unwrap_or(0);
-        clear(&tdir);
-        let attempts = match end {
-            TrialEnd::Interrupted => {
-                clear(&dir);
-                return None;
+        Ok((end, (whole, leftovers)))
+    })?;
+    let mut result = CountersResult::default();
+    let items: Vec<PublishItem> = done
+        .iter()
+        .map(|(attempts, (whole, leftovers))| {
+            let writer = &attempts[0];
+            if let Some(r) = &writer.recipe {
+                let room = 8usize.saturating_sub(result.errors_sample.len());
+                result.errors_sample.extend(r.errors_sample.iter().take(room).cloned());
             }
-            TrialEnd::HarnessError(why) => {
-                evidence = Some(format!("harness-error: {why}"));
-                break;
+            PublishItem {
+                writer: writer.report,
+                writer_error: error_info(writer).map(|e| e.code),
+                readers: attempts[1..]
+                    .iter()
+                    .map(|a| a.recipe.as_ref().filter(|_| a.report == Report::Success).map(|r| r.counters.clone()))
+                    .collect(),
+                target_whole: *whole,
+                leftovers: *leftovers,
             }
-            TrialEnd::NotReleased { fault, .. } => {
-                // a probe without the recipe, or one that did not start: nothing was published
-                evidence = Some(match fault.report {
-                    Report::Unsupported => format!("unsupported: {}", fault.evidence.unwrap_or_default()),
-                    r => format!("{}: {}", format!("{r:?}").to_lowercase(), fault.evidence.unwrap_or_default()),
-                });
-                break;
-            }
-            TrialEnd::Released { attempts, .. } => attempts,
-        };
-        let writer = &attempts[0];
-        if let Some(r) = &writer.recipe {
-            result.errors_sample.extend(r.errors_sample.iter().take(8 - result.errors_sample.len().min(8)).cloned());
-        }
-        items.push(PublishItem {
-            writer: writer.report,
-            writer_error: error_info(writer).map(|e| e.code),
-            readers: attempts[1..]
-                .iter()
-                .map(|a| a.recipe.as_ref().filter(|_| a.report == Report::Success).map(|r| r.counters.clone()))
-                .collect(),
-            target_whole: whole,
-            leftovers,
-        });
-    }
-    clear(&dir);
+        })
+        .collect();
     if !items.is_empty() {
         (result.counters, result.errors) = judge_publish(&items);
     }
-    Some(finding(&v, result, evidence, started))
-}
-
-fn finding(v: &Variant, result: CountersResult, evidence: Option<String>, started: Instant) -> Finding {
-    Finding {
-        variant: v.id.clone(),
-        scenario: Scenario::Publish,
-        target: TargetState::Absent,
-        control: false,
-        evidence,
-        elapsed_ms: ms(started.elapsed()),
-        result: CellResult::Counters(result),
-    }
+    Some(handoff::finding(recipe, result, evidence, started))
 }

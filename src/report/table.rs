@@ -230,18 +230,29 @@ pub fn render_terminal(results: &Results, runtime: &str) -> String {
     terminal_table(std::iter::once(header).chain(rows))
 }
 
+/// The counters of a hand-off cell that measured something; otherwise the word to show: the
+/// first word of its evidence (`unsupported`, `harness-error`), or `?`.
+fn measured_counters(c: &Cell) -> Result<&crate::report::model::CountersResult, String> {
+    match &c.result {
+        CellResult::Counters(r) if !r.counters.is_empty() => Ok(r),
+        _ => {
+            let why = c.evidence.as_deref().unwrap_or("?");
+            Err(why.split(':').next().unwrap_or(why).to_string())
+        }
+    }
+}
+
 /// Text of a publish cell: torn reads over reads, readers that never saw the file whole over
 /// reader-items, damaged targets over items published, and whatever else went wrong (failed
 /// writes, files left behind, reader faults) only when it happened:
 /// `torn 4/4888 reads; missing 0/80; damaged 0/40`. A cell without counts shows its evidence's
 /// first word (`unsupported`, `harness-error`).
 pub fn publish_text(c: &Cell) -> String {
-    let CellResult::Counters(r) = &c.result else { return "?".into() };
+    let r = match measured_counters(c) {
+        Ok(r) => r,
+        Err(word) => return word,
+    };
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
-    if r.counters.is_empty() {
-        let why = c.evidence.as_deref().unwrap_or("?");
-        return why.split(':').next().unwrap_or(why).to_string();
-    }
     let mut s = format!(
         "torn {}/{} reads; missing {}/{}; damaged {}/{}",
         n("torn_reads"),
@@ -265,12 +276,11 @@ pub fn publish_text(c: &Cell) -> String {
 /// and whatever else happened (items left unclaimed, worker faults) only when it did:
 /// `duplicates 12/200; lost 0`. A cell without counts shows its evidence's first word.
 pub fn claim_text(c: &Cell) -> String {
-    let CellResult::Counters(r) = &c.result else { return "?".into() };
+    let r = match measured_counters(c) {
+        Ok(r) => r,
+        Err(word) => return word,
+    };
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
-    if r.counters.is_empty() {
-        let why = c.evidence.as_deref().unwrap_or("?");
-        return why.split(':').next().unwrap_or(why).to_string();
-    }
     let mut s = format!("duplicates {}/{} items; lost {}", n("duplicate_claims"), n("items"), n("lost_items"));
     for (k, label) in [("left_unclaimed", "left unclaimed"), ("worker_faults", "worker faults")] {
         if n(k) > 0 {
@@ -283,12 +293,11 @@ pub fn claim_text(c: &Cell) -> String {
 /// Text of a done-marker cell: premature consumes over consumes, items never consumed, and
 /// whatever else happened only when it did: `premature 10/10 consumed; never 0`.
 pub fn done_text(c: &Cell) -> String {
-    let CellResult::Counters(r) = &c.result else { return "?".into() };
+    let r = match measured_counters(c) {
+        Ok(r) => r,
+        Err(word) => return word,
+    };
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
-    if r.counters.is_empty() {
-        let why = c.evidence.as_deref().unwrap_or("?");
-        return why.split(':').next().unwrap_or(why).to_string();
-    }
     let mut s =
         format!("premature {}/{} consumed; never {}", n("premature_consumes"), n("consumed"), n("never_consumed"));
     for (k, label) in

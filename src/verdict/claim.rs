@@ -28,7 +28,7 @@ pub struct ClaimTrial {
 
 /// The counters of a claim cell over `trials` (see the module documentation).
 pub fn judge_claim(trials: &[ClaimTrial]) -> BTreeMap<String, u64> {
-    let mut c: BTreeMap<String, u64> = [
+    let mut c = super::zeroed(&[
         "items",
         "processed",
         "duplicate_claims",
@@ -37,10 +37,7 @@ pub fn judge_claim(trials: &[ClaimTrial]) -> BTreeMap<String, u64> {
         "claim_failed",
         "delete_failed",
         "worker_faults",
-    ]
-    .into_iter()
-    .map(|k| (k.to_string(), 0))
-    .collect();
+    ]);
     let mut add = |k: &str, n: u64| *c.get_mut(k).expect("every counter is listed") += n;
     for t in trials {
         add("items", t.items.len() as u64);

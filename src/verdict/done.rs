@@ -25,7 +25,7 @@ pub struct DoneItem {
 
 /// The counters of a done-marker cell over `items` (see the module documentation).
 pub fn judge_done(items: &[DoneItem]) -> BTreeMap<String, u64> {
-    let mut c: BTreeMap<String, u64> = [
+    let mut c = super::zeroed(&[
         "items",
         "written",
         "write_failed",
@@ -35,10 +35,7 @@ pub fn judge_done(items: &[DoneItem]) -> BTreeMap<String, u64> {
         "never_consumed",
         "damaged_targets",
         "consumer_faults",
-    ]
-    .into_iter()
-    .map(|k| (k.to_string(), 0))
-    .collect();
+    ]);
     let mut add = |k: &str, n: u64| *c.get_mut(k).expect("every counter is listed") += n;
     for it in items {
         add("items", 1);

@@ -25,6 +25,12 @@ pub mod race;
 pub mod second;
 
 pub use control::*;
+
+/// A counters map with every name in `names` at 0: the judges of the hand-off scenarios list
+/// every counter they keep, so a count that stayed 0 is still shown.
+pub(crate) fn zeroed(names: &[&str]) -> std::collections::BTreeMap<String, u64> {
+    names.iter().map(|k| (k.to_string(), 0)).collect()
+}
 pub use lock::*;
 pub use race::*;
 pub use second::*;

@@ -44,7 +44,7 @@ pub struct PublishItem {
 /// The counters of a publish cell over `items` (see the module documentation), and the
 /// writer's error codes → count.
 pub fn judge_publish(items: &[PublishItem]) -> (BTreeMap<String, u64>, BTreeMap<String, usize>) {
-    let mut c: BTreeMap<String, u64> = [
+    let mut c = super::zeroed(&[
         "items",
         "published",
         "write_failed",
@@ -58,10 +58,7 @@ pub fn judge_publish(items: &[PublishItem]) -> (BTreeMap<String, u64>, BTreeMap<
         "damaged_targets",
         "leftover_files",
         "reader_faults",
-    ]
-    .into_iter()
-    .map(|k| (k.to_string(), 0))
-    .collect();
+    ]);
     let mut errors = BTreeMap::new();
     let mut add = |k: &str, n: u64| *c.get_mut(k).expect("every counter is listed") += n;
     for it in items {

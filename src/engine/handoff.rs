@@ -1,0 +1,156 @@
+//! What the hand-off scenarios (publish, done-marker, claim) share: probes of the runtime's
+//! first family in one pool, one finding per selected recipe, and the way a recipe's items
+//! (trials) end.
+
+use super::attempt::ms;
+use super::trial::TrialEnd;
+use super::*;
+use crate::exec::contender::RecipeSpec;
+use crate::handoff::Recipe;
+use std::path::Path;
+
+/// Makes one recipe's finding with a pool, in a runtime's path style; `None` when the run was
+/// interrupted.
+pub(super) type RecipeRunner<'a> =
+    dyn FnMut(&mut [Contender], &Recipe, PathStyle, &mut Measurement<'_>) -> Option<Finding> + 'a;
+
+/// Measures each selected recipe of `scenario` on `rt` with a pool of `slots` probes of its
+/// first family: `run` makes one recipe's finding (`None` when the run was interrupted);
+/// `on_finding` is called after each. Returns the findings in recipe order.
+pub(super) fn measure_recipes(
+    rt: &Runtime,
+    scenario: Scenario,
+    slots: usize,
+    m: &mut Measurement<'_>,
+    ctx: &ProbeContext,
+    on_finding: &mut dyn FnMut(&Finding),
+    run: &mut RecipeRunner<'_>,
+) -> Vec<Finding> {
+    let adapter = rt.adapter();
+    let Some(family) = rt.families.first() else { return Vec::new() };
+    let launch = adapter.launch(rt, family, ctx);
+    let mut pools = Pools::new(
+        vec![(adapter.mode(), launch, timeouts_for(adapter, m.opts)); slots],
+        m.scratch.root().to_path_buf(),
+    );
+    let mut out = Vec::new();
+    let selected: Vec<&Recipe> = Recipe::of(scenario).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)).collect();
+    for recipe in selected {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let Some(f) = run(&mut pools.natural, recipe, adapter.path_style(), m) else { break };
+        on_finding(&f);
+        out.push(f);
+    }
+    pools.shutdown();
+    out
+}
+
+/// A recipe to run in a slot of a `scenario` trial.
+pub(super) fn recipe_spec(
+    scenario: Scenario,
+    recipe: &str,
+    role: &str,
+    params: serde_json::Value,
+    until_stopped: bool,
+) -> Option<RecipeSpec> {
+    Some(RecipeSpec {
+        scenario: scenario.as_str().into(),
+        recipe: recipe.into(),
+        role: role.into(),
+        params,
+        until_stopped,
+    })
+}
+
+/// How one item of a recipe ended, for the recipe's loop.
+pub(super) enum ItemEnd {
+    /// Every contender was released: their attempts.
+    Done(Vec<Attempt>),
+    /// The recipe cannot go on (a probe without the recipe, a fault before the release, a
+    /// harness error): the cell's evidence.
+    Stop(String),
+    /// The run was interrupted: the recipe's finding is dropped.
+    Interrupted,
+}
+
+impl From<TrialEnd> for ItemEnd {
+    fn from(end: TrialEnd) -> ItemEnd {
+        match end {
+            TrialEnd::Interrupted => ItemEnd::Interrupted,
+            TrialEnd::HarnessError(why) => ItemEnd::Stop(format!("harness-error: {why}")),
+            TrialEnd::NotReleased { fault, .. } => {
+                let word = match fault.report {
+                    Report::Unsupported => "unsupported".to_string(),
+                    r => format!("{r:?}").to_lowercase(),
+                };
+                ItemEnd::Stop(format!("{word}: {}", fault.evidence.unwrap_or_default()))
+            }
+            TrialEnd::Released { attempts, .. } => ItemEnd::Done(attempts),
+        }
+    }
+}
+
+/// Runs item `n` of a recipe in its folder ([`run_items`]).
+pub(super) type ItemRunner<'a, T> = dyn FnMut(usize, &Path, &mut Measurement<'_>) -> Result<(TrialEnd, T), String> + 'a;
+
+/// What the items of one recipe produced: each item's attempts with what the harness read of
+/// its folder, and the evidence of why the items stopped early, if they did.
+pub(super) type Items<T> = (Vec<(Vec<Attempt>, T)>, Option<String>);
+
+/// Runs up to `count` items of a recipe in a new cell folder: `item(n, folder, m)` sets up item
+/// `n` in its own empty folder, runs its trial and reads the folder (which is removed
+/// afterwards); it returns the trial's end and what it read, or the evidence of a harness error.
+/// The items stop at the first that cannot go on ([`ItemEnd::Stop`]); `None` when the run was
+/// interrupted (the recipe's finding is dropped).
+pub(super) fn run_items<T>(m: &mut Measurement<'_>, count: usize, item: &mut ItemRunner<'_, T>) -> Option<Items<T>> {
+    let dir = match m.scratch.cell_dir() {
+        Ok((abs, _)) => abs,
+        Err(e) => return Some((Vec::new(), Some(format!("harness-error: could not create a cell folder: {e}")))),
+    };
+    let mut done = Vec::with_capacity(count);
+    let mut evidence = None;
+    for n in 0..count {
+        if crate::interrupt::requested() {
+            clear(&dir);
+            return None;
+        }
+        let folder = dir.join(format!("i{n}"));
+        let r = std::fs::create_dir(&folder)
+            .map_err(|e| format!("could not create an item folder: {e}"))
+            .and_then(|()| item(n, &folder, m));
+        clear(&folder);
+        match r.map(|(end, seen)| (ItemEnd::from(end), seen)) {
+            Ok((ItemEnd::Interrupted, _)) => {
+                clear(&dir);
+                return None;
+            }
+            Ok((ItemEnd::Done(attempts), seen)) => done.push((attempts, seen)),
+            Ok((ItemEnd::Stop(why), _)) => {
+                evidence = Some(why);
+                break;
+            }
+            Err(why) => {
+                evidence = Some(format!("harness-error: {why}"));
+                break;
+            }
+        }
+    }
+    clear(&dir);
+    Some((done, evidence))
+}
+
+/// The finding of `recipe` in its scenario: its counters, the evidence, and the wall time
+/// since `started`.
+pub(super) fn finding(recipe: &Recipe, result: CountersResult, evidence: Option<String>, started: Instant) -> Finding {
+    Finding {
+        variant: recipe.id.to_string(),
+        scenario: recipe.scenario,
+        target: TargetState::Absent,
+        control: false,
+        evidence,
+        elapsed_ms: ms(started.elapsed()),
+        result: CellResult::Counters(result),
+    }
+}

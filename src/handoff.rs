@@ -23,7 +23,7 @@ pub struct Recipe {
 }
 
 /// Every recipe, in table order.
-pub const RECIPES: [Recipe; 9] = [
+pub const RECIPES: [Recipe; 10] = [
     Recipe {
         id: "publish.direct",
         scenario: Scenario::Publish,
@@ -35,6 +35,13 @@ pub const RECIPES: [Recipe; 9] = [
         scenario: Scenario::Publish,
         steps: "open a unique temp name beside it 'wx', write in 4 KiB chunks, close, rename onto the final name",
         anti_pattern: false,
+    },
+    Recipe {
+        id: "publish.temp-rename-cross-volume",
+        scenario: Scenario::Publish,
+        steps:
+            "as temp-rename, but the temp file on another file system (e.g. /dev/shm), then the runtime's rename/move",
+        anti_pattern: true,
     },
     Recipe {
         id: "claim.list-then-open",
@@ -153,7 +160,7 @@ mod tests {
             let prefix = if r.scenario == Scenario::DoneMarker { "done" } else { r.scenario.as_str() };
             assert!(r.id.starts_with(&format!("{prefix}.")), "{}", r.id);
         }
-        assert_eq!(Recipe::of(Scenario::Publish).count(), 2);
+        assert_eq!(Recipe::of(Scenario::Publish).count(), 3);
         assert_eq!(Recipe::of(Scenario::Claim).count(), 3);
         assert_eq!(Recipe::of(Scenario::DoneMarker).count(), 4);
     }

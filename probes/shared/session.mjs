@@ -358,6 +358,10 @@ function doneWriter(method) {
 }
 
 export const RECIPES = {
+  // The same steps with params.temp on another file system (the harness's second scratch
+  // folder): renameSync then fails with EXDEV where the runtime does not copy instead.
+  get 'publish.temp-rename-cross-volume'() { return this['publish.temp-rename']; },
+
   // The done-marker writers (doneWriter) and their consumer (consume.poll).
   'done.marker-after-data': doneWriter('marker-after-data'),
   'done.marker-before-data': doneWriter('marker-before-data'),

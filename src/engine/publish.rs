@@ -35,6 +35,28 @@ pub(super) fn measure_publish(
     })
 }
 
+/// A new folder of the harness's own on a file system other than `root`'s (`/dev/shm`, then
+/// the system temp folder), removed when dropped. Errors: `unsupported: …` when there is none.
+fn other_volume(root: &Path) -> Result<tempfile::TempDir, String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+        let here = dev(root);
+        for cand in [Path::new("/dev/shm").to_path_buf(), std::env::temp_dir()] {
+            if dev(&cand).is_some_and(|d| Some(d) != here) {
+                if let Ok(t) = tempfile::Builder::new().prefix("conformance-xv-").tempdir_in(&cand) {
+                    return Ok(t);
+                }
+            }
+        }
+    }
+    Err(format!(
+        "unsupported: no second file system to put the temp file on (tried /dev/shm and {}; the scratch folder is on the same one)",
+        std::env::temp_dir().display()
+    ))
+}
+
 /// One recipe's finding; `None` when the run was interrupted.
 fn publish_recipe(
     pool: &mut [Contender],
@@ -45,6 +67,15 @@ fn publish_recipe(
 ) -> Option<Finding> {
     let started = Instant::now();
     let v = recipe.as_variant();
+    // cross-volume: the temp files go to a second scratch folder of the harness's own on
+    // another file system, removed when the recipe is done
+    let other = match recipe.id {
+        "publish.temp-rename-cross-volume" => match other_volume(m.scratch.root()) {
+            Ok(d) => Some(d),
+            Err(why) => return Some(handoff::finding(recipe, CountersResult::default(), Some(why), started)),
+        },
+        _ => None,
+    };
     let (done, evidence) = handoff::run_items(m, p.items, &mut |n, tdir, m| {
         let id = m.next_id();
         let token = format!("{}-i{n}", m.nonce);
@@ -53,12 +84,16 @@ fn publish_recipe(
         let spec = |recipe: &str, role: &str, params, until_stopped| {
             handoff::recipe_spec(Scenario::Publish, recipe, role, params, until_stopped)
         };
+        let mut writer_params = serde_json::json!({ "size": p.size });
+        if let Some(o) = &other {
+            writer_params["temp"] = spell(&o.path().join(format!("{token}.tmp")), style).into();
+        }
         let mut slots = vec![Slot {
             variant: &v,
             style,
             index: 0,
             token: token.clone(),
-            recipe: spec(recipe.id, "writer", serde_json::json!({ "size": p.size }), false),
+            recipe: spec(recipe.id, "writer", writer_params, false),
         }];
         for r in 1..=p.readers {
             slots.push(Slot {

@@ -268,6 +268,10 @@ pub fn publish_text(c: &Cell) -> String {
         if n(k) > 0 {
             s.push_str(&format!("; {label} {}", n(k)));
         }
+        if k == "write_failed" && n(k) > 0 && !r.errors.is_empty() {
+            let codes: Vec<&str> = r.errors.keys().map(String::as_str).collect();
+            s.push_str(&format!(" ({})", codes.join(", ")));
+        }
     }
     s
 }

@@ -10,7 +10,8 @@ fn publish(runtime: &str, items: &str, extra: &[&str]) -> serde_json::Value {
     handoff("publish", runtime, items, extra)
 }
 
-/// Runs `--scenario SCENARIO` on `runtime` (NAME or NAME=PATH) and returns results.json.
+/// Runs `--scenario SCENARIO` on `runtime` (NAME or NAME=PATH) and returns results.json,
+/// after checking that `report` re-renders it with the scenario's table and `compare` reads it.
 fn handoff(scenario: &str, runtime: &str, items: &str, extra: &[&str]) -> serde_json::Value {
     let out = tempfile::tempdir().unwrap();
     conformance()
@@ -19,7 +20,11 @@ fn handoff(scenario: &str, runtime: &str, items: &str, extra: &[&str]) -> serde_
         .args(extra)
         .assert()
         .success();
-    read_json(&out.path().join("results.json"))
+    let results = out.path().join("results.json");
+    let table = format!("{scenario} (hand-off: counted from the files)");
+    conformance().arg("report").arg(&results).assert().success().stdout(predicates::str::contains(table));
+    conformance().arg("compare").arg(&results).arg(&results).assert().success();
+    read_json(&results)
 }
 
 /// The counters of `recipe`'s cell, checked to add up: reads are complete, torn, absent or

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::{Cli, Command, CompareArgs, Format, RaceArgs, ReportArgs, RunArgs, RuntimesArgs, VariantsArgs};
+use crate::cli::{
+    Cli, Command, CompareArgs, Format, InstallArgs, RaceArgs, ReportArgs, RunArgs, RuntimesArgs, VariantsArgs,
+};
 use crate::cross::{CrossContender, CrossRace};
 use crate::engine::{self, Amplify};
 use crate::error::{Error, Result};
@@ -16,9 +18,10 @@ use crate::exit_code;
 use crate::matrix::{load_dir, Variant};
 use crate::outdir::OutDir;
 use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RacePlan, RunPlan};
-use crate::report::model::{Cell, Finding, ModeRun, Results, RuntimeInfo, Scenario, SCHEMA};
+use crate::report::model::{Cell, Finding, ModeRun, Results, Scenario, SCHEMA};
 use crate::report::{json, markdown, table};
-use crate::runtime::{discover, ProbeContext, Requested, Runtime, Status};
+use crate::runtime::install::{self, VersionRequest};
+use crate::runtime::{discover, Fetch, ProbeContext, Requested, Runtime, Status};
 use crate::status::{self, amplify_line, emit, status_line};
 
 /// Runs the parsed command line; returns the exit code (see [`crate::exit_code`]).
@@ -30,7 +33,8 @@ pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(a) => cmd_run(&a, &paths),
         Command::Race(a) => cmd_race(&a, &paths),
-        Command::Runtimes(a) => cmd_runtimes(&a),
+        Command::Runtimes(a) => cmd_runtimes(&a, &paths),
+        Command::Install(a) => cmd_install(&a, &paths),
         Command::Variants(a) => cmd_variants(&a, &paths.matrices),
         Command::Compare(a) => cmd_compare(&a),
         Command::Report(a) => cmd_report(&a),
@@ -56,7 +60,9 @@ fn give_up(found: &[Runtime], ctx: &ProbeContext, outdir: &mut Option<OutDir>) {
 
 fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
     let started = Instant::now();
-    let plan = RunPlan::new(a, paths)?;
+    let mut plan = RunPlan::new(a, paths)?;
+    // NAME@VERSION items: found in the cache or installed now, before anything is made
+    locate_versions(&mut plan.requested, paths, "--runtime")?;
     // a dry run writes nothing, so it takes no output folder
     let mut outdir = if plan.dry_run { None } else { Some(open_out(&plan.out)?) };
     let (mut scratch, ctx) = match plan.common.workspace() {
@@ -114,13 +120,9 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         return Ok(exit_code::OK);
     };
 
-    let bar = ProgressBar::with_draw_target(Some(plan.cells(&found).len() as u64), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}").expect("template"),
-    );
-    if plan.quiet {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
+    let cells = plan.cells(&found);
+    let bar = progress_bar(cells.len(), plan.quiet);
+    bar.set_message(status::progress_message(&cells, 0));
     let mut results = Results { schema: SCHEMA, run_info: plan.run_info(&found), cells: Vec::new() };
     let controls = plan.control_refs();
     let mut stdout = std::io::stdout().lock();
@@ -130,7 +132,6 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         if crate::interrupt::requested() || scratch_failed.is_some() {
             break;
         }
-        bar.set_message(rt.label.clone());
         // partial results on disk every few seconds, so that even a SIGKILLed run keeps what
         // it measured (each write is atomic)
         let partial = outdir.partial(results.clone(), PARTIAL_EVERY);
@@ -143,8 +144,9 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
             Cell::from_finding((&rt.label, rt.name, &rt.version), v, f)
         };
         let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |f| {
-            bar.set_message(format!("{} {}", rt.label, f.variant));
             bar.inc(1);
+            // the cells are measured in the plan's order: the next one is under way
+            bar.set_message(status::progress_message(&cells, bar.position() as usize));
             partial.send(&cell(f.clone()));
         });
         rt.adapter().cleanup(rt, &ctx);
@@ -152,37 +154,46 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         scratch_failed = m.scratch_failed;
         results.cells.extend(m.findings.into_iter().map(cell));
         results.run_info.controls.extend(m.controls);
-        bar.suspend(|| {
-            if !results.rows(&rt.label).is_empty() {
-                let _ = writeln!(stdout, "\n{}", table::escape_controls(&rt.label));
-                let _ = writeln!(stdout, "{}", table::render_terminal(&results, &rt.label));
-                for l in table::race_lines(&results, &rt.label) {
-                    let _ = writeln!(stdout, "{l}");
+        if !plan.json {
+            bar.suspend(|| {
+                if !results.rows(&rt.label).is_empty() {
+                    let _ = writeln!(stdout, "\n{}", table::escape_controls(&rt.label));
+                    let _ = writeln!(stdout, "{}", table::render_terminal(&results, &rt.label));
+                    for l in table::race_lines(&results, &rt.label) {
+                        let _ = writeln!(stdout, "{l}");
+                    }
                 }
-            }
-            let _ = stdout.flush();
-        });
+                let _ = stdout.flush();
+            });
+        }
         // keep partial results on disk after each runtime, so a crash keeps the data
         results.run_info.duration_s = started.elapsed().as_secs_f64();
         outdir.write("results.json", &json::render(&results))?;
     }
     bar.finish_and_clear();
-    for scenario in [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim] {
+    for scenario in [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim].into_iter().filter(|_| !plan.json) {
         if let Some(t) = table::render_scenario(&results, scenario) {
             let _ = writeln!(stdout, "\n{} (hand-off: counted from the files)\n{t}", scenario.as_str());
         }
     }
     results.run_info.duration_s = started.elapsed().as_secs_f64();
-    outdir.write("results.json", &json::render(&results))?;
+    let results_json = json::render(&results);
+    outdir.write("results.json", &results_json)?;
     outdir.write("summary.md", &markdown::render(&results))?;
-    let _ = writeln!(
-        stdout,
-        "\n{} cells in {:.1} s; wrote {} and {}",
+    let done = format!(
+        "{} cells in {:.1} s; wrote {} and {}",
         results.cells.len(),
         results.run_info.duration_s,
         plan.out.join("results.json").display(),
         plan.out.join("summary.md").display()
     );
+    if plan.json {
+        // stdout holds the results alone; the rest goes to stderr
+        emit(&results_json);
+        say(&done);
+    } else {
+        let _ = writeln!(stdout, "\n{done}");
+    }
     drop(scratch);
     if let Some(why) = scratch_failed {
         return Err(Error::ScratchBroken {
@@ -195,7 +206,11 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
     }
     if let Some(base) = &plan.baseline {
         let diff = crate::compare::compare(base, &results);
-        let _ = write!(stdout, "{}", diff.render());
+        if plan.json {
+            eprint!("{}", diff.render());
+        } else {
+            let _ = write!(stdout, "{}", diff.render());
+        }
         return Ok(if diff.differs() { exit_code::DIFFERENCES } else { exit_code::OK });
     }
     Ok(exit_code::OK)
@@ -203,8 +218,10 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
 
 fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
     let plan = RacePlan::new(a, paths)?;
+    let mut requested = plan.requested();
+    locate_versions(&mut requested, paths, "--contender")?;
     let mut outdir = plan.out.as_deref().map(open_out).transpose()?;
-    let mut found = discover(&plan.requested()).runtimes;
+    let mut found = discover(&requested).runtimes;
     let (mut scratch, ctx) = match plan.common.workspace() {
         Ok(w) => w,
         Err(e) => {
@@ -212,7 +229,7 @@ fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
             return Err(e);
         }
     };
-    let selected: Vec<&Variant> = plan.slots.iter().map(|(_, v)| v).collect();
+    let selected: Vec<&Variant> = plan.slots.iter().map(|s| &s.variant).collect();
     for w in ready_runtimes(&mut found, &ctx, &plan.options, &selected) {
         eprintln!("{w}");
     }
@@ -229,8 +246,12 @@ fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
     if let Some(l) = amplify_line(&plan.options.amplify) {
         eprintln!("{l}");
     }
-    let rts: Vec<&Runtime> =
-        plan.slots.iter().map(|(n, _)| found.iter().find(|r| r.name == *n).expect("discovered")).collect();
+    let Some(rts) =
+        plan.slots.iter().map(|s| plan.runtime_of(s, &requested, &found)).collect::<Option<Vec<&Runtime>>>()
+    else {
+        give_up(&found, &ctx, &mut outdir);
+        return Err(Error::Internal("a contender's runtime was not discovered".into()));
+    };
     let result = cross_race(&plan, &rts, &ctx, &mut scratch);
     for rt in &rts {
         rt.adapter().cleanup(rt, &ctx);
@@ -261,9 +282,9 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
         .slots
         .iter()
         .zip(rts)
-        .map(|((_, v), rt)| {
+        .map(|(s, rt)| {
             let ad = rt.adapter();
-            (ad.mode(), ad.launch(rt, &v.family, ctx), engine::timeouts_for(ad, opts))
+            (ad.mode(), ad.launch(rt, &s.variant.family, ctx), engine::timeouts_for(ad, opts))
         })
         .collect();
     let mut pools = engine::Pools::new(slots, scratch.root().to_path_buf());
@@ -275,7 +296,7 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
     for c in &mut pools.natural {
         let _ = c.start();
     }
-    let variants: Vec<&Variant> = plan.slots.iter().map(|(_, v)| v).collect();
+    let variants: Vec<&Variant> = plan.slots.iter().map(|s| &s.variant).collect();
     let styles: Vec<_> = rts.iter().map(|r| r.adapter().path_style()).collect();
     let trials = plan.trials;
     let mut m = engine::Measurement::new(opts, scratch, &plan.nonce);
@@ -307,12 +328,12 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
             .iter()
             .zip(rts)
             .enumerate()
-            .map(|(slot, ((_, v), rt))| CrossContender {
+            .map(|(slot, (s, rt))| CrossContender {
                 slot,
                 runtime: rt.label.clone(),
                 runtime_name: rt.name.to_string(),
-                variant: v.id.clone(),
-                call: v.call.clone(),
+                variant: s.variant.id.clone(),
+                call: s.variant.call.clone(),
             })
             .collect(),
         verdict,
@@ -329,25 +350,139 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
     }
 }
 
-fn cmd_runtimes(a: &RuntimesArgs) -> Result<i32> {
-    let req = Requested::parse(&a.runtime)?;
+fn cmd_runtimes(a: &RuntimesArgs, paths: &Paths) -> Result<i32> {
+    let mut req = Requested::parse(&a.runtime)?;
+    let store = paths.store();
+    if a.runtime.is_empty() {
+        req.add_installed(&store);
+    } else {
+        // a listing never downloads
+        req.locate_versions(&store, Fetch::Never, "--runtime", &mut |_| {})?;
+    }
     let d = discover(&req);
     if a.json {
-        let infos: Vec<RuntimeInfo> = d.runtimes.iter().map(status::runtime_info).collect();
+        let infos: Vec<status::Listed> = d.runtimes.iter().map(status::listed).collect();
         emit(&(serde_json::to_string_pretty(&infos).expect("serialises") + "\n"));
     } else {
-        let header = ["name", "version", "status", "path / reason"].map(String::from);
+        let header = ["runtime", "version", "select with", "status", "path / reason"].map(String::from);
         let rows = d.runtimes.iter().map(|rt| {
             let (st, detail) = match &rt.status {
                 Status::Found => ("found", rt.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default()),
                 Status::NotFound(r) => ("not found", r.clone()),
                 Status::Broken(r) => ("broken", r.clone()),
             };
-            [rt.label.clone(), rt.version.clone(), st.to_string(), detail]
+            [rt.label.clone(), rt.version.clone(), rt.selector.clone(), st.to_string(), detail]
         });
         emit(&format!("{}\n", table::terminal_table(std::iter::once(header).chain(rows))));
     }
     Ok(exit_code::OK)
+}
+
+/// `install NAME@VERSION…`: each version found in the cache or fetched, checked and started
+/// once ([`install::install`]); a line per version on stderr, the list on stdout.
+///
+/// Errors: the first version that cannot be had: [`Error::Usage`] naming the item for a
+/// version the registry does not have (exit 2), [`Error::RuntimeUnavailable`] (exit 4: with
+/// `--offline`, npm or the registry unreachable, a failed check), [`Error::Output`] when the
+/// cache cannot be written (exit 3). Versions installed before it stay installed.
+fn cmd_install(a: &InstallArgs, paths: &Paths) -> Result<i32> {
+    let flag = "NAME@VERSION";
+    let requests = a
+        .versions
+        .iter()
+        .flat_map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect::<Vec<_>>())
+        .map(|item| {
+            if item.contains('@') {
+                VersionRequest::parse(&item, flag)
+            } else {
+                Err(Error::Usage {
+                    flag: flag.into(),
+                    message: format!("'{item}' is not NAME@VERSION (e.g. bun@1.3.14, node@22, deno@latest)"),
+                })
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let store = paths.store();
+    let spinner = Spinner::new();
+    let mut rows = Vec::new();
+    for r in &requests {
+        // a range or `latest` asks the registry for its newest version; --offline takes the
+        // newest installed one
+        let (i, fetched) = if paths.offline {
+            let i = store.best(r).ok_or_else(|| Error::RuntimeUnavailable {
+                what: r.text.clone(),
+                why: format!("not installed in {}, and --offline forbids fetching it", store.root().display()),
+            })?;
+            (i, false)
+        } else {
+            install::install(&store, r, &mut |l| spinner.say(l)).map_err(|e| e.into_error(flag, &r.text))?
+        };
+        if !fetched {
+            // installed before: it must still start and report its version
+            install::verify_version(i.runtime, &i.exe, &i.version)
+                .map_err(|why| Error::RuntimeUnavailable { what: r.text.clone(), why })?;
+            spinner.say(&format!("install  {}: {} already installed in {}", r.text, i.selector(), i.dir.display()));
+        }
+        rows.push(status::Installation::of(&i, fetched));
+    }
+    spinner.done();
+    if a.json {
+        emit(&(serde_json::to_string_pretty(&rows).expect("serialises") + "\n"));
+    } else {
+        let header = ["runtime", "select with", "package", "path"].map(String::from);
+        let body = rows
+            .iter()
+            .map(|r| [format!("{} {}", r.runtime, r.version), r.select.clone(), r.package.clone(), r.path.clone()]);
+        emit(&format!("{}\n", table::terminal_table(std::iter::once(header).chain(body))));
+    }
+    Ok(exit_code::OK)
+}
+
+/// A spinner on stderr while versions are fetched (drawn only on a terminal), and the lines
+/// said meanwhile, printed above it (always, also where it is not drawn).
+struct Spinner(ProgressBar);
+
+impl Spinner {
+    fn new() -> Spinner {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed}] {msg}").expect("template"));
+        Spinner(bar)
+    }
+
+    /// Prints `line` (control characters escaped) and shows it beside the spinner.
+    fn say(&self, line: &str) {
+        let line = table::escape_controls(line).into_owned();
+        self.0.suspend(|| eprintln!("{line}"));
+        self.0.set_message(line);
+        self.0.enable_steady_tick(Duration::from_millis(120));
+    }
+
+    fn done(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// Finds `req`'s `NAME@VERSION` items in the cache and installs the missing ones (not with
+/// `--offline`), saying each download on stderr. Errors: see [`Requested::locate_versions`];
+/// `flag` names where the items came from.
+fn locate_versions(req: &mut Requested, paths: &Paths, flag: &str) -> Result<()> {
+    if req.versions.is_empty() {
+        return Ok(());
+    }
+    let spinner = Spinner::new();
+    let r = req.locate_versions(&paths.store(), paths.fetch(), flag, &mut |l| spinner.say(l));
+    spinner.done();
+    r
+}
+
+/// The progress bar of `run`: cells done of `total`, elapsed time, and the cell under way. It
+/// draws on stderr only when stderr is a terminal (indicatif's `ProgressDrawTarget::stderr`
+/// hides itself otherwise), and never with `--quiet`.
+fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
+    let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+    let bar = ProgressBar::with_draw_target(Some(total as u64), target);
+    bar.set_style(ProgressStyle::with_template(status::PROGRESS_TEMPLATE).expect("template"));
+    bar
 }
 
 fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {

@@ -10,8 +10,9 @@ Exit codes:
   0  completed; with --expect or `compare`, nothing differed
   1  completed, but an outcome differs from the expectation or baseline
   2  bad input: unknown flag, runtime or variant pattern; malformed matrix or results file
-  3  the output folder (--out) or scratch root (--fs-root) cannot be written
-  4  no selected runtime could be found; nothing was measured
+  3  the output folder (--out), scratch root (--fs-root) or cache (--cache-dir) cannot be written
+  4  no selected runtime could be found, so nothing was measured; or (install) a runtime
+     version cannot be installed: --offline, npm or the registry unreachable, a failed check
   5  a runtime named by --require is missing or broken
  70  internal error (a bug)
 130  interrupted (Ctrl-C, SIGTERM); partial results were written";
@@ -67,6 +68,13 @@ pub struct Cli {
     /// Folder holding the variant matrices (default: the project's matrices/).
     #[arg(long, global = true, env = "CONFORMANCE_MATRICES", value_name = "DIR")]
     pub matrices: Option<PathBuf>,
+    /// The harness's cache: installed runtime versions (runtimes/), the built C# probe, the
+    /// Wine prefix (default: the user's cache folder, e.g. ~/.cache/conformance).
+    #[arg(long, global = true, env = "CONFORMANCE_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Never ask the npm registry: a NAME@VERSION that is not installed is not found.
+    #[arg(long, global = true, env = "CONFORMANCE_OFFLINE")]
+    pub offline: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -80,8 +88,12 @@ pub enum Command {
     /// Race contenders from different runtimes and variants for one name, e.g.
     /// `-c node:node.writeFileSync.wx -c deno:deno.writeFileSync.createNew -c cmd:cmd.mkdir`.
     Race(RaceArgs),
-    /// List the runtimes found (name, version, path, status).
+    /// List the runtimes found (name, version, path, status), and the versions installed in
+    /// the cache (`bun@1.3.14`).
     Runtimes(RuntimesArgs),
+    /// Install runtime versions from the npm registry into the cache, e.g. `install
+    /// node@22.11.0 bun@1.3.14 deno@2`; `run -r bun@1.3.14` then measures that version.
+    Install(InstallArgs),
     /// List the variants in the matrices.
     Variants(VariantsArgs),
     /// Compare two results.json files by runtime name, variant, scenario and target (versions
@@ -171,10 +183,12 @@ pub struct AttemptArgs {
 /// `run` flags.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Runtimes to measure: names (node, bun, deno, coreclr, mono, pwsh, powershell, cmd) and
-    /// NAME=PATH for an explicit executable; comma-separated or repeated. A comma inside a PATH
-    /// is kept unless what follows it is a runtime name (NAME or NAME=…): `-r
-    /// node=/opt/a,b/node,deno` is that node and deno. Default: all.
+    /// Runtimes to measure: names (node, bun, deno, coreclr, mono, pwsh, powershell, cmd),
+    /// NAME=PATH for an explicit executable, and NAME@VERSION (node, bun, deno) for a version
+    /// from the cache, installed from the npm registry on first use (a range such as `node@22`
+    /// takes the highest installed one, else the registry's); comma-separated or repeated. A
+    /// comma inside a PATH or range is kept unless a runtime name follows it: `-r
+    /// node=/opt/a,b/node,deno` is that node and deno. Default: all on PATH.
     #[arg(long, short = 'r', value_name = "LIST")]
     pub runtime: Vec<String>,
     /// Variant ids to run, as glob patterns (e.g. 'node.*.wx', '*mkdir*'); comma-separated or repeated.
@@ -222,13 +236,15 @@ pub struct RunArgs {
     /// Skip the relative-path repeat of each second-comer attempt.
     #[arg(long)]
     pub no_relative: bool,
-    /// Fail (exit 5) unless these runtimes are found and working; comma-separated. For CI.
+    /// Fail (exit 5) unless these runtimes are found and working (NAME, or NAME@VERSION for a
+    /// version in that range); comma-separated. For CI.
     #[arg(long, value_name = "LIST")]
     pub require: Vec<String>,
     /// Compare with a baseline results.json and exit 1 when an outcome differs.
     #[arg(long, value_name = "FILE")]
     pub expect: Option<PathBuf>,
-    /// Print only the tables and the summary lines.
+    /// Print only the tables and the summary lines: no status lines and no progress bar (skip
+    /// lines, warnings and installations are still said).
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// Discover the runtimes and check their probes, then print what would be measured (the
@@ -236,16 +252,18 @@ pub struct RunArgs {
     /// or writing results.
     #[arg(long)]
     pub dry_run: bool,
-    /// With --dry-run: print the plan as JSON.
-    #[arg(long, requires = "dry_run")]
+    /// Print the results on stdout as JSON (what results.json holds) instead of the tables;
+    /// with --dry-run, the plan.
+    #[arg(long)]
     pub json: bool,
 }
 
 /// `race` flags.
 #[derive(Debug, Args)]
 pub struct RaceArgs {
-    /// A contender as RUNTIME:VARIANT (runtime by name, e.g. node, deno, coreclr, mono, cmd);
-    /// at least two and at most 64, repeated.
+    /// A contender as RUNTIME:VARIANT (runtime by name, e.g. node, deno, coreclr, mono, cmd,
+    /// or NAME@VERSION, e.g. bun@1.3.14, installed on first use); at least two and at most 64,
+    /// repeated.
     #[arg(long = "contender", short = 'c', value_name = "RUNTIME:VARIANT", required = true, num_args = 1)]
     pub contenders: Vec<String>,
     /// Trials (default: 200, or 50 when a one-shot runtime such as cmd takes part).
@@ -271,11 +289,23 @@ pub struct RaceArgs {
 /// `runtimes` flags.
 #[derive(Debug, Args)]
 pub struct RuntimesArgs {
-    /// Runtimes to look for (as for `run --runtime`; a comma inside a PATH is kept unless a
-    /// runtime name follows it). Default: all.
+    /// Runtimes to look for (as for `run --runtime`; a NAME@VERSION is looked for in the cache
+    /// only, never fetched). Default: all on PATH and every version in the cache.
     #[arg(long, short = 'r', value_name = "LIST")]
     pub runtime: Vec<String>,
     /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `install` flags.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Versions as NAME@VERSION: node, bun or deno at an exact version (1.3.14), a range (22,
+    /// 22.11, ^1.3, '>=1.1 <1.2': the highest published) or latest.
+    #[arg(required = true, value_name = "NAME@VERSION")]
+    pub versions: Vec<String>,
+    /// Print what was installed as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -70,6 +70,15 @@ pub enum Error {
     /// No selected runtime was found; nothing could be measured.
     #[error("no runtime to measure: {0}")]
     NoRuntime(String),
+    /// A runtime version to install cannot be had: `--offline`, npm missing, the registry
+    /// unreachable, a tarball failing its integrity check, a binary that does not start.
+    #[error("cannot install {what}: {why}")]
+    RuntimeUnavailable {
+        /// The version as asked for (`bun@1.3.14`).
+        what: String,
+        /// Why.
+        why: String,
+    },
     /// Runtimes named by `--require` are missing or broken.
     #[error("required runtime(s) not available: {0}")]
     RequiredMissing(String),
@@ -84,7 +93,7 @@ impl Error {
         match self {
             Error::Usage { .. } | Error::UnknownRuntime { .. } | Error::Input { .. } => exit_code::USAGE,
             Error::Output { .. } | Error::Scratch { .. } | Error::ScratchBroken { .. } => exit_code::OUTPUT,
-            Error::NoRuntime(_) => exit_code::NO_RUNTIME,
+            Error::NoRuntime(_) | Error::RuntimeUnavailable { .. } => exit_code::NO_RUNTIME,
             Error::RequiredMissing(_) => exit_code::REQUIRED_MISSING,
             Error::Internal(_) => exit_code::INTERNAL,
         }
@@ -146,6 +155,8 @@ mod tests {
         assert_eq!(usage.exit_code(), exit_code::USAGE);
         assert_eq!(out.exit_code(), exit_code::OUTPUT);
         assert_eq!(Error::NoRuntime("x".into()).exit_code(), exit_code::NO_RUNTIME);
+        let unavailable = Error::RuntimeUnavailable { what: "bun@1.3.14".into(), why: "--offline".into() };
+        assert_eq!(unavailable.exit_code(), exit_code::NO_RUNTIME);
         assert_eq!(Error::RequiredMissing("x".into()).exit_code(), exit_code::REQUIRED_MISSING);
     }
 }

@@ -14,7 +14,9 @@ pub const DIFFERENCES: i32 = 1;
 pub const USAGE: i32 = 2;
 /// The output folder (`--out`) or the scratch root (`--fs-root`) cannot be created or written.
 pub const OUTPUT: i32 = 3;
-/// None of the selected runtimes could be found or started; nothing was measured.
+/// None of the selected runtimes could be found or started, so nothing was measured; or
+/// (`install`) a runtime version cannot be installed: `--offline`, npm missing, the registry
+/// unreachable, a tarball failing its integrity check, a binary that does not start.
 pub const NO_RUNTIME: i32 = 4;
 /// `--require` named a runtime that is missing or broken (used by CI so that an absent
 /// runtime fails the run instead of being skipped).

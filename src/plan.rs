@@ -23,7 +23,8 @@ use crate::exec::protocol::check_hello;
 use crate::exec::scratch::{Scratch, TargetState};
 use crate::matrix::{load_dir, Variant};
 use crate::report::model::{AmplificationInfo, Cell, Results, RunInfo, RuntimeInfo, Scenario};
-use crate::runtime::{ProbeContext, Requested, Runtime, Status};
+use crate::runtime::install::{Store, VersionRequest};
+use crate::runtime::{Fetch, ProbeContext, Requested, Runtime, Status};
 
 /// The project folder baked in at build time; `probes/` and `matrices/` are found below it
 /// unless `--probes`/`--matrices` say otherwise.
@@ -35,7 +36,7 @@ pub const MIN_STARTUP: Duration = Duration::from_secs(30);
 /// A race stops after this many trials in a row in which a contender failed before the release.
 pub const MAX_CONSECUTIVE_FAULTS: usize = 3;
 
-/// The folders the global flags name.
+/// What the global flags say: the folders, and whether the registry may be asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
     /// The project folder (default `--out` is below it: `reports/runs/`).
@@ -44,17 +45,42 @@ pub struct Paths {
     pub probes: PathBuf,
     /// `--matrices`, or the project's `matrices/`.
     pub matrices: PathBuf,
+    /// `--cache-dir` (`CONFORMANCE_CACHE_DIR`), or `conformance` in the user's cache folder
+    /// (the `dirs` crate: `$XDG_CACHE_HOME` or `~/.cache` on Linux, `~/Library/Caches` on
+    /// macOS, `%LOCALAPPDATA%` on Windows), or in the temp folder where there is none.
+    pub cache: PathBuf,
+    /// `--offline`: never ask the npm registry.
+    pub offline: bool,
 }
 
 impl Paths {
     /// The folders of `cli`'s global flags, defaulting to the project's. Never fails (the
-    /// probes folder is checked by the plans that use it).
+    /// probes folder is checked by the plans that use it; the cache is made when needed).
     pub fn of(cli: &Cli) -> Paths {
         let home = PathBuf::from(HOME);
         Paths {
             probes: cli.probes.clone().unwrap_or_else(|| home.join("probes")),
             matrices: cli.matrices.clone().unwrap_or_else(|| home.join("matrices")),
+            cache: cli
+                .cache_dir
+                .clone()
+                .unwrap_or_else(|| dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("conformance")),
+            offline: cli.offline,
             home,
+        }
+    }
+
+    /// The store of installed runtime versions, in [`Paths::cache`].
+    pub fn store(&self) -> Store {
+        Store::new(&self.cache)
+    }
+
+    /// Whether a `NAME@VERSION` that is not installed may be fetched (not with `--offline`).
+    pub fn fetch(&self) -> Fetch {
+        if self.offline {
+            Fetch::Offline
+        } else {
+            Fetch::Allowed
         }
     }
 }
@@ -65,6 +91,8 @@ impl Paths {
 pub struct Common {
     /// The probes folder (it holds `PROTOCOL.md`).
     pub probes: PathBuf,
+    /// The harness's cache folder ([`Paths::cache`]).
+    pub cache: PathBuf,
     /// Where the scratch folder is made (`--fs-root`, default the system temp folder).
     pub fs_root: PathBuf,
     /// The folder name every path passes through (`--hostile-paths`, `--path-segment`).
@@ -86,8 +114,8 @@ pub struct Common {
 }
 
 impl Common {
-    /// Validates the shared flags. `trials` is the `--trials` given, if any (for the
-    /// `--max-trials` check).
+    /// Validates the shared flags, with the folders of `paths`. `trials` is the `--trials`
+    /// given, if any (for the `--max-trials` check).
     ///
     /// Errors: [`Error::Usage`] naming `--timeout`, `--max-rate`, `--offsets`, `--max-trials`,
     /// `--probes` or `--path-segment`, in that order of checking.
@@ -95,7 +123,7 @@ impl Common {
         power: &PowerArgs,
         attempt: &AttemptArgs,
         scratch: &ScratchArgs,
-        probes: &Path,
+        paths: &Paths,
         trials: Option<u32>,
     ) -> Result<Common> {
         let timeout = parse_timeout(attempt.timeout)?;
@@ -109,10 +137,11 @@ impl Common {
                 ));
             }
         }
-        check_probes(probes)?;
+        check_probes(&paths.probes)?;
         let segment = parse_segment(scratch.hostile_paths, scratch.path_segment.as_deref())?;
         Ok(Common {
-            probes: probes.to_path_buf(),
+            probes: paths.probes.clone(),
+            cache: paths.cache.clone(),
             fs_root: scratch.fs_root.clone().unwrap_or_else(std::env::temp_dir),
             segment,
             timeout,
@@ -201,7 +230,7 @@ impl Common {
             .map_err(|why| Error::ScratchBroken { path: self.fs_root.clone(), why })?;
         let ctx = ProbeContext {
             probes_dir: self.probes.clone(),
-            cache_dir: cache_dir(),
+            cache_dir: self.cache.clone(),
             scratch_top: scratch.top().to_path_buf(),
         };
         Ok((scratch, ctx))
@@ -269,7 +298,7 @@ impl RunPlan {
     /// `--require`, [`Error::Input`] for a malformed matrix or `--expect` file.
     pub fn new(a: &RunArgs, paths: &Paths) -> Result<RunPlan> {
         let date = jiff::Timestamp::now();
-        let common = Common::new(&a.power, &a.attempt, &a.scratch, &paths.probes, Some(a.trials))?;
+        let common = Common::new(&a.power, &a.attempt, &a.scratch, paths, Some(a.trials))?;
         check_contenders(a.contenders as usize, "--contenders")?;
         let all = load_dir(&paths.matrices)?;
         let controls: Vec<Variant> = all.iter().filter(|v| v.control).cloned().collect();
@@ -283,12 +312,7 @@ impl RunPlan {
         let picked = |s: Scenario| recipes.iter().any(|id| crate::handoff::Recipe::of(s).any(|r| r.id == id));
         let targets = parse_targets(&a.target)?;
         let requested = Requested::parse(&a.runtime)?;
-        let required = Requested::parse(&a.require).map_err(|e| match e {
-            Error::UnknownRuntime { name, known, .. } => {
-                Error::UnknownRuntime { name, flag: "--require".into(), known }
-            }
-            other => other,
-        })?;
+        let required = Requested::parse_for(&a.require, "--require")?;
         let baseline = a.expect.as_deref().map(crate::report::json::read).transpose()?;
         let out = a.out.clone().unwrap_or_else(|| {
             let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
@@ -360,17 +384,30 @@ impl RunPlan {
     /// `--runtime`), each with the reason; empty when all are there.
     pub fn missing_required(&self, found: &[Runtime]) -> Vec<String> {
         let Some(names) = &self.required.names else { return Vec::new() };
-        names
+        let why = |r: &Runtime| crate::status::status_line(r).split_whitespace().skip(2).collect::<Vec<_>>().join(" ");
+        let mut missing: Vec<String> = names
             .iter()
             .filter(|n| !found.iter().any(|r| r.name == **n && r.status == Status::Found))
             .map(|n| match found.iter().find(|r| r.name == *n) {
-                Some(r) => format!(
-                    "{n} ({})",
-                    crate::status::status_line(r).split_whitespace().skip(2).collect::<Vec<_>>().join(" ")
-                ),
+                Some(r) => format!("{n} ({})", why(r)),
                 None => format!("{n} (not selected by --runtime)"),
             })
-            .collect()
+            .collect();
+        for v in &self.required.versions {
+            let has = |r: &&Runtime| {
+                r.name == v.runtime
+                    && r.status == Status::Found
+                    && semver::Version::parse(&r.version).is_ok_and(|x| v.spec.matches(&x))
+            };
+            if found.iter().any(|r| has(&r)) {
+                continue;
+            }
+            missing.push(match found.iter().find(|r| r.selector == v.text) {
+                Some(r) => format!("{} ({})", v.text, why(r)),
+                None => format!("{} (not selected by --runtime)", v.text),
+            });
+        }
+        missing
     }
 
     /// Why nothing of `found` is measurable (for [`Error::NoRuntime`]).
@@ -646,8 +683,8 @@ pub struct DryRun {
 pub struct RacePlan {
     /// The shared flags.
     pub common: Common,
-    /// Per slot: the runtime's registry name and the variant it runs.
-    pub slots: Vec<(&'static str, Variant)>,
+    /// Per slot: the runtime (and version) and the variant it runs.
+    pub slots: Vec<Slot>,
     /// Per slot, its family's detection control; `None` when a family has none.
     pub controls: Option<Vec<Variant>>,
     /// Counted trials per race mode: `--trials`, else [`Options::trials`], or
@@ -667,19 +704,19 @@ impl RacePlan {
     /// Validates `a` (with the folders of `paths`), then detects the amplifier.
     ///
     /// Errors: [`Error::Usage`] naming `--contender` (more than [`MAX_CONTENDERS`], fewer
-    /// than two, not `RUNTIME:VARIANT`, an unknown variant, a runtime that does not run the
-    /// variant's family) or a shared flag ([`Common::new`]); [`Error::UnknownRuntime`] naming
+    /// than two, not `RUNTIME:VARIANT`, a malformed `NAME@VERSION`, an unknown variant, a
+    /// runtime that does not run the variant's family) or a shared flag ([`Common::new`]); [`Error::UnknownRuntime`] naming
     /// `--contender`; [`Error::Input`] for a malformed matrix.
     pub fn new(a: &RaceArgs, paths: &Paths) -> Result<RacePlan> {
         check_contenders(a.contenders.len(), "--contender")?;
-        let common = Common::new(&a.power, &a.attempt, &a.scratch, &paths.probes, a.trials)?;
+        let common = Common::new(&a.power, &a.attempt, &a.scratch, paths, a.trials)?;
         let all = load_dir(&paths.matrices)?;
         let slots = a.contenders.iter().map(|item| parse_contender(item, &all)).collect::<Result<Vec<_>>>()?;
         if slots.len() < 2 {
             return Err(usage("--contender", "a race needs at least two contenders".into()));
         }
         let controls =
-            slots.iter().map(|(_, v)| engine::control_for(&all, &v.family).cloned()).collect::<Option<Vec<_>>>();
+            slots.iter().map(|s| engine::control_for(&all, &s.variant.family).cloned()).collect::<Option<Vec<_>>>();
         // without --trials, the defaults of `run`
         let shape = Shape {
             contenders: slots.len(),
@@ -695,7 +732,7 @@ impl RacePlan {
             recipes: Vec::new(),
         };
         let any_oneshot =
-            slots.iter().any(|(n, _)| crate::runtime::adapter(n).is_some_and(|ad| ad.mode() == Mode::OneShot));
+            slots.iter().any(|s| crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot));
         let options = common.options(shape, common.detect_amplifier(true));
         let trials = if any_oneshot { options.oneshot_trials } else { options.trials };
         Ok(RacePlan {
@@ -710,19 +747,52 @@ impl RacePlan {
         })
     }
 
-    /// The runtimes to discover: each slot's, by name.
+    /// The runtimes to discover: each slot's, by name (found on `PATH`) or `NAME@VERSION`
+    /// (repeats dropped), not yet located.
     pub fn requested(&self) -> Requested {
-        Requested { names: Some(self.slots.iter().map(|(n, _)| *n).collect()), explicit: Vec::new() }
+        let mut names: Vec<&'static str> = Vec::new();
+        let mut versions: Vec<VersionRequest> = Vec::new();
+        for s in &self.slots {
+            match &s.version {
+                None if !names.contains(&s.runtime) => names.push(s.runtime),
+                Some(v) if !versions.iter().any(|x| x.text == v.text) => versions.push(v.clone()),
+                _ => {}
+            }
+        }
+        Requested { names: Some(names), explicit: Vec::new(), versions, located: Vec::new() }
+    }
+
+    /// The runtime of `found` (discovered from [`RacePlan::requested`], located as `req`) that
+    /// `slot` races on; `None` when it was not discovered.
+    pub fn runtime_of<'a>(&self, slot: &Slot, req: &Requested, found: &'a [Runtime]) -> Option<&'a Runtime> {
+        match &slot.version {
+            None => found.iter().find(|r| r.name == slot.runtime && r.selector == slot.runtime),
+            Some(v) => req.selected_version(&v.text, found),
+        }
     }
 }
 
-/// One `--contender RUNTIME:VARIANT` against the variants `all`. Errors: see [`RacePlan::new`].
-fn parse_contender(item: &str, all: &[Variant]) -> Result<(&'static str, Variant)> {
+/// One contender of a `race`.
+#[derive(Debug, Clone)]
+pub struct Slot {
+    /// The runtime's registry name.
+    pub runtime: &'static str,
+    /// The version asked for (`-c bun@1.3.14:…`); `None`: the one found on `PATH`.
+    pub version: Option<VersionRequest>,
+    /// The variant it runs.
+    pub variant: Variant,
+}
+
+/// One `--contender RUNTIME[@VERSION]:VARIANT` against the variants `all`. Errors: see
+/// [`RacePlan::new`].
+fn parse_contender(item: &str, all: &[Variant]) -> Result<Slot> {
     let (rt, var) = item.split_once(':').ok_or_else(|| {
         usage("--contender", format!("'{item}' is not RUNTIME:VARIANT (e.g. node:node.writeFileSync.wx)"))
     })?;
-    let adapter = crate::runtime::adapter(rt.trim()).ok_or_else(|| Error::UnknownRuntime {
-        name: rt.trim().to_string(),
+    let version = rt.contains('@').then(|| VersionRequest::parse(rt, "--contender")).transpose()?;
+    let name = rt.split('@').next().unwrap_or(rt).trim();
+    let adapter = crate::runtime::adapter(name).ok_or_else(|| Error::UnknownRuntime {
+        name: name.to_string(),
         flag: "--contender".into(),
         known: crate::runtime::known_names(),
     })?;
@@ -740,7 +810,7 @@ fn parse_contender(item: &str, all: &[Variant]) -> Result<(&'static str, Variant
             ),
         ));
     }
-    Ok((adapter.name(), v.clone()))
+    Ok(Slot { runtime: adapter.name(), version, variant: v.clone() })
 }
 
 fn usage(flag: &str, message: String) -> Error {
@@ -878,14 +948,6 @@ pub fn check_probes(probes: &Path) -> Result<()> {
     } else {
         Err(usage("--probes", format!("{} is not a probes folder (no PROTOCOL.md in it)", probes.display())))
     }
-}
-
-/// Where built probes are cached: `CONFORMANCE_CACHE_DIR`, else the user's cache folder.
-fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("CONFORMANCE_CACHE_DIR") {
-        return PathBuf::from(d);
-    }
-    dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("conformance")
 }
 
 /// Builds or checks each found runtime's probe, then starts each session-mode probe once and

@@ -9,6 +9,7 @@ use crate::engine::Amplify;
 use crate::plan::{CellPlan, DryRun, RaceShape};
 use crate::report::model::{RuntimeInfo, Scenario};
 use crate::report::table;
+use crate::runtime::install::Installed;
 use crate::runtime::{Runtime, Status};
 
 /// The record of `rt` in `results.json` and `runtimes --json`.
@@ -27,6 +28,72 @@ pub fn runtime_info(rt: &Runtime) -> RuntimeInfo {
         reason,
         families: rt.families.iter().map(|s| s.to_string()).collect(),
     }
+}
+
+/// A runtime as `runtimes --json` lists it: its `results.json` record and how `--runtime`
+/// selects it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Listed {
+    /// The record ([`runtime_info`]).
+    #[serde(flatten)]
+    pub info: RuntimeInfo,
+    /// `bun` (on `PATH`), `bun@1.3.14` (installed in the cache) or `bun=/path` (explicit).
+    pub select: String,
+}
+
+/// `rt` as `runtimes --json` lists it.
+pub fn listed(rt: &Runtime) -> Listed {
+    Listed { info: runtime_info(rt), select: rt.selector.clone() }
+}
+
+/// A version `install` installed or found installed, as it lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Installation {
+    /// The registry name (`bun`).
+    pub runtime: String,
+    /// The version (`1.3.14`).
+    pub version: String,
+    /// How `--runtime` selects it (`bun@1.3.14`).
+    pub select: String,
+    /// The npm package it came from.
+    pub package: String,
+    /// The registry's integrity string it was checked against, if it gave one.
+    pub integrity: Option<String>,
+    /// Its binary.
+    pub path: String,
+    /// Whether it was fetched now (false: it was installed already).
+    pub fetched: bool,
+}
+
+impl Installation {
+    /// The listing of `i`; `fetched` when it was fetched now.
+    pub fn of(i: &Installed, fetched: bool) -> Installation {
+        Installation {
+            runtime: i.runtime.to_string(),
+            version: i.version.to_string(),
+            select: i.selector(),
+            package: i.manifest.package.clone(),
+            integrity: i.manifest.integrity.clone(),
+            path: i.exe.display().to_string(),
+            fetched,
+        }
+    }
+}
+
+/// The progress bar of `run` (indicatif template): spinner, elapsed time, bar, cells done of
+/// the plan's total, and [`progress_message`].
+pub const PROGRESS_TEMPLATE: &str = "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  {msg}";
+
+/// What the progress bar says when `done` of `cells` (the plan's list, in measuring order)
+/// are measured: the runtime, variant, scenario and target of the cell under way, e.g.
+/// `bun 1.3.14 · node.writeFileSync.wx · race`; control characters escaped.
+pub fn progress_message(cells: &[CellPlan], done: usize) -> String {
+    let Some(c) = cells.get(done) else { return "writing results".to_string() };
+    let what = match c.scenario {
+        Scenario::SecondComer => format!("second comer on {}", c.target.as_str()),
+        other => other.as_str().to_string(),
+    };
+    table::escape_controls(&format!("{} · {} · {what}", c.runtime, c.variant)).into_owned()
 }
 
 /// A runtime's discovery line (`found …`, `skip … not found: …`, `skip … broken: …`), control

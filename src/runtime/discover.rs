@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::install::{self, InstallError, Installed, Store, VersionRequest, VersionSpec};
 use super::{adapter, known_names, Adapter, Runtime, Status, ADAPTERS};
 use crate::error::{Error, Result};
 
@@ -13,25 +14,67 @@ pub struct Requested {
     pub names: Option<Vec<&'static str>>,
     /// Explicit executables: (adapter name, path).
     pub explicit: Vec<(&'static str, PathBuf)>,
+    /// `NAME@VERSION` items, in the order given, repeats dropped.
+    pub versions: Vec<VersionRequest>,
+    /// What [`Requested::locate_versions`] found for each of [`Requested::versions`], in the
+    /// same order: the installed version, or why there is none. Empty until then.
+    pub located: Vec<Located>,
+}
+
+/// Where a `NAME@VERSION` item of [`Requested`] stands after [`Requested::locate_versions`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// The item.
+    pub request: VersionRequest,
+    /// The installed version it names, or why there is none (naming the item).
+    pub installed: std::result::Result<Installed, String>,
+}
+
+/// Whether [`Requested::locate_versions`] may fetch a version that is not installed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    /// Install it from the npm registry (`run`, `race`).
+    Allowed,
+    /// `--offline`: never ask the registry.
+    Offline,
+    /// Only list what is installed (`runtimes`).
+    Never,
 }
 
 impl Requested {
-    /// Parses `--runtime` values: each is a comma-separated list of `NAME` or `NAME=PATH`.
-    /// A comma inside a `PATH` is kept when what follows it is not a runtime name (`NAME`,
-    /// `NAME=…` or `all`): `node=/opt/a,b/node,deno` is `node=/opt/a,b/node` and `deno`.
-    /// With only `NAME=PATH` items, nothing is looked up on `PATH`.
+    /// Parses `--runtime` values: each is a comma-separated list of `NAME`, `NAME=PATH` or
+    /// `NAME@VERSION` (see [`VersionRequest::parse`]).
+    /// A comma inside a `PATH` or a version range is kept when what follows it is not a runtime
+    /// name (`NAME`, `NAME=…`, `NAME@…` or `all`): `node=/opt/a,b/node,deno` is
+    /// `node=/opt/a,b/node` and `deno`. With only `NAME=PATH` and `NAME@VERSION` items, nothing
+    /// is looked up on `PATH`.
     ///
-    /// Errors: [`Error::UnknownRuntime`] for an unknown name, [`Error::Usage`] for an empty
-    /// item or an empty path.
+    /// Errors: as [`Requested::parse_for`] with `--runtime`.
     pub fn parse(values: &[String]) -> Result<Requested> {
+        Requested::parse_for(values, "--runtime")
+    }
+
+    /// [`Requested::parse`] for the values of `flag` (`--runtime`, `--require`).
+    ///
+    /// Errors: [`Error::UnknownRuntime`] naming `flag` for an unknown name, [`Error::Usage`]
+    /// naming `flag` for an empty item, an empty path or a malformed `NAME@VERSION`.
+    pub fn parse_for(values: &[String], flag: &str) -> Result<Requested> {
         if values.is_empty() {
             return Ok(Requested::default());
         }
         let mut names = Vec::new();
         let mut explicit = Vec::new();
+        let mut versions: Vec<VersionRequest> = Vec::new();
         for item in values.iter().flat_map(|v| split_items(v)).map(str::trim) {
             if item.is_empty() {
-                return Err(Error::Usage { flag: "--runtime".into(), message: "empty runtime name".into() });
+                return Err(Error::Usage { flag: flag.into(), message: "empty runtime name".into() });
+            }
+            if is_versioned(item) {
+                let r = VersionRequest::parse(item, flag)?;
+                if !versions.iter().any(|v| v.runtime == r.runtime && v.spec == r.spec) {
+                    versions.push(r);
+                }
+                continue;
             }
             let (name, path) = match item.split_once('=') {
                 Some((n, p)) => (n.trim(), Some(p)),
@@ -43,13 +86,13 @@ impl Requested {
             }
             let a = adapter(name).ok_or_else(|| Error::UnknownRuntime {
                 name: name.to_string(),
-                flag: "--runtime".into(),
+                flag: flag.into(),
                 known: known_names(),
             })?;
             match path {
                 Some("") => {
                     return Err(Error::Usage {
-                        flag: "--runtime".into(),
+                        flag: flag.into(),
                         message: format!("'{item}' names no path after '='"),
                     })
                 }
@@ -67,23 +110,92 @@ impl Requested {
                 }
             }
         }
-        Ok(Requested { names: Some(names), explicit })
+        Ok(Requested { names: Some(names), explicit, versions, located: Vec::new() })
+    }
+
+    /// Finds each `NAME@VERSION` item's version in `store` — an exact version, or the highest
+    /// installed one in a range — and, with [`Fetch::Allowed`], installs the items that have
+    /// none ([`install::install`]; `latest` always asks the registry), telling `say` before
+    /// and after each download. An item that cannot be had otherwise (not installed with
+    /// `--offline` or in `runtimes`; npm or the registry unreachable; a build that fails its
+    /// checks) is kept with the reason, and its runtime is then listed as not found.
+    ///
+    /// Errors: [`Error::Usage`] naming `flag` and the item when the registry has no such
+    /// version for this platform (naming the versions it has); [`Error::Output`] when the
+    /// store cannot be written.
+    pub fn locate_versions(&mut self, store: &Store, fetch: Fetch, flag: &str, say: install::Say<'_>) -> Result<()> {
+        self.located.clear();
+        for request in &self.versions {
+            let have =
+                store.best(request).filter(|_| !(fetch == Fetch::Allowed && request.spec == VersionSpec::Latest));
+            let installed = match (have, fetch) {
+                (Some(i), _) => Ok(i),
+                (None, Fetch::Allowed) => match install::install(store, request, say) {
+                    Ok((i, _)) => Ok(i),
+                    Err(InstallError::Unavailable(why)) => Err(format!("{}: {why}", request.text)),
+                    Err(e) => return Err(e.into_error(flag, &request.text)),
+                },
+                (None, Fetch::Offline) => Err(format!(
+                    "{} is not installed in {}, and --offline forbids fetching it",
+                    request.text,
+                    store.root().display()
+                )),
+                (None, Fetch::Never) => Err(format!(
+                    "{} is not installed in {} (`conformance install {}` fetches it)",
+                    request.text,
+                    store.root().display(),
+                    request.text
+                )),
+            };
+            self.located.push(Located { request: request.clone(), installed });
+        }
+        Ok(())
+    }
+
+    /// Adds every version in `store` as if asked for by `NAME@VERSION`, located (`runtimes`
+    /// without `--runtime`).
+    pub fn add_installed(&mut self, store: &Store) {
+        for i in store.all() {
+            let request =
+                VersionRequest { runtime: i.runtime, spec: VersionSpec::Exact(i.version.clone()), text: i.selector() };
+            self.versions.push(request.clone());
+            self.located.push(Located { request, installed: Ok(i) });
+        }
+    }
+
+    /// The runtime of `found` that the `NAME@VERSION` item `text` selected, once located.
+    pub fn selected_version<'a>(&self, text: &str, found: &'a [Runtime]) -> Option<&'a Runtime> {
+        let l = self.located.iter().find(|l| l.request.text == text)?;
+        match &l.installed {
+            Ok(i) => found.iter().find(|r| r.selector == i.selector()),
+            Err(_) => found.iter().find(|r| r.selector == l.request.text),
+        }
+    }
+}
+
+/// True when `item` is `NAME@VERSION`: an `@` before any `=`.
+fn is_versioned(item: &str) -> bool {
+    match (item.find('@'), item.find('=')) {
+        (Some(at), Some(eq)) => at < eq,
+        (Some(_), None) => true,
+        _ => false,
     }
 }
 
 /// Splits one `--runtime` value at the commas that start a new item: those followed by a
-/// runtime name (`NAME`, `NAME=…`, `all`), or any comma while no `NAME=PATH` item is open (so
-/// an unknown name is still reported as one). Other commas belong to the open item's path.
+/// runtime name (`NAME`, `NAME=…`, `NAME@…`, `all`), or any comma while no `NAME=PATH` or
+/// `NAME@VERSION` item is open (so an unknown name is still reported as one). Other commas
+/// belong to the open item's path or version range (`bun@>=1.1,<1.2`).
 fn split_items(value: &str) -> Vec<&str> {
     let starts_item = |piece: &str| {
-        let name = piece.split_once('=').map_or(piece, |(n, _)| n).trim();
+        let name = piece.split(['=', '@']).next().unwrap_or(piece).trim();
         name == "all" || adapter(name).is_some()
     };
     let mut items: Vec<&str> = Vec::new();
     let mut start = 0;
     for (comma, _) in value.match_indices(',') {
         let next = value[comma + 1..].split(',').next().unwrap_or("");
-        if value[start..comma].contains('=') && !starts_item(next) {
+        if value[start..comma].contains(['=', '@']) && !starts_item(next) {
             continue;
         }
         items.push(&value[start..comma]);
@@ -96,7 +208,8 @@ fn split_items(value: &str) -> Vec<&str> {
 /// The outcome of discovery: every selected runtime, found or not.
 #[derive(Debug, Clone)]
 pub struct Discovery {
-    /// In table order: registry order, explicit paths after the PATH entry of their kind.
+    /// In table order: registry order; within a kind, the PATH entry, explicit paths, then
+    /// installed versions in the order asked for.
     pub runtimes: Vec<Runtime>,
 }
 
@@ -109,6 +222,7 @@ fn blank(a: &'static dyn Adapter, path: Option<PathBuf>, status: Status) -> Runt
         status,
         families: a.families().to_vec(),
         artifact: None,
+        selector: a.name().to_string(),
         adapter: a,
     }
 }
@@ -166,9 +280,9 @@ pub fn discover(req: &Requested) -> Discovery {
                 continue;
             }
             let exe = if path.components().count() == 1 { which::which(path).ok() } else { Some(path.clone()) };
-            match exe.filter(|p| p.is_file()) {
-                Some(exe) => out.push(probe_exe(a, exe)),
-                None => out.push(blank(
+            let mut rt = match exe.filter(|p| p.is_file()) {
+                Some(exe) => probe_exe(a, exe),
+                None => blank(
                     a,
                     Some(path.clone()),
                     Status::NotFound(if path.is_dir() {
@@ -176,8 +290,27 @@ pub fn discover(req: &Requested) -> Discovery {
                     } else {
                         format!("{} does not exist", path.display())
                     }),
-                )),
-            }
+                ),
+            };
+            rt.selector = format!("{name}={}", path.display());
+            out.push(rt);
+        }
+        // installed versions, in the order asked for
+        for l in req.located.iter().filter(|l| l.request.runtime == a.name()) {
+            let mut rt = match &l.installed {
+                Ok(i) => {
+                    if out.iter().any(|r| r.path.as_deref().map(canonical) == Some(canonical(&i.exe))) {
+                        continue;
+                    }
+                    probe_exe(a, i.exe.clone())
+                }
+                Err(why) => blank(a, None, Status::NotFound(why.clone())),
+            };
+            rt.selector = match &l.installed {
+                Ok(i) => i.selector(),
+                Err(_) => l.request.text.clone(),
+            };
+            out.push(rt);
         }
     }
     // two rows must never share a label

@@ -8,11 +8,12 @@ mod bun;
 mod cmd;
 pub mod discover;
 mod dotnet;
+pub mod install;
 mod node;
 mod normalize;
 mod pwsh;
 
-pub use discover::{discover, Discovery, Requested};
+pub use discover::{discover, Discovery, Fetch, Located, Requested};
 pub use normalize::{normalize, FS_FAILURE_CODES};
 
 use std::path::{Path, PathBuf};
@@ -60,6 +61,9 @@ pub struct Runtime {
     pub families: Vec<&'static str>,
     /// A built probe artefact, for adapters that build one (C#).
     pub artifact: Option<PathBuf>,
+    /// How `--runtime` selects this runtime: `bun` (found on `PATH`), `bun@1.3.14` (a version
+    /// in the store, [`install`]) or `bun=/opt/bun` (an explicit executable).
+    pub selector: String,
     pub(crate) adapter: &'static dyn Adapter,
 }
 
@@ -201,6 +205,7 @@ mod tests {
             status: Status::Found,
             families: a.families().to_vec(),
             artifact: Some(PathBuf::from("/cache/Probe.exe")),
+            selector: a.name().into(),
             adapter: a,
         }
     }

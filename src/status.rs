@@ -82,7 +82,7 @@ impl Installation {
 
 /// The progress bar of `run` (indicatif template): spinner, elapsed time, bar, cells done of
 /// the plan's total, and [`progress_message`].
-pub const PROGRESS_TEMPLATE: &str = "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  {msg}";
+pub const PROGRESS_TEMPLATE: &str = "{spinner} [{elapsed_precise}] {bar:20} {pos}/{len} cells  {wide_msg}";
 
 /// What the progress bar says when `done` of `cells` (the plan's list, in measuring order)
 /// are measured: the runtime, variant, scenario and target of the cell under way, e.g.

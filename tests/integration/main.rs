@@ -6,5 +6,6 @@ mod common;
 mod faults;
 mod handoff;
 mod harness;
+mod install;
 mod protocol;
 mod runtimes;

@@ -271,3 +271,34 @@ pub fn dry_run_text(d: &DryRun) -> String {
     let _ = writeln!(s, "results would go to {}", table::escape_controls(&d.out.display().to_string()));
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::scratch::TargetState;
+
+    /// The bar names the cell under way — the plan's next — and says when all are done.
+    #[test]
+    fn the_progress_message_names_the_cell_under_way() {
+        let cell = |runtime: &str, variant: &str, scenario, target| CellPlan {
+            id: String::new(),
+            runtime: runtime.into(),
+            variant: variant.into(),
+            scenario,
+            target,
+            control: false,
+            relative: false,
+            race: None,
+        };
+        let cells = [
+            cell("bun 1.3.14", "node.mkdirSync", Scenario::SecondComer, TargetState::EmptyDir),
+            cell("bun 1.1.44", "node.mkdirSync", Scenario::Race, TargetState::Absent),
+            cell("evil\u{1b}[2J", "v", Scenario::Race, TargetState::Absent),
+        ];
+        assert_eq!(progress_message(&cells, 0), "bun 1.3.14 · node.mkdirSync · second comer on empty-dir");
+        assert_eq!(progress_message(&cells, 1), "bun 1.1.44 · node.mkdirSync · race");
+        assert!(!progress_message(&cells, 2).contains('\u{1b}'));
+        assert_eq!(progress_message(&cells, 3), "writing results");
+        assert!(PROGRESS_TEMPLATE.contains("{pos}/{len} cells") && PROGRESS_TEMPLATE.contains("{elapsed_precise}"));
+    }
+}

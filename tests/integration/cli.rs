@@ -538,8 +538,6 @@ fn dry_run_lists_the_cells_and_writes_nothing() {
     assert_eq!(ids[10], "node 0.0.0/node.fake.check-then-create/race/absent");
     assert_eq!(v["attempts"]["race_min"], 63);
     assert_eq!(v["runtimes"][1]["status"], "not-found");
-    // --json prints a plan only
-    conformance().args(["run", "--json"]).assert().code(2).stderr(predicate::str::contains("--dry-run"));
 }
 
 /// The probe-readiness wait before measuring takes its start-up limit from the plan

@@ -7,5 +7,6 @@ mod faults;
 mod handoff;
 mod harness;
 mod install;
+mod progress;
 mod protocol;
 mod runtimes;

@@ -63,6 +63,10 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
     let mut plan = RunPlan::new(a, paths)?;
     // NAME@VERSION items: found in the cache or installed now, before anything is made
     locate_versions(&mut plan.requested, paths, "--runtime")?;
+    if crate::interrupt::requested() {
+        eprintln!("interrupted before measuring: nothing measured, nothing written");
+        return Ok(exit_code::INTERRUPTED);
+    }
     // a dry run writes nothing, so it takes no output folder
     let mut outdir = if plan.dry_run { None } else { Some(open_out(&plan.out)?) };
     let (mut scratch, ctx) = match plan.common.workspace() {
@@ -220,6 +224,10 @@ fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
     let plan = RacePlan::new(a, paths)?;
     let mut requested = plan.requested();
     locate_versions(&mut requested, paths, "--contender")?;
+    if crate::interrupt::requested() {
+        eprintln!("interrupted before racing: nothing measured, nothing written");
+        return Ok(exit_code::INTERRUPTED);
+    }
     let mut outdir = plan.out.as_deref().map(open_out).transpose()?;
     let mut found = discover(&requested).runtimes;
     let (mut scratch, ctx) = match plan.common.workspace() {
@@ -384,7 +392,8 @@ fn cmd_runtimes(a: &RuntimesArgs, paths: &Paths) -> Result<i32> {
 /// Errors: the first version that cannot be had: [`Error::Usage`] naming the item for a
 /// version the registry does not have (exit 2), [`Error::RuntimeUnavailable`] (exit 4: with
 /// `--offline`, npm or the registry unreachable, a failed check), [`Error::Output`] when the
-/// cache cannot be written (exit 3). Versions installed before it stay installed.
+/// cache cannot be written (exit 3). Versions installed before it stay installed. Ctrl-C stops
+/// the download (exit 130) and leaves no half-made version.
 fn cmd_install(a: &InstallArgs, paths: &Paths) -> Result<i32> {
     let flag = "NAME@VERSION";
     let requests = a
@@ -415,7 +424,15 @@ fn cmd_install(a: &InstallArgs, paths: &Paths) -> Result<i32> {
             })?;
             (i, false)
         } else {
-            install::install(&store, r, &mut |l| spinner.say(l)).map_err(|e| e.into_error(flag, &r.text))?
+            match install::install(&store, r, &mut |l| spinner.say(l)) {
+                Ok(x) => x,
+                Err(_) if crate::interrupt::requested() => {
+                    spinner.done();
+                    eprintln!("interrupted: {} was not installed; the versions before it were", r.text);
+                    return Ok(exit_code::INTERRUPTED);
+                }
+                Err(e) => return Err(e.into_error(flag, &r.text)),
+            }
         };
         if !fetched {
             // installed before: it must still start and report its version

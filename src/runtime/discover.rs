@@ -361,6 +361,43 @@ mod tests {
         assert!(Requested::parse(&["node=/x,".into()]).is_ok_and(|r| r.explicit[0].1 == Path::new("/x,")));
     }
 
+    /// `NAME@VERSION` items sit beside names and paths; a comma inside a range stays in it
+    /// unless a runtime name follows; repeats are dropped; only names are looked up on PATH.
+    #[test]
+    fn parses_versions_beside_names_and_paths() {
+        let r = Requested::parse(&["bun@1.3.14,bun@>=1.1,<1.2,node".into(), "deno@2,bun@1.3.14".into()]).unwrap();
+        let texts: Vec<&str> = r.versions.iter().map(|v| v.text.as_str()).collect();
+        assert_eq!(texts, ["bun@1.3.14", "bun@>=1.1,<1.2", "deno@2"]);
+        assert_eq!(r.names, Some(vec!["node"]));
+        let r = Requested::parse(&["node=/opt/n@22/bin/node,node@22".into()]).unwrap();
+        assert_eq!(r.explicit, vec![("node", PathBuf::from("/opt/n@22/bin/node"))]);
+        assert_eq!(r.versions[0].text, "node@22");
+        let e = Requested::parse_for(&["bun@1.x.y.z".into()], "--require").unwrap_err().to_string();
+        assert!(e.starts_with("invalid value for --require: 'bun@1.x.y.z'"), "{e}");
+    }
+
+    /// Without a network: an installed version is found, a missing one is not found with the
+    /// reason naming it (never fetched by `runtimes`, refused by `--offline`).
+    #[test]
+    fn versions_are_located_in_the_store() {
+        let t = tempfile::tempdir().unwrap();
+        let store = Store::new(t.path());
+        let mut r = Requested::parse(&["bun@1.3.14".into()]).unwrap();
+        r.locate_versions(&store, Fetch::Never, "--runtime", &mut |_| {}).unwrap();
+        let why = r.located[0].installed.clone().unwrap_err();
+        assert!(
+            why.contains("bun@1.3.14 is not installed in") && why.contains("conformance install bun@1.3.14"),
+            "{why}"
+        );
+        r.locate_versions(&store, Fetch::Offline, "--runtime", &mut |_| {}).unwrap();
+        let why = r.located[0].installed.clone().unwrap_err();
+        assert!(why.contains("--offline forbids fetching it"), "{why}");
+        let d = discover(&r);
+        assert_eq!(d.runtimes.len(), 1);
+        assert_eq!(d.runtimes[0].selector, "bun@1.3.14");
+        assert!(matches!(&d.runtimes[0].status, Status::NotFound(w) if w.contains("--offline")));
+    }
+
     #[test]
     fn missing_explicit_path_is_not_found() {
         let r = Requested::parse(&["node=/nonexistent/node".into()]).unwrap();

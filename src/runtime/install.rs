@@ -492,17 +492,21 @@ fn published(
     cache: &Path,
 ) -> std::result::Result<(Vec<Version>, Option<Version>), NpmFailure> {
     let out = npm.run(&["view", pkg, "versions", "dist-tags", "--json"], cwd, cache)?;
-    let v: serde_json::Value =
-        serde_json::from_str(&out).map_err(|e| NpmFailure::Other(format!("npm view {pkg} printed no JSON: {e}")))?;
-    // one field with a value prints it alone, two print an object
-    let list = if v.is_array() { &v } else { &v["versions"] };
-    let mut versions: Vec<Version> = list
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|x| x.as_str())
-        .filter_map(|s| Version::parse(s).ok())
-        .collect();
+    parse_published(&out).map_err(|e| NpmFailure::Other(format!("npm view {pkg} printed no JSON: {e}")))
+}
+
+/// What `npm view PKG versions dist-tags --json` printed: the versions (lowest first; those
+/// that are not semver are dropped) and the `latest` tag. Errors: the JSON error.
+fn parse_published(out: &str) -> std::result::Result<(Vec<Version>, Option<Version>), String> {
+    let v: serde_json::Value = serde_json::from_str(out).map_err(|e| e.to_string())?;
+    // one field with a value prints it alone, two print an object; a package with one
+    // version may print it as a string instead of a list
+    let list = if v.is_array() || v.is_string() { &v } else { &v["versions"] };
+    let names: Vec<&str> = match list {
+        serde_json::Value::String(one) => vec![one.as_str()],
+        other => other.as_array().into_iter().flatten().filter_map(|x| x.as_str()).collect(),
+    };
+    let mut versions: Vec<Version> = names.into_iter().filter_map(|s| Version::parse(s).ok()).collect();
     versions.sort();
     let latest = v["dist-tags"]["latest"].as_str().and_then(|s| Version::parse(s).ok());
     Ok((versions, latest))
@@ -878,6 +882,20 @@ mod tests {
         let e = check_integrity(&f, "sha512-AAAA").unwrap_err();
         assert!(e.contains("does not match the registry's integrity") && e.contains("expected sha512-AAAA"), "{e}");
         assert_eq!(check_integrity(&f, "sha1-abc").unwrap(), None);
+    }
+
+    /// `npm view PKG versions dist-tags --json`, as npm prints it for many versions, one
+    /// version, and versions alone.
+    #[test]
+    fn published_versions_are_read_in_each_shape() {
+        let (vs, latest) =
+            parse_published(r#"{"versions": ["1.10.0", "1.9.0", "junk"], "dist-tags": {"latest": "1.10.0"}}"#).unwrap();
+        assert_eq!(vs, [v("1.9.0"), v("1.10.0")]);
+        assert_eq!(latest, Some(v("1.10.0")));
+        let (vs, _) = parse_published(r#"{"versions": "2.0.0", "dist-tags": {"latest": "2.0.0"}}"#).unwrap();
+        assert_eq!(vs, [v("2.0.0")]);
+        assert_eq!(parse_published(r#"["1.0.0"]"#).unwrap(), (vec![v("1.0.0")], None));
+        assert!(parse_published("npm warn something").is_err());
     }
 
     #[test]

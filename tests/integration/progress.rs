@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common::{conformance, fixtures, root};
 
-/// The arguments of a quick run on the fake runtime of the fault tests: `node.fake.wx`, whose
-/// plan is 6 cells (4 second comers, its race and the family's control race).
+/// The arguments of a quick run of `node.fake.wx` on the fake runtime of the fault tests.
 fn quick_run(out: &Path) -> Vec<String> {
     let fake = fixtures().join("fake-runtimes").join("faults").join("node");
     [
@@ -29,6 +28,15 @@ fn quick_run(out: &Path) -> Vec<String> {
     ]
     .map(String::from)
     .to_vec()
+}
+
+/// The number of cells `args` (a [`quick_run`]) plans, from `run --dry-run --json`.
+fn planned_cells(args: &[String]) -> usize {
+    let a = conformance().args(args).args(["--dry-run", "--json"]).assert().success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let n = v["cells"].as_array().unwrap().len();
+    assert!(n >= 6, "4 second comers, a race and the control at least: {v}");
+    n
 }
 
 fn quote(s: &str) -> String {
@@ -62,7 +70,7 @@ fn on_a_terminal(args: &[String]) -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// On a terminal the bar shows cells done of the plan's 6 and the cell under way; with
+/// On a terminal the bar shows cells done of the plan's total and the cell under way; with
 /// `--quiet` neither the bar nor the status lines appear; through a pipe stderr holds the
 /// status lines and no bar (no escape sequence, no carriage return).
 #[test]
@@ -70,8 +78,9 @@ fn on_a_terminal(args: &[String]) -> Option<String> {
 fn the_progress_bar_is_drawn_on_a_terminal_only() {
     let _one = crate::common::one_at_a_time();
     let t = tempfile::tempdir().unwrap();
+    let n = planned_cells(&quick_run(&t.path().join("plan")));
     let Some(tty) = on_a_terminal(&quick_run(&t.path().join("a"))) else { return };
-    assert!(tty.contains("/6 cells"), "no bar on the terminal:\n{tty}");
+    assert!(tty.contains(&format!("/{n} cells")), "no bar on the terminal:\n{tty}");
     assert!(tty.contains("node 0.0.0 · node.fake.wx · second comer on "), "no cell under way:\n{tty}");
     assert!(tty.contains("found    node 0.0.0"), "{tty}");
 
@@ -80,7 +89,7 @@ fn the_progress_bar_is_drawn_on_a_terminal_only() {
     let tty = on_a_terminal(&quiet).unwrap();
     assert!(!tty.contains("cells  "), "a bar with --quiet:\n{tty}");
     assert!(!tty.contains("found    "), "a status line with --quiet:\n{tty}");
-    assert!(tty.contains("6 cells in "), "{tty}");
+    assert!(tty.contains(&format!("{n} cells in ")), "{tty}");
 
     let a = conformance().args(quick_run(&t.path().join("c"))).assert().success();
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
@@ -95,6 +104,7 @@ fn the_progress_bar_is_drawn_on_a_terminal_only() {
 fn run_json_prints_the_results_file() {
     let _one = crate::common::one_at_a_time();
     let t = tempfile::tempdir().unwrap();
+    let n = planned_cells(&quick_run(&t.path().join("plan")));
     let mut args = quick_run(&t.path().join("out"));
     args.push("--json".into());
     let a = conformance().args(&args).assert().success();
@@ -102,7 +112,7 @@ fn run_json_prints_the_results_file() {
     let file = std::fs::read(t.path().join("out").join("results.json")).unwrap();
     assert_eq!(String::from_utf8_lossy(&stdout), String::from_utf8_lossy(&file));
     let v: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
-    assert_eq!(v["cells"].as_array().unwrap().len(), 6);
+    assert_eq!(v["cells"].as_array().unwrap().len(), n);
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
-    assert!(err.contains("6 cells in ") && !err.contains('┌'), "{err}");
+    assert!(err.contains(&format!("{n} cells in ")) && !err.contains('┌'), "{err}");
 }

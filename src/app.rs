@@ -503,7 +503,9 @@ fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
 }
 
 fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {
-    let vs = crate::plan::select_variants(load_dir(matrices)?, &a.variant)?;
+    // the hand-off recipes are selected by the same globs in `run`: listed with them
+    let recipes = crate::handoff::RECIPES.iter().map(|r| r.as_variant());
+    let vs = crate::plan::select_variants(load_dir(matrices)?.into_iter().chain(recipes).collect(), &a.variant)?;
     if a.json {
         emit(&(serde_json::to_string_pretty(&vs).expect("serialises") + "\n"));
     } else {

@@ -179,3 +179,13 @@ fn done_marker_on_session_runtimes() {
         }
     }
 }
+
+#[test]
+fn variants_lists_the_recipes_that_run_selects() {
+    let out = conformance().args(["variants", "-v", "claim.*"]).assert().success().get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    for id in ["claim.list-then-open (anti-pattern)", "claim.rename-claim", "claim.exclusive-marker"] {
+        assert!(text.contains(id), "{id} in\n{text}");
+    }
+    assert!(!text.contains("publish."), "{text}");
+}

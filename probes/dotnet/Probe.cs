@@ -1,8 +1,10 @@
 // conformance probe for the .NET file-system API family "dotnet" (protocol 2, session
-// mode; see ../PROTOCOL.md). It performs exactly the call a variant names and reports the
-// raw result; it never judges the outcome. Of version 2 it has the hello that lists its
-// variants, and `stop` (ignored: it runs no loop); it knows no recipe, so a recipe `prepare`
-// is answered `supported:false`.
+// mode; see ../PROTOCOL.md). It performs exactly the call a variant names, or the steps a
+// recipe names, and reports the raw result; it never judges the outcome. Of version 2 it has
+// the hello that lists its variants and recipes, recipes (the hand-off routines of
+// ../shared/session.mjs, step for step, with the .NET calls a C# integrator would use:
+// FileStream, File.Move, File.ReadAllBytes, Directory.GetFiles, File.Exists, FileInfo,
+// File.WriteAllBytes), and `stop`, which ends a loop recipe.
 //
 // One source file for every runtime: it compiles with Mono's `mcs` (no references beyond
 // the defaults, C# 6 syntax) and with the .NET SDK (Probe.csproj). An mcs-built Probe.exe
@@ -300,6 +302,740 @@ sealed class Obj : List<KeyValuePair<string, object>>
     }
 }
 
+// The lines of stdin. The main loop reads them on its own thread, blocking (the release path
+// is one ReadLine, as before recipes existed). While a loop recipe runs, the main thread is busy
+// with the recipe, so Poll hands the reading to a helper thread one line at a time and returns
+// at once; the recipe asks again about once a millisecond. The helper reads only when asked,
+// so the reader has one user at a time: a loop ends only after the helper has delivered a line
+// (stop, quit, end of input), and then the main thread reads again itself.
+sealed class StdinLines
+{
+    readonly StreamReader reader;
+    readonly object gate = new object();
+    // (a List: CoreCLR's mscorlib facade does not forward Queue<T>, which an mcs build takes
+    // from Mono's mscorlib)
+    readonly List<string> back = new List<string>();
+    Thread helper;
+    bool asked;      // the helper is to read (or is reading) one line
+    bool delivered;  // it has: `line` (null at end of input) or `error`
+    string line;
+    Exception error;
+    bool eof;
+
+    public StdinLines(StreamReader reader) { this.reader = reader; }
+
+    // Puts a line back: the next Next() or Poll() returns it first.
+    public void Unread(string l) { back.Add(l); }
+
+    // The next line, blocking; null at end of input.
+    public string Next()
+    {
+        if (back.Count > 0) return Shift();
+        if (eof) return null;
+        lock (gate)
+        {
+            if (asked)
+            {
+                while (!delivered) Monitor.Wait(gate);
+                return TakeLocked();
+            }
+        }
+        string l = reader.ReadLine();
+        if (l == null) eof = true;
+        return l;
+    }
+
+    // True with the line (null at end of input) when one is there without waiting; false
+    // otherwise (the helper is then reading the next one).
+    public bool Poll(out string l)
+    {
+        l = null;
+        if (back.Count > 0) { l = Shift(); return true; }
+        if (eof) return true;
+        lock (gate)
+        {
+            if (delivered) { l = TakeLocked(); return true; }
+            if (!asked)
+            {
+                asked = true;
+                if (helper == null)
+                {
+                    helper = new Thread(Help);
+                    helper.IsBackground = true;
+                    helper.Name = "stdin";
+                    helper.Start();
+                }
+                Monitor.PulseAll(gate);
+            }
+            return false;
+        }
+    }
+
+    string Shift()
+    {
+        string l = back[0];
+        back.RemoveAt(0);
+        return l;
+    }
+
+    string TakeLocked()
+    {
+        asked = false;
+        delivered = false;
+        string l = line;
+        Exception e = error;
+        line = null;
+        error = null;
+        if (e != null) throw new IOException("reading stdin: " + e.Message, e);
+        if (l == null) eof = true;
+        return l;
+    }
+
+    void Help()
+    {
+        for (;;)
+        {
+            lock (gate)
+            {
+                while (!asked || delivered) Monitor.Wait(gate);
+            }
+            string l = null;
+            Exception e = null;
+            try { l = reader.ReadLine(); }
+            catch (Exception x) { e = x; }
+            lock (gate)
+            {
+                line = l;
+                error = e;
+                delivered = true;
+                Monitor.PulseAll(gate);
+            }
+        }
+    }
+}
+
+// A recipe's prepare cannot use the request: `ready` with supported:false and this reason.
+sealed class Unsupported : Exception
+{
+    public Unsupported(string reason) : base(reason) { }
+}
+
+// What a recipe's prepare gets: the prepare message's fields.
+sealed class RecipeRequest
+{
+    public string IdText;   // the attempt id as text (a number: its digits), for temp names
+    public string Target;
+    public string Source;
+    public string Token;
+    public byte[] Data;     // the token's UTF-8 bytes
+    public Dictionary<string, object> Params;
+}
+
+// What a recipe's run returns: `step` names the step that failed (null on success), `error`
+// is that step's raw error; loop recipes add counters and errors_sample.
+sealed class RecipeOutcome
+{
+    public bool Ok;
+    public Obj Error;
+    public string Step;
+    public Obj Counters;
+    public List<object> Sample;
+
+    public static RecipeOutcome Success() { return new RecipeOutcome { Ok = true }; }
+    public static RecipeOutcome Failure(string step, Obj error) { return new RecipeOutcome { Ok = false, Step = step, Error = error }; }
+}
+
+delegate RecipeOutcome RecipeRun();
+
+// The recipes of ../shared/session.mjs (same names, parameters, steps, counters and step
+// names; see ../PROTOCOL.md, "Recipes"), written with the .NET calls a C# integrator would use.
+// Each prepare checks the request and returns the routine, or throws Unsupported.
+static class Recipes
+{
+    // Every recipe, in the order of RECIPES in session.mjs: the hello lists them.
+    public static readonly string[] Ids = {
+        "done.marker-after-data",
+        "done.marker-before-data",
+        "done.size-stable",
+        "done.mtime-stable",
+        "consume.poll",
+        "publish.direct",
+        "publish.temp-rename",
+        "claim.rename",
+        "read.poll",
+        "claim.rename-claim",
+        "claim.list-then-open",
+        "claim.exclusive-marker",
+    };
+
+    // At most this many raw errors travel in a result's errors_sample.
+    const int ErrorsSampleMax = 8;
+    // Largest single write of the publish and done recipes (bytes).
+    const int Chunk = 4096;
+    // Rounds without progress after which a claim worker gives up (step `stuck`).
+    const int ClaimStuckRounds = 100000;
+    // The FileStream buffer size that makes every Write one write(2) (no buffering in
+    // FileStream; CoreCLR treats 1 as "unbuffered", Mono writes anything larger than its
+    // minimum buffer straight through), as writeSync does.
+    const int Unbuffered = 1;
+
+    static readonly UTF8Encoding Utf8 = new UTF8Encoding(false);
+
+    public static RecipeRun Prepare(string name, RecipeRequest req)
+    {
+        switch (name)
+        {
+            case "done.marker-after-data": return DoneWriter("marker-after-data", req);
+            case "done.marker-before-data": return DoneWriter("marker-before-data", req);
+            case "done.size-stable": return DoneWriter("size-stable", req);
+            case "done.mtime-stable": return DoneWriter("mtime-stable", req);
+            case "consume.poll": return ConsumePoll(req);
+            case "publish.direct": return PublishDirect(req);
+            case "publish.temp-rename": return PublishTempRename(req);
+            case "claim.rename": return ClaimRename(req);
+            case "read.poll": return ReadPoll(req);
+            case "claim.rename-claim": return ClaimWorker("rename", req);
+            case "claim.list-then-open": return ClaimWorker("list-then-open", req);
+            case "claim.exclusive-marker": return ClaimWorker("marker", req);
+            default: throw new Unsupported("unknown recipe " + name);
+        }
+    }
+
+    // ---- parameters (the rules of stringParam, boolParam and friends in session.mjs) --------
+
+    static object Param(RecipeRequest req, string name)
+    {
+        object v;
+        return req.Params.TryGetValue(name, out v) ? v : null;
+    }
+
+    static string StringParam(RecipeRequest req, string name, string fallback)
+    {
+        object v = Param(req, name);
+        if (v == null) return fallback;
+        string s = v as string;
+        if (s == null || s.Length == 0) throw new Unsupported("params." + name + " must be a non-empty string");
+        return s;
+    }
+
+    static bool BoolParam(RecipeRequest req, string name)
+    {
+        object v = Param(req, name);
+        if (v == null) return false;
+        if (!(v is bool)) throw new Unsupported("params." + name + " must be true or false");
+        return (bool)v;
+    }
+
+    // An integer parameter from min to max (JavaScript's Number.isInteger: 40.0 and 4e1 are
+    // integers); `fallback` when absent or null.
+    static long IntParam(RecipeRequest req, string name, long fallback, long min, long max, string why)
+    {
+        object v = Param(req, name);
+        if (v == null) return fallback;
+        JsonNumber n = v as JsonNumber;
+        if (n == null) throw new Unsupported(why);
+        double d;
+        try { d = n.ToDouble(); }
+        catch (Exception) { throw new Unsupported(why); }
+        if (Math.Floor(d) != d || d < min || d > max) throw new Unsupported(why);
+        return (long)d;
+    }
+
+    // ---- the content ----------------------------------------------------------------------
+
+    // The token's UTF-8 bytes, or, with params.size (1 to 16 MiB), the framed content
+    // `conformance-publish <token> <size>\n`, `size` bytes of `<token>\n` repeated (the last
+    // copy cut), `end <token>\n`: publishContent in session.mjs, `framed` in src/handoff.rs.
+    static byte[] PublishContent(RecipeRequest req)
+    {
+        if (Param(req, "size") == null) return req.Data;
+        long size = IntParam(req, "size", 0, 1, 16 * 1024 * 1024, "params.size must be an integer from 1 to 16777216");
+        byte[] head = Utf8.GetBytes("conformance-publish " + req.Token + " " + size.ToString(CultureInfo.InvariantCulture) + "\n");
+        byte[] line = Utf8.GetBytes(req.Token + "\n");
+        byte[] tail = Utf8.GetBytes("end " + req.Token + "\n");
+        var all = new byte[head.Length + size + tail.Length];
+        Buffer.BlockCopy(head, 0, all, 0, head.Length);
+        for (long off = 0; off < size; off += line.Length)
+            Buffer.BlockCopy(line, 0, all, (int)(head.Length + off), (int)Math.Min(line.Length, size - off));
+        Buffer.BlockCopy(tail, 0, all, (int)(head.Length + size), tail.Length);
+        return all;
+    }
+
+    // Writes `data` in writes of at most Chunk bytes, sleeping `pauseMs` between them.
+    static void WriteChunks(FileStream fs, byte[] data, int pauseMs)
+    {
+        for (int off = 0; off < data.Length; off += Chunk)
+        {
+            if (off > 0 && pauseMs > 0) Thread.Sleep(pauseMs);
+            fs.Write(data, off, Math.Min(Chunk, data.Length - off));
+        }
+    }
+
+    // fs.openSync(path, 'w'): create or truncate, write only.
+    static FileStream OpenW(string path)
+    {
+        return new FileStream(path, FileMode.Create, FileAccess.Write, FileShare.Read, Unbuffered);
+    }
+
+    // fs.openSync(path, 'wx'): create, failing if the name exists.
+    static FileStream OpenWx(string path)
+    {
+        return new FileStream(path, FileMode.CreateNew, FileAccess.Write, FileShare.Read, Unbuffered);
+    }
+
+    static Obj Raw(Exception e) { return Probe.RawError(e, null); }
+
+    static bool IsAbsent(Exception e) { return e is FileNotFoundException || e is DirectoryNotFoundException; }
+
+    static bool SameBytes(byte[] a, byte[] b)
+    {
+        if (a == b) return true;
+        if (a == null || b == null || a.Length != b.Length) return false;
+        for (int i = 0; i < a.Length; i++) if (a[i] != b[i]) return false;
+        return true;
+    }
+
+    static bool IsOneOf(byte[] bytes, List<byte[]> candidates)
+    {
+        foreach (byte[] c in candidates) if (SameBytes(bytes, c)) return true;
+        return false;
+    }
+
+    static double NowMs() { return System.Diagnostics.Stopwatch.GetTimestamp() * 1000.0 / System.Diagnostics.Stopwatch.Frequency; }
+
+    // File.Move(string, string, bool) (.NET Core 3.0+): with overwrite, rename(2) on Unix.
+    static Action<string, string, bool> moveOverwrite;
+    static bool moveLooked;
+
+    // Renames `from` onto `to`, replacing it, as renameSync does: File.Move(from, to, true)
+    // where the runtime has it (CoreCLR: rename(2)); otherwise (Mono 6.8, .NET Framework)
+    // File.Move(from, to), which refuses an existing `to`.
+    static void RenameOnto(string from, string to)
+    {
+        if (!moveLooked)
+        {
+            moveOverwrite = Probe.LookupMoveOverwrite();
+            moveLooked = true;
+        }
+        if (moveOverwrite != null) moveOverwrite(from, to, true);
+        else File.Move(from, to);
+    }
+
+    // ---- publish ----------------------------------------------------------------------------
+
+    // publish.direct: open the target itself (FileMode.Create: create or truncate), write in
+    // Chunk-byte writes, close. Steps: open, write, close.
+    static RecipeRun PublishDirect(RecipeRequest req)
+    {
+        byte[] data = PublishContent(req);
+        string target = req.Target;
+        return () =>
+        {
+            FileStream fs;
+            try { fs = OpenW(target); }
+            catch (Exception e) { return RecipeOutcome.Failure("open", Raw(e)); }
+            try { WriteChunks(fs, data, 0); }
+            catch (Exception e)
+            {
+                try { fs.Dispose(); } catch (Exception) { }
+                return RecipeOutcome.Failure("write", Raw(e));
+            }
+            try { fs.Dispose(); }
+            catch (Exception e) { return RecipeOutcome.Failure("close", Raw(e)); }
+            return RecipeOutcome.Success();
+        };
+    }
+
+    // publish.temp-rename: open a temp name beside the target (FileMode.CreateNew), write in
+    // chunks, [Flush(true): fsync], close, rename it onto the target (RenameOnto). After a
+    // failed step the temp file, if it was created, is removed (best effort). params: temp
+    // (default `<dir>/.<name>.<pid>.<id>.tmp`), fsync, size. Steps: open, write, fsync, close,
+    // rename.
+    static RecipeRun PublishTempRename(RecipeRequest req)
+    {
+        string dir = Path.GetDirectoryName(req.Target) ?? "";
+        string fallback = Path.Combine(dir, "." + Path.GetFileName(req.Target) + "." +
+            Probe.Pid().ToString(CultureInfo.InvariantCulture) + "." + req.IdText + ".tmp");
+        string temp = StringParam(req, "temp", fallback);
+        bool fsync = BoolParam(req, "fsync");
+        byte[] data = PublishContent(req);
+        string target = req.Target;
+        return () =>
+        {
+            string step = "open";
+            bool created = false;
+            try
+            {
+                FileStream fs = OpenWx(temp);
+                created = true;
+                bool open = true;
+                try
+                {
+                    step = "write";
+                    WriteChunks(fs, data, 0);
+                    if (fsync)
+                    {
+                        step = "fsync";
+                        fs.Flush(true);
+                    }
+                    step = "close";
+                    open = false;
+                    fs.Dispose();
+                }
+                finally
+                {
+                    if (open) { try { fs.Dispose(); } catch (Exception) { } }
+                }
+                step = "rename";
+                RenameOnto(temp, target);
+                return RecipeOutcome.Success();
+            }
+            catch (Exception e)
+            {
+                if (created) { try { File.Delete(temp); } catch (Exception) { } }
+                return RecipeOutcome.Failure(step, Raw(e));
+            }
+        };
+    }
+
+    // claim.rename: rename the prepared source onto the target (RenameOnto). Step: rename.
+    static RecipeRun ClaimRename(RecipeRequest req)
+    {
+        if (string.IsNullOrEmpty(req.Source)) throw new Unsupported("claim.rename needs a source");
+        string source = req.Source, target = req.Target;
+        return () =>
+        {
+            try
+            {
+                RenameOnto(source, target);
+                return RecipeOutcome.Success();
+            }
+            catch (Exception e) { return RecipeOutcome.Failure("rename", Raw(e)); }
+        };
+    }
+
+    // ---- read.poll --------------------------------------------------------------------------
+
+    // Reads the whole target (File.ReadAllBytes) again and again until `stop`, then once more,
+    // counting reads, complete (the bytes equal one of params.expect, UTF-8), empty, torn,
+    // absent (FileNotFoundException, DirectoryNotFoundException: ENOENT), errors (any other,
+    // the first ErrorsSampleMax in errors_sample) and changes (reads whose class or bytes
+    // differ from the previous read's). stdin is polled at most once a millisecond, after a
+    // read. Step: read.
+    static RecipeRun ReadPoll(RecipeRequest req)
+    {
+        List<object> expect = Param(req, "expect") as List<object>;
+        if (expect == null || expect.Exists(x => !(x is string)))
+            throw new Unsupported("read.poll needs params.expect: the list of complete contents (strings)");
+        var whole = new List<byte[]>();
+        foreach (object x in expect) whole.Add(Utf8.GetBytes((string)x));
+        string target = req.Target;
+        return () =>
+        {
+            long reads = 0, complete = 0, empty = 0, torn = 0, absent = 0, errors = 0, changes = 0;
+            var sample = new List<object>();
+            bool first = true;
+            char lastClass = ' ';
+            byte[] lastBytes = null;
+            string lastError = null;
+            double nextPoll = 0;
+            bool stopping = false;
+            for (;;)
+            {
+                char cls;
+                byte[] bytes = null;
+                string err = null;
+                reads++;
+                try
+                {
+                    bytes = File.ReadAllBytes(target);
+                    if (bytes.Length == 0) { empty++; cls = 'E'; }
+                    else if (IsOneOf(bytes, whole)) { complete++; cls = 'C'; }
+                    else { torn++; cls = 'T'; }
+                }
+                catch (Exception e)
+                {
+                    bytes = null;
+                    if (IsAbsent(e)) { absent++; cls = 'A'; }
+                    else
+                    {
+                        errors++;
+                        cls = 'X';
+                        err = e.GetType().FullName + " " + e.HResult.ToString(CultureInfo.InvariantCulture);
+                        if (sample.Count < ErrorsSampleMax) sample.Add(Raw(e));
+                    }
+                }
+                if (cls == 'E') bytes = null;
+                if (!first && (cls != lastClass || err != lastError || !SameBytes(bytes, lastBytes))) changes++;
+                first = false;
+                lastClass = cls;
+                lastBytes = bytes;
+                lastError = err;
+                if (stopping) break;
+                double now = NowMs();
+                if (now >= nextPoll)
+                {
+                    stopping = Probe.StopRequested();
+                    nextPoll = now + 1;
+                }
+            }
+            var c = new Obj().Set("reads", reads).Set("complete", complete).Set("empty", empty).Set("torn", torn)
+                .Set("absent", absent).Set("errors", errors).Set("changes", changes);
+            return new RecipeOutcome { Ok = true, Counters = c, Sample = sample };
+        };
+    }
+
+    // ---- claim workers ----------------------------------------------------------------------
+
+    // One worker: list params.incoming (Directory.GetFiles; `.claim` markers skipped) until it
+    // is empty; per listed item claim it — nothing (list-then-open) / File.Move into
+    // params.processing (rename) / create `<item>.claim` with FileMode.CreateNew (marker) —
+    // then read it (File.ReadAllBytes), append its content and "\n" to params.output (opened
+    // once, FileMode.Append), delete it (File.Delete). A worker without progress for
+    // ClaimStuckRounds rounds stops (step `stuck`). counters: rounds, listed, claimed,
+    // claim_failed, delete_failed, processed; errors_sample. Steps: output, list, stuck.
+    static RecipeRun ClaimWorker(string method, RecipeRequest req)
+    {
+        string incoming = StringParam(req, "incoming", null);
+        string output = StringParam(req, "output", null);
+        string processing = method == "rename" ? StringParam(req, "processing", null) : null;
+        if (incoming == null || output == null || (method == "rename" && processing == null))
+            throw new Unsupported("claim workers need params.incoming, params.output (and params.processing to rename into)");
+        return () =>
+        {
+            long rounds = 0, listed = 0, claimed = 0, claimFailed = 0, deleteFailed = 0, processed = 0;
+            var sample = new List<object>();
+            Func<string, Exception, RecipeOutcome> end = (step, e) =>
+            {
+                var c = new Obj().Set("rounds", rounds).Set("listed", listed).Set("claimed", claimed)
+                    .Set("claim_failed", claimFailed).Set("delete_failed", deleteFailed).Set("processed", processed);
+                return new RecipeOutcome { Ok = step == null, Step = step, Error = e == null ? null : Raw(e), Counters = c, Sample = sample };
+            };
+            FileStream outFs;
+            try { outFs = new FileStream(output, FileMode.Append, FileAccess.Write, FileShare.Read, Unbuffered); }
+            catch (Exception e) { return end("output", e); }
+            try
+            {
+                int idle = 0;
+                for (;;)
+                {
+                    rounds++;
+                    var names = new List<string>();
+                    try
+                    {
+                        foreach (string f in Directory.GetFiles(incoming))
+                        {
+                            string n = Path.GetFileName(f);
+                            if (!n.EndsWith(".claim", StringComparison.Ordinal)) names.Add(n);
+                        }
+                    }
+                    catch (Exception e) { return end("list", e); }
+                    if (names.Count == 0) break;
+                    bool progress = false;
+                    foreach (string name in names)
+                    {
+                        listed++;
+                        string item = Path.Combine(incoming, name);
+                        string at = item;
+                        byte[] data;
+                        try
+                        {
+                            if (method == "rename")
+                            {
+                                at = Path.Combine(processing, name);
+                                File.Move(item, at);
+                            }
+                            else if (method == "marker")
+                            {
+                                OpenWx(item + ".claim").Dispose();
+                            }
+                            data = File.ReadAllBytes(at);
+                            claimed++;
+                        }
+                        catch (Exception e)
+                        {
+                            claimFailed++;
+                            if (sample.Count < ErrorsSampleMax) sample.Add(Raw(e));
+                            continue;
+                        }
+                        var line = new byte[data.Length + 1];
+                        Buffer.BlockCopy(data, 0, line, 0, data.Length);
+                        line[data.Length] = (byte)'\n';
+                        outFs.Write(line, 0, line.Length);
+                        processed++;
+                        progress = true;
+                        try { File.Delete(at); }
+                        catch (Exception e)
+                        {
+                            deleteFailed++;
+                            if (sample.Count < ErrorsSampleMax) sample.Add(Raw(e));
+                        }
+                    }
+                    idle = progress ? 0 : idle + 1;
+                    if (idle >= ClaimStuckRounds) return end("stuck", null);
+                }
+            }
+            finally
+            {
+                outFs.Dispose();
+            }
+            return end(null, null);
+        };
+    }
+
+    // ---- done-marker --------------------------------------------------------------------------
+
+    // The done-marker writers: the data file (PublishContent; FileMode.Create, Chunk-byte writes
+    // params.chunk_ms apart, close) and, by the method, a manifest at params.marker
+    // (File.WriteAllBytes; JSON {name, size, records, idempotency_key}, the bytes JSON.stringify
+    // makes) after the data, before it, or none. Steps: manifest, open, write, close.
+    static RecipeRun DoneWriter(string method, RecipeRequest req)
+    {
+        byte[] data = PublishContent(req);
+        string marker = StringParam(req, "marker", null);
+        if (marker == null && method.StartsWith("marker", StringComparison.Ordinal))
+            throw new Unsupported("a marker method needs params.marker");
+        int chunkMs = (int)IntParam(req, "chunk_ms", 0, 0, 1000, "params.chunk_ms must be an integer from 0 to 1000");
+        long records = 0;
+        foreach (byte b in data) if (b == (byte)'\n') records++;
+        var sb = new StringBuilder();
+        sb.Append("{\"name\":");
+        JsStringify(sb, Path.GetFileName(req.Target));
+        sb.Append(",\"size\":").Append(data.Length.ToString(CultureInfo.InvariantCulture));
+        sb.Append(",\"records\":").Append(records.ToString(CultureInfo.InvariantCulture));
+        sb.Append(",\"idempotency_key\":");
+        JsStringify(sb, req.Token);
+        sb.Append('}');
+        byte[] manifest = Utf8.GetBytes(sb.ToString());
+        string target = req.Target;
+        return () =>
+        {
+            try
+            {
+                if (method == "marker-before-data") File.WriteAllBytes(marker, manifest);
+            }
+            catch (Exception e) { return RecipeOutcome.Failure("manifest", Raw(e)); }
+            FileStream fs;
+            try { fs = OpenW(target); }
+            catch (Exception e) { return RecipeOutcome.Failure("open", Raw(e)); }
+            try { WriteChunks(fs, data, chunkMs); }
+            catch (Exception e)
+            {
+                try { fs.Dispose(); } catch (Exception) { }
+                return RecipeOutcome.Failure("write", Raw(e));
+            }
+            try { fs.Dispose(); }
+            catch (Exception e) { return RecipeOutcome.Failure("close", Raw(e)); }
+            try
+            {
+                if (method == "marker-after-data") File.WriteAllBytes(marker, manifest);
+            }
+            catch (Exception e) { return RecipeOutcome.Failure("manifest", Raw(e)); }
+            return RecipeOutcome.Success();
+        };
+    }
+
+    // A string as JSON.stringify writes it: ", \ and control characters escaped (\b \f \n \r
+    // \t, others \u00xx), lone surrogates as \udxxx, everything else as it is.
+    static void JsStringify(StringBuilder sb, string s)
+    {
+        sb.Append('"');
+        for (int i = 0; i < s.Length; i++)
+        {
+            char c = s[i];
+            switch (c)
+            {
+                case '"': sb.Append("\\\""); continue;
+                case '\\': sb.Append("\\\\"); continue;
+                case '\b': sb.Append("\\b"); continue;
+                case '\f': sb.Append("\\f"); continue;
+                case '\n': sb.Append("\\n"); continue;
+                case '\r': sb.Append("\\r"); continue;
+                case '\t': sb.Append("\\t"); continue;
+            }
+            bool lone = (char.IsHighSurrogate(c) && !(i + 1 < s.Length && char.IsLowSurrogate(s[i + 1])))
+                || (char.IsLowSurrogate(c) && !(i > 0 && char.IsHighSurrogate(s[i - 1])));
+            if (c < 0x20 || lone) sb.Append("\\u").Append(((int)c).ToString("x4", CultureInfo.InvariantCulture));
+            else sb.Append(c);
+        }
+        sb.Append('"');
+    }
+
+    // consume.poll: about once a millisecond, whether the target counts as complete by
+    // params.rule — `marker` (File.Exists(params.marker)), `size-stable` / `mtime-stable` (a
+    // new FileInfo(target): it exists, its Length is not 0, and its Length / LastWriteTimeUtc
+    // has not changed for params.stable_ms) — then read it once (File.ReadAllBytes) and
+    // compare with params.expect[0]: counters consumed (0/1), whole, partial, checks. Runs until
+    // `stop`; after the stop it keeps checking for up to 2 × stable_ms + 100 ms.
+    static RecipeRun ConsumePoll(RecipeRequest req)
+    {
+        string rule = StringParam(req, "rule", null);
+        string marker = StringParam(req, "marker", null);
+        object sm = Param(req, "stable_ms");
+        double stableMs = 0;
+        if (sm != null)
+        {
+            JsonNumber n = sm as JsonNumber;
+            if (n == null) throw new Unsupported("params.stable_ms must be a number of milliseconds");
+            stableMs = n.ToDouble();
+        }
+        if ((rule != "marker" && rule != "size-stable" && rule != "mtime-stable") || (rule == "marker" && marker == null))
+            throw new Unsupported("consume.poll needs params.rule (marker, size-stable, mtime-stable) and params.marker for marker");
+        List<object> expect = Param(req, "expect") as List<object>;
+        if (expect == null || expect.Count == 0 || !(expect[0] is string)) throw new Unsupported("consume.poll needs params.expect");
+        byte[] whole = Utf8.GetBytes((string)expect[0]);
+        string target = req.Target;
+        return () =>
+        {
+            long consumed = 0, wholeN = 0, partial = 0, checks = 0;
+            bool haveLast = false;
+            long last = 0;
+            double since = 0;
+            double deadline = double.NaN;
+            for (;;)
+            {
+                checks++;
+                double now = NowMs();
+                bool ready = false;
+                try
+                {
+                    if (rule == "marker")
+                    {
+                        ready = File.Exists(marker);
+                    }
+                    else
+                    {
+                        // one stat: a FileInfo reads them all on first use
+                        var fi = new FileInfo(target);
+                        if (fi.Exists)
+                        {
+                            long size = fi.Length;
+                            long key = rule == "size-stable" ? size : fi.LastWriteTimeUtc.Ticks;
+                            if (size > 0 && haveLast && key == last) ready = now - since >= stableMs;
+                            else { last = key; haveLast = true; since = now; }
+                        }
+                    }
+                }
+                catch (Exception) { /* not there yet */ }
+                if (ready)
+                {
+                    consumed = 1;
+                    byte[] bytes = null;
+                    try { bytes = File.ReadAllBytes(target); } catch (Exception) { /* counted as partial */ }
+                    if (bytes != null && SameBytes(bytes, whole)) wholeN = 1; else partial = 1;
+                    break;
+                }
+                if (double.IsNaN(deadline) && Probe.StopRequested()) deadline = now + 2 * stableMs + 100;
+                if (!double.IsNaN(deadline) && now >= deadline) break;
+                Thread.Sleep(1);
+            }
+            while (double.IsNaN(deadline) && !Probe.StopRequested()) Thread.Sleep(1);
+            var c = new Obj().Set("consumed", consumed).Set("whole", wholeN).Set("partial", partial).Set("checks", checks);
+            return new RecipeOutcome { Ok = true, Counters = c, Sample = new List<object>() };
+        };
+    }
+}
+
 static class Probe
 {
     const int PROTOCOL = 2;
@@ -319,7 +1055,12 @@ static class Probe
         public string Mark;
         public byte[] Data;
         public int HoldMs;
+        public RecipeRun Recipe;   // a recipe attempt: its routine (Call is then null)
     }
+
+    static StdinLines lines;
+    // The id (as JSON text) of the loop recipe that runs, or null: a `stop` must name it.
+    static string running;
 
     // Microseconds since the Unix epoch from DateTime.UtcNow (100 ns ticks), formatted from
     // integers so no double formatting can round it: "1764445800123456.7".
@@ -407,7 +1148,7 @@ static class Probe
         version = Environment.Version.ToString();
     }
 
-    static int Pid()
+    internal static int Pid()
     {
         try { return System.Diagnostics.Process.GetCurrentProcess().Id; }
         catch (Exception) { return -1; }
@@ -421,7 +1162,7 @@ static class Probe
     }
 
     // File.Move(string, string, bool): .NET Core 3.0+ only.
-    static Action<string, string, bool> LookupMoveOverwrite()
+    internal static Action<string, string, bool> LookupMoveOverwrite()
     {
         MethodInfo m = typeof(File).GetMethod("Move", BindingFlags.Public | BindingFlags.Static, null,
             new Type[] { typeof(string), typeof(string), typeof(bool) }, null);
@@ -522,7 +1263,7 @@ static class Probe
 
     // ---- protocol ---------------------------------------------------------------------
 
-    static Obj RawError(Exception e, string typeOverride)
+    internal static Obj RawError(Exception e, string typeOverride)
     {
         return new Obj()
             .Set("type", typeOverride ?? e.GetType().FullName)
@@ -568,11 +1309,11 @@ static class Probe
         stdout.AutoFlush = true;
         stdout.NewLine = "\n";
         Console.SetOut(Console.Error);
-        var stdin = new StreamReader(Console.OpenStandardInput(), Utf8NoBom, false);
+        lines = new StdinLines(new StreamReader(Console.OpenStandardInput(), Utf8NoBom, false));
 
         try
         {
-            return Loop(stdin);
+            return Loop();
         }
         catch (Exception e)
         {
@@ -581,7 +1322,7 @@ static class Probe
         }
     }
 
-    static int Loop(StreamReader stdin)
+    static int Loop()
     {
         string runtime, version, framework;
         RuntimeInfo(out runtime, out version, out framework);
@@ -595,13 +1336,13 @@ static class Probe
         if (framework != null) hello.Set("framework", framework);
         hello.Set("pid", Pid());
         hello.Set("variants", new List<object>(VariantIds));
-        hello.Set("recipes", new List<object>());
+        hello.Set("recipes", new List<object>(Recipes.Ids));
         Send(hello);
 
         Attempt prepared = null;
         for (;;)
         {
-            string line = stdin.ReadLine();
+            string line = lines.Next();
             if (line == null) break;
             if (line.Trim().Length == 0) continue;
             Dictionary<string, object> msg;
@@ -622,7 +1363,8 @@ static class Probe
 
             if (type == "quit") break;
 
-            // version 2: nothing loops here, so a stop has nothing to end
+            // version 2: nothing runs (a loop's stop is read by StopRequested), so the result
+            // was sent already
             if (type == "stop") continue;
 
             if (type == "prepare")
@@ -647,13 +1389,34 @@ static class Probe
                     Diag("bad prepare: " + e.Message + ": " + line);
                     return 3;
                 }
+                byte[] data = Utf8NoBom.GetBytes(token);
                 if (recipe != null)
                 {
-                    Send(new Obj().Set("type", "ready").Set("id", id).Set("supported", false)
-                        .Set("reason", "unknown recipe " + recipe));
+                    object ps;
+                    msg.TryGetValue("params", out ps);
+                    var req = new RecipeRequest
+                    {
+                        IdText = id is JsonNumber ? ((JsonNumber)id).Raw : id as string ?? IdKey(id),
+                        Target = target,
+                        Source = source,
+                        Token = token,
+                        Data = data,
+                        Params = ps as Dictionary<string, object> ?? new Dictionary<string, object>(StringComparer.Ordinal),
+                    };
+                    RecipeRun run;
+                    try
+                    {
+                        run = Recipes.Prepare(recipe, req);
+                    }
+                    catch (Unsupported e)
+                    {
+                        Send(new Obj().Set("type", "ready").Set("id", id).Set("supported", false).Set("reason", e.Message));
+                        continue;
+                    }
+                    prepared = new Attempt { Id = id, IdKey = IdKey(id), Recipe = run, Mark = mark, Data = data };
+                    Send(new Obj().Set("type", "ready").Set("id", id).Set("supported", true));
                     continue;
                 }
-                byte[] data = Utf8NoBom.GetBytes(token);
                 string reason;
                 Call call = null;
                 try
@@ -685,7 +1448,7 @@ static class Probe
                 }
                 Attempt a = prepared;
                 prepared = null;
-                Send(Go(a));
+                Send(a.Recipe != null ? GoRecipe(a) : Go(a));
                 continue;
             }
 
@@ -694,6 +1457,93 @@ static class Probe
         }
         stdout.Flush();
         return 0;
+    }
+
+    // True when the harness asked the running loop recipe to end: `stop` for this attempt (or
+    // without id), `quit` or end of input (both left for the main loop). Never waits. Any other
+    // message while a loop runs is a protocol error (exit 3), as is a line that is not JSON.
+    internal static bool StopRequested()
+    {
+        for (;;)
+        {
+            string line;
+            if (!lines.Poll(out line)) return false;
+            if (line == null) return true;
+            if (line.Trim().Length == 0) continue;
+            Dictionary<string, object> msg = null;
+            string type = null;
+            try
+            {
+                msg = Json.Parse(line) as Dictionary<string, object>;
+                if (msg != null) type = Str(msg, "type");
+            }
+            catch (FormatException) { msg = null; }
+            if (msg == null) Fatal("not a protocol line: " + line);
+            if (type == "stop")
+            {
+                object id;
+                msg.TryGetValue("id", out id);
+                if (id == null || IdKey(id) == running) return true;
+                continue;
+            }
+            if (type == "quit")
+            {
+                lines.Unread(line);
+                return true;
+            }
+            Fatal((type ?? "null") + " while attempt " + running + " runs (only stop or quit may come)");
+        }
+    }
+
+    static void Fatal(string why)
+    {
+        Diag(why);
+        try { stdout.Flush(); } catch (Exception) { }
+        Environment.Exit(3);
+    }
+
+    // A recipe: t0, its steps, t1; then the mark (after success), and the result with step,
+    // counters and errors_sample.
+    static Obj GoRecipe(Attempt a)
+    {
+        running = a.IdKey;
+        RawJson t0 = NowUs();
+        RecipeOutcome o;
+        try
+        {
+            o = a.Recipe();
+        }
+        catch (Exception e)
+        {
+            o = RecipeOutcome.Failure("recipe", RawError(e, null));
+        }
+        RawJson t1 = NowUs();
+        running = null;
+        bool ok = o.Ok;
+        Obj error = ok ? null : o.Error;
+        if (ok && a.Mark != null)
+        {
+            try
+            {
+                File.WriteAllBytes(a.Mark, a.Data);
+            }
+            catch (Exception e)
+            {
+                ok = false;
+                error = RawError(e, "MarkError");
+            }
+        }
+        var result = new Obj()
+            .Set("type", "result")
+            .Set("id", a.Id)
+            .Set("ok", ok)
+            .Set("t0_us", t0)
+            .Set("t1_us", t1)
+            .Set("error", error)
+            .Set("step", o.Step);
+        if (o.Counters != null) result.Set("counters", o.Counters);
+        if (o.Sample != null) result.Set("errors_sample", o.Sample);
+        return result;
     }
 
     static Obj Go(Attempt a)

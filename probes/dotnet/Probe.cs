@@ -607,9 +607,11 @@ static class Recipes
     static Action<string, string, bool> moveOverwrite;
     static bool moveLooked;
 
-    // Renames `from` onto `to`, replacing it, as renameSync does: File.Move(from, to, true)
-    // where the runtime has it (CoreCLR: rename(2)); otherwise (Mono 6.8, .NET Framework)
-    // File.Move(from, to), which refuses an existing `to`.
+    // Renames `from` onto `to`, replacing it, as renameSync does. Where the runtime has
+    // File.Move(from, to, true) (.NET Core 3.0+), that call: rename(2) on Unix. Elsewhere (Mono
+    // 6.8, .NET Framework) the pair those runtimes offer: File.Replace(from, to, null) when `to`
+    // exists (rename(2) on Mono), File.Move(from, to) when it does not (File.Replace needs an
+    // existing `to`, File.Move refuses one) — a check, then the call.
     static void RenameOnto(string from, string to)
     {
         if (!moveLooked)
@@ -618,6 +620,7 @@ static class Recipes
             moveLooked = true;
         }
         if (moveOverwrite != null) moveOverwrite(from, to, true);
+        else if (File.Exists(to)) File.Replace(from, to, null);
         else File.Move(from, to);
     }
 
@@ -842,6 +845,10 @@ static class Recipes
                         {
                             if (method == "rename")
                             {
+                                // the call a C# worker writes to move an item into its own
+                                // folder (nothing there to replace). On Unix both runtimes
+                                // make it link(2) then unlink(2) of the source, and ignore
+                                // that unlink's ENOENT: it is what is measured, not rename(2)
                                 at = Path.Combine(processing, name);
                                 File.Move(item, at);
                             }

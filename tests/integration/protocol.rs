@@ -1,5 +1,6 @@
-//! Protocol 2 against the real probes of Node, Bun and Deno (`probes/shared/session.mjs`),
-//! driven directly over stdin/stdout, without the harness in between: the hello lists the
+//! Protocol 2 against the real probes of Node, Bun and Deno (`probes/shared/session.mjs`) and
+//! .NET (`probes/dotnet/Probe.cs` on Mono and CoreCLR), driven directly over stdin/stdout,
+//! without the harness in between: the hello lists the
 //! variants (checked against `matrices/` with `check_hello`) and the recipes; a variant is still
 //! answered with the protocol-1 result; `publish.temp-rename` (alone and raced by two
 //! processes) leaves exactly one token at the target and no temp file; `claim.rename` moves the
@@ -32,6 +33,11 @@ enum Launcher {
     DenoNode,
     /// `deno run -A --quiet --no-config probes/deno/probe.ts` (Deno's own family)
     DenoOwn,
+    /// `mono Probe.exe`, built from `probes/dotnet/Probe.cs` with Mono's `mcs`
+    Mono,
+    /// `dotnet exec --runtimeconfig Probe.runtimeconfig.json Probe.exe` (the mcs-built probe on
+    /// CoreCLR, as `src/runtime/dotnet.rs` runs it without an SDK)
+    CoreClr,
 }
 
 impl Launcher {
@@ -40,12 +46,15 @@ impl Launcher {
             Launcher::Node => "node",
             Launcher::Bun => "bun",
             Launcher::DenoNode | Launcher::DenoOwn => "deno",
+            Launcher::Mono => "mono",
+            Launcher::CoreClr => "coreclr",
         }
     }
 
     fn family(self) -> &'static str {
         match self {
             Launcher::DenoOwn => "deno",
+            Launcher::Mono | Launcher::CoreClr => "dotnet",
             _ => "node",
         }
     }
@@ -54,6 +63,7 @@ impl Launcher {
     fn create_new(self) -> &'static str {
         match self {
             Launcher::DenoOwn => "deno.writeFileSync.createNew",
+            Launcher::Mono | Launcher::CoreClr => "dotnet.FileMode.CreateNew",
             _ => "node.writeFileSync.wx",
         }
     }
@@ -81,10 +91,46 @@ impl Launcher {
                     .env("NO_COLOR", "1")
                     .env("DENO_NO_UPDATE_CHECK", "1");
             }
+            Launcher::Mono => {
+                c.arg(dotnet_probe(scratch, None));
+            }
+            Launcher::CoreClr => {
+                let v = conformance().args(["runtimes", "--json", "--runtime", "coreclr"]).output().unwrap();
+                let v: Value = serde_json::from_slice(&v.stdout).unwrap();
+                let version = v[0]["version"].as_str().expect("a found runtime has a version");
+                let exe = dotnet_probe(scratch, Some(version));
+                c.args(["exec", "--runtimeconfig"])
+                    .arg(exe.with_file_name("Probe.runtimeconfig.json"))
+                    .arg(exe)
+                    .env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1")
+                    .env("COMPlus_EnableDiagnostics", "0");
+            }
         }
         c.env("TMPDIR", &tmp).env("TEMP", &tmp).env("TMP", &tmp).current_dir(scratch);
         c
     }
+}
+
+/// `Probe.exe` built from `probes/dotnet/Probe.cs` with Mono's `mcs` into `scratch/dotnet/`
+/// (once per scratch folder), with a runtimeconfig for CoreCLR `version` when given.
+fn dotnet_probe(scratch: &Path, coreclr: Option<&str>) -> PathBuf {
+    let dir = scratch.join("dotnet");
+    let exe = dir.join("Probe.exe");
+    if !exe.is_file() {
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Command::new(which::which("mcs").expect("mcs"))
+            .arg(format!("-out:{}", exe.display()))
+            .args(["-nologo", "-optimize+"])
+            .arg(root().join("probes").join("dotnet").join("Probe.cs"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "mcs: {}", String::from_utf8_lossy(&out.stdout));
+    }
+    if let Some(v) = coreclr {
+        let text = json!({"runtimeOptions": {"tfm": "netcoreapp3.1", "framework": {"name": "Microsoft.NETCore.App", "version": v}}});
+        std::fs::write(dir.join("Probe.runtimeconfig.json"), text.to_string()).unwrap();
+    }
+    exe
 }
 
 /// Where `conformance runtimes --json` found a runtime.
@@ -209,6 +255,10 @@ fn check_stamps(v: &Value) {
 
 fn exercise(l: Launcher) {
     if !available(l.runtime()) {
+        return;
+    }
+    if matches!(l, Launcher::Mono | Launcher::CoreClr) && which::which("mcs").is_err() {
+        eprintln!("SKIPPED: the .NET probe protocol test builds Probe.cs with Mono's mcs, which is not on PATH");
         return;
     }
     let _serial = one_at_a_time();
@@ -341,83 +391,14 @@ fn exercise(l: Launcher) {
     b.quit();
 }
 
-/// The .NET probe built with Mono's `mcs` (as `src/runtime/dotnet.rs` does without an SDK),
-/// run on `runtime` (`mono` or `coreclr`): a v2 hello whose variants agree with
-/// `matrices/dotnet.toml` and no recipes; a recipe `prepare` is unsupported with a reason;
-/// a `stop` is ignored; a variant still works.
-fn exercise_dotnet(runtime: &str) {
-    if !available(runtime) {
-        return;
-    }
-    let Ok(mcs) = which::which("mcs") else {
-        eprintln!("SKIPPED: the .NET probe protocol test builds Probe.cs with Mono's mcs, which is not on PATH");
-        return;
-    };
-    let _serial = one_at_a_time();
-    let exe = runtime_path(runtime);
-    let dir = tempfile::tempdir().unwrap();
-    let s = dir.path();
-    let out = Command::new(mcs)
-        .arg(format!("-out:{}", s.join("Probe.exe").display()))
-        .args(["-nologo", "-optimize+"])
-        .arg(root().join("probes").join("dotnet").join("Probe.cs"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "mcs: {}", String::from_utf8_lossy(&out.stdout));
-    let mut c = Command::new(&exe);
-    if runtime == "coreclr" {
-        let v = conformance().args(["runtimes", "--json", "--runtime", runtime]).output().unwrap();
-        let v: Value = serde_json::from_slice(&v.stdout).unwrap();
-        let rc = s.join("Probe.runtimeconfig.json");
-        let text = json!({"runtimeOptions": {"tfm": "netcoreapp3.1", "framework": {"name": "Microsoft.NETCore.App", "version": v[0]["version"]}}});
-        std::fs::write(&rc, text.to_string()).unwrap();
-        c.args(["exec", "--runtimeconfig"]).arg(rc).env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1");
-    }
-    c.arg(s.join("Probe.exe")).current_dir(s).env("TMPDIR", s).env("COMPlus_EnableDiagnostics", "0");
-    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-    let mut child = c.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next = || lines.next().expect("a line").expect("utf-8");
-    let hello_line = next();
-    let hello = parse_line(&hello_line).unwrap();
-    let FromProbe::Hello { protocol, ref recipes, .. } = hello else { panic!("{hello_line}") };
-    assert_eq!(protocol, 2, "{hello_line}");
-    assert!(recipes.is_empty(), "{hello_line}");
-    let matrix = conformance::matrix::load_dir(&root().join("matrices")).unwrap();
-    let pairs: Vec<(&str, &str)> = matrix.iter().map(|v| (v.family.as_str(), v.id.as_str())).collect();
-    let check = check_hello(&hello, &pairs).unwrap();
-    assert!(check.is_clean(), "{runtime}: probe and matrices/dotnet.toml disagree: {check:?}");
-    let mut send = |m: Value| writeln!(stdin, "{m}").unwrap();
-    send(json!({"type": "stop", "id": 1}));
-    send(serde_json::to_value(PrepareRecipe::new(2, "publish.temp-rename", "target", "t")).unwrap());
-    let r: Value = serde_json::from_str(&next()).unwrap();
-    assert_eq!((&r["type"], &r["id"], &r["supported"]), (&json!("ready"), &json!(2), &json!(false)), "{r}");
-    assert!(r["reason"].as_str().unwrap().contains("publish.temp-rename"), "{r}");
-    send(serde_json::to_value(Prepare::new(3, "dotnet.FileMode.CreateNew", "target", None, "tok", None, 0)).unwrap());
-    let r: Value = serde_json::from_str(&next()).unwrap();
-    assert_eq!(r["supported"], true, "{r}");
-    send(serde_json::to_value(Go::new(3)).unwrap());
-    let r: Value = serde_json::from_str(&next()).unwrap();
-    assert_eq!((&r["type"], &r["ok"]), (&json!("result"), &json!(true)), "{r}");
-    check_stamps(&r);
-    assert_eq!(std::fs::read_to_string(s.join("target")).unwrap(), "tok");
-    send(json!({"type": "quit"}));
-    assert!(child.wait().unwrap().success());
-    println!(
-        "{runtime}: .NET probe hello protocol 2, {} variants (same as matrices/dotnet.toml), no recipes",
-        pairs.iter().filter(|p| p.0 == "dotnet").count()
-    );
-}
-
 #[test]
 fn protocol_v2_dotnet_probe_on_mono() {
-    exercise_dotnet("mono");
+    exercise(Launcher::Mono);
 }
 
 #[test]
 fn protocol_v2_dotnet_probe_on_coreclr() {
-    exercise_dotnet("coreclr");
+    exercise(Launcher::CoreClr);
 }
 
 #[test]

@@ -1,9 +1,30 @@
-//! Hand-off scenarios (`docs/HANDOFF.md`): the publish scenario on real runtimes and against a
-//! deliberately broken recipe. Only invariants that hold on any machine are asserted: counters
-//! add up to their totals, and a correct recipe never shows a failure (the count of the wrong
-//! one depends on the machine's timing and is not asserted).
+//! Hand-off scenarios (`docs/HANDOFF.md`): publish, claim and done-marker on every runtime whose
+//! probe has the recipes (Node, Bun, Deno, CoreCLR, Mono; each a visible SKIPPED when missing, a
+//! failure in CI) and against deliberately broken recipes. Only invariants that hold on any
+//! machine are asserted: counters add up to their totals, and a correct recipe never shows a
+//! failure (the count of a wrong one depends on the machine's timing and is not asserted).
 
 use crate::common::{available, conformance, fixtures, one_at_a_time, read_json};
+
+/// The runtimes whose probes run the recipes (`probes/shared/session.mjs`,
+/// `probes/dotnet/Probe.cs`).
+const SESSION_RUNTIMES: [&str; 5] = ["node", "bun", "deno", "coreclr", "mono"];
+
+/// Why .NET's rename-claim gives duplicates (strace of a Mono run: two workers' `link(2)` of one
+/// item both succeed, then one `unlink(2)` fails with ENOENT and `File.Move` still returns).
+const FILE_MOVE_IS_LINK_UNLINK: &str = "File.Move(item, dest) is link(2) + unlink(2) on Unix: a second worker's link \
+    succeeds before the first one's unlink, and the ENOENT of its own unlink is ignored";
+
+/// Right recipes measured to fail on a runtime, with why (`docs/HANDOFF.md`): their failure
+/// count is reported, not asserted to be 0.
+const MEASURED_TO_FAIL: [(&str, &str, &str); 2] = [
+    ("coreclr", "claim.rename-claim", FILE_MOVE_IS_LINK_UNLINK),
+    ("mono", "claim.rename-claim", FILE_MOVE_IS_LINK_UNLINK),
+];
+
+fn measured_to_fail(runtime: &str, recipe: &str) -> Option<&'static str> {
+    MEASURED_TO_FAIL.iter().find(|(r, v, _)| *r == runtime && *v == recipe).map(|(_, _, why)| *why)
+}
 
 /// Runs `--scenario publish` on `runtime` (NAME or NAME=PATH) and returns results.json.
 fn publish(runtime: &str, items: &str, extra: &[&str]) -> serde_json::Value {
@@ -63,7 +84,7 @@ fn a_broken_publish_recipe_is_caught() {
 #[test]
 fn publish_on_session_runtimes() {
     let _serial = one_at_a_time();
-    for name in ["node", "bun", "deno"] {
+    for name in SESSION_RUNTIMES {
         if !available(name) {
             continue;
         }
@@ -85,18 +106,19 @@ fn publish_on_session_runtimes() {
 }
 
 #[test]
-fn runtimes_without_recipes_say_why() {
+fn a_probe_without_recipes_says_why() {
+    // cmd's probe is one-shot (protocol 1): every recipe cell is unsupported, with the reason
     let _serial = one_at_a_time();
-    if !available("mono") {
+    if !available("cmd") {
         return;
     }
-    let r = publish("mono", "2", &[]);
-    for c in r["cells"].as_array().unwrap() {
+    let r = handoff("publish,done-marker,claim", "cmd", "2", &[]);
+    let cells = r["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 9, "one cell per recipe: {r}");
+    for c in cells {
         assert_eq!(c["result"]["counters"], serde_json::json!({}), "{c}");
-        assert!(
-            c["evidence"].as_str().unwrap().starts_with("unsupported: the probe (protocol 2) has no recipe"),
-            "{c}"
-        );
+        let why = c["evidence"].as_str().unwrap();
+        assert!(why.starts_with("unsupported: one-shot probes speak protocol 1: no recipes (asked for "), "{c}");
     }
 }
 
@@ -136,7 +158,7 @@ fn broken_claim_recipes_are_caught() {
 #[test]
 fn claim_on_session_runtimes() {
     let _serial = one_at_a_time();
-    for name in ["node", "bun", "deno"] {
+    for name in SESSION_RUNTIMES {
         if !available(name) {
             continue;
         }
@@ -144,6 +166,12 @@ fn claim_on_session_runtimes() {
         for right in ["claim.rename-claim", "claim.exclusive-marker"] {
             let m = claim_counters(&r, right);
             for k in ["duplicate_claims", "lost_items", "left_unclaimed", "worker_faults"] {
+                if k == "duplicate_claims" {
+                    if let Some(why) = measured_to_fail(name, right) {
+                        eprintln!("{name}: {right} duplicates {}/{} items ({why})", m[k], m["items"]);
+                        continue;
+                    }
+                }
                 assert_eq!(m[k], 0, "{name}: {right} showed {k}: {m:?}");
             }
             assert_eq!(m["items"], 100, "{name}: {m:?}");
@@ -157,7 +185,7 @@ fn claim_on_session_runtimes() {
 #[test]
 fn done_marker_on_session_runtimes() {
     let _serial = one_at_a_time();
-    for name in ["node", "bun", "deno"] {
+    for name in SESSION_RUNTIMES {
         if !available(name) {
             continue;
         }

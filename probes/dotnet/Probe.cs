@@ -454,6 +454,7 @@ static class Recipes
 {
     // Every recipe, in the order of RECIPES in session.mjs: the hello lists them.
     public static readonly string[] Ids = {
+        "publish.temp-rename-cross-volume",
         "done.marker-after-data",
         "done.marker-before-data",
         "done.size-stable",
@@ -492,6 +493,9 @@ static class Recipes
             case "consume.poll": return ConsumePoll(req);
             case "publish.direct": return PublishDirect(req);
             case "publish.temp-rename": return PublishTempRename(req);
+            // the same steps with params.temp on another file system (the harness's second
+            // scratch folder): what the runtime's move does across file systems
+            case "publish.temp-rename-cross-volume": return PublishTempRename(req);
             case "claim.rename": return ClaimRename(req);
             case "read.poll": return ReadPoll(req);
             case "claim.rename-claim": return ClaimWorker("rename", req);

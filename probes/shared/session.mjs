@@ -336,15 +336,18 @@ function doneWriter(method) {
           if (method === 'marker-before-data') fs.writeFileSync(marker, manifest);
           step = 'open';
           const fd = fs.openSync(req.target, 'w');
+          let open = true;
           try {
             step = 'write';
             for (let off = 0; off < data.length; off += PUBLISH_CHUNK) {
               if (off > 0) sleepSync(chunkMs);
               writeAll(fd, data.subarray(off, Math.min(off + PUBLISH_CHUNK, data.length)));
             }
-          } finally {
-            step = step === 'write' ? 'close' : step;
+            step = 'close';
+            open = false;
             fs.closeSync(fd);
+          } finally {
+            if (open) { try { fs.closeSync(fd); } catch { /* the write's error is reported */ } }
           }
           step = 'manifest';
           if (method === 'marker-after-data') fs.writeFileSync(marker, manifest);
@@ -433,12 +436,15 @@ export const RECIPES = {
         let step = 'open';
         try {
           const fd = fs.openSync(req.target, 'w');
+          let open = true;
           try {
             step = 'write';
             writeChunks(fd, data);
-          } finally {
-            step = step === 'write' ? 'close' : step;
+            step = 'close';
+            open = false;
             fs.closeSync(fd);
+          } finally {
+            if (open) { try { fs.closeSync(fd); } catch { /* the write's error is reported */ } }
           }
           return { ok: true, error: null, step: null };
         } catch (e) {

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{
-    Cli, Command, CompareArgs, Format, InstallArgs, RaceArgs, ReportArgs, RunArgs, RuntimesArgs, VariantsArgs,
+    Cli, Command, CompareArgs, CompareFormat, Format, InstallArgs, MergeArgs, RaceArgs, ReportArgs, RunArgs,
+    RuntimesArgs, VariantsArgs,
 };
 use crate::cross::{CrossContender, CrossRace};
 use crate::engine::{self, Amplify};
@@ -19,7 +20,7 @@ use crate::matrix::{load_dir, Variant};
 use crate::outdir::OutDir;
 use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RacePlan, RunPlan};
 use crate::report::model::{Cell, Finding, ModeRun, Results, Scenario, SCHEMA};
-use crate::report::{json, markdown, table};
+use crate::report::{csv, html, json, junit, markdown, table};
 use crate::runtime::install::{self, VersionRequest};
 use crate::runtime::{discover, Fetch, ProbeContext, Requested, Runtime, Status};
 use crate::status::{self, amplify_line, emit, status_line};
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Variants(a) => cmd_variants(&a, &paths.matrices),
         Command::Compare(a) => cmd_compare(&a),
         Command::Report(a) => cmd_report(&a),
+        Command::Merge(a) => cmd_merge(&a),
     }
 }
 
@@ -525,32 +527,57 @@ fn cmd_compare(a: &CompareArgs) -> Result<i32> {
     let base = json::read(&a.base)?;
     let new = json::read(&a.new)?;
     let diff = crate::compare::compare(&base, &new);
-    emit(&diff.render());
+    let text = match a.format {
+        CompareFormat::Text => diff.render(),
+        CompareFormat::Junit => junit::render(&diff, &a.base, &a.new),
+    };
+    output(a.out.as_deref(), &text)?;
     Ok(if diff.differs() { exit_code::DIFFERENCES } else { exit_code::OK })
 }
 
-fn cmd_report(a: &ReportArgs) -> Result<i32> {
-    let r = json::read(&a.results)?;
-    match a.format {
-        Format::Json => emit(&json::render(&r)),
-        Format::Markdown => emit(&markdown::render(&r)),
-        Format::Table => {
-            for rt in r.measured_runtimes() {
-                if r.rows(rt).is_empty() {
-                    continue;
-                }
-                let label = table::escape_controls(rt);
-                emit(&(format!("\n{label}\n{}", table::render_terminal(&r, rt)) + "\n"));
-                for l in table::race_lines(&r, rt) {
-                    emit(&format!("{l}\n"));
-                }
-            }
-            for scenario in [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim] {
-                if let Some(t) = table::render_scenario(&r, scenario) {
-                    emit(&format!("\n{} (hand-off: counted from the files)\n{t}\n", scenario.as_str()));
-                }
-            }
+/// Prints `text`, or writes it atomically to `out`.
+fn output(out: Option<&Path>, text: &str) -> Result<()> {
+    match out {
+        Some(p) => crate::outdir::write_file(p, text),
+        None => {
+            emit(text);
+            Ok(())
         }
     }
+}
+
+fn cmd_merge(a: &MergeArgs) -> Result<i32> {
+    let runs = a.results.iter().map(|p| Ok((p.display().to_string(), json::read(p)?))).collect::<Result<Vec<_>>>()?;
+    let merged = crate::merge::merge(runs)?;
+    output(a.out.as_deref(), &json::render(&merged))?;
     Ok(exit_code::OK)
+}
+
+fn cmd_report(a: &ReportArgs) -> Result<i32> {
+    let usage = |message: &str| Error::Usage { flag: "--expect".into(), message: message.into() };
+    match (a.format, &a.expect) {
+        (Format::Junit, None) => return Err(usage("--format junit compares against a baseline: give --expect BASE")),
+        (Format::Junit, Some(_)) => {}
+        (_, Some(_)) => return Err(usage("only --format junit uses a baseline")),
+        _ => {}
+    }
+    let r = json::read(&a.results)?;
+    let mut code = exit_code::OK;
+    let text = match a.format {
+        Format::Json => json::render(&r),
+        Format::Md => markdown::render(&r),
+        Format::Csv => csv::render(&r),
+        Format::Html => html::render(&r),
+        Format::Junit => {
+            let base_path = a.expect.as_deref().expect("checked above");
+            let diff = crate::compare::compare(&json::read(base_path)?, &r);
+            if diff.differs() {
+                code = exit_code::DIFFERENCES;
+            }
+            junit::render(&diff, base_path, &a.results)
+        }
+        Format::Table => table::render_report(&r),
+    };
+    output(a.out.as_deref(), &text)?;
+    Ok(code)
 }

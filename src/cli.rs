@@ -99,8 +99,12 @@ pub enum Command {
     /// Compare two results.json files by runtime name, variant, scenario and target (versions
     /// ignored); exit 1 when an outcome or verdict changed.
     Compare(CompareArgs),
-    /// Re-render a results.json as a table, Markdown or JSON.
+    /// Re-render a results.json (single or merged) as a table, Markdown, HTML, CSV, JSON, or
+    /// JUnit XML against a baseline (`--expect`).
     Report(ReportArgs),
+    /// Merge results.json files from several machines or file systems into one results file
+    /// whose cells carry a machine label (OS, kernel, file-system type).
+    Merge(MergeArgs),
 }
 
 /// Which scenarios to run.
@@ -328,6 +332,22 @@ pub struct CompareArgs {
     pub base: PathBuf,
     /// The new results.json.
     pub new: PathBuf,
+    /// Output format: the text list of differences, or JUnit XML (one test case per compared
+    /// cell, a changed cell a failure).
+    #[arg(long, short = 'f', value_enum, default_value = "text")]
+    pub format: CompareFormat,
+    /// Write the output to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Output formats of `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    /// One line per difference and a count line.
+    Text,
+    /// JUnit XML.
+    Junit,
 }
 
 /// Output formats of `report`.
@@ -336,19 +356,44 @@ pub enum Format {
     /// Terminal tables.
     Table,
     /// Markdown (summary.md).
-    Markdown,
+    #[value(alias = "markdown")]
+    Md,
+    /// One self-contained HTML page.
+    Html,
+    /// CSV, one row per cell.
+    Csv,
     /// JSON (results.json).
     Json,
+    /// JUnit XML of a comparison with `--expect BASE`.
+    Junit,
 }
 
 /// `report` flags.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A results.json.
+    /// A results.json (single or merged).
     pub results: PathBuf,
-    /// Output format.
+    /// Output format (`markdown` is an alias of `md`).
     #[arg(long, short = 'f', value_enum, default_value = "table")]
     pub format: Format,
+    /// A baseline results.json to compare against (required by, and only used with,
+    /// `--format junit`).
+    #[arg(long, value_name = "BASE")]
+    pub expect: Option<PathBuf>,
+    /// Write the output to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `merge` flags.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The results.json files to merge (at least two).
+    #[arg(required = true, num_args = 2..)]
+    pub results: Vec<PathBuf>,
+    /// Where to write the merged results.json (atomically); stdout when not given.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// Where the scratch folder goes and which folder name every path passes through; shared by

@@ -56,6 +56,9 @@ pub struct Diff {
     pub weak: Vec<String>,
     /// Cells compared.
     pub compared: usize,
+    /// Keys of the compared cells that did not change (neither in `changed` nor in
+    /// `within_noise`), with their word in the new run, in key order.
+    pub same: Vec<(String, String)>,
 }
 
 impl Diff {
@@ -138,7 +141,7 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
             Some(nc) => {
                 d.compared += 1;
                 match judge(bc, nc) {
-                    Judged::Same => {}
+                    Judged::Same => d.same.push((k.clone(), nc.word().to_string())),
                     Judged::Changed(before, after) => d.changed.push(Change {
                         key: k.clone(),
                         before: (before, bc.runtime.clone()),

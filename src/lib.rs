@@ -17,6 +17,7 @@ pub mod exit_code;
 pub mod handoff;
 pub mod interrupt;
 pub mod matrix;
+pub mod merge;
 pub mod outdir;
 pub mod plan;
 pub mod report;

@@ -142,6 +142,24 @@ impl OutDir {
     }
 }
 
+/// Writes `text` to the file `path` atomically (a temp file beside it, flushed, synced, renamed
+/// over it), for `--out FILE`. Errors: [`Error::Output`] naming `path` when its folder does not
+/// exist or cannot be written, or `path` has no file name; a previous file is left intact.
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| Error::Output {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
+    })?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    write_atomic(dir, name, text).map_err(|e| match e {
+        Error::Output { source, .. } => Error::Output { path: path.to_path_buf(), source },
+        e => e,
+    })
+}
+
 /// Writes `text` to `dir/name` atomically (temp file in `dir`, flush, sync, rename).
 /// Errors: [`Error::Output`] naming the file.
 fn write_atomic(dir: &Path, name: &str, text: &str) -> Result<()> {

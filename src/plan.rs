@@ -529,6 +529,7 @@ impl RunPlan {
             runtimes: found.iter().map(crate::status::runtime_info).collect(),
             amplification: self.common.amplification_info(&o.amplify),
             controls: Vec::new(),
+            machines: Vec::new(),
         }
     }
 

@@ -336,6 +336,7 @@ mod tests {
                     detection: control,
                     escalations: Vec::new(),
                 }],
+                machines: Vec::new(),
             },
             cells,
         }

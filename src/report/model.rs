@@ -170,6 +170,10 @@ pub struct Cell {
     pub elapsed_ms: f64,
     /// What the cell found, by kind (`"kind": "second-comer" | "race" | "counters"`).
     pub result: CellResult,
+    /// In a merged file (`conformance merge`): the label of the machine and file system the
+    /// cell was measured on (one of [`RunInfo::machines`]); absent in a single run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 /// What the engine found for one (variant, scenario, target) of a runtime: a [`Cell`] without
@@ -323,6 +327,7 @@ impl Cell {
             evidence: f.evidence,
             elapsed_ms: f.elapsed_ms,
             result: f.result,
+            machine: None,
         }
     }
 
@@ -464,6 +469,32 @@ pub struct RunInfo {
     /// Each measured runtime's detection control, per API family.
     #[serde(default)]
     pub controls: Vec<ControlInfo>,
+    /// In a merged file (`conformance merge`): the machines and file systems merged, one per
+    /// input run, in order; empty in a single run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machines: Vec<MachineInfo>,
+}
+
+/// One run merged into a results file (`conformance merge`): where it was measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MachineInfo {
+    /// The label its cells carry in [`Cell::machine`] and in their runtime labels
+    /// (`linux 6.1.0 ext4`: OS, kernel, file-system type).
+    pub label: String,
+    /// The file it was read from, as given to `merge`.
+    pub source: String,
+    /// OS name and distribution.
+    pub os: String,
+    /// OS version.
+    pub os_version: String,
+    /// Kernel version.
+    pub kernel: String,
+    /// CPU architecture.
+    pub arch: String,
+    /// The scratch file system.
+    pub fs: FsInfo,
+    /// Start time of the run, RFC 3339 UTC.
+    pub date: String,
 }
 
 /// How races were amplified in a run (`--amplify`, `--amplify-delay-us`).
@@ -618,6 +649,23 @@ impl Results {
         TargetState::ALL
             .into_iter()
             .filter(|t| self.cells.iter().any(|c| c.scenario == Scenario::SecondComer && c.target == *t))
+            .collect()
+    }
+
+    /// Cells that disagree between machines in a merged file: groups of cells with the same
+    /// runtime name, variant, scenario and target, measured on different machines
+    /// ([`Cell::machine`]), whose words ([`Cell::word`]) differ. Returns their ids; empty for
+    /// a single run.
+    pub fn disagreements(&self) -> std::collections::BTreeSet<&str> {
+        let mut groups: BTreeMap<(&str, &str, Scenario, TargetState), Vec<&Cell>> = BTreeMap::new();
+        for c in self.cells.iter().filter(|c| c.machine.is_some()) {
+            groups.entry((&c.runtime_name, &c.variant, c.scenario, c.target)).or_default().push(c);
+        }
+        groups
+            .into_values()
+            .filter(|g| g.iter().any(|c| c.word() != g[0].word()))
+            .flatten()
+            .map(|c| c.id.as_str())
             .collect()
     }
 

@@ -224,6 +224,67 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
     (header, out)
 }
 
+/// The whole report as terminal text (`report --format table`): one table per runtime row
+/// label (per machine in a merged file) with its race lines, then the hand-off tables. In a
+/// merged file, cells that disagree between machines ([`Results::disagreements`]) are marked
+/// `≠` and listed at the end with each machine's word.
+pub fn render_report(r: &Results) -> String {
+    let mut s = String::new();
+    let differ = r.disagreements();
+    for rt in r.measured_runtimes() {
+        if r.rows(rt).is_empty() {
+            continue;
+        }
+        let label = escape_controls(rt);
+        let (header, mut rows) = text_rows(r, rt, false);
+        if !differ.is_empty() {
+            mark_rows(r, rt, &differ, &mut rows);
+        }
+        s += &format!("\n{label}\n{}\n", terminal_table(std::iter::once(header).chain(rows)));
+        for l in race_lines(r, rt) {
+            s += &format!("{l}\n");
+        }
+    }
+    for scenario in [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim] {
+        if let Some(t) = render_scenario(r, scenario) {
+            s += &format!("\n{} (hand-off: counted from the files)\n{t}\n", scenario.as_str());
+        }
+    }
+    if !differ.is_empty() {
+        s += &format!("\n{}", disagreement_text(r));
+    }
+    s
+}
+
+/// Appends ` ≠` to the texts of `rows` (from [`text_rows`] without the call column) whose
+/// cells are in `differ`.
+fn mark_rows(r: &Results, runtime: &str, differ: &std::collections::BTreeSet<&str>, rows: &mut [Vec<String>]) {
+    let targets = r.targets();
+    for (row, line) in r.rows(runtime).iter().zip(rows.iter_mut()) {
+        for (i, t) in targets.iter().enumerate() {
+            if row.second.get(t).is_some_and(|c| differ.contains(c.id.as_str())) {
+                line[1 + i] += " ≠";
+            }
+        }
+        if row.race.is_some_and(|c| differ.contains(c.id.as_str())) {
+            line[1 + targets.len()] += " ≠";
+        }
+    }
+}
+
+/// The cells that disagree between machines, one line per (runtime name, variant, scenario,
+/// target) with each machine's word: `machines disagree: node/v/second-comer/file: replaced
+/// [linux 6.1 ext4], refused [linux 6.1 tmpfs]`. Empty when none disagree.
+pub fn disagreement_text(r: &Results) -> String {
+    let differ = r.disagreements();
+    let mut groups: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    for c in r.cells.iter().filter(|c| differ.contains(c.id.as_str())) {
+        let m = c.machine.as_deref().unwrap_or("?");
+        groups.entry(c.key()).or_default().push(format!("{} [{}]", c.word(), escape_controls(m)));
+    }
+    groups.iter().map(|(k, v)| format!("machines disagree: {}: {}\n", escape_controls(k), v.join(", "))).collect()
+}
+
 /// One runtime's table for the terminal (see [`terminal_table`]).
 pub fn render_terminal(results: &Results, runtime: &str) -> String {
     let (header, rows) = text_rows(results, runtime, false);

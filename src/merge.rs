@@ -1,0 +1,146 @@
+//! `conformance merge`: several runs (machines, file systems) in one results file.
+//!
+//! A merged file is an ordinary results file of schema [`SCHEMA`]: each cell carries the
+//! label of the run it came from in [`Cell::machine`] and in its runtime label
+//! (`node 20.20.2 [linux 6.1.0 ext4]`), so every report renders one table per runtime and
+//! machine; [`RunInfo::machines`] lists the runs merged. Cells that disagree between machines
+//! are found by [`Results::disagreements`].
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::report::model::{Cell, MachineInfo, Results, RunInfo, SCHEMA};
+
+/// The machine label of a single run: OS, kernel and scratch file-system type
+/// (`linux 6.1.0 ext4`).
+pub fn machine_label(ri: &RunInfo) -> String {
+    format!("{} {} {}", ri.os, ri.kernel, ri.fs.fs_type)
+}
+
+/// Merges runs, each given with the path it was read from (for [`MachineInfo::source`]).
+///
+/// A run that is itself merged keeps its cells' machines. Two runs with the same machine
+/// label (two runs on one file system) get ` #2`, ` #3`, … appended to the later ones. The
+/// merged `run_info` is the first run's, with every run's runtimes and controls (relabelled),
+/// the machines, the summed duration and `os` set to `merged`.
+///
+/// Errors: [`Error::Usage`] when fewer than two runs are given.
+pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
+    if runs.len() < 2 {
+        return Err(Error::Usage { flag: "merge".into(), message: "give at least two results files".into() });
+    }
+    let mut info: Option<RunInfo> = None;
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut machines: Vec<MachineInfo> = Vec::new();
+    let mut runtimes = Vec::new();
+    let mut controls = Vec::new();
+    let mut duration = 0.0;
+    for (source, r) in runs {
+        duration += r.run_info.duration_s;
+        if !r.run_info.machines.is_empty() {
+            // already merged: its cells keep their labels
+            for m in &r.run_info.machines {
+                if machines.iter().any(|x| x.label == m.label) {
+                    return Err(Error::input(
+                        Path::new(&source),
+                        format!("machine '{}' is already in the merge; merge each run once", m.label),
+                    ));
+                }
+            }
+            machines.extend(r.run_info.machines.iter().cloned());
+            runtimes.extend(r.run_info.runtimes.iter().cloned());
+            controls.extend(r.run_info.controls.iter().cloned());
+            cells.extend(r.cells);
+        } else {
+            let base = machine_label(&r.run_info);
+            let mut label = base.clone();
+            let mut n = 1;
+            while machines.iter().any(|m| m.label == label) {
+                n += 1;
+                label = format!("{base} #{n}");
+            }
+            let ri = &r.run_info;
+            machines.push(MachineInfo {
+                label: label.clone(),
+                source: source.clone(),
+                os: ri.os.clone(),
+                os_version: ri.os_version.clone(),
+                kernel: ri.kernel.clone(),
+                arch: ri.arch.clone(),
+                fs: ri.fs.clone(),
+                date: ri.date.clone(),
+            });
+            let relabel = |l: &str| format!("{l} [{label}]");
+            runtimes.extend(ri.runtimes.iter().cloned().map(|mut x| {
+                x.label = relabel(&x.label);
+                x
+            }));
+            controls.extend(ri.controls.iter().cloned().map(|mut x| {
+                x.runtime = relabel(&x.runtime);
+                x
+            }));
+            cells.extend(r.cells.into_iter().map(|mut c| {
+                c.runtime = relabel(&c.runtime);
+                c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target);
+                c.machine = Some(label.clone());
+                c
+            }));
+        }
+        if info.is_none() {
+            info = Some(r.run_info);
+        }
+    }
+    let mut run_info = info.expect("at least two runs");
+    run_info.os = "merged".into();
+    run_info.duration_s = duration;
+    run_info.runtimes = runtimes;
+    run_info.controls = controls;
+    run_info.machines = machines;
+    Ok(Results { schema: SCHEMA, run_info, cells })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Results {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results/base.json");
+        crate::report::json::read(Path::new(path)).unwrap()
+    }
+
+    #[test]
+    fn two_file_systems_side_by_side() {
+        let a = base();
+        let mut b = base();
+        b.run_info.fs.fs_type = "tmpfs".into();
+        let i = b.cells.iter().position(|c| c.second().is_some()).unwrap();
+        use crate::verdict::Outcome;
+        let was = b.cells[i].outcome().unwrap();
+        b.cells[i].second_mut().unwrap().outcome =
+            if was == Outcome::Replaced { Outcome::Refused } else { Outcome::Replaced };
+        let m = merge(vec![("a.json".into(), a.clone()), ("b.json".into(), b)]).unwrap();
+        assert_eq!(m.cells.len(), 2 * a.cells.len());
+        assert_eq!(m.run_info.machines.len(), 2);
+        let labels: Vec<_> = m.run_info.machines.iter().map(|m| m.label.clone()).collect();
+        assert_ne!(labels[0], labels[1]);
+        assert!(m.cells[0].runtime.ends_with(&format!("[{}]", labels[0])), "{}", m.cells[0].runtime);
+        let ids: std::collections::BTreeSet<_> = m.cells.iter().map(|c| &c.id).collect();
+        assert_eq!(ids.len(), m.cells.len(), "ids unique");
+        let d = m.disagreements();
+        assert_eq!(d.len(), 2, "{d:?}");
+        // the merged file reads back as any results file
+        let text = crate::report::json::render(&m);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.json");
+        std::fs::write(&p, text).unwrap();
+        assert_eq!(crate::report::json::read(&p).unwrap(), m);
+    }
+
+    #[test]
+    fn same_machine_twice_gets_numbered() {
+        let m = merge(vec![("a".into(), base()), ("b".into(), base())]).unwrap();
+        assert!(m.run_info.machines[1].label.ends_with(" #2"));
+        assert!(m.disagreements().is_empty());
+        assert!(merge(vec![("a".into(), base())]).is_err());
+    }
+}

@@ -1,0 +1,105 @@
+//! `report --format csv`: tidy CSV, one row per cell, for spreadsheets and data frames.
+//!
+//! Columns ([`HEADER`]): the machine (merged files only, else empty), the runtime row label,
+//! adapter name and version, variant, family, scenario, target, the outcome or verdict word
+//! ([`Cell::word`]), the error code; for races the deciding mode, the natural and amplified
+//! verdicts, and the deciding run's trials, multi-winner trials and 95% upper bound on the
+//! multi-winner rate; for hand-off cells the counters as `name=value;…`. Fields are quoted by
+//! the `csv` crate wherever needed (labels and errors come from probes).
+
+use super::model::{Cell, CellResult, Results};
+
+/// The header row.
+pub const HEADER: [&str; 17] = [
+    "machine",
+    "runtime",
+    "runtime_name",
+    "version",
+    "variant",
+    "family",
+    "scenario",
+    "target",
+    "word",
+    "error_code",
+    "decided_by",
+    "natural_verdict",
+    "amplified_verdict",
+    "trials",
+    "multi_winner_trials",
+    "multi_winner_upper95",
+    "counters",
+];
+
+/// The fields of one cell, in [`HEADER`] order; empty where the column does not apply.
+pub fn record(c: &Cell) -> [String; 17] {
+    let mut f: [String; 17] = Default::default();
+    f[0] = c.machine.clone().unwrap_or_default();
+    f[1] = c.runtime.clone();
+    f[2] = c.runtime_name.clone();
+    f[3] = c.runtime_version.clone();
+    f[4] = c.variant.clone();
+    f[5] = c.family.clone();
+    f[6] = c.scenario.as_str().into();
+    f[7] = c.target.as_str().into();
+    f[8] = c.word().into();
+    f[9] = c.error().map(|e| e.code.clone()).unwrap_or_default();
+    match &c.result {
+        CellResult::Race(r) => {
+            f[10] = r.decided_by.as_str().into();
+            f[11] = r.natural.as_ref().map(|m| m.verdict.as_str().to_string()).unwrap_or_default();
+            f[12] = r.amplified.as_ref().map(|m| m.verdict.as_str().to_string()).unwrap_or_default();
+            if let Some(m) = r.deciding() {
+                f[13] = m.stats.trials.to_string();
+                f[14] = m.stats.multi_winner_trials.to_string();
+                f[15] = format!("{:.6}", m.stats.multi_winner_upper95);
+            }
+        }
+        CellResult::Counters(k) => {
+            f[16] = k.counters.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(";");
+        }
+        CellResult::SecondComer(_) => {}
+    }
+    f
+}
+
+/// The CSV of every cell of `r`, in cell order, with [`HEADER`] first (RFC 4180 quoting,
+/// `\n` line ends).
+pub fn render(r: &Results) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(HEADER).expect("writes to memory");
+    for c in &r.cells {
+        w.write_record(record(c)).expect("writes to memory");
+    }
+    String::from_utf8(w.into_inner().expect("flushes to memory")).expect("fields are UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Results {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results/base.json");
+        crate::report::json::read(std::path::Path::new(path)).unwrap()
+    }
+
+    #[test]
+    fn csv_one_row_per_cell() {
+        let r = base();
+        let text = render(&r);
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(rd.headers().unwrap().iter().collect::<Vec<_>>(), HEADER.to_vec());
+        assert_eq!(rd.records().count(), r.cells.len());
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn csv_quotes_probe_text() {
+        let mut r = base();
+        r.cells.truncate(1);
+        r.cells[0].runtime = "node, \"evil\"\nrow".into();
+        let text = render(&r);
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        let rec = rd.records().next().unwrap().unwrap();
+        assert_eq!(&rec[1], "node, \"evil\"\nrow");
+    }
+}

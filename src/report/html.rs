@@ -33,7 +33,7 @@ const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #bbb;padding:3px 6px;vertical-align:top;text-align:left}
 th{background:#eee}summary{cursor:pointer;font-weight:600}details div{font-weight:normal;font-size:12px;max-width:32em;white-space:pre-wrap}
 code{font-size:12px}.good{background:#c8efc8}.bad{background:#f6c0c0}.warn{background:#fbe6a6}.none{background:#ddd}
-.differ{outline:3px solid #a020f0;outline-offset:-3px}";
+pre{white-space:pre-wrap}.differ{outline:3px solid #a020f0;outline-offset:-3px}";
 
 /// The colour class of a word: `good` (safe), `bad` (unsafe), `warn` (inconclusive, faults),
 /// `none` (not measured).
@@ -127,18 +127,22 @@ pub fn render(r: &Results) -> String {
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>conformance report</title>\n<style>{STYLE}</style></head><body>\n<h1>conformance report</h1>\n"
     );
-    let _ = writeln!(
-        h,
-        "<p>{} {} ({}), kernel {}, file system {} at {}; {}; conformance {}.</p>",
-        escape(&ri.os),
-        escape(&ri.os_version),
-        escape(&ri.arch),
-        escape(&ri.kernel),
-        escape(&ri.fs.fs_type),
-        escape(&ri.fs.root),
-        escape(&ri.date),
-        escape(&ri.harness_version)
-    );
+    if !ri.machines.is_empty() {
+        let _ = writeln!(h, "<p>{} runs merged; conformance {}.</p>", ri.machines.len(), escape(&ri.harness_version));
+    } else {
+        let _ = writeln!(
+            h,
+            "<p>{} {} ({}), kernel {}, file system {} at {}; {}; conformance {}.</p>",
+            escape(&ri.os),
+            escape(&ri.os_version),
+            escape(&ri.arch),
+            escape(&ri.kernel),
+            escape(&ri.fs.fs_type),
+            escape(&ri.fs.root),
+            escape(&ri.date),
+            escape(&ri.harness_version)
+        );
+    }
     if !ri.machines.is_empty() {
         h += "<h2>Machines</h2>\n<table><tr><th>label</th><th>OS</th><th>kernel</th><th>file system</th><th>date</th><th>from</th></tr>\n";
         for m in &ri.machines {

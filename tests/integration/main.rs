@@ -4,6 +4,7 @@
 mod cli;
 mod common;
 mod faults;
+mod formats;
 mod handoff;
 mod harness;
 mod install;

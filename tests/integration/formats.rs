@@ -1,0 +1,214 @@
+//! `report --format …`, `--out`, `compare --format junit`, `merge`, and their error exits,
+//! on the committed fixture results (nothing is measured).
+
+use std::path::{Path, PathBuf};
+
+use predicates::prelude::*;
+
+use crate::common::{conformance, fixtures};
+
+fn base() -> PathBuf {
+    fixtures().join("results").join("base.json")
+}
+
+/// A copy of the fixture measured "on tmpfs", where the second comer against an existing file
+/// of `node.writeFileSync.wx` was replaced instead of refused.
+fn tmpfs_run(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(base()).unwrap().replace("\"fs_type\": \"ext4\"", "\"fs_type\": \"tmpfs\"");
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for c in v["cells"].as_array_mut().unwrap() {
+        if c["id"] == "node 20.20.2/node.writeFileSync.wx/second-comer/file" {
+            c["result"]["outcome"] = "replaced".into();
+            c["result"].as_object_mut().unwrap().remove("error");
+            c["result"]["relative"] = serde_json::json!({"outcome": "replaced"});
+        }
+    }
+    let p = dir.join("tmpfs.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn every_format_renders_and_markdown_is_an_alias_of_md() {
+    for (format, expect) in [
+        ("table", "node 20.20.2"),
+        ("md", "## node 20.20.2"),
+        ("markdown", "## node 20.20.2"),
+        ("html", "<!DOCTYPE html>"),
+        ("csv", "machine,runtime,runtime_name,version,variant"),
+        ("json", "\"schema\": 3"),
+    ] {
+        conformance()
+            .args(["report", "--format", format])
+            .arg(base())
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains(expect));
+    }
+    let md = conformance().args(["report", "-f", "md"]).arg(base()).output().unwrap().stdout;
+    let markdown = conformance().args(["report", "-f", "markdown"]).arg(base()).output().unwrap().stdout;
+    assert_eq!(md, markdown);
+}
+
+#[test]
+fn out_writes_the_file_and_an_unwritable_path_exits_3() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("report.csv");
+    conformance().args(["report", "-f", "csv", "--out"]).arg(&out).arg(base()).assert().code(0).stdout("");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("machine,runtime,"), "{text}");
+    let printed = conformance().args(["report", "-f", "csv"]).arg(base()).output().unwrap().stdout;
+    assert_eq!(text.as_bytes(), printed);
+    // no temp file is left beside it
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1);
+    let bad = t.path().join("no-such-folder").join("report.html");
+    conformance()
+        .args(["report", "-f", "html", "--out"])
+        .arg(&bad)
+        .arg(base())
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(bad.display().to_string()));
+}
+
+#[test]
+fn junit_from_compare_and_from_report_expect() {
+    let t = tempfile::tempdir().unwrap();
+    let new = tmpfs_run(t.path());
+    let out = conformance().args(["compare", "-f", "junit"]).arg(base()).arg(&new).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+    assert!(xml.contains("refused (node 20.20.2) -&gt; replaced (node 20.20.2)"), "{xml}");
+    let via_report = conformance().args(["report", "-f", "junit", "--expect"]).arg(base()).arg(&new).output().unwrap();
+    assert_eq!(via_report.status.code(), Some(1));
+    assert_eq!(String::from_utf8(via_report.stdout).unwrap(), xml);
+    conformance()
+        .args(["report", "-f", "junit", "--expect"])
+        .arg(base())
+        .arg(base())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("failures=\"0\""));
+    // junit needs a baseline; a baseline needs junit
+    conformance()
+        .args(["report", "-f", "junit"])
+        .arg(base())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--expect"));
+    conformance().args(["report", "-f", "csv", "--expect"]).arg(base()).arg(base()).assert().code(2);
+}
+
+#[test]
+fn merge_puts_machines_side_by_side_and_marks_disagreements() {
+    let t = tempfile::tempdir().unwrap();
+    let tmpfs = tmpfs_run(t.path());
+    let merged = t.path().join("merged.json");
+    conformance().arg("merge").arg(base()).arg(&tmpfs).arg("--out").arg(&merged).assert().code(0).stdout("");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(v["schema"], 3);
+    let labels: Vec<&str> =
+        v["run_info"]["machines"].as_array().unwrap().iter().map(|m| m["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        ["linux (Debian GNU/Linux) 6.18.44-fc-v657 ext4", "linux (Debian GNU/Linux) 6.18.44-fc-v657 tmpfs"]
+    );
+    assert!(v["cells"].as_array().unwrap().iter().all(|c| c["machine"].is_string()));
+    let table = conformance().args(["report"]).arg(&merged).output().unwrap();
+    assert_eq!(table.status.code(), Some(0));
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("node 20.20.2 [linux (Debian GNU/Linux) 6.18.44-fc-v657 tmpfs]"), "{table}");
+    assert!(table.contains("replaced ≠"), "{table}");
+    assert!(
+        table.contains("machines disagree: node/node.writeFileSync.wx/second-comer/file: refused [linux (Debian GNU/Linux) 6.18.44-fc-v657 ext4], replaced [linux (Debian GNU/Linux) 6.18.44-fc-v657 tmpfs]"),
+        "{table}"
+    );
+    for f in ["md", "html", "csv", "json"] {
+        conformance().args(["report", "-f", f]).arg(&merged).assert().code(0);
+    }
+    // merged to stdout equals the file
+    let printed = conformance().arg("merge").arg(base()).arg(&tmpfs).output().unwrap().stdout;
+    assert_eq!(printed, std::fs::read(&merged).unwrap());
+}
+
+#[test]
+fn merge_errors_name_the_file() {
+    let t = tempfile::tempdir().unwrap();
+    let bad = t.path().join("broken.json");
+    std::fs::write(&bad, "{\"schema\": 3, \"cells\": [").unwrap();
+    conformance().arg("merge").arg(base()).arg(&bad).assert().code(2).stderr(predicate::str::contains("broken.json"));
+    let missing = t.path().join("missing.json");
+    conformance()
+        .arg("merge")
+        .arg(base())
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.json"));
+    conformance().arg("merge").arg(base()).assert().code(2);
+    let out = t.path().join("nowhere").join("merged.json");
+    conformance()
+        .arg("merge")
+        .arg(base())
+        .arg(base())
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(out.display().to_string()));
+}
+
+/// The HTML page of a merged run, rendered by headless Chromium: the screenshot must not be
+/// blank (it has both the page's background and the outcome colours of the table). Skipped,
+/// with a note, where no `chromium` is installed.
+#[test]
+fn html_renders_in_headless_chromium() {
+    let Ok(chromium) = which_chromium() else {
+        eprintln!("skipped: no chromium on PATH");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let tmpfs = tmpfs_run(t.path());
+    let merged = t.path().join("merged.json");
+    conformance().arg("merge").arg(base()).arg(&tmpfs).arg("--out").arg(&merged).assert().code(0);
+    let page = t.path().join("report.html");
+    conformance().args(["report", "-f", "html", "--out"]).arg(&page).arg(&merged).assert().code(0);
+    let shot = std::env::var_os("CONFORMANCE_SCREENSHOT").map_or_else(|| t.path().join("shot.png"), PathBuf::from);
+    let status = std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1400,900"])
+        .arg(format!("--user-data-dir={}", t.path().join("profile").display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "chromium: {status}");
+    let colours = png_colours(&std::fs::read(&shot).unwrap());
+    // the cell colours of the stylesheet: good, bad
+    for (name, rgb) in [("good", [0xc8, 0xef, 0xc8]), ("bad", [0xf6, 0xc0, 0xc0])] {
+        assert!(colours.contains(&rgb), "no {name} cell colour in the screenshot ({} colours)", colours.len());
+    }
+    assert!(colours.len() > 10, "screenshot looks blank: {} colours", colours.len());
+}
+
+fn which_chromium() -> Result<PathBuf, ()> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|n| {
+            std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(n)).find(|f| f.is_file()))
+        })
+        .ok_or(())
+}
+
+/// The distinct RGB colours of a PNG.
+fn png_colours(png: &[u8]) -> std::collections::BTreeSet<[u8; 3]> {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let step = info.color_type.samples();
+    buf[..info.buffer_size()].chunks(step).map(|p| [p[0], p[1], p[2]]).collect()
+}

@@ -93,6 +93,25 @@ mod tests {
     }
 
     #[test]
+    fn csv_hand_off_counters_as_name_value_pairs() {
+        let mut r = base();
+        r.cells.truncate(1);
+        r.cells[0].scenario = crate::report::model::Scenario::Publish;
+        let mut k = crate::report::model::CountersResult::default();
+        k.counters.insert("reads".into(), 4888);
+        k.counters.insert("torn_reads".into(), 4);
+        r.cells[0].result = CellResult::Counters(k);
+        let text = render(&r);
+        let line = text.lines().nth(1).unwrap();
+        assert!(line.contains(",publish,") && line.ends_with(",counters,,,,,,,,reads=4888;torn_reads=4"), "{line}");
+        let page = crate::report::html::render(&r);
+        assert!(
+            page.contains("publish (hand-off: counted from the files)") && page.contains("torn_reads = 4"),
+            "{page}"
+        );
+    }
+
+    #[test]
     fn csv_quotes_probe_text() {
         let mut r = base();
         r.cells.truncate(1);

@@ -160,6 +160,13 @@ pub fn render(r: &Results) -> String {
             let _ = writeln!(s, "- {} {}: {evidence}", code_span(&md_escape(&c.id)), c.word());
         }
     }
+    let dis = super::table::disagreement_text(r);
+    if !dis.is_empty() {
+        let _ = writeln!(s, "\n## Cells that disagree between machines\n");
+        for line in dis.lines() {
+            let _ = writeln!(s, "- {}", md_escape(line));
+        }
+    }
     s
 }
 

@@ -125,6 +125,9 @@ fn merge_puts_machines_side_by_side_and_marks_disagreements() {
         table.contains("machines disagree: node/node.writeFileSync.wx/second-comer/file: refused [linux (Debian GNU/Linux) 6.18.44-fc-v657 ext4], replaced [linux (Debian GNU/Linux) 6.18.44-fc-v657 tmpfs]"),
         "{table}"
     );
+    let md = conformance().args(["report", "-f", "md"]).arg(&merged).output().unwrap().stdout;
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("## Cells that disagree between machines"), "{md}");
     for f in ["md", "html", "csv", "json"] {
         conformance().args(["report", "-f", f]).arg(&merged).assert().code(0);
     }

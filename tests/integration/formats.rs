@@ -165,11 +165,16 @@ fn merge_errors_name_the_file() {
 
 /// The HTML page of a merged run, rendered by headless Chromium: the screenshot must not be
 /// blank (it has both the page's background and the outcome colours of the table). Skipped,
-/// with a note, where no `chromium` is installed.
+/// with a SKIPPED line where no `chromium` is installed (CI installs it and requires it).
 #[test]
 fn html_renders_in_headless_chromium() {
     let Ok(chromium) = which_chromium() else {
-        eprintln!("skipped: no chromium on PATH");
+        // installed by .ci/install; CI must run this test
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true" || v == "1"),
+            "CI: no chromium (run `bash .ci/install chromium`)"
+        );
+        eprintln!("SKIPPED: the HTML screenshot: no chromium on PATH (bash .ci/install chromium)");
         return;
     };
     let t = tempfile::tempdir().unwrap();

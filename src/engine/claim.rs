@@ -4,7 +4,7 @@
 //! are read afterwards and [`crate::verdict::claim`] counts duplicates and losses.
 
 use super::handoff;
-use super::trial::{run_trial, Slot, TrialPlan, TrialSetup};
+use super::trial::{Slot, TrialPlan};
 use super::*;
 use crate::handoff::Recipe;
 use crate::verdict::claim::{judge_claim, ClaimTrial};
@@ -76,16 +76,7 @@ fn claim_recipe(
                 Slot { variant: &v, style, index: w, token, recipe }
             })
             .collect();
-        let setup = TrialSetup {
-            dir: tdir,
-            probe_dir: tdir,
-            first: (TargetState::Absent, ""),
-            slots: &slots,
-            plan: TrialPlan::release(o.workers, 0),
-            hold_ms: 0,
-            snapshot_before: false,
-        };
-        let end = run_trial(pool, &setup, id);
+        let end = handoff::run_item(pool, tdir, &slots, TrialPlan::release(o.workers, 0), id);
         let outputs: Vec<Option<Vec<String>>> = (0..o.workers).map(|w| lines(&output(w))).collect();
         let remaining: Vec<String> = std::fs::read_dir(&incoming)
             .map(|d| {

@@ -9,7 +9,7 @@
 
 use super::attempt::error_info;
 use super::handoff;
-use super::trial::{run_trial, Phase, Slot, TrialPlan, TrialSetup};
+use super::trial::{Phase, Slot, TrialPlan};
 use super::*;
 use crate::exec::driver::Control;
 use crate::handoff::{framed, Recipe, CONSUMER};
@@ -86,16 +86,7 @@ fn done_recipe(
             Phase::Control { slot: 0, at_us: PAUSE_AT_US, control: Control::Pause },
             Phase::Control { slot: 0, at_us: PAUSE_AT_US + PAUSE_US, control: Control::Resume },
         ]);
-        let setup = TrialSetup {
-            dir: tdir,
-            probe_dir: tdir,
-            first: (TargetState::Absent, ""),
-            slots: &slots,
-            plan,
-            hold_ms: 0,
-            snapshot_before: false,
-        };
-        let end = run_trial(pool, &setup, id);
+        let end = handoff::run_item(pool, tdir, &slots, plan, id);
         Ok((end, std::fs::read(tdir.join("target")).is_ok_and(|b| b == content)))
     })?;
     let mut result = CountersResult::default();

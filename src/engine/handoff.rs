@@ -3,7 +3,7 @@
 //! (trials) end.
 
 use super::attempt::ms;
-use super::trial::TrialEnd;
+use super::trial::{run_trial, Slot, TrialEnd, TrialPlan, TrialSetup};
 use super::*;
 use crate::exec::contender::RecipeSpec;
 use crate::handoff::Recipe;
@@ -45,6 +45,22 @@ pub(super) fn measure_recipes(
     }
     pools.shutdown();
     out
+}
+
+/// Runs one item's trial with attempt id `id` in its folder `dir` (given to the probes
+/// absolute): the target starts absent, nothing holds a handle, the target is read only
+/// afterwards — the hand-offs read what they need of the folder themselves.
+pub(super) fn run_item(pool: &mut [Contender], dir: &Path, slots: &[Slot<'_>], plan: TrialPlan, id: u64) -> TrialEnd {
+    let setup = TrialSetup {
+        dir,
+        probe_dir: dir,
+        first: (TargetState::Absent, ""),
+        slots,
+        plan,
+        hold_ms: 0,
+        snapshot_before: false,
+    };
+    run_trial(pool, &setup, id)
 }
 
 /// A recipe to run in a slot of a `scenario` trial.

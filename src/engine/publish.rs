@@ -5,7 +5,7 @@
 
 use super::attempt::error_info;
 use super::handoff;
-use super::trial::{run_trial, Slot, TrialPlan, TrialSetup};
+use super::trial::{Slot, TrialPlan};
 use super::*;
 use crate::handoff::{framed, Recipe, READER};
 use crate::verdict::publish::{judge_publish, PublishItem};
@@ -108,16 +108,7 @@ fn publish_recipe(
         let plan = TrialPlan::new(
             (1..=p.readers).chain(std::iter::once(0)).map(|slot| trial::Phase::Release { slot, at_us: 0 }).collect(),
         );
-        let setup = TrialSetup {
-            dir: tdir,
-            probe_dir: tdir,
-            first: (TargetState::Absent, ""),
-            slots: &slots,
-            plan,
-            hold_ms: 0,
-            snapshot_before: false,
-        };
-        let end = run_trial(pool, &setup, id);
+        let end = handoff::run_item(pool, tdir, &slots, plan, id);
         // what the folder holds afterwards
         let whole = std::fs::read(tdir.join("target")).is_ok_and(|b| b == content);
         let leftovers = std::fs::read_dir(tdir)

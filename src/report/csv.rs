@@ -78,8 +78,7 @@ mod tests {
     use super::*;
 
     fn base() -> Results {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results/base.json");
-        crate::report::json::read(std::path::Path::new(path)).unwrap()
+        crate::report::fixture("base.json")
     }
 
     #[test]

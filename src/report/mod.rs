@@ -11,3 +11,11 @@ pub mod model;
 pub mod table;
 
 pub use model::{Cell, ErrorInfo, Results, RunInfo, RuntimeInfo, Scenario};
+
+/// The committed results file `tests/fixtures/results/NAME`, read as `report` reads it: the
+/// fixture of the report, merge and compare unit tests.
+#[cfg(test)]
+pub(crate) fn fixture(name: &str) -> model::Results {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results").join(name);
+    json::read(&path).unwrap_or_else(|e| panic!("{e}"))
+}

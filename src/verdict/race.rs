@@ -48,14 +48,14 @@ impl Trial {
         best
     }
 
-    /// The winner whose effect should stand: for handle-holding calls whose holds did not
-    /// overlap, the last to take the handle (by its call's return); `None` otherwise.
-    fn last_sequential_winner(&self) -> Option<usize> {
-        let wins: Vec<usize> = (0..self.reports.len()).filter(|&k| self.reports[k] == Report::Success).collect();
-        if wins.len() < 2 || self.concurrent_winners() > 1 {
+    /// The winner whose effect should stand among `wins` (the successes), given the trial's
+    /// [`Trial::concurrent_winners`]: for handle-holding calls whose holds did not overlap, the
+    /// last to take the handle (by its call's return); `None` otherwise.
+    fn last_sequential_winner(&self, wins: &[usize], concurrent: usize) -> Option<usize> {
+        if wins.len() < 2 || concurrent > 1 {
             return None;
         }
-        wins.into_iter().max_by(|&a, &b| {
+        wins.iter().copied().max_by(|&a, &b| {
             let at = |k: usize| self.held_during_us.get(k).copied().flatten().map_or(0.0, |s| s.0);
             at(a).total_cmp(&at(b))
         })
@@ -212,7 +212,8 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
             multi += 1;
         }
         // handle holders one after the other: only the last one's effect is expected to stand
-        let standing: Vec<usize> = t.last_sequential_winner().map_or_else(|| wins.clone(), |k| vec![k]);
+        let standing: Vec<usize> =
+            t.last_sequential_winner(&wins, concurrent).map_or_else(|| wins.clone(), |k| vec![k]);
         let winner_lost = standing.iter().any(|&k| !t.held.get(k).copied().unwrap_or(false));
         let foreign = (0..t.held.len()).any(|k| t.held[k] && t.reports.get(k) != Some(&Report::Success));
         if !wins.is_empty() && (winner_lost || foreign) {

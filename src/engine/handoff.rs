@@ -85,8 +85,8 @@ pub(super) enum ItemEnd {
     /// Every contender was released: their attempts.
     Done(Vec<Attempt>),
     /// The recipe cannot go on (a probe without the recipe, a fault before the release, a
-    /// harness error): the cell's evidence.
-    Stop(String),
+    /// harness error).
+    Stop(Stopped),
     /// The run was interrupted: the recipe's finding is dropped.
     Interrupted,
 }
@@ -95,15 +95,26 @@ impl From<TrialEnd> for ItemEnd {
     fn from(end: TrialEnd) -> ItemEnd {
         match end {
             TrialEnd::Interrupted => ItemEnd::Interrupted,
-            TrialEnd::HarnessError(why) => ItemEnd::Stop(format!("harness-error: {why}")),
+            TrialEnd::HarnessError(why) => ItemEnd::Stop(Stopped::harness(why)),
             TrialEnd::NotReleased { fault, .. } => {
                 let word = match fault.report {
                     Report::Unsupported => "unsupported".to_string(),
                     r => format!("{r:?}").to_lowercase(),
                 };
-                ItemEnd::Stop(format!("{word}: {}", fault.evidence.unwrap_or_default()))
+                ItemEnd::Stop(Stopped {
+                    why: format!("{word}: {}", fault.evidence.unwrap_or_default()),
+                    harness: false,
+                })
             }
-            TrialEnd::Released { attempts, .. } => ItemEnd::Done(attempts),
+            // a call that failed because the scratch file system did (ENOSPC, EIO, …) says
+            // nothing about the recipe: the harness failed, not the runtime
+            TrialEnd::Released { attempts, .. } => match attempts.iter().find(|a| a.report == Report::HarnessError) {
+                Some(a) => {
+                    let why = a.evidence.as_deref().unwrap_or_default();
+                    ItemEnd::Stop(Stopped::harness(why.trim_start_matches("harness-error: ").to_string()))
+                }
+                None => ItemEnd::Done(attempts),
+            },
         }
     }
 }
@@ -113,7 +124,23 @@ pub(super) type ItemRunner<'a, T> = dyn FnMut(usize, &Path, &mut Measurement<'_>
 
 /// What the items of one recipe produced: each item's attempts with what the harness read of
 /// its folder, and the evidence of why the items stopped early, if they did.
-pub(super) type Items<T> = (Vec<(Vec<Attempt>, T)>, Option<String>);
+pub(super) type Items<T> = (Vec<(Vec<Attempt>, T)>, Option<Stopped>);
+
+/// Why a recipe's items stopped before their count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Stopped {
+    /// The cell's evidence (`unsupported: …`, `harness-error: …`, `crashed: …`).
+    pub why: String,
+    /// The harness failed (set-up, snapshot, the scratch file system), not the runtime.
+    pub harness: bool,
+}
+
+impl Stopped {
+    /// A harness error, with its reason.
+    pub fn harness(why: String) -> Stopped {
+        Stopped { why: format!("harness-error: {why}"), harness: true }
+    }
+}
 
 /// Runs up to `count` items of a recipe in a new cell folder: `item(n, folder, m)` sets up item
 /// `n` in its own empty folder, runs its trial and reads the folder (which is removed
@@ -123,7 +150,7 @@ pub(super) type Items<T> = (Vec<(Vec<Attempt>, T)>, Option<String>);
 pub(super) fn run_items<T>(m: &mut Measurement<'_>, count: usize, item: &mut ItemRunner<'_, T>) -> Option<Items<T>> {
     let dir = match m.scratch.cell_dir() {
         Ok((abs, _)) => abs,
-        Err(e) => return Some((Vec::new(), Some(format!("harness-error: could not create a cell folder: {e}")))),
+        Err(e) => return Some((Vec::new(), Some(Stopped::harness(format!("could not create a cell folder: {e}"))))),
     };
     let mut done = Vec::with_capacity(count);
     let mut evidence = None;
@@ -148,7 +175,7 @@ pub(super) fn run_items<T>(m: &mut Measurement<'_>, count: usize, item: &mut Ite
                 break;
             }
             Err(why) => {
-                evidence = Some(format!("harness-error: {why}"));
+                evidence = Some(Stopped::harness(why));
                 break;
             }
         }
@@ -157,15 +184,21 @@ pub(super) fn run_items<T>(m: &mut Measurement<'_>, count: usize, item: &mut Ite
     Some((done, evidence))
 }
 
-/// The finding of `recipe` in its scenario: its counters, the evidence, and the wall time
-/// since `started`.
-pub(super) fn finding(recipe: &Recipe, result: CountersResult, evidence: Option<String>, started: Instant) -> Finding {
+/// The finding of `recipe` in its scenario: its counters, why its items stopped early (a
+/// harness error marks the counters so), and the wall time since `started`.
+pub(super) fn finding(
+    recipe: &Recipe,
+    mut result: CountersResult,
+    stopped: Option<Stopped>,
+    started: Instant,
+) -> Finding {
+    result.harness_error = stopped.as_ref().is_some_and(|s| s.harness);
     Finding {
         variant: recipe.id.to_string(),
         scenario: recipe.scenario,
         target: TargetState::Absent,
         control: false,
-        evidence,
+        evidence: stopped.map(|s| s.why),
         elapsed_ms: ms(started.elapsed()),
         result: CellResult::Counters(result),
     }

@@ -365,17 +365,23 @@ pub fn measure(
         pools.shutdown();
         m.amplify = None;
     }
+    let handoffs = |found: Vec<Finding>, out: &mut Measured, root: &Path| {
+        for f in &found {
+            check(f, out, root);
+        }
+        out.findings.extend(found);
+    };
     if let (Some(p), false) = (opts.publish, stop(&out)) {
         let found = publish::measure_publish(rt, p, m, ctx, on_finding);
-        out.findings.extend(found);
+        handoffs(found, &mut out, m.scratch.root());
     }
     if let (Some(c), false) = (opts.claim, stop(&out)) {
         let found = claim::measure_claim(rt, c, m, ctx, on_finding);
-        out.findings.extend(found);
+        handoffs(found, &mut out, m.scratch.root());
     }
     if let (Some(size), false) = (opts.done_marker, stop(&out)) {
         let found = done::measure_done(rt, size, m, ctx, on_finding);
-        out.findings.extend(found);
+        handoffs(found, &mut out, m.scratch.root());
     }
     out
 }

@@ -72,7 +72,10 @@ fn publish_recipe(
     let other = match recipe.id {
         "publish.temp-rename-cross-volume" => match other_volume(m.scratch.root()) {
             Ok(d) => Some(d),
-            Err(why) => return Some(handoff::finding(recipe, CountersResult::default(), Some(why), started)),
+            Err(why) => {
+                let stopped = handoff::Stopped { why, harness: false };
+                return Some(handoff::finding(recipe, CountersResult::default(), Some(stopped), started));
+            }
         },
         _ => None,
     };

@@ -361,6 +361,8 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
         Ok(b) => b,
         Err(why) => return TrialEnd::HarnessError(why),
     };
+    // loop recipes (readers, consumers) run until they are stopped
+    let loops: Vec<bool> = s.slots.iter().map(|sl| sl.recipe.as_ref().is_some_and(|r| r.until_stopped)).collect();
     let mut attempts: Vec<Option<Attempt>> =
         s.slots.iter().map(|slot| inexpressible(slot.variant, slot.style, s.dir, slot.index, &slot.token)).collect();
     for (i, c) in pool.iter_mut().enumerate() {
@@ -378,7 +380,7 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
     }
     let unsupported = attempts.iter().flatten().find(|a| a.report == Report::Unsupported);
     if let Some(fault) = unsupported.or_else(|| attempts.iter().flatten().next()).cloned() {
-        run_ready_ones(pool, &attempts);
+        run_ready_ones(pool, &attempts, &loops);
         return match read("after the attempt") {
             Ok(after) => TrialEnd::NotReleased { fault, before, after },
             Err(why) => TrialEnd::HarnessError(why),
@@ -387,7 +389,6 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
     s.plan.run(pool, &mut attempts);
     // the calls and one-pass recipes first; then the loop recipes (readers) are stopped, so that
     // they watch for as long as anything else runs
-    let loops: Vec<bool> = s.slots.iter().map(|sl| sl.recipe.as_ref().is_some_and(|r| r.until_stopped)).collect();
     for (i, c) in pool.iter_mut().enumerate() {
         if attempts[i].is_none() && !loops[i] {
             attempts[i] = Some(c.finish());
@@ -513,10 +514,13 @@ impl TrialPlan {
 }
 
 /// Releases and finishes the contenders that got ready (no fault in `attempts`) in a trial that
-/// will not be counted, so that session probes stay in step with the harness.
-pub(super) fn run_ready_ones(pool: &mut [Contender], attempts: &[Option<Attempt>]) {
-    for (c, a) in pool.iter_mut().zip(attempts) {
-        if a.is_none() && c.release().is_ok() {
+/// will not be counted, so that session probes stay in step with the harness; those running a
+/// loop recipe (`loops`) are stopped after the release, or they would run until the attempt
+/// timeout.
+pub(super) fn run_ready_ones(pool: &mut [Contender], attempts: &[Option<Attempt>], loops: &[bool]) {
+    let released: Vec<bool> = pool.iter_mut().zip(attempts).map(|(c, a)| a.is_none() && c.release().is_ok()).collect();
+    for ((c, released), looping) in pool.iter_mut().zip(&released).zip(loops) {
+        if *released && (!*looping || c.stop().is_ok()) {
             let _ = c.finish();
         }
     }

@@ -269,7 +269,7 @@ impl CellResult {
                     || s.relative.as_ref().is_some_and(|r| r.outcome == Outcome::HarnessError)
             }
             CellResult::Race(r) => r.verdict == RaceVerdict::HarnessError,
-            CellResult::Counters(_) => false,
+            CellResult::Counters(c) => c.harness_error,
         }
     }
 
@@ -304,6 +304,10 @@ pub struct CountersResult {
     /// A few raw errors as the probes reported them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors_sample: Vec<RawError>,
+    /// The items stopped early because the harness failed (set-up, snapshot, the scratch file
+    /// system; the reason is in the cell's evidence): the counters cover the items before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub harness_error: bool,
 }
 
 impl Cell {

@@ -291,11 +291,13 @@ pub fn render_terminal(results: &Results, runtime: &str) -> String {
     terminal_table(std::iter::once(header).chain(rows))
 }
 
-/// The counters of a hand-off cell that measured something; otherwise the word to show: the
-/// first word of its evidence (`unsupported`, `harness-error`), or `?`.
+/// The counters of a hand-off cell that measured something and was not cut short by a harness
+/// error; otherwise the word to show: the first word of its evidence (`unsupported`,
+/// `harness-error`), or `?`.
 fn measured_counters(c: &Cell) -> Result<&crate::report::model::CountersResult, String> {
     match &c.result {
-        CellResult::Counters(r) if !r.counters.is_empty() => Ok(r),
+        // counts cut short by a harness failure are not shown as the runtime's
+        CellResult::Counters(r) if !r.counters.is_empty() && !r.harness_error => Ok(r),
         _ => {
             let why = c.evidence.as_deref().unwrap_or("?");
             Err(why.split(':').next().unwrap_or(why).to_string())

@@ -225,3 +225,34 @@ fn variants_lists_the_recipes_that_run_selects() {
     }
     assert!(!text.contains("publish."), "{text}");
 }
+
+#[test]
+fn a_full_file_system_in_a_hand_off_is_a_harness_error_not_a_failed_write() {
+    let node = fixtures().join("fake-runtimes").join("broken-handoff").join("node");
+    let out = tempfile::tempdir().unwrap();
+    let run = conformance()
+        .env("FAKE_PUBLISH_ENOSPC", "1")
+        .args(["run", "-r", &format!("node={}", node.display()), "--scenario", "publish", "--items", "3", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = read_json(&out.path().join("results.json"));
+    for c in r["cells"].as_array().unwrap() {
+        if c["variant"] == "publish.temp-rename-cross-volume" {
+            // the fake has no such recipe: unsupported at once, its readers stopped (not left to
+            // run until the attempt timeout)
+            assert!(c["evidence"].as_str().unwrap().starts_with("unsupported: "), "{c}");
+            assert!(c["elapsed_ms"].as_f64().unwrap() < 5000.0, "{c}");
+            continue;
+        }
+        assert_eq!(c["result"]["harness_error"], true, "{c}");
+        assert!(
+            c["evidence"].as_str().unwrap().starts_with("harness-error: ")
+                && c["evidence"].as_str().unwrap().contains("ENOSPC"),
+            "{c}"
+        );
+        assert_eq!(c["result"]["counters"], serde_json::json!({}), "no item counted as a failed write: {c}");
+    }
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    assert!(stdout.contains("harness-error") && !stdout.contains("write failed"), "{stdout}");
+}

@@ -7,4 +7,4 @@ mod load;
 mod model;
 
 pub use load::{load_dir, parse_file};
-pub use model::{Creates, SourceKind, Variant};
+pub use model::{Creates, Fact, Form, SourceKind, Variant};

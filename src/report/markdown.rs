@@ -207,6 +207,8 @@ mod tests {
             anti_pattern: false,
             control: false,
             holds: false,
+            form: Default::default(),
+            show: Vec::new(),
             note: String::new(),
         };
         let f = Finding {

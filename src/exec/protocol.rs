@@ -20,7 +20,7 @@ pub fn accepts(version: u32) -> bool {
     (OLDEST_PROTOCOL..=PROTOCOL).contains(&version)
 }
 
-pub use crate::domain::RawError;
+pub use crate::domain::{RawError, Returned};
 
 /// A message from a probe.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -48,6 +48,10 @@ pub enum FromProbe {
         /// Version 2: every recipe name the probe implements; empty in version 1.
         #[serde(default)]
         recipes: Vec<String>,
+        /// Version 2: what the `*_us` stamps count: `monotonic` (the system's monotonic clock,
+        /// `CLOCK_MONOTONIC` on Linux) or `wall` (µs since the Unix epoch, also when absent).
+        #[serde(default)]
+        clock: Option<String>,
     },
     /// Answer to `prepare`.
     Ready {
@@ -97,6 +101,13 @@ pub enum FromProbe {
         /// Node/Deno loop), in the order met; empty when none were sent.
         #[serde(default)]
         errors_sample: Vec<RawError>,
+        /// Version 2, failed variants: how the failure reached the caller (`throw`,
+        /// `rejected`, `callback`, `error-event`); `None` when not sent.
+        #[serde(default)]
+        delivery: Option<String>,
+        /// Version 2, successful variants whose return value the probe reports: that value.
+        #[serde(default)]
+        returned: Option<Returned>,
     },
 }
 
@@ -427,6 +438,7 @@ mod tests {
             probe: "p".into(),
             variants: variants.iter().map(|s| s.to_string()).collect(),
             recipes: vec![],
+            clock: None,
         };
         // v1 lists nothing: nothing to check
         assert_eq!(check_hello(&hello(1, &["node"], &[]), &matrix), None);

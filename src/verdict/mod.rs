@@ -51,6 +51,10 @@ pub enum Outcome {
     Kept,
     /// The call succeeded and the directory at the target now contains the second comer's item.
     Nested,
+    /// The call succeeded through a symbolic link at the target: the link is kept (same text)
+    /// and what it points at now holds the second comer's token or item (written, created
+    /// or nested into through the link).
+    Followed,
     /// The target changed, but not to the second comer's token (merged, truncated, emptied).
     Damaged,
     /// The call waited for console input.
@@ -78,6 +82,7 @@ impl Outcome {
             Outcome::Replaced => "replaced",
             Outcome::Kept => "kept",
             Outcome::Nested => "nested",
+            Outcome::Followed => "followed",
             Outcome::Damaged => "damaged",
             Outcome::Prompted => "prompted",
             Outcome::Timeout => "timeout",

@@ -213,8 +213,11 @@ pub struct RunArgs {
     /// Publish scenario: payload bytes per file (written in 4 KiB chunks, with a header and a trailer).
     #[arg(long, default_value_t = DEFAULT_SIZE, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
     pub size: u32,
-    /// Target states for the second comer (absent, file, empty-dir, dir); comma-separated.
-    #[arg(long, value_name = "LIST", default_value = "absent,file,empty-dir,dir")]
+    /// Target states for the second comer, comma-separated: absent, file, empty-dir, dir (the
+    /// default); self, self-hardlink, self-symlink (the target is the variant's own source;
+    /// variants with a file source only); symlink-to-file, symlink-to-dir, dangling-symlink.
+    /// `all` names every state, `default` the first four.
+    #[arg(long, value_name = "LIST", default_value = "default")]
     pub target: String,
     /// Scratch folder options.
     #[command(flatten)]

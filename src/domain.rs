@@ -55,7 +55,8 @@ impl TargetState {
     /// first-comer states every variant meets. The others are measured on request
     /// (`--target all` or by name): with them, cmd under Wine alone (one process per
     /// attempt) would add about a minute to every run (issue 13 asks for a short default).
-    pub const DEFAULT: [TargetState; 4] = [TargetState::Absent, TargetState::File, TargetState::EmptyDir, TargetState::Dir];
+    pub const DEFAULT: [TargetState; 4] =
+        [TargetState::Absent, TargetState::File, TargetState::EmptyDir, TargetState::Dir];
 
     /// The glossary spelling.
     pub fn as_str(self) -> &'static str {

@@ -478,7 +478,9 @@ impl RunPlan {
                 }
                 for v in &fam {
                     if o.second_comer {
-                        out.extend(o.targets.iter().map(|&t| cell(v, Scenario::SecondComer, t, None)));
+                        let has_file_source = v.source == crate::matrix::SourceKind::File;
+                        let targets = o.targets.iter().filter(|t| t.applies(has_file_source));
+                        out.extend(targets.map(|&t| cell(v, Scenario::SecondComer, t, None)));
                     }
                     if o.race {
                         out.push(cell(v, Scenario::Race, TargetState::Absent, race.clone()));
@@ -852,17 +854,24 @@ pub fn select_variants(all: Vec<Variant>, patterns: &[String]) -> Result<Vec<Var
     Ok(all.into_iter().filter(|v| set.is_match(&v.id)).collect())
 }
 
-/// `--target` as target states, in the order given, repeats dropped. Errors: [`Error::Usage`]
+/// `--target` as target states, in the order given, repeats dropped; `default` stands for
+/// [`TargetState::DEFAULT`] and `all` for [`TargetState::ALL`]. Errors: [`Error::Usage`]
 /// naming `--target` for an unknown state or an empty list.
 pub fn parse_targets(s: &str) -> Result<Vec<TargetState>> {
     let mut out = Vec::new();
     for t in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let st = TargetState::parse(t).ok_or_else(|| {
-            let known: Vec<&str> = TargetState::ALL.iter().map(|t| t.as_str()).collect();
-            usage("--target", format!("unknown target state '{t}' (known: {})", known.join(", ")))
-        })?;
-        if !out.contains(&st) {
-            out.push(st);
+        let states: Vec<TargetState> = match t {
+            "all" => TargetState::ALL.to_vec(),
+            "default" => TargetState::DEFAULT.to_vec(),
+            _ => vec![TargetState::parse(t).ok_or_else(|| {
+                let known: Vec<&str> = TargetState::ALL.iter().map(|t| t.as_str()).collect();
+                usage("--target", format!("unknown target state '{t}' (known: {}; or default, all)", known.join(", ")))
+            })?],
+        };
+        for st in states {
+            if !out.contains(&st) {
+                out.push(st);
+            }
         }
     }
     if out.is_empty() {

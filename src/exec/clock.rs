@@ -95,16 +95,28 @@ pub fn wall_to_timeline(wall_us: f64, at: Now) -> f64 {
 /// harness has no monotonic clock; a stamp outside the window by more than the slack
 /// ([`MONOTONIC_SLACK_US`], [`WALL_SLACK_US`]), with the distances in µs). Then the trial
 /// has no barrier spread, and the reason is reported instead ("not measured (…)").
-pub fn place(t0: Option<f64>, t1: Option<f64>, clock: ProbeClock, sent: Now, received: Now) -> Result<(f64, f64), String> {
+pub fn place(
+    t0: Option<f64>,
+    t1: Option<f64>,
+    clock: ProbeClock,
+    sent: Now,
+    received: Now,
+) -> Result<(f64, f64), String> {
     let (Some(t0), Some(t1)) = (t0, t1) else {
         return Err("the probe sent no stamps".into());
     };
     let (a, b, slack, name) = match clock {
         ProbeClock::Monotonic => match sent.mono_us {
             Some(_) => (t0, t1, MONOTONIC_SLACK_US, "monotonic"),
-            None => return Err("the probe stamps with the system's monotonic clock, which the harness cannot read here".into()),
+            None => {
+                return Err(
+                    "the probe stamps with the system's monotonic clock, which the harness cannot read here".into()
+                )
+            }
         },
-        ProbeClock::Wall => (wall_to_timeline(t0, received), wall_to_timeline(t1, received), WALL_SLACK_US, "wall-clock"),
+        ProbeClock::Wall => {
+            (wall_to_timeline(t0, received), wall_to_timeline(t1, received), WALL_SLACK_US, "wall-clock")
+        }
     };
     let (lo, hi) = (sent.timeline_us(), received.timeline_us());
     if b < a {
@@ -155,7 +167,9 @@ mod tests {
         assert!(e.contains("after the harness received"), "{e}");
         assert_eq!(place(None, Some(1.0), ProbeClock::Wall, at(0.0), at(1.0)).unwrap_err(), "the probe sent no stamps");
         let no_mono = Now { mono_us: None, wall_us: 5.0 };
-        assert!(place(Some(5.0), Some(5.0), ProbeClock::Monotonic, no_mono, no_mono).unwrap_err().contains("cannot read"));
+        assert!(place(Some(5.0), Some(5.0), ProbeClock::Monotonic, no_mono, no_mono)
+            .unwrap_err()
+            .contains("cannot read"));
         // slack: a wall stamp 50 µs early passes, a monotonic one 2 µs early does not
         assert!(place(Some(1.0e15 + 50.0), Some(1.0e15 + 120.0), ProbeClock::Wall, at(100.0), at(200.0)).is_ok());
         assert!(place(Some(98.0), Some(120.0), ProbeClock::Monotonic, at(100.0), at(200.0)).is_err());

@@ -115,7 +115,13 @@ pub fn set_up(target: &Path, state: TargetState, token: &str) -> std::io::Result
 /// (`self-symlink`).
 ///
 /// Errors: the OS error; `InvalidInput` when a `self` state meets a source that is not a file.
-pub fn set_up_cell(dir: &Path, state: TargetState, first: &str, second: &str, source: SourceKind) -> std::io::Result<()> {
+pub fn set_up_cell(
+    dir: &Path,
+    state: TargetState,
+    first: &str,
+    second: &str,
+    source: SourceKind,
+) -> std::io::Result<()> {
     let target = dir.join(TARGET_NAME);
     let src = dir.join(source_name(state, 1));
     if state.is_self() && source != SourceKind::File {
@@ -344,20 +350,71 @@ mod tests {
         let (abs, rel) = s.cell_dir().unwrap();
         assert!(rel.is_relative() && abs.is_dir());
         for st in TargetState::ALL {
-            let t = abs.join(st.as_str());
-            set_up(&t, st, "A").unwrap();
-            let e = take(&t);
+            let link = matches!(
+                st,
+                TargetState::SelfSymlink
+                    | TargetState::SymlinkToFile
+                    | TargetState::SymlinkToDir
+                    | TargetState::DanglingSymlink
+            );
+            if cfg!(windows) && link {
+                continue; // creating links may need a privilege there
+            }
+            let dir = abs.join(st.as_str());
+            std::fs::create_dir(&dir).unwrap();
+            set_up_cell(&dir, st, "A", "B", SourceKind::File).unwrap();
+            let t = take(&dir.join(TARGET_NAME));
+            let src = take(&dir.join(source_name(st, 1)));
+            assert!(src.holds("B"), "{st:?}: the second comer's source holds its token: {src:?}");
             match st {
-                TargetState::Absent => assert_eq!(e, Entry::Absent),
-                TargetState::EmptyDir => assert!(matches!(&e, Entry::Dir { entries, .. } if entries.is_empty())),
-                _ => assert!(e.holds("A"), "{st:?}"),
+                TargetState::Absent => assert_eq!(t, Entry::Absent),
+                TargetState::EmptyDir => assert!(matches!(&t, Entry::Dir { entries, .. } if entries.is_empty())),
+                TargetState::File | TargetState::Dir => assert!(t.holds("A"), "{st:?}"),
+                // the target is the second comer's own file: same path, a second hard link, a link to it
+                TargetState::SelfSame => assert_eq!(source_name(st, 1), TARGET_NAME),
+                TargetState::SelfHardlink => assert_eq!(t.id(), src.id(), "one file under two names"),
+                TargetState::SelfSymlink => {
+                    assert!(matches!(&t, Entry::Symlink { link, resolved } if link == "src-1" && resolved.holds("B")))
+                }
+                TargetState::SymlinkToFile => {
+                    assert!(
+                        matches!(&t, Entry::Symlink { link, resolved } if link == LINK_DEST_NAME && resolved.holds("A"))
+                    )
+                }
+                TargetState::SymlinkToDir => {
+                    assert!(
+                        matches!(&t, Entry::Symlink { resolved, .. } if matches!(**resolved, Entry::Dir { .. }) && resolved.holds("A"))
+                    )
+                }
+                TargetState::DanglingSymlink => {
+                    assert!(matches!(&t, Entry::Symlink { resolved, .. } if **resolved == Entry::Absent))
+                }
+            }
+            if st.is_self() {
+                assert!(t.holds("B") && !t.holds("A"), "{st:?}: {t:?}");
             }
         }
+        // the self states need a file source; set_up alone cannot make them
+        let d = abs.join("dir-source");
+        std::fs::create_dir(&d).unwrap();
+        let e = set_up_cell(&d, TargetState::SelfSame, "A", "B", SourceKind::Dir).unwrap_err();
+        assert!(e.to_string().contains("needs a variant whose source is a file"), "{e}");
+        assert!(set_up(&d.join(TARGET_NAME), TargetState::SelfHardlink, "A").is_err());
         make_source(&abs.join("src"), SourceKind::Dir, "B").unwrap();
         assert!(take(&abs.join("src")).holds("B"));
         let top = s.top().to_path_buf();
         drop(s);
         assert!(!top.exists());
+    }
+
+    #[test]
+    fn states_apply_to_variants_by_their_source() {
+        for st in TargetState::ALL {
+            assert!(st.applies(true), "{st:?}");
+            assert_eq!(st.applies(false), !st.is_self(), "{st:?}");
+        }
+        assert_eq!(TargetState::DEFAULT.len(), 4);
+        assert!(TargetState::DEFAULT.iter().all(|t| !t.is_self()));
     }
 
     #[test]

@@ -207,7 +207,18 @@ impl Driver for Session {
             Ok(FromProbe::Result { id, .. }) if id != self.pending => {
                 self.fail(Report::Crashed, format!("result for attempt {id:?}, expected {:?}", self.pending))
             }
-            Ok(FromProbe::Result { ok, t0_us, t1_us, error, step, counters, errors_sample, delivery, returned, .. }) => {
+            Ok(FromProbe::Result {
+                ok,
+                t0_us,
+                t1_us,
+                error,
+                step,
+                counters,
+                errors_sample,
+                delivery,
+                returned,
+                ..
+            }) => {
                 let received = clock::now();
                 let sent = self.released.take().unwrap_or(received);
                 let (t0_us, t1_us, unstamped) = match clock::place(t0_us, t1_us, self.clock, sent, received) {

@@ -319,6 +319,8 @@ mod tests {
                 oneshot_trials: 2,
                 timeout_ms: 1000,
                 path_segment: None,
+                probes: None,
+                matrices: None,
                 runtimes: vec![
                     RuntimeInfo {
                         name: "node".into(),

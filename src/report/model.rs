@@ -475,6 +475,13 @@ pub struct RunInfo {
     /// The folder name every path passed through (`--hostile-paths`, `--path-segment`), if any.
     #[serde(default)]
     pub path_segment: Option<String>,
+    /// Where the probes came from: `built-in probes/ (conformance <version>)`, or the
+    /// `--probes` folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<String>,
+    /// Where the matrices came from: `built-in matrices/ (…)`, or the `--matrices` folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrices: Option<String>,
     /// Every selected runtime (name, version, path), measured or not, with the reason when not.
     pub runtimes: Vec<RuntimeInfo>,
     /// How races were amplified (or why not).

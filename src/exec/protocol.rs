@@ -105,9 +105,10 @@ pub enum FromProbe {
         /// `rejected`, `callback`, `error-event`); `None` when not sent.
         #[serde(default)]
         delivery: Option<String>,
-        /// Version 2, successful variants whose return value the probe reports: that value.
+        /// Version 2, successful variants whose return value the probe reports: that value
+        /// (boxed: it is rare, and large beside the other fields).
         #[serde(default)]
-        returned: Option<Returned>,
+        returned: Option<Box<Returned>>,
     },
 }
 

@@ -138,7 +138,7 @@ pub fn set_up_cell(
         }
         TargetState::SelfSymlink => {
             std::fs::write(&src, second)?;
-            symlink(&source_name(state, 1), &target, false)
+            symlink(source_name(state, 1), &target, false)
         }
         _ => {
             set_up(&target, state, first)?;

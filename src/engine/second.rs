@@ -103,7 +103,7 @@ fn second_comer(
         TrialEnd::Interrupted => return None,
         TrialEnd::HarnessError(why) => return Some(SecondComer::harness_error(why)),
         TrialEnd::Released { mut attempts, before, after } => (attempts.remove(0), before, after),
-        TrialEnd::NotReleased { fault, before, after } => (fault, before, after),
+        TrialEnd::NotReleased { fault, before, after } => (*fault, before, after),
     };
     let before = before.expect("asked for");
     let mark = v.creates == Creates::Dir;

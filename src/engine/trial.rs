@@ -322,7 +322,7 @@ pub(super) enum TrialEnd {
     /// A contender failed before the release (an `unsupported` one first, else the first
     /// fault); the contenders that were ready were released and finished so that session
     /// probes stay in step, but their calls are not observed.
-    NotReleased { fault: Attempt, before: Option<Entry>, after: Entry },
+    NotReleased { fault: Box<Attempt>, before: Option<Entry>, after: Entry },
     /// The run was interrupted during the trial: nothing of it counts.
     Interrupted,
     /// The harness could not set up or read the target: why.
@@ -397,7 +397,7 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
     if let Some(fault) = unsupported.or_else(|| attempts.iter().flatten().next()).cloned() {
         run_ready_ones(pool, &attempts);
         return match read("after the attempt") {
-            Ok(after) => TrialEnd::NotReleased { fault, before, after },
+            Ok(after) => TrialEnd::NotReleased { fault: Box::new(fault), before, after },
             Err(why) => TrialEnd::HarnessError(why),
         };
     }

@@ -102,8 +102,8 @@ pub struct Attempt {
     /// Protocol 2, a failed variant: how the failure reached the caller (`throw`, `rejected`,
     /// `callback`, `error-event`), as the probe reported it.
     pub delivery: Option<String>,
-    /// Protocol 2: the value the call returned, where the probe reports one.
-    pub returned: Option<Returned>,
+    /// Protocol 2: the value the call returned, where the probe reports one (boxed: rare).
+    pub returned: Option<Box<Returned>>,
     /// Why the stamps are missing, when they are (see [`super::clock::place`]).
     pub unstamped: Option<String>,
 }

@@ -232,7 +232,7 @@ impl Driver for Session {
                     recipe: (step.is_some() || !counters.is_empty() || !errors_sample.is_empty())
                         .then(|| Box::new(RecipeOutput { step, counters, errors_sample })),
                     delivery,
-                    returned: returned.map(|r| *r),
+                    returned,
                     unstamped,
                     ..Attempt::new(if ok { Report::Success } else { Report::Error })
                 }

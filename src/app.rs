@@ -526,11 +526,12 @@ fn cmd_variants(a: &VariantsArgs, matrices: Option<&Path>) -> Result<i32> {
         emit(&(serde_json::to_string_pretty(&vs).expect("serialises") + "\n"));
     } else {
         // a wide call is cut and control characters escaped, as in every terminal table
-        let header = ["variant", "call", "source", "creates"].map(String::from);
+        let header = ["variant", "call", "source", "creates", "form", "shows"].map(String::from);
         let rows = vs.iter().map(|v| {
             let id = if v.anti_pattern { format!("{} (anti-pattern)", v.id) } else { v.id.clone() };
             let kind = |k: &dyn std::fmt::Debug| format!("{k:?}").to_lowercase();
-            [id, v.call.clone(), kind(&v.source), kind(&v.creates)]
+            let shows: Vec<String> = v.show.iter().map(kind).collect();
+            [id, v.call.clone(), kind(&v.source), kind(&v.creates), kind(&v.form), shows.join(", ")]
         });
         emit(&format!("{}\n", table::terminal_table(std::iter::once(header).chain(rows))));
     }

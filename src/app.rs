@@ -530,7 +530,7 @@ fn cmd_variants(a: &VariantsArgs, matrices: Option<&Path>) -> Result<i32> {
         let rows = vs.iter().map(|v| {
             let id = if v.anti_pattern { format!("{} (anti-pattern)", v.id) } else { v.id.clone() };
             let kind = |k: &dyn std::fmt::Debug| format!("{k:?}").to_lowercase();
-            let shows: Vec<String> = v.show.iter().map(kind).collect();
+            let shows: Vec<String> = v.show.iter().map(|f| kind(f)).collect();
             [id, v.call.clone(), kind(&v.source), kind(&v.creates), kind(&v.form), shows.join(", ")]
         });
         emit(&format!("{}\n", table::terminal_table(std::iter::once(header).chain(rows))));

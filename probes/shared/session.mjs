@@ -96,9 +96,15 @@ export function ffiMonotonicClock(call) {
   return { kind: 'monotonic', nowUs: read };
 }
 
-/** Milliseconds for pacing loops (any clock; never sent). */
+/** Milliseconds on a monotonic clock, for pacing and waiting in loops (never sent). */
 function nowMs() {
+  if (process && process.hrtime && typeof process.hrtime.bigint === 'function') return Number(process.hrtime.bigint()) / 1e6;
   return Date.now();
+}
+
+/** `v`, or `fallback` when `v` is undefined or null (the `??` that Node 12 lacks). */
+export function orDefault(v, fallback) {
+  return v === undefined || v === null ? fallback : v;
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
@@ -399,7 +405,7 @@ function doneWriter(method) {
       const data = publishContent(req);
       const marker = stringParam(req, 'marker', null);
       if (marker === null && method.startsWith('marker')) unsupported('a marker method needs params.marker');
-      const chunkMs = req.params.chunk_ms ?? 0;
+      const chunkMs = orDefault(req.params.chunk_ms, 0);
       if (!Number.isInteger(chunkMs) || chunkMs < 0 || chunkMs > 1000) unsupported('params.chunk_ms must be an integer from 0 to 1000');
       const manifest = Buffer.from(JSON.stringify({
         name: path.basename(req.target),
@@ -458,7 +464,7 @@ export const RECIPES = {
     prepare(req, ctx) {
       const rule = stringParam(req, 'rule', null);
       const marker = stringParam(req, 'marker', null);
-      const stableMs = req.params.stable_ms ?? 0;
+      const stableMs = orDefault(req.params.stable_ms, 0);
       const expect = req.params.expect;
       if (!['marker', 'size-stable', 'mtime-stable'].includes(rule) || (rule === 'marker' && marker === null)) {
         unsupported('consume.poll needs params.rule (marker, size-stable, mtime-stable) and params.marker for marker');
@@ -474,7 +480,7 @@ export const RECIPES = {
         let deadline = null;
         for (;;) {
           c.checks++;
-          const now = performance.now();
+          const now = nowMs();
           let ready = false;
           try {
             if (rule === 'marker') {

@@ -44,6 +44,13 @@ pub enum Form {
     Stream,
 }
 
+impl Form {
+    /// True for the default form, `sync` (results.json leaves it out).
+    pub fn is_sync(&self) -> bool {
+        *self == Form::Sync
+    }
+}
+
 /// A fact of the probe's result that the tables show beside the outcome (`show` in a matrix):
 /// results.json keeps every fact a probe reports; the tables show only these, to stay short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

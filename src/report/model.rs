@@ -155,6 +155,9 @@ pub struct Cell {
     /// Marked as an anti-pattern in the matrix.
     #[serde(default)]
     pub anti_pattern: bool,
+    /// How the call hands back its result (the matrix's `form`; absent: `sync`).
+    #[serde(default, skip_serializing_if = "crate::matrix::Form::is_sync")]
+    pub form: crate::matrix::Form,
     /// The facts of a second comer's result the tables show beside its outcome (the matrix's
     /// `show`: `returned`, `delivery`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -333,6 +336,7 @@ impl Cell {
             family: variant.family.clone(),
             call: variant.call.clone(),
             anti_pattern: variant.anti_pattern,
+            form: variant.form,
             show: variant.show.clone(),
             scenario: f.scenario,
             target: f.target,

@@ -18,6 +18,7 @@ fn trials(n: usize) -> Vec<Trial> {
             t0_us: vec![Some(1.0), Some(1.0 + (i % 50) as f64), Some(3.0)],
             offset_us: 0,
             held_during_us: vec![None; 3],
+            unstamped: None,
         })
         .collect()
 }

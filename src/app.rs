@@ -16,7 +16,7 @@ use crate::engine::{self, Amplify};
 use crate::error::{Error, Result};
 use crate::exec::scratch::Scratch;
 use crate::exit_code;
-use crate::matrix::{load_dir, Variant};
+use crate::matrix::Variant;
 use crate::outdir::OutDir;
 use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RacePlan, RunPlan};
 use crate::report::model::{Cell, Finding, ModeRun, Results, Scenario, SCHEMA};
@@ -36,7 +36,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Race(a) => cmd_race(&a, &paths),
         Command::Runtimes(a) => cmd_runtimes(&a, &paths),
         Command::Install(a) => cmd_install(&a, &paths),
-        Command::Variants(a) => cmd_variants(&a, &paths.matrices),
+        Command::Variants(a) => cmd_variants(&a, paths.matrices.as_deref()),
         Command::Compare(a) => cmd_compare(&a),
         Command::Report(a) => cmd_report(&a),
         Command::Merge(a) => cmd_merge(&a),
@@ -369,7 +369,20 @@ fn cmd_runtimes(a: &RuntimesArgs, paths: &Paths) -> Result<i32> {
         // a listing never downloads
         req.locate_versions(&store, Fetch::Never, "--runtime", &mut |_| {})?;
     }
-    let d = discover(&req);
+    let mut d = discover(&req);
+    // what `run` checks before measuring: the probe is built, starts and says hello
+    let plan = crate::plan::RuntimesPlan::new(paths)?;
+    let (scratch, ctx) = plan.common.workspace()?;
+    let selected: Vec<&Variant> = plan.variants.iter().collect();
+    let warnings = ready_runtimes(&mut d.runtimes, &ctx, &plan.options, &selected);
+    cleanup_runtimes(&d.runtimes, &ctx);
+    drop(scratch);
+    for w in warnings {
+        eprintln!("{w}");
+    }
+    if crate::interrupt::requested() {
+        return Ok(exit_code::INTERRUPTED);
+    }
     if a.json {
         let infos: Vec<status::Listed> = d.runtimes.iter().map(status::listed).collect();
         emit(&(serde_json::to_string_pretty(&infos).expect("serialises") + "\n"));
@@ -504,19 +517,21 @@ fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
     bar
 }
 
-fn cmd_variants(a: &VariantsArgs, matrices: &Path) -> Result<i32> {
+fn cmd_variants(a: &VariantsArgs, matrices: Option<&Path>) -> Result<i32> {
     // the hand-off recipes are selected by the same globs in `run`: listed with them
     let recipes = crate::handoff::RECIPES.iter().map(|r| r.as_variant());
-    let vs = crate::plan::select_variants(load_dir(matrices)?.into_iter().chain(recipes).collect(), &a.variant)?;
+    let vs =
+        crate::plan::select_variants(crate::matrix::load(matrices)?.into_iter().chain(recipes).collect(), &a.variant)?;
     if a.json {
         emit(&(serde_json::to_string_pretty(&vs).expect("serialises") + "\n"));
     } else {
         // a wide call is cut and control characters escaped, as in every terminal table
-        let header = ["variant", "call", "source", "creates"].map(String::from);
+        let header = ["variant", "call", "source", "creates", "form", "shows"].map(String::from);
         let rows = vs.iter().map(|v| {
             let id = if v.anti_pattern { format!("{} (anti-pattern)", v.id) } else { v.id.clone() };
             let kind = |k: &dyn std::fmt::Debug| format!("{k:?}").to_lowercase();
-            [id, v.call.clone(), kind(&v.source), kind(&v.creates)]
+            let shows: Vec<String> = v.show.iter().map(|f| kind(f)).collect();
+            [id, v.call.clone(), kind(&v.source), kind(&v.creates), kind(&v.form), shows.join(", ")]
         });
         emit(&format!("{}\n", table::terminal_table(std::iter::once(header).chain(rows))));
     }

@@ -62,10 +62,10 @@ pub const DEFAULT_MAX_TRIALS: u32 = 5000;
 #[derive(Debug, Parser)]
 #[command(name = "conformance", version, about, after_help = AFTER_HELP)]
 pub struct Cli {
-    /// Folder holding the probes (default: the project's probes/).
+    /// Folder holding the probes (default: the probes built into this binary).
     #[arg(long, global = true, env = "CONFORMANCE_PROBES", value_name = "DIR")]
     pub probes: Option<PathBuf>,
-    /// Folder holding the variant matrices (default: the project's matrices/).
+    /// Folder holding the variant matrices (default: the matrices built into this binary).
     #[arg(long, global = true, env = "CONFORMANCE_MATRICES", value_name = "DIR")]
     pub matrices: Option<PathBuf>,
     /// The harness's cache: installed runtime versions (runtimes/), the built C# probe, the
@@ -89,7 +89,8 @@ pub enum Command {
     /// `-c node:node.writeFileSync.wx -c deno:deno.writeFileSync.createNew -c cmd:cmd.mkdir`.
     Race(RaceArgs),
     /// List the runtimes found (name, version, path, status), and the versions installed in
-    /// the cache (`bun@1.3.14`).
+    /// the cache (`bun@1.3.14`). A runtime is `found` only when its probes start and say
+    /// hello, as `run` checks before measuring; otherwise `broken` with the reason.
     Runtimes(RuntimesArgs),
     /// Install runtime versions from the npm registry into the cache, e.g. `install
     /// node@22.11.0 bun@1.3.14 deno@2`; `run -r bun@1.3.14` then measures that version.
@@ -213,8 +214,11 @@ pub struct RunArgs {
     /// Publish scenario: payload bytes per file (written in 4 KiB chunks, with a header and a trailer).
     #[arg(long, default_value_t = DEFAULT_SIZE, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
     pub size: u32,
-    /// Target states for the second comer (absent, file, empty-dir, dir); comma-separated.
-    #[arg(long, value_name = "LIST", default_value = "absent,file,empty-dir,dir")]
+    /// Target states for the second comer, comma-separated: absent, file, empty-dir, dir (the
+    /// default); self, self-hardlink, self-symlink (the target is the variant's own source;
+    /// variants with a file source only); symlink-to-file, symlink-to-dir, dangling-symlink.
+    /// `all` names every state, `default` the first four.
+    #[arg(long, value_name = "LIST", default_value = "default")]
     pub target: String,
     /// Scratch folder options.
     #[command(flatten)]

@@ -125,6 +125,8 @@ impl Recipe {
             anti_pattern: self.anti_pattern,
             control: false,
             holds: false,
+            form: Default::default(),
+            show: Vec::new(),
             note: String::new(),
         }
     }

@@ -6,6 +6,7 @@
 //! [`snapshot`]s of the disk) → outcomes ([`verdict`], pure) → [`report`]s.
 
 pub mod app;
+pub mod builtin;
 pub mod cli;
 pub mod compare;
 pub mod cross;

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::exec::contender::{Contender, Mode};
 use crate::exec::protocol::check_hello;
 use crate::exec::scratch::{Scratch, TargetState};
-use crate::matrix::{load_dir, Variant};
+use crate::matrix::Variant;
 use crate::report::model::{AmplificationInfo, Cell, Results, RunInfo, RuntimeInfo, Scenario};
 use crate::runtime::install::{Store, VersionRequest};
 use crate::runtime::{Fetch, ProbeContext, Requested, Runtime, Status};
@@ -41,10 +41,10 @@ pub const MAX_CONSECUTIVE_FAULTS: usize = 3;
 pub struct Paths {
     /// The project folder (default `--out` is below it: `reports/runs/`).
     pub home: PathBuf,
-    /// `--probes`, or the project's `probes/`.
-    pub probes: PathBuf,
-    /// `--matrices`, or the project's `matrices/`.
-    pub matrices: PathBuf,
+    /// `--probes`, or `None`: the probes built into the binary ([`crate::builtin`]).
+    pub probes: Option<PathBuf>,
+    /// `--matrices`, or `None`: the matrices built into the binary.
+    pub matrices: Option<PathBuf>,
     /// `--cache-dir` (`CONFORMANCE_CACHE_DIR`), or `conformance` in the user's cache folder
     /// (the `dirs` crate: `$XDG_CACHE_HOME` or `~/.cache` on Linux, `~/Library/Caches` on
     /// macOS, `%LOCALAPPDATA%` on Windows), or in the temp folder where there is none.
@@ -59,8 +59,8 @@ impl Paths {
     pub fn of(cli: &Cli) -> Paths {
         let home = PathBuf::from(HOME);
         Paths {
-            probes: cli.probes.clone().unwrap_or_else(|| home.join("probes")),
-            matrices: cli.matrices.clone().unwrap_or_else(|| home.join("matrices")),
+            probes: cli.probes.clone(),
+            matrices: cli.matrices.clone(),
             cache: cli
                 .cache_dir
                 .clone()
@@ -89,8 +89,9 @@ impl Paths {
 /// long an attempt may take, and how hard races look for a window.
 #[derive(Debug, Clone)]
 pub struct Common {
-    /// The probes folder (it holds `PROTOCOL.md`).
-    pub probes: PathBuf,
+    /// The probes folder (it holds `PROTOCOL.md`), or `None` for the built-in probes, which
+    /// [`Common::workspace`] writes into the scratch folder.
+    pub probes: Option<PathBuf>,
     /// The harness's cache folder ([`Paths::cache`]).
     pub cache: PathBuf,
     /// Where the scratch folder is made (`--fs-root`, default the system temp folder).
@@ -137,7 +138,9 @@ impl Common {
                 ));
             }
         }
-        check_probes(&paths.probes)?;
+        if let Some(p) = &paths.probes {
+            check_probes(p)?;
+        }
         let segment = parse_segment(scratch.hostile_paths, scratch.path_segment.as_deref())?;
         Ok(Common {
             probes: paths.probes.clone(),
@@ -228,11 +231,17 @@ impl Common {
         // tokens are `<nonce>-second-<id>` or `<nonce>-t<folder>-k<i>`: 40 bytes is ample
         crate::exec::health::self_test(scratch.root(), 40)
             .map_err(|why| Error::ScratchBroken { path: self.fs_root.clone(), why })?;
-        let ctx = ProbeContext {
-            probes_dir: self.probes.clone(),
-            cache_dir: self.cache.clone(),
-            scratch_top: scratch.top().to_path_buf(),
+        let probes_dir = match &self.probes {
+            Some(p) => p.clone(),
+            None => {
+                // the built-in probes, in the scratch folder (removed with it)
+                let dir = scratch.top().join("probes");
+                crate::builtin::write_probes(&dir)
+                    .map_err(|e| Error::ScratchBroken { path: self.fs_root.clone(), why: e.to_string() })?;
+                dir
+            }
         };
+        let ctx = ProbeContext { probes_dir, cache_dir: self.cache.clone(), scratch_top: scratch.top().to_path_buf() };
         Ok((scratch, ctx))
     }
 }
@@ -264,6 +273,8 @@ pub struct RunPlan {
     pub common: Common,
     /// The selected variants (`--variant`), in matrix order.
     pub variants: Vec<Variant>,
+    /// Where the matrices came from (`built-in matrices/ (…)` or the `--matrices` folder).
+    pub matrices: String,
     /// Every family's detection control (raced whenever races run, selected or not).
     pub controls: Vec<Variant>,
     /// `--runtime`.
@@ -300,7 +311,7 @@ impl RunPlan {
         let date = jiff::Timestamp::now();
         let common = Common::new(&a.power, &a.attempt, &a.scratch, paths, Some(a.trials))?;
         check_contenders(a.contenders as usize, "--contenders")?;
-        let all = load_dir(&paths.matrices)?;
+        let all = crate::matrix::load(paths.matrices.as_deref())?;
         let controls: Vec<Variant> = all.iter().filter(|v| v.control).cloned().collect();
         // `--variant` selects the hand-off recipes by id too (`'publish.*'`, `claim.rename-claim`)
         let recipe_rows = crate::handoff::RECIPES.iter().map(|r| r.as_variant());
@@ -342,6 +353,10 @@ impl RunPlan {
         Ok(RunPlan {
             common,
             variants,
+            matrices: paths
+                .matrices
+                .as_ref()
+                .map_or_else(|| crate::builtin::describe("matrices"), |p| p.display().to_string()),
             controls,
             requested,
             required,
@@ -478,7 +493,9 @@ impl RunPlan {
                 }
                 for v in &fam {
                     if o.second_comer {
-                        out.extend(o.targets.iter().map(|&t| cell(v, Scenario::SecondComer, t, None)));
+                        let has_file_source = v.source == crate::matrix::SourceKind::File;
+                        let targets = o.targets.iter().filter(|t| t.applies(has_file_source));
+                        out.extend(targets.map(|&t| cell(v, Scenario::SecondComer, t, None)));
                     }
                     if o.race {
                         out.push(cell(v, Scenario::Race, TargetState::Absent, race.clone()));
@@ -526,6 +543,13 @@ impl RunPlan {
             oneshot_trials: o.oneshot_trials,
             timeout_ms: o.timeout.as_millis() as u64,
             path_segment: self.common.segment.clone(),
+            probes: Some(
+                self.common
+                    .probes
+                    .as_ref()
+                    .map_or_else(|| crate::builtin::describe("probes"), |p| p.display().to_string()),
+            ),
+            matrices: Some(self.matrices.clone()),
             runtimes: found.iter().map(crate::status::runtime_info).collect(),
             amplification: self.common.amplification_info(&o.amplify),
             controls: Vec::new(),
@@ -711,7 +735,7 @@ impl RacePlan {
     pub fn new(a: &RaceArgs, paths: &Paths) -> Result<RacePlan> {
         check_contenders(a.contenders.len(), "--contender")?;
         let common = Common::new(&a.power, &a.attempt, &a.scratch, paths, a.trials)?;
-        let all = load_dir(&paths.matrices)?;
+        let all = crate::matrix::load(paths.matrices.as_deref())?;
         let slots = a.contenders.iter().map(|item| parse_contender(item, &all)).collect::<Result<Vec<_>>>()?;
         if slots.len() < 2 {
             return Err(usage("--contender", "a race needs at least two contenders".into()));
@@ -852,17 +876,24 @@ pub fn select_variants(all: Vec<Variant>, patterns: &[String]) -> Result<Vec<Var
     Ok(all.into_iter().filter(|v| set.is_match(&v.id)).collect())
 }
 
-/// `--target` as target states, in the order given, repeats dropped. Errors: [`Error::Usage`]
+/// `--target` as target states, in the order given, repeats dropped; `default` stands for
+/// [`TargetState::DEFAULT`] and `all` for [`TargetState::ALL`]. Errors: [`Error::Usage`]
 /// naming `--target` for an unknown state or an empty list.
 pub fn parse_targets(s: &str) -> Result<Vec<TargetState>> {
     let mut out = Vec::new();
     for t in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let st = TargetState::parse(t).ok_or_else(|| {
-            let known: Vec<&str> = TargetState::ALL.iter().map(|t| t.as_str()).collect();
-            usage("--target", format!("unknown target state '{t}' (known: {})", known.join(", ")))
-        })?;
-        if !out.contains(&st) {
-            out.push(st);
+        let states: Vec<TargetState> = match t {
+            "all" => TargetState::ALL.to_vec(),
+            "default" => TargetState::DEFAULT.to_vec(),
+            _ => vec![TargetState::parse(t).ok_or_else(|| {
+                let known: Vec<&str> = TargetState::ALL.iter().map(|t| t.as_str()).collect();
+                usage("--target", format!("unknown target state '{t}' (known: {}; or default, all)", known.join(", ")))
+            })?],
+        };
+        for st in states {
+            if !out.contains(&st) {
+                out.push(st);
+            }
         }
     }
     if out.is_empty() {
@@ -992,6 +1023,58 @@ pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options,
         }
     }
     warnings
+}
+
+/// What `conformance runtimes` needs to start each probe as `run` does before measuring
+/// ([`ready_runtimes`]), with `run`'s default timeouts, so that `runtimes` says `found` only
+/// for a runtime `run` would measure.
+#[derive(Debug, Clone)]
+pub struct RuntimesPlan {
+    /// Where the probes are and the scratch folder goes (the system temp folder).
+    pub common: Common,
+    /// Engine options with `run`'s default timeouts (only the timeouts are used).
+    pub options: Options,
+    /// Every variant of the matrices, for the hello check.
+    pub variants: Vec<Variant>,
+}
+
+impl RuntimesPlan {
+    /// The plan for `paths`' probes, matrices and cache. Errors: [`Error::Usage`] naming
+    /// `--probes` for a folder without `PROTOCOL.md`; [`Error::Input`] for a malformed matrix.
+    pub fn new(paths: &Paths) -> Result<RuntimesPlan> {
+        if let Some(p) = &paths.probes {
+            check_probes(p)?;
+        }
+        let variants = crate::matrix::load(paths.matrices.as_deref())?;
+        let common = Common {
+            probes: paths.probes.clone(),
+            cache: paths.cache.clone(),
+            fs_root: std::env::temp_dir(),
+            segment: None,
+            timeout: parse_timeout(crate::cli::DEFAULT_TIMEOUT_SECS)?,
+            hold_ms: crate::cli::DEFAULT_HOLD_MS,
+            amplify: AmplifyArg::Off,
+            amplify_delay_us: crate::exec::amplify::DEFAULT_DELAY_US,
+            max_rate: None,
+            max_trials: crate::cli::DEFAULT_MAX_TRIALS,
+            offsets: None,
+        };
+        let shape = Shape {
+            contenders: 1,
+            trials: DEFAULT_TRIALS,
+            oneshot_trials: DEFAULT_ONESHOT_TRIALS,
+            second_comer: false,
+            race: false,
+            targets: Vec::new(),
+            relative: false,
+            publish: None,
+            claim: None,
+            done_marker: None,
+            recipes: Vec::new(),
+        };
+        let options = common.options(shape, Amplify::Off);
+        Ok(RuntimesPlan { common, options, variants })
+    }
 }
 
 /// Undoes every found runtime's preparation (a persistent Wine server). Never fails.

@@ -47,7 +47,8 @@ pub enum Entry {
     Symlink {
         /// The link's text.
         link: String,
-        /// What the link resolves to (`Absent` when dangling).
+        /// What the link resolves to, read like any entry (a file with its content, a
+        /// directory with its entries, one level deeper); `Absent` when dangling or a loop.
         resolved: Box<Entry>,
     },
     /// Something else (a device, a FIFO, or a level deeper than the reader goes).
@@ -97,6 +98,7 @@ fn read_depth(path: &Path, depth: usize) -> std::io::Result<Entry> {
         let link = std::fs::read_link(path)?.to_string_lossy().into_owned();
         let resolved = match std::fs::metadata(path) {
             Ok(m) if m.is_file() => read_file(path, &m)?,
+            Ok(m) if m.is_dir() => read_dir(path, &m, depth + 1)?,
             Ok(_) => Entry::Other,
             // dangling (or a loop): the link resolves to nothing
             Err(_) => Entry::Absent,
@@ -107,18 +109,22 @@ fn read_depth(path: &Path, depth: usize) -> std::io::Result<Entry> {
         return read_file(path, &meta);
     }
     if ft.is_dir() {
-        if depth >= MAX_DEPTH {
-            return Ok(Entry::Other);
-        }
-        let mut entries = BTreeMap::new();
-        for e in std::fs::read_dir(path)? {
-            let e = e?;
-            let name = e.file_name().to_string_lossy().into_owned();
-            entries.insert(name, read_depth(&e.path(), depth + 1)?);
-        }
-        return Ok(Entry::Dir { id: identity(&meta), entries });
+        return read_dir(path, &meta, depth);
     }
     Ok(Entry::Other)
+}
+
+fn read_dir(path: &Path, meta: &std::fs::Metadata, depth: usize) -> std::io::Result<Entry> {
+    if depth >= MAX_DEPTH {
+        return Ok(Entry::Other);
+    }
+    let mut entries = BTreeMap::new();
+    for e in std::fs::read_dir(path)? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        entries.insert(name, read_depth(&e.path(), depth + 1)?);
+    }
+    Ok(Entry::Dir { id: identity(meta), entries })
 }
 
 fn read_file(path: &Path, meta: &std::fs::Metadata) -> std::io::Result<Entry> {

@@ -53,6 +53,7 @@ if "!V!"=="cmd.copy" set "L=copy"
 if "!V!"=="cmd.copy.-Y" set "L=copyNY"
 if "!V!"=="cmd.redirect" set "L=redirect"
 if "!V!"=="cmd.if-not-exist+redirect" set "L=ifnotexist"
+if "!V!"=="cmd.if-not-exist+move" set "L=ifnotexistmove"
 if not defined L goto unsupported_variant
 if "!L!"=="ren" set "NEEDS=1"
 if "!L!"=="move" set "NEEDS=1"
@@ -60,6 +61,7 @@ if "!L!"=="moveY" set "NEEDS=1"
 if "!L!"=="moveNY" set "NEEDS=1"
 if "!L!"=="copy" set "NEEDS=1"
 if "!L!"=="copyNY" set "NEEDS=1"
+if "!L!"=="ifnotexistmove" set "NEEDS=1"
 if "!L!"=="redirect" set "NEEDTOK=1"
 if "!L!"=="ifnotexist" set "NEEDTOK=1"
 if defined M set "NEEDTOK=1"
@@ -237,6 +239,14 @@ rem Anti-pattern: check, then create (nothing holds the name between the two).
 set "T0=!TIME!"
 if exist "!T!" goto ifnotexist_exists
 >"!T!" echo !TOK!|| set "F=!errorlevel!"
+set "EL=!errorlevel!"
+set "T1=!TIME!"
+goto judge
+rem Anti-pattern: check, then move over (move /Y replaces what appeared in between).
+:v_ifnotexistmove
+set "T0=!TIME!"
+if exist "!T!" goto ifnotexist_exists
+move /Y "!S!" "!T!" 1>&2 || set "F=!errorlevel!"
 set "EL=!errorlevel!"
 set "T1=!TIME!"
 goto judge

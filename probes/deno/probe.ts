@@ -3,7 +3,30 @@
 // the raw result; it never judges the outcome. Deno's node:fs variants are served by
 // ../node/probe.mjs, which Deno runs as well. The session loop and the recipes live in
 // ../shared/session.mjs (shared with ../node/probe.mjs).
-import { LineReader, runSession } from "../shared/session.mjs";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Buffer } from "node:buffer";
+import process from "node:process";
+import { ffiMonotonicClock, LineReader, runSession, useClock, useModules, wallClock } from "../shared/session.mjs";
+
+useModules({ fs, path, Buffer, process });
+
+// The barrier stamps' clock (../PROTOCOL.md, "Clocks"): Deno's performance.now() and
+// process.hrtime.bigint() count from the process's own start (measured on 1.46.3, 2.0.0 and
+// 2.9.6), and performance.timeOrigin, the wall-clock time of that start, was off by tens of
+// milliseconds per process on 2.0.0 (issue 11) — so CLOCK_MONOTONIC is read through
+// Deno.dlopen (FFI; allowed by -A on Deno 2, behind --unstable-ffi on Deno 1, where the wall
+// clock is used instead). Linux only.
+function pickClock() {
+  try {
+    if (Deno.build.os !== "linux" || typeof Deno.dlopen !== "function") return wallClock();
+    const lib = Deno.dlopen("libc.so.6", { clock_gettime: { parameters: ["i32", "buffer"], result: "i32" } });
+    return ffiMonotonicClock((ts: BigInt64Array) => lib.symbols.clock_gettime(1, new Uint8Array(ts.buffer))) ?? wallClock();
+  } catch {
+    return wallClock();
+  }
+}
+useClock(pickClock());
 
 const enc = new TextEncoder();
 
@@ -29,7 +52,31 @@ function writeThroughFile(f: Deno.FsFile, data: Uint8Array): void {
   }
 }
 
-type Call = (p: Params) => void | Promise<void>;
+async function writeThroughFileAsync(f: Deno.FsFile, data: Uint8Array): Promise<void> {
+  try {
+    let off = 0;
+    while (off < data.length) off += await f.write(data.subarray(off));
+  } finally {
+    f.close();
+  }
+}
+
+function checkExists(p: Params): void {
+  let exists = true;
+  try {
+    Deno.statSync(p.target);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    exists = false;
+  }
+  if (exists) {
+    const err = new Error(`target exists (checked with statSync): ${p.target}`);
+    err.name = "CheckExists";
+    throw err;
+  }
+}
+
+type Call = (p: Params) => unknown;
 
 const VARIANTS: Record<string, Call> = {
   "deno.writeFileSync.createNew": (p) => Deno.writeFileSync(p.target, p.data, { createNew: true }),
@@ -40,6 +87,15 @@ const VARIANTS: Record<string, Call> = {
   "deno.openSync.createNew": (p) => writeThroughFile(Deno.openSync(p.target, { write: true, createNew: true }), p.data),
   "deno.openSync.create": (p) =>
     writeThroughFile(Deno.openSync(p.target, { write: true, create: true, truncate: true }), p.data),
+  "deno.open.createNew": async (p) =>
+    writeThroughFileAsync(await Deno.open(p.target, { write: true, createNew: true }), p.data),
+  "deno.create": async (p) => writeThroughFileAsync(await Deno.create(p.target), p.data),
+  "deno.open.createNew.writable": async (p) => {
+    const f = await Deno.open(p.target, { write: true, createNew: true });
+    const w = f.writable.getWriter();
+    await w.write(p.data);
+    await w.close();
+  },
   "deno.copyFileSync": (p) => Deno.copyFileSync(p.source!, p.target),
   "deno.renameSync": (p) => Deno.renameSync(p.source!, p.target),
   "deno.linkSync": (p) => Deno.linkSync(p.source!, p.target),
@@ -47,19 +103,12 @@ const VARIANTS: Record<string, Call> = {
   "deno.mkdirSync": (p) => Deno.mkdirSync(p.target),
   "deno.mkdirSync.recursive": (p) => Deno.mkdirSync(p.target, { recursive: true }),
   "deno.statSync+writeFileSync": (p) => {
-    let exists = true;
-    try {
-      Deno.statSync(p.target);
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
-      exists = false;
-    }
-    if (exists) {
-      const err = new Error(`target exists (checked with statSync): ${p.target}`);
-      err.name = "CheckExists";
-      throw err;
-    }
+    checkExists(p);
     Deno.writeFileSync(p.target, p.data);
+  },
+  "deno.statSync+renameSync": (p) => {
+    checkExists(p);
+    Deno.renameSync(p.source!, p.target);
   },
 };
 

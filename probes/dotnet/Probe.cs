@@ -16,6 +16,7 @@
 // Output is pure ASCII: every non-ASCII character is written as a \uXXXX escape.
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Globalization;
 using System.IO;
 using System.Reflection;
@@ -1073,11 +1074,26 @@ static class Probe
     // The id (as JSON text) of the loop recipe that runs, or null: a `stop` must name it.
     static string running;
 
-    // Microseconds since the Unix epoch from DateTime.UtcNow (100 ns ticks), formatted from
-    // integers so no double formatting can round it: "1764445800123456.7".
+    // The clock of every *_us stamp (../PROTOCOL.md, "Clocks"). On Linux, Stopwatch reads
+    // the system's CLOCK_MONOTONIC on CoreCLR and on Mono (measured against
+    // clock_gettime(CLOCK_MONOTONIC) of another process: equal to the microsecond), the same
+    // clock for every process, so the harness can compare the stamps of different contenders:
+    // "monotonic". Elsewhere DateTime.UtcNow, microseconds since the Unix epoch: "wall".
+    static readonly bool Monotonic = Stopwatch.IsHighResolution && File.Exists("/proc/self/stat");
+    static string ClockKind { get { return Monotonic ? "monotonic" : "wall"; } }
+
+    // The stamp now, in microseconds on the clock above, formatted from integers so no double
+    // formatting can round it: "1764445800123456.7".
     static RawJson NowUs()
     {
-        long t = DateTime.UtcNow.Ticks - EpochTicks;
+        long t; // in 100 ns units
+        if (Monotonic)
+        {
+            long ts = Stopwatch.GetTimestamp();
+            long f = Stopwatch.Frequency;
+            t = (ts / f) * 10000000L + (ts % f) * 10000000L / f;
+        }
+        else t = DateTime.UtcNow.Ticks - EpochTicks;
         return new RawJson((t / 10).ToString(CultureInfo.InvariantCulture) + "." +
                            (t % 10).ToString(CultureInfo.InvariantCulture));
     }
@@ -1181,6 +1197,18 @@ static class Probe
         return (Action<string, string, bool>)Delegate.CreateDelegate(typeof(Action<string, string, bool>), m);
     }
 
+    // File.OpenHandle(string, FileMode, FileAccess, FileShare, FileOptions, long): .NET 6+ only
+    // (learn.microsoft.com, File.OpenHandle, "Applies to"); looked up at run time.
+    delegate Microsoft.Win32.SafeHandles.SafeFileHandle OpenHandleFn(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options, long preallocationSize);
+
+    static OpenHandleFn LookupOpenHandle()
+    {
+        MethodInfo m = typeof(File).GetMethod("OpenHandle", BindingFlags.Public | BindingFlags.Static, null,
+            new Type[] { typeof(string), typeof(FileMode), typeof(FileAccess), typeof(FileShare), typeof(FileOptions), typeof(long) }, null);
+        if (m == null) return null;
+        return (OpenHandleFn)Delegate.CreateDelegate(typeof(OpenHandleFn), m);
+    }
+
     // Every variant id Prepare knows, in its order: the hello lists them. Keep in step with
     // the switch below (the integration test compares the hello with matrices/dotnet.toml).
     static readonly string[] VariantIds = {
@@ -1198,6 +1226,8 @@ static class Probe
         "dotnet.Directory.Move",
         "dotnet.FileShare.None",
         "dotnet.File.Exists+WriteAllText",
+        "dotnet.File.OpenHandle.CreateNew",
+        "dotnet.File.Exists+Move.overwrite",
     };
 
     // Builds the call for a variant, or returns null with a reason. Everything that can be
@@ -1266,6 +1296,37 @@ static class Probe
                     File.WriteAllText(target, token, Utf8NoBom);
                     return null;
                 };
+            case "dotnet.File.OpenHandle.CreateNew":
+                {
+                    OpenHandleFn open = LookupOpenHandle();
+                    if (open == null)
+                    {
+                        reason = "File.OpenHandle is not available on this runtime (.NET 6+ only)";
+                        return null;
+                    }
+                    return () =>
+                    {
+                        var h = open(target, FileMode.CreateNew, FileAccess.Write, FileShare.None, FileOptions.None, 0);
+                        using (var fs = new FileStream(h, FileAccess.Write)) WriteAll(fs, data);
+                        return null;
+                    };
+                }
+            case "dotnet.File.Exists+Move.overwrite":
+                {
+                    Action<string, string, bool> move = LookupMoveOverwrite();
+                    if (move == null)
+                    {
+                        reason = "File.Move(string, string, bool) is not available on this runtime (.NET Core 3.0+ only)";
+                        return null;
+                    }
+                    return () =>
+                    {
+                        if (File.Exists(target))
+                            throw new CheckExists("target exists (checked with File.Exists): " + target);
+                        move(source, target, true);
+                        return null;
+                    };
+                }
             default:
                 reason = "unknown variant " + variant;
                 return null;
@@ -1346,6 +1407,7 @@ static class Probe
             .Set("version", version);
         if (framework != null) hello.Set("framework", framework);
         hello.Set("pid", Pid());
+        hello.Set("clock", ClockKind);
         hello.Set("variants", new List<object>(VariantIds));
         hello.Set("recipes", new List<object>(Recipes.Ids));
         Send(hello);

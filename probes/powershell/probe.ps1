@@ -385,6 +385,17 @@ $script:Variants['pwsh.Test-Path+New-Item'] = @{ NeedsSource = $false; Run = {
     $null = New-Item -ItemType File -Path $p.Target -Value $p.Token -ErrorAction Stop
 } }
 
+# Anti-pattern: check, then move over (Move-Item -Force replaces what appeared in between).
+$script:Variants['pwsh.Test-Path+Move-Item.Force'] = @{ NeedsSource = $true; Run = {
+    param($p)
+    if (Test-Path -LiteralPath $p.Target) {
+        $ex = New-Object System.IO.IOException ('target exists (checked with Test-Path): ' + $p.Target)
+        $rec = New-Object System.Management.Automation.ErrorRecord ($ex, 'CHECK_EXISTS', [System.Management.Automation.ErrorCategory]::ResourceExists, $p.Target)
+        throw $rec
+    }
+    Move-Item -LiteralPath $p.Source -Destination $p.Target -Force -ErrorAction Stop
+} }
+
 function New-VariantArgs([string]$variant, $p) {
     if ($variant -eq 'pwsh.Set-Content') {
         if ($script:IsCore) {

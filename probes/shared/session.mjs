@@ -11,10 +11,33 @@
 // A probe never judges an outcome: it performs the call or the recipe's steps and reports
 // what they returned; read.poll only counts what it read, by a mechanical rule the harness
 // chose (params.expect).
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { Buffer } from 'node:buffer';
-import process from 'node:process';
+//
+// This file imports nothing: each probe hands it the runtime's modules (`useModules`), so
+// that the Node/Bun probe can load them by the specifier its runtime understands (Node
+// before 12.20 and 14.13.1 knows no `node:` specifiers; Deno before 2.x knows no bare ones),
+// and it keeps to the syntax of Node 12 (no `??`, no `?.`, no `Object.hasOwn`), the oldest
+// runtime the probes support (see ../PROTOCOL.md, "Oldest runtimes").
+let fs;
+let path;
+let Buffer;
+let process;
+
+/**
+ * Hands this module the runtime's `fs`, `path`, `Buffer` and `process` (objects with Node's
+ * API: `node:fs`, `node:path`, `node:buffer`'s Buffer, `node:process`). Call it once, before
+ * anything else of this module.
+ */
+export function useModules(m) {
+  fs = m.fs;
+  path = m.path;
+  Buffer = m.Buffer;
+  process = m.process;
+}
+
+/** True when `o` has its own property `k` (Object.hasOwn, which Node 12 lacks). */
+export function hasOwn(o, k) {
+  return Object.prototype.hasOwnProperty.call(o, k);
+}
 
 /** The protocol version these probes speak. */
 export const PROTOCOL = 2;
@@ -22,14 +45,71 @@ export const PROTOCOL = 2;
 /** At most this many raw errors travel in a result's `errors_sample`. */
 export const ERRORS_SAMPLE_MAX = 8;
 
-/** Wall clock in microseconds since the Unix epoch (a float), the one unit of every `*_us`. */
+/**
+ * A clock for the `*_us` stamps: `{ kind, nowUs }`. `kind` is what the hello announces as
+ * `clock`: `monotonic` (the system-wide monotonic clock in microseconds, CLOCK_MONOTONIC on
+ * Linux, the same for every process, so stamps of different contenders compare) or `wall`
+ * (microseconds since the Unix epoch). `nowUs()` returns a float. Each probe picks the best
+ * clock its runtime gives (see `nodeClock` and the Deno probe).
+ */
+export function wallClock() {
+  if (typeof performance !== 'undefined' && typeof performance.timeOrigin === 'number') {
+    return { kind: 'wall', nowUs: () => (performance.timeOrigin + performance.now()) * 1000 };
+  }
+  return { kind: 'wall', nowUs: () => Date.now() * 1000 };
+}
+
+let clock = null;
+
+/** Stamps in microseconds on the probe's clock (see `wallClock`); the clock `useClock` set, else the wall clock. */
 export function nowUs() {
-  return (performance.timeOrigin + performance.now()) * 1000;
+  if (clock === null) clock = wallClock();
+  return clock.nowUs();
+}
+
+/** Sets the clock of every stamp (`{kind, nowUs}`). */
+export function useClock(c) {
+  clock = c;
+}
+
+/**
+ * The system monotonic clock read through a C call, for runtimes whose JavaScript clocks all
+ * start at the process's own start (measured on Linux: Bun 1.1.44 and 1.4.5 and Deno 1.46 to
+ * 2.9.6 return `process.hrtime.bigint()` counted from process start; Node's counts from the
+ * system's CLOCK_MONOTONIC, libuv's `uv_hrtime`). `call(buf)` must run
+ * `clock_gettime(CLOCK_MONOTONIC, buf)` on a 16-byte buffer (struct timespec of 64-bit Linux:
+ * seconds, then nanoseconds, both int64) and return its result. Linux only (CLOCK_MONOTONIC is
+ * 1 there, `<linux/time.h>`). Returns a clock, or null when the call fails or is not Linux.
+ */
+export function ffiMonotonicClock(call) {
+  if (process.platform !== 'linux') return null;
+  const ts = new BigInt64Array(2);
+  const read = () => {
+    if (call(ts) !== 0) throw new Error('clock_gettime(CLOCK_MONOTONIC) failed');
+    return Number(ts[0]) * 1e6 + Number(ts[1]) / 1e3;
+  };
+  try {
+    read();
+  } catch {
+    return null;
+  }
+  return { kind: 'monotonic', nowUs: read };
+}
+
+/** Milliseconds on a monotonic clock, for pacing and waiting in loops (never sent). */
+function nowMs() {
+  if (process && process.hrtime && typeof process.hrtime.bigint === 'function') return Number(process.hrtime.bigint()) / 1e6;
+  return Date.now();
+}
+
+/** `v`, or `fallback` when `v` is undefined or null (the `??` that Node 12 lacks). */
+export function orDefault(v, fallback) {
+  return v === undefined || v === null ? fallback : v;
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 const NL = 10;
-const utf8 = new TextDecoder('utf-8');
+let utf8 = null;
 
 /**
  * Lines of stdin. `readChunk(chunk)` fills `chunk` (a Uint8Array) with what stdin has,
@@ -50,6 +130,7 @@ export class LineReader {
   take() {
     const nl = this.buf.indexOf(NL);
     if (nl < 0) return undefined;
+    if (utf8 === null) utf8 = new TextDecoder('utf-8');
     const line = utf8.decode(this.buf.subarray(0, nl));
     this.buf = this.buf.slice(nl + 1);
     return line;
@@ -173,9 +254,11 @@ function nodeDiag(msg) {
 // success), `error` is that step's raw error. req = {id, target, source, token, data (the token's
 // UTF-8 bytes), params, role, scenario}; ctx = {rawError, reader, stopRequested()}.
 
-class Unsupported extends Error {}
+/** Thrown (through `unsupported`) by a recipe's or a variant's preparation that cannot run here. */
+export class Unsupported extends Error {}
 
-function unsupported(reason) {
+/** Throws Unsupported(reason): the attempt is answered `supported:false` with the reason. */
+export function unsupported(reason) {
   throw new Unsupported(reason);
 }
 
@@ -322,7 +405,7 @@ function doneWriter(method) {
       const data = publishContent(req);
       const marker = stringParam(req, 'marker', null);
       if (marker === null && method.startsWith('marker')) unsupported('a marker method needs params.marker');
-      const chunkMs = req.params.chunk_ms ?? 0;
+      const chunkMs = orDefault(req.params.chunk_ms, 0);
       if (!Number.isInteger(chunkMs) || chunkMs < 0 || chunkMs > 1000) unsupported('params.chunk_ms must be an integer from 0 to 1000');
       const manifest = Buffer.from(JSON.stringify({
         name: path.basename(req.target),
@@ -381,7 +464,7 @@ export const RECIPES = {
     prepare(req, ctx) {
       const rule = stringParam(req, 'rule', null);
       const marker = stringParam(req, 'marker', null);
-      const stableMs = req.params.stable_ms ?? 0;
+      const stableMs = orDefault(req.params.stable_ms, 0);
       const expect = req.params.expect;
       if (!['marker', 'size-stable', 'mtime-stable'].includes(rule) || (rule === 'marker' && marker === null)) {
         unsupported('consume.poll needs params.rule (marker, size-stable, mtime-stable) and params.marker for marker');
@@ -397,7 +480,7 @@ export const RECIPES = {
         let deadline = null;
         for (;;) {
           c.checks++;
-          const now = performance.now();
+          const now = nowMs();
           let ready = false;
           try {
             if (rule === 'marker') {
@@ -550,7 +633,7 @@ export const RECIPES = {
           if (last !== undefined && seen !== last) c.changes++;
           last = seen;
           if (stopping) break;
-          const now = performance.now();
+          const now = nowMs();
           if (now >= nextPoll) {
             stopping = ctx.stopRequested();
             nextPoll = now + 1;
@@ -579,6 +662,74 @@ export const RECIPES = {
 
 };
 
+// ---- outcomes of a call, as facts ----------------------------------------------------------
+
+/**
+ * An error together with how the call delivered it: `throw` (a synchronous exception),
+ * `rejected` (the returned promise rejected), `callback` (an error-first callback's error),
+ * `error-event` (an `'error'` event, e.g. of a stream). A variant wraps an error it caught
+ * from a callback or an event in this, so the loop can report the channel; an unwrapped
+ * synchronous exception is `throw`, an unwrapped rejection `rejected`.
+ */
+export class Delivered extends Error {
+  constructor(error, how) {
+    super(error && error.message ? error.message : String(error));
+    this.error = error;
+    this.how = how;
+  }
+}
+
+/**
+ * A returned value as plain data, for the result's `returned`: `{type}` with the JavaScript
+ * type (`typeof`, or `null`), and `value` for strings, finite numbers and booleans, or
+ * `class` (the constructor's name) for objects. Never the object itself.
+ */
+export function describeReturned(v) {
+  if (v === null) return { type: 'null' };
+  const t = typeof v;
+  if (t === 'string' || t === 'boolean') return { type: t, value: v };
+  if (t === 'number') return Number.isFinite(v) ? { type: t, value: v } : { type: t, value: String(v) };
+  if (t === 'bigint') return { type: t, value: v.toString() };
+  if (t === 'object' || t === 'function') {
+    return { type: t, class: (v.constructor && v.constructor.name) || 'Object' };
+  }
+  return { type: t };
+}
+
+/**
+ * A variant entry: a function `(p) => value|Promise`, or `{ call, returns, needs }` where
+ * `returns: true` reports the call's value as `returned` and `needs` lists dotted names
+ * (`fs.cpSync`, `Bun.write`) that must be functions in `api` for the variant to be supported.
+ */
+function entryOf(v) {
+  return typeof v === 'function' ? { call: v, returns: false, needs: [] } : {
+    call: v.call,
+    returns: !!v.returns,
+    needs: v.needs || [],
+  };
+}
+
+/** Why a variant cannot run here (a name in `needs` that is not a function in `api`), or null. */
+function missingApi(needs, api) {
+  for (const name of needs) {
+    let o = api;
+    for (const part of name.split('.')) o = o === undefined || o === null ? undefined : o[part];
+    if (typeof o !== 'function') return `${name} is not a function in this runtime`;
+  }
+  return null;
+}
+
+/** Keeps the event loop alive while an attempt awaits (a promise that never settles must end
+ * in the harness's timeout, not in an exit with nothing pending). Returns the release function. */
+function keepAlive() {
+  const t = setInterval(() => {}, 1 << 30);
+  return () => clearInterval(t);
+}
+
+function field(msg, k) {
+  return msg[k] === undefined ? null : msg[k];
+}
+
 // ---- the loop -----------------------------------------------------------------------------
 
 /**
@@ -586,22 +737,27 @@ export const RECIPES = {
  *
  * probe: {
  *   probe, families, runtime, version, pid   (the hello),
- *   variants: {id: (p) => void|Promise}      (one call each),
+ *   variants: {id: entry}                     (one call each; see entryOf),
+ *   api                                       (the object `needs` names are looked up in),
  *   params(msg) -> p                          (the argument of a variant, built at prepare),
  *   rawError(e) -> {type, code, errno, hresult, message},
  *   writeMark(path, token)                    (after a successful call, when `mark` is set),
  *   reader?, send?, diag?, exit?              (I/O; default: node:fs and node:process),
  *   recipes?                                  (default RECIPES),
  * }
+ * The clock is the one `useClock` set (its kind goes into the hello as `clock`).
  */
 export async function runSession(probe) {
-  const reader = probe.reader ?? nodeStdinReader();
-  const send = probe.send ?? nodeSend;
-  const diag = probe.diag ?? nodeDiag;
-  const exit = probe.exit ?? ((code) => process.exit(code));
-  const recipes = probe.recipes ?? RECIPES;
+  const or = (v, d) => (v === undefined || v === null ? d : v);
+  const reader = or(probe.reader, null) || nodeStdinReader();
+  const send = or(probe.send, nodeSend);
+  const diag = or(probe.diag, nodeDiag);
+  const exit = or(probe.exit, (code) => process.exit(code));
+  const recipes = or(probe.recipes, RECIPES);
+  const api = or(probe.api, {});
   const { variants, rawError } = probe;
   const fatal = (msg, code) => { diag(msg); exit(code); };
+  if (clock === null) clock = wallClock();
 
   send({
     protocol: PROTOCOL,
@@ -611,6 +767,7 @@ export async function runSession(probe) {
     runtime: probe.runtime,
     version: probe.version,
     pid: probe.pid,
+    clock: clock.kind,
     variants: Object.keys(variants),
     recipes: Object.keys(recipes),
   });
@@ -656,7 +813,7 @@ export async function runSession(probe) {
       prepared = null;
       if (msg.recipe !== undefined && msg.recipe !== null) {
         const name = msg.recipe;
-        const recipe = typeof name === 'string' && Object.hasOwn(recipes, name) ? recipes[name] : null;
+        const recipe = typeof name === 'string' && hasOwn(recipes, name) ? recipes[name] : null;
         if (!recipe) {
           send({ type: 'ready', id: msg.id, supported: false, reason: `unknown recipe ${name}` });
           continue;
@@ -665,12 +822,12 @@ export async function runSession(probe) {
         const req = {
           id: msg.id,
           target: msg.target,
-          source: msg.source ?? null,
+          source: field(msg, 'source'),
           token,
           data: Buffer.from(token, 'utf8'),
           params: msg.params && typeof msg.params === 'object' ? msg.params : {},
-          role: msg.role ?? null,
-          scenario: msg.scenario ?? null,
+          role: field(msg, 'role'),
+          scenario: field(msg, 'scenario'),
         };
         let run;
         try {
@@ -684,12 +841,25 @@ export async function runSession(probe) {
         send({ type: 'ready', id: msg.id, supported: true });
         continue;
       }
-      const fn = Object.hasOwn(variants, msg.variant) ? variants[msg.variant] : null;
-      if (!fn) {
+      const entry = hasOwn(variants, msg.variant) ? entryOf(variants[msg.variant]) : null;
+      if (!entry) {
         send({ type: 'ready', id: msg.id, supported: false, reason: `unknown variant ${msg.variant}` });
         continue;
       }
-      prepared = { id: msg.id, fn, p: probe.params(msg), mark: msg.mark, token: msg.token };
+      const lacking = missingApi(entry.needs, api);
+      if (lacking !== null) {
+        send({ type: 'ready', id: msg.id, supported: false, reason: lacking });
+        continue;
+      }
+      let p;
+      try {
+        p = probe.params(msg);
+      } catch (e) {
+        if (!(e instanceof Unsupported)) throw e;
+        send({ type: 'ready', id: msg.id, supported: false, reason: e.message });
+        continue;
+      }
+      prepared = { id: msg.id, entry, p, mark: msg.mark, token: msg.token };
       send({ type: 'ready', id: msg.id, supported: true });
       continue;
     }
@@ -701,12 +871,14 @@ export async function runSession(probe) {
         running = attempt.id;
         const t0 = nowUs();
         let out;
+        const release = keepAlive();
         try {
           out = attempt.recipe(ctx);
           if (out && typeof out.then === 'function') out = await out;
         } catch (e) {
           out = { ok: false, error: rawError(e), step: 'recipe' };
         }
+        release();
         const t1 = nowUs();
         running = null;
         let { ok, error } = out;
@@ -715,37 +887,57 @@ export async function runSession(probe) {
             probe.writeMark(attempt.mark, attempt.token);
           } catch (e) {
             ok = false;
-            error = { ...rawError(e), type: 'MarkError' };
+            error = Object.assign({}, rawError(e), { type: 'MarkError' });
           }
         }
-        const result = { type: 'result', id: msg.id, ok, t0_us: t0, t1_us: t1, error, step: out.step ?? null };
+        const result = { type: 'result', id: msg.id, ok, t0_us: t0, t1_us: t1, error, step: or(out.step, null) };
         if (out.counters) result.counters = out.counters;
         if (out.errors_sample) result.errors_sample = out.errors_sample;
         send(result);
         continue;
       }
-      // A variant: exactly the protocol-1 path (one call between the two timestamps).
-      const { fn, p, mark, token } = attempt;
+      // A variant: exactly the protocol-1 path (one call between the two timestamps), plus
+      // the facts of version 2: how a failure was delivered, and the value it returned.
+      const { entry, p, mark, token } = attempt;
       let ok = true;
       let error = null;
+      let delivery = null;
+      let value;
+      let release = null;
       const t0 = nowUs();
       try {
-        const r = fn(p);
-        if (r && typeof r.then === 'function') await r;
+        value = entry.call(p);
+        if (value && typeof value.then === 'function') {
+          release = keepAlive();
+          delivery = 'rejected';
+          value = await value;
+          delivery = null;
+        }
       } catch (e) {
         ok = false;
-        error = rawError(e);
+        if (delivery === null) delivery = 'throw';
+        if (e instanceof Delivered) {
+          delivery = e.how;
+          error = rawError(e.error);
+        } else {
+          error = rawError(e);
+        }
       }
+      if (release) release();
       const t1 = nowUs();
       if (ok && mark) {
         try {
           probe.writeMark(mark, token);
         } catch (e) {
           ok = false;
-          error = { ...rawError(e), type: 'MarkError' };
+          error = Object.assign({}, rawError(e), { type: 'MarkError' });
+          delivery = 'throw';
         }
       }
-      send({ type: 'result', id: msg.id, ok, t0_us: t0, t1_us: t1, error });
+      const result = { type: 'result', id: msg.id, ok, t0_us: t0, t1_us: t1, error };
+      if (!ok) result.delivery = delivery;
+      if (ok && entry.returns) result.returned = describeReturned(value);
+      send(result);
       continue;
     }
     fatal(`unknown message type ${msg.type}`, 3);

@@ -29,7 +29,10 @@ use crate::exec::amplify::Amplifier;
 use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
 use crate::exec::health;
 use crate::exec::process::Launch;
-use crate::exec::scratch::{clear, make_source, set_up, spell, win32_name_problem, PathStyle, Scratch, TargetState};
+use crate::exec::scratch::{
+    clear, make_source, set_up, set_up_cell, source_name, spell, win32_name_problem, PathStyle, Scratch, TargetState,
+    TARGET_NAME,
+};
 use crate::matrix::{Creates, SourceKind, Variant};
 use crate::report::model::{
     CellResult, ControlInfo, CountersResult, ErrorInfo, Finding, ModeRun, OrderingRun, RaceResult, RelativeAttempt,
@@ -311,7 +314,7 @@ pub fn measure(
             let base = CellBase { v };
             if let Some(f) = &start_fault {
                 if opts.second_comer {
-                    for t in &opts.targets {
+                    for t in opts.targets.iter().filter(|t| t.applies(v.source == SourceKind::File)) {
                         let c = base.fault(Scenario::SecondComer, *t, f);
                         on_finding(&c);
                         out.findings.push(c);
@@ -328,7 +331,7 @@ pub fn measure(
                 continue;
             }
             if opts.second_comer {
-                for &t in &opts.targets {
+                for &t in opts.targets.iter().filter(|t| t.applies(v.source == SourceKind::File)) {
                     if stop(&out) {
                         break;
                     }
@@ -661,6 +664,8 @@ impl CellBase<'_> {
                 relative: None,
                 before: String::new(),
                 after: String::new(),
+                delivery: None,
+                returned: None,
             })),
             Scenario::Race => CellResult::Race(Box::new(RaceResult {
                 verdict: RaceVerdict::Inconclusive,

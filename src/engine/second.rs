@@ -32,6 +32,8 @@ pub(super) fn second_comer_cell(
         relative,
         before: abs.before,
         after: abs.after,
+        delivery: abs.attempt.delivery.clone(),
+        returned: abs.returned,
     };
     let mut f = base.finding(Scenario::SecondComer, t, CellResult::SecondComer(Box::new(result)));
     f.evidence = abs.attempt.evidence;
@@ -45,6 +47,8 @@ struct SecondComer {
     /// The target before and after, described.
     before: String,
     after: String,
+    /// The call's returned value, described ([`crate::domain::Returned::describe`]).
+    returned: Option<String>,
     attempt: Attempt,
 }
 
@@ -52,7 +56,13 @@ impl SecondComer {
     /// An attempt the harness could not make or judge: a `harness-error`, with the reason.
     fn harness_error(why: String) -> SecondComer {
         let attempt = Attempt::fault(Report::HarnessError, format!("harness-error: {why}"));
-        SecondComer { outcome: Outcome::HarnessError, before: String::new(), after: String::new(), attempt }
+        SecondComer {
+            outcome: Outcome::HarnessError,
+            before: String::new(),
+            after: String::new(),
+            returned: None,
+            attempt,
+        }
     }
 }
 
@@ -93,12 +103,20 @@ fn second_comer(
         TrialEnd::Interrupted => return None,
         TrialEnd::HarnessError(why) => return Some(SecondComer::harness_error(why)),
         TrialEnd::Released { mut attempts, before, after } => (attempts.remove(0), before, after),
-        TrialEnd::NotReleased { fault, before, after } => (fault, before, after),
+        TrialEnd::NotReleased { fault, before, after } => (*fault, before, after),
     };
     let before = before.expect("asked for");
     let mark = v.creates == Creates::Dir;
     let outcome = classify_second(&before, attempt.report, &after, &token, mark);
-    Some(SecondComer { outcome, before: before.describe(), after: after.describe(), attempt })
+    // a returned path is named by what it is: the target or the source, as given or absolute
+    let probe_dir = if relative { &rel } else { &abs };
+    let forms = |name: &str| [spell(&probe_dir.join(name), style), spell(&abs.join(name), style)];
+    let (target_forms, source_forms) = (forms(TARGET_NAME), forms(&source_name(state, 1)));
+    let returned = attempt.returned.as_ref().map(|r| {
+        let (t, s) = (&target_forms, &source_forms);
+        r.describe(&[t[0].as_str(), t[1].as_str()], &[s[0].as_str(), s[1].as_str()])
+    });
+    Some(SecondComer { outcome, before: before.describe(), after: after.describe(), returned, attempt })
 }
 
 #[cfg(test)]

@@ -42,6 +42,8 @@ pub(super) fn variant(id: &str) -> Variant {
         anti_pattern: false,
         control: false,
         holds: false,
+        form: Default::default(),
+        show: Vec::new(),
         note: String::new(),
     }
 }

@@ -218,6 +218,7 @@ pub(super) fn race_core(
             held: tokens.iter().map(|tok| after.holds(tok)).collect(),
             t0_us: attempts.iter().map(|a| a.t0_us).collect(),
             offset_us,
+            unstamped: attempts.iter().find_map(|a| a.unstamped.clone()),
             held_during_us: attempts
                 .iter()
                 .zip(variants)
@@ -321,7 +322,7 @@ pub(super) enum TrialEnd {
     /// A contender failed before the release (an `unsupported` one first, else the first
     /// fault); the contenders that were ready were released and finished so that session
     /// probes stay in step, but their calls are not observed.
-    NotReleased { fault: Attempt, before: Option<Entry>, after: Entry },
+    NotReleased { fault: Box<Attempt>, before: Option<Entry>, after: Entry },
     /// The run was interrupted during the trial: nothing of it counts.
     Interrupted,
     /// The harness could not set up or read the target: why.
@@ -332,14 +333,26 @@ pub(super) enum TrialEnd {
 /// slot's source put in place, the target read (if asked), every contender `begin` and
 /// `ready`, the plan's timed steps, every contender's result, and the target read again.
 pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> TrialEnd {
-    let target = s.dir.join("target");
+    let target = s.dir.join(TARGET_NAME);
     let (state, first_token) = s.first;
-    if let Err(e) = set_up(&target, state, first_token) {
-        return TrialEnd::HarnessError(format!("could not set up {}: {e}", state.as_str()));
-    }
-    for slot in s.slots {
-        if let Err(e) = make_source(&s.dir.join(format!("src-{}", slot.index)), slot.variant.source, &slot.token) {
-            return TrialEnd::HarnessError(format!("could not prepare the sources: {e}"));
+    if state.is_self() {
+        // the target is the one second comer's own source (slot 1): one file, two names
+        let set = match s.slots {
+            [slot] if slot.index == 1 => set_up_cell(s.dir, state, first_token, &slot.token, slot.variant.source),
+            _ => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "it takes one second comer (slot 1)")),
+        };
+        if let Err(e) = set {
+            return TrialEnd::HarnessError(format!("could not set up {}: {e}", state.as_str()));
+        }
+    } else {
+        if let Err(e) = set_up(&target, state, first_token) {
+            return TrialEnd::HarnessError(format!("could not set up {}: {e}", state.as_str()));
+        }
+        for slot in s.slots {
+            let src = s.dir.join(source_name(state, slot.index));
+            if let Err(e) = make_source(&src, slot.variant.source, &slot.token) {
+                return TrialEnd::HarnessError(format!("could not prepare the sources: {e}"));
+            }
         }
     }
     let specs: Vec<Spec> = s
@@ -349,6 +362,10 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
             let v = slot.variant;
             let source_dir = if v.creates == Creates::Symlink { s.dir } else { s.probe_dir };
             let mut spec = spec_for(v, id, s.probe_dir, source_dir, slot.style, slot.index, &slot.token);
+            if state == TargetState::SelfSame && spec.source.is_some() {
+                // the source is the target itself: the same path, spelled the same way
+                spec.source = Some(spell(&source_dir.join(source_name(state, slot.index)), slot.style));
+            }
             if v.holds {
                 spec.hold_ms = s.hold_ms;
             }
@@ -382,7 +399,7 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
     if let Some(fault) = unsupported.or_else(|| attempts.iter().flatten().next()).cloned() {
         run_ready_ones(pool, &attempts, &loops);
         return match read("after the attempt") {
-            Ok(after) => TrialEnd::NotReleased { fault, before, after },
+            Ok(after) => TrialEnd::NotReleased { fault: Box::new(fault), before, after },
             Err(why) => TrialEnd::HarnessError(why),
         };
     }

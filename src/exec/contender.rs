@@ -18,7 +18,7 @@ use super::fake::{Fake, FakeCall};
 use super::oneshot::OneShot;
 use super::process::Launch;
 use super::session::Session;
-use crate::domain::RawError;
+use crate::domain::{RawError, Returned};
 use crate::verdict::Report;
 
 pub use super::oneshot::shows_prompt;
@@ -88,9 +88,10 @@ pub struct RecipeOutput {
 pub struct Attempt {
     /// How it ended.
     pub report: Report,
-    /// Probe clock before the call (µs).
+    /// When the call started, in µs on the harness's timeline ([`super::clock`]); `None` when
+    /// the probe gave no stamp or one that cannot be right (see `unstamped`).
     pub t0_us: Option<f64>,
-    /// Probe clock after the call (µs).
+    /// When the call ended, likewise.
     pub t1_us: Option<f64>,
     /// The raw error of a failed call.
     pub error: Option<RawError>,
@@ -98,6 +99,13 @@ pub struct Attempt {
     pub evidence: Option<String>,
     /// Recipes (protocol 2): the failed step, counters and sampled errors.
     pub recipe: Option<Box<RecipeOutput>>,
+    /// Protocol 2, a failed variant: how the failure reached the caller (`throw`, `rejected`,
+    /// `callback`, `error-event`), as the probe reported it.
+    pub delivery: Option<String>,
+    /// Protocol 2: the value the call returned, where the probe reports one (boxed: rare).
+    pub returned: Option<Box<Returned>>,
+    /// Why the stamps are missing, when they are (see [`super::clock::place`]).
+    pub unstamped: Option<String>,
 }
 
 impl Attempt {
@@ -107,7 +115,22 @@ impl Attempt {
         if e.chars().count() > EVIDENCE_CHARS {
             e = e.chars().take(EVIDENCE_CHARS).collect::<String>() + "…";
         }
-        Attempt { report, t0_us: None, t1_us: None, error: None, evidence: Some(e), recipe: None }
+        Attempt { evidence: Some(e), ..Attempt::new(report) }
+    }
+
+    /// An attempt that ended with `report` and nothing else known (no stamps, error or evidence).
+    pub fn new(report: Report) -> Attempt {
+        Attempt {
+            report,
+            t0_us: None,
+            t1_us: None,
+            error: None,
+            evidence: None,
+            recipe: None,
+            delivery: None,
+            returned: None,
+            unstamped: None,
+        }
     }
 }
 

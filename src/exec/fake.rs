@@ -53,8 +53,9 @@ impl Fake {
     }
 }
 
+/// Now on the harness's timeline (the fake stamps with the harness's own clock).
 fn now_us() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64() * 1e6)
+    super::clock::now().timeline_us()
 }
 
 fn raw(e: &std::io::Error) -> RawError {
@@ -113,10 +114,8 @@ impl Driver for Fake {
         .and_then(|mut f| f.write_all(spec.token.as_bytes()));
         let (t0_us, t1_us) = (self.t0_us.take(), Some(now_us()));
         match res {
-            Ok(()) => Attempt { report: Report::Success, t0_us, t1_us, error: None, evidence: None, recipe: None },
-            Err(e) => {
-                Attempt { report: Report::Error, t0_us, t1_us, error: Some(raw(&e)), evidence: None, recipe: None }
-            }
+            Ok(()) => Attempt { t0_us, t1_us, ..Attempt::new(Report::Success) },
+            Err(e) => Attempt { t0_us, t1_us, error: Some(raw(&e)), ..Attempt::new(Report::Error) },
         }
     }
 

@@ -161,9 +161,22 @@ impl Driver for OneShot {
             }
             match parse_line(&json) {
                 Ok(FromProbe::Result { ok, t0_us, t1_us, errorlevel, error, t0, t1, .. }) => {
-                    let stamp = |s: &Option<String>| s.as_deref().and_then(time_of_day_us).map(epoch_us_of_local_time);
-                    let t0_us = t0_us.or_else(|| stamp(&t0));
-                    let t1_us = t1_us.or_else(|| stamp(&t1));
+                    // cmd's %TIME%: local wall time to the centisecond, placed on the timeline
+                    // without the window check (its resolution is wider than most windows)
+                    let now = super::clock::now();
+                    let stamp = |s: &Option<String>| {
+                        s.as_deref()
+                            .and_then(time_of_day_us)
+                            .map(|t| super::clock::wall_to_timeline(epoch_us_of_local_time(t), now))
+                    };
+                    let t0_us = t0_us.map(|t| super::clock::wall_to_timeline(t, now)).or_else(|| stamp(&t0));
+                    let t1_us = t1_us.map(|t| super::clock::wall_to_timeline(t, now)).or_else(|| stamp(&t1));
+                    let unstamped = t0_us.is_none().then(|| {
+                        format!(
+                            "cmd's %TIME% gave no time to the centisecond ({:?})",
+                            t0.as_deref().unwrap_or("no stamp")
+                        )
+                    });
                     let mut error = if ok { None } else { Some(error.unwrap_or_default()) };
                     let tail = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
                     if answered && !tail.is_empty() {
@@ -191,7 +204,7 @@ impl Driver for OneShot {
                         Report::Error
                     };
                     let evidence = (!stray.is_empty()).then(|| stray.clone());
-                    return Attempt { report, t0_us, t1_us, error, evidence, recipe: None };
+                    return Attempt { t0_us, t1_us, error, evidence, unstamped, ..Attempt::new(report) };
                 }
                 _ => {
                     // the command's own console output (e.g. "1 file(s) moved."): evidence, not protocol

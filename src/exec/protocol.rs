@@ -20,7 +20,7 @@ pub fn accepts(version: u32) -> bool {
     (OLDEST_PROTOCOL..=PROTOCOL).contains(&version)
 }
 
-pub use crate::domain::RawError;
+pub use crate::domain::{RawError, Returned};
 
 /// A message from a probe.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -48,6 +48,10 @@ pub enum FromProbe {
         /// Version 2: every recipe name the probe implements; empty in version 1.
         #[serde(default)]
         recipes: Vec<String>,
+        /// Version 2: what the `*_us` stamps count: `monotonic` (the system's monotonic clock,
+        /// `CLOCK_MONOTONIC` on Linux) or `wall` (µs since the Unix epoch, also when absent).
+        #[serde(default)]
+        clock: Option<String>,
     },
     /// Answer to `prepare`.
     Ready {
@@ -97,6 +101,14 @@ pub enum FromProbe {
         /// Node/Deno loop), in the order met; empty when none were sent.
         #[serde(default)]
         errors_sample: Vec<RawError>,
+        /// Version 2, failed variants: how the failure reached the caller (`throw`,
+        /// `rejected`, `callback`, `error-event`); `None` when not sent.
+        #[serde(default)]
+        delivery: Option<String>,
+        /// Version 2, successful variants whose return value the probe reports: that value
+        /// (boxed: it is rare, and large beside the other fields).
+        #[serde(default)]
+        returned: Option<Box<Returned>>,
     },
 }
 
@@ -392,6 +404,34 @@ mod tests {
     }
 
     #[test]
+    fn parses_the_v2_clock_delivery_and_returned_fields() {
+        let h = parse_line(r#"{"protocol":2,"type":"hello","probe":"node","families":["node"],"runtime":"bun","version":"1.1.44","pid":7,"clock":"monotonic","variants":[],"recipes":[]}"#).unwrap();
+        assert!(matches!(h, FromProbe::Hello { clock: Some(ref c), .. } if c == "monotonic"));
+        let r = parse_line(r#"{"type":"result","id":2,"ok":false,"t0_us":1,"t1_us":2,"error":{"type":"Error","code":"EEXIST","errno":-17,"hresult":null,"message":"m"},"delivery":"error-event"}"#).unwrap();
+        assert!(matches!(r, FromProbe::Result { delivery: Some(ref d), returned: None, .. } if d == "error-event"));
+        let r = parse_line(r#"{"type":"result","id":3,"ok":true,"t0_us":1,"t1_us":2,"error":null,"returned":{"type":"string","value":"t1/d"}}"#).unwrap();
+        match r {
+            FromProbe::Result { returned: Some(v), delivery: None, .. } => {
+                assert_eq!(v.describe(&["t1/d"], &[]), "target");
+                assert_eq!(v.describe(&["/abs/t1/d"], &[]), "'t1/d'");
+            }
+            other => panic!("{other:?}"),
+        }
+        let r =
+            parse_line(r#"{"type":"result","id":4,"ok":true,"error":null,"returned":{"type":"undefined"}}"#).unwrap();
+        assert!(matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[]) == "undefined"));
+        let r =
+            parse_line(r#"{"type":"result","id":5,"ok":true,"error":null,"returned":{"type":"number","value":11}}"#)
+                .unwrap();
+        assert!(matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[]) == "11"));
+        let r = parse_line(
+            r#"{"type":"result","id":6,"ok":true,"error":null,"returned":{"type":"object","class":"FileHandle"}}"#,
+        )
+        .unwrap();
+        assert!(matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[]) == "FileHandle"));
+    }
+
+    #[test]
     fn v2_messages_serialise_as_documented() {
         let p = PrepareRecipe::new(9, "publish.temp-rename", "t9/target", "c0-t9")
             .scenario("publish")
@@ -427,6 +467,7 @@ mod tests {
             probe: "p".into(),
             variants: variants.iter().map(|s| s.to_string()).collect(),
             recipes: vec![],
+            clock: None,
         };
         // v1 lists nothing: nothing to check
         assert_eq!(check_hello(&hello(1, &["node"], &[]), &matrix), None);

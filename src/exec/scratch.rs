@@ -59,8 +59,29 @@ impl Scratch {
     }
 }
 
-/// Puts the first comer's `state` at `target` with `token`. Errors: the OS error.
+/// The name of the target inside a cell or trial folder.
+pub const TARGET_NAME: &str = "target";
+
+/// The name beside the target that the symbolic-link states point at (`link-dest`, the link's
+/// text, relative to the link's own folder so that absolute and relative attempts resolve it
+/// alike).
+pub const LINK_DEST_NAME: &str = "link-dest";
+
+/// Contender `k`'s source name in a cell or trial folder: `src-<k>`, or, for the `self` state
+/// (the source is the target itself), [`TARGET_NAME`].
+pub fn source_name(state: TargetState, k: usize) -> String {
+    match state {
+        TargetState::SelfSame => TARGET_NAME.to_string(),
+        _ => format!("src-{k}"),
+    }
+}
+
+/// Puts the first comer's `state` at `target` with `token` (a file holding it, a directory,
+/// one holding its mark file, or a symbolic link to such a thing, or to nothing, named
+/// [`LINK_DEST_NAME`] beside the target). Errors: the OS error; `InvalidInput` for the `self`
+/// states, which need the second comer's source ([`set_up_cell`]).
 pub fn set_up(target: &Path, state: TargetState, token: &str) -> std::io::Result<()> {
+    let dest = target.with_file_name(LINK_DEST_NAME);
     match state {
         TargetState::Absent => Ok(()),
         TargetState::File => std::fs::write(target, token),
@@ -68,6 +89,79 @@ pub fn set_up(target: &Path, state: TargetState, token: &str) -> std::io::Result
         TargetState::Dir => {
             std::fs::create_dir(target)?;
             std::fs::write(target.join(mark_name(token)), token)
+        }
+        TargetState::SymlinkToFile => {
+            std::fs::write(&dest, token)?;
+            symlink(LINK_DEST_NAME, target, false)
+        }
+        TargetState::SymlinkToDir => {
+            std::fs::create_dir(&dest)?;
+            std::fs::write(dest.join(mark_name(token)), token)?;
+            symlink(LINK_DEST_NAME, target, true)
+        }
+        TargetState::DanglingSymlink => symlink(LINK_DEST_NAME, target, false),
+        TargetState::SelfSame | TargetState::SelfHardlink | TargetState::SelfSymlink => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("the {} state is the second comer's own source: set it up with set_up_cell", state.as_str()),
+        )),
+    }
+}
+
+/// Sets up a second-comer cell folder `dir`: the first comer's `state` at [`TARGET_NAME`]
+/// holding `first`, and the second comer's (contender 1's) source of kind `source` holding
+/// `second` at [`source_name`]`(state, 1)`. For the `self` states there is one file, holding
+/// `second`: named twice (`self`: the source path is the target path), under two hard links
+/// (`self-hardlink`: `target` and `src-1`), or as `src-1` with `target` a symbolic link to it
+/// (`self-symlink`).
+///
+/// Errors: the OS error; `InvalidInput` when a `self` state meets a source that is not a file.
+pub fn set_up_cell(
+    dir: &Path,
+    state: TargetState,
+    first: &str,
+    second: &str,
+    source: SourceKind,
+) -> std::io::Result<()> {
+    let target = dir.join(TARGET_NAME);
+    let src = dir.join(source_name(state, 1));
+    if state.is_self() && source != SourceKind::File {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("the {} state needs a variant whose source is a file", state.as_str()),
+        ));
+    }
+    match state {
+        TargetState::SelfSame => std::fs::write(&target, second),
+        TargetState::SelfHardlink => {
+            std::fs::write(&target, second)?;
+            std::fs::hard_link(&target, &src)
+        }
+        TargetState::SelfSymlink => {
+            std::fs::write(&src, second)?;
+            symlink(source_name(state, 1), &target, false)
+        }
+        _ => {
+            set_up(&target, state, first)?;
+            make_source(&src, source, second)
+        }
+    }
+}
+
+/// Makes a symbolic link at `link` whose text is `text` (`dir`: it points at a directory,
+/// which Windows needs to know). Errors: the OS error (on Windows, creating links may need a
+/// privilege or developer mode).
+fn symlink(text: impl AsRef<Path>, link: &Path, dir: bool) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let _ = dir;
+        std::os::unix::fs::symlink(text, link)
+    }
+    #[cfg(windows)]
+    {
+        if dir {
+            std::os::windows::fs::symlink_dir(text, link)
+        } else {
+            std::os::windows::fs::symlink_file(text, link)
         }
     }
 }
@@ -256,20 +350,71 @@ mod tests {
         let (abs, rel) = s.cell_dir().unwrap();
         assert!(rel.is_relative() && abs.is_dir());
         for st in TargetState::ALL {
-            let t = abs.join(st.as_str());
-            set_up(&t, st, "A").unwrap();
-            let e = take(&t);
+            let link = matches!(
+                st,
+                TargetState::SelfSymlink
+                    | TargetState::SymlinkToFile
+                    | TargetState::SymlinkToDir
+                    | TargetState::DanglingSymlink
+            );
+            if cfg!(windows) && link {
+                continue; // creating links may need a privilege there
+            }
+            let dir = abs.join(st.as_str());
+            std::fs::create_dir(&dir).unwrap();
+            set_up_cell(&dir, st, "A", "B", SourceKind::File).unwrap();
+            let t = take(&dir.join(TARGET_NAME));
+            let src = take(&dir.join(source_name(st, 1)));
+            assert!(src.holds("B"), "{st:?}: the second comer's source holds its token: {src:?}");
             match st {
-                TargetState::Absent => assert_eq!(e, Entry::Absent),
-                TargetState::EmptyDir => assert!(matches!(&e, Entry::Dir { entries, .. } if entries.is_empty())),
-                _ => assert!(e.holds("A"), "{st:?}"),
+                TargetState::Absent => assert_eq!(t, Entry::Absent),
+                TargetState::EmptyDir => assert!(matches!(&t, Entry::Dir { entries, .. } if entries.is_empty())),
+                TargetState::File | TargetState::Dir => assert!(t.holds("A"), "{st:?}"),
+                // the target is the second comer's own file: same path, a second hard link, a link to it
+                TargetState::SelfSame => assert_eq!(source_name(st, 1), TARGET_NAME),
+                TargetState::SelfHardlink => assert_eq!(t.id(), src.id(), "one file under two names"),
+                TargetState::SelfSymlink => {
+                    assert!(matches!(&t, Entry::Symlink { link, resolved } if link == "src-1" && resolved.holds("B")))
+                }
+                TargetState::SymlinkToFile => {
+                    assert!(
+                        matches!(&t, Entry::Symlink { link, resolved } if link == LINK_DEST_NAME && resolved.holds("A"))
+                    )
+                }
+                TargetState::SymlinkToDir => {
+                    assert!(
+                        matches!(&t, Entry::Symlink { resolved, .. } if matches!(**resolved, Entry::Dir { .. }) && resolved.holds("A"))
+                    )
+                }
+                TargetState::DanglingSymlink => {
+                    assert!(matches!(&t, Entry::Symlink { resolved, .. } if **resolved == Entry::Absent))
+                }
+            }
+            if st.is_self() {
+                assert!(t.holds("B") && !t.holds("A"), "{st:?}: {t:?}");
             }
         }
+        // the self states need a file source; set_up alone cannot make them
+        let d = abs.join("dir-source");
+        std::fs::create_dir(&d).unwrap();
+        let e = set_up_cell(&d, TargetState::SelfSame, "A", "B", SourceKind::Dir).unwrap_err();
+        assert!(e.to_string().contains("needs a variant whose source is a file"), "{e}");
+        assert!(set_up(&d.join(TARGET_NAME), TargetState::SelfHardlink, "A").is_err());
         make_source(&abs.join("src"), SourceKind::Dir, "B").unwrap();
         assert!(take(&abs.join("src")).holds("B"));
         let top = s.top().to_path_buf();
         drop(s);
         assert!(!top.exists());
+    }
+
+    #[test]
+    fn states_apply_to_variants_by_their_source() {
+        for st in TargetState::ALL {
+            assert!(st.applies(true), "{st:?}");
+            assert_eq!(st.applies(false), !st.is_self(), "{st:?}");
+        }
+        assert_eq!(TargetState::DEFAULT.len(), 4);
+        assert!(TargetState::DEFAULT.iter().all(|t| !t.is_self()));
     }
 
     #[test]

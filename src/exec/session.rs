@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::clock::{self, Now, ProbeClock};
 use super::contender::{join, Attempt, RecipeOutput, Spec, Timeouts};
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
@@ -21,13 +22,26 @@ pub struct Session {
     child: Option<Child>,
     pending: Option<u64>,
     hello: Option<FromProbe>,
+    /// What the probe's stamps count (from its hello).
+    clock: ProbeClock,
+    /// When `go` of the pending attempt was written (harness clocks).
+    released: Option<Now>,
 }
 
 impl Session {
     /// A driver that will run `launch` in `cwd`; nothing starts until [`Driver::start`] or the
     /// first [`Driver::begin`].
     pub fn new(launch: Launch, cwd: PathBuf, timeouts: Timeouts) -> Session {
-        Session { launch, cwd, timeouts, child: None, pending: None, hello: None }
+        Session {
+            launch,
+            cwd,
+            timeouts,
+            child: None,
+            pending: None,
+            hello: None,
+            clock: ProbeClock::Wall,
+            released: None,
+        }
     }
 
     /// The next line before `deadline`; a timeout or the end of output is a fault described by
@@ -72,6 +86,11 @@ impl Driver for Session {
             }
             Ok(line) => match parse_line(&line) {
                 Ok(hello @ FromProbe::Hello { protocol, .. }) if accepts(protocol) => {
+                    let FromProbe::Hello { clock, .. } = &hello else { unreachable!("matched a hello") };
+                    match ProbeClock::parse(clock.as_deref()) {
+                        Ok(c) => self.clock = c,
+                        Err(why) => return fault(&mut child, Report::Crashed, why),
+                    }
                     self.hello = Some(hello);
                     self.child = Some(child);
                     Ok(())
@@ -171,6 +190,7 @@ impl Driver for Session {
         let Some(child) = self.child.as_mut() else {
             return Err(Attempt::fault(Report::Crashed, "no probe process"));
         };
+        self.released = Some(clock::now());
         if let Err(e) = child.write_line(&line) {
             return Err(self.fail(Report::Crashed, format!("cannot release probe: {e}")));
         }
@@ -187,15 +207,36 @@ impl Driver for Session {
             Ok(FromProbe::Result { id, .. }) if id != self.pending => {
                 self.fail(Report::Crashed, format!("result for attempt {id:?}, expected {:?}", self.pending))
             }
-            Ok(FromProbe::Result { ok, t0_us, t1_us, error, step, counters, errors_sample, .. }) => Attempt {
-                report: if ok { Report::Success } else { Report::Error },
+            Ok(FromProbe::Result {
+                ok,
                 t0_us,
                 t1_us,
-                error: if ok { None } else { Some(error.unwrap_or_default()) },
-                evidence: None,
-                recipe: (step.is_some() || !counters.is_empty() || !errors_sample.is_empty())
-                    .then(|| Box::new(RecipeOutput { step, counters, errors_sample })),
-            },
+                error,
+                step,
+                counters,
+                errors_sample,
+                delivery,
+                returned,
+                ..
+            }) => {
+                let received = clock::now();
+                let sent = self.released.take().unwrap_or(received);
+                let (t0_us, t1_us, unstamped) = match clock::place(t0_us, t1_us, self.clock, sent, received) {
+                    Ok((a, b)) => (Some(a), Some(b), None),
+                    Err(why) => (None, None, Some(why)),
+                };
+                Attempt {
+                    t0_us,
+                    t1_us,
+                    error: if ok { None } else { Some(error.unwrap_or_default()) },
+                    recipe: (step.is_some() || !counters.is_empty() || !errors_sample.is_empty())
+                        .then(|| Box::new(RecipeOutput { step, counters, errors_sample })),
+                    delivery,
+                    returned,
+                    unstamped,
+                    ..Attempt::new(if ok { Report::Success } else { Report::Error })
+                }
+            }
             Ok(other) => self.fail(Report::Crashed, format!("expected result, got {other:?}")),
             Err(e) => self.fail(Report::Crashed, e),
         }

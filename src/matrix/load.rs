@@ -116,10 +116,41 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Variant>> {
         .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
         .collect();
     files.sort();
-    let mut all: Vec<Variant> = Vec::new();
-    let mut origin: BTreeMap<String, (PathBuf, usize)> = BTreeMap::new();
+    let mut read = Vec::with_capacity(files.len());
     for f in files {
         let bytes = std::fs::read(&f).map_err(|e| Error::input(&f, format!("cannot read: {e}")))?;
+        read.push((f, bytes));
+    }
+    load_files(dir, read)
+}
+
+/// Loads the matrices built into the binary ([`crate::builtin::MATRICES`]); messages name
+/// each as `matrices/<file>` with "(built in)".
+///
+/// Errors: as [`load_dir`] (a built-in matrix that does not parse is a bug the build's tests
+/// catch).
+pub fn load_builtin() -> Result<Vec<Variant>> {
+    let files = crate::builtin::MATRICES
+        .iter()
+        .map(|f| (PathBuf::from(format!("matrices/{} (built in)", f.path)), f.text.as_bytes().to_vec()))
+        .collect();
+    load_files(Path::new("matrices/ (built in)"), files)
+}
+
+/// Loads the matrices from `dir` (`--matrices`), or the built-in ones when `None`. Errors: see
+/// [`load_dir`] and [`load_builtin`].
+pub fn load(dir: Option<&Path>) -> Result<Vec<Variant>> {
+    match dir {
+        Some(d) => load_dir(d),
+        None => load_builtin(),
+    }
+}
+
+/// Parses `files` (name, bytes) in order; `dir` names the whole for the "no variants" error.
+fn load_files(dir: &Path, files: Vec<(PathBuf, Vec<u8>)>) -> Result<Vec<Variant>> {
+    let mut all: Vec<Variant> = Vec::new();
+    let mut origin: BTreeMap<String, (PathBuf, usize)> = BTreeMap::new();
+    for (f, bytes) in files {
         let text = utf8(&f, &bytes)?;
         for l in parse_located(&f, text)? {
             let v = l.variant;
@@ -152,6 +183,14 @@ mod tests {
 
     fn p() -> &'static Path {
         Path::new("m.toml")
+    }
+
+    /// The built-in matrices are the project's `matrices/`, variant for variant.
+    #[test]
+    fn the_built_in_matrices_equal_the_folder() {
+        let folder = load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("matrices")).unwrap();
+        assert_eq!(load_builtin().unwrap(), folder);
+        assert_eq!(load(None).unwrap(), folder);
     }
 
     #[test]

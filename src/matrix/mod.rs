@@ -6,5 +6,5 @@
 mod load;
 mod model;
 
-pub use load::{load_dir, parse_file};
-pub use model::{Creates, SourceKind, Variant};
+pub use load::{load, load_builtin, load_dir, parse_file};
+pub use model::{Creates, Fact, Form, SourceKind, Variant};

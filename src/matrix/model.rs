@@ -29,6 +29,40 @@ pub enum Creates {
     Symlink,
 }
 
+/// How a call hands back its result (`docs/GLOSSARY.md`, "call form"): what a caller waits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Form {
+    /// Returns or throws before the caller continues (the default).
+    #[default]
+    Sync,
+    /// Calls back with an error-first callback.
+    Callback,
+    /// Returns a promise (or a task) that resolves or rejects.
+    Promise,
+    /// Returns a stream whose events (`error`, `close`) say how it ended.
+    Stream,
+}
+
+impl Form {
+    /// True for the default form, `sync` (results.json leaves it out).
+    pub fn is_sync(&self) -> bool {
+        *self == Form::Sync
+    }
+}
+
+/// A fact of the probe's result that the tables show beside the outcome (`show` in a matrix):
+/// results.json keeps every fact a probe reports; the tables show only these, to stay short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fact {
+    /// The value the call returned (protocol 2 `returned`), e.g. `returned target`.
+    Returned,
+    /// How a failure reached the caller (protocol 2 `delivery`): `throw`, `rejected`,
+    /// `callback` or `error-event`.
+    Delivery,
+}
+
 /// One way of trying to take a name, in one API family (`docs/GLOSSARY.md`, "variant").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,6 +91,12 @@ pub struct Variant {
     /// The variant keeps a handle open after the call (`hold_ms` in the protocol).
     #[serde(default)]
     pub holds: bool,
+    /// How the call hands back its result (default `sync`).
+    #[serde(default)]
+    pub form: Form,
+    /// Facts of the result the tables show beside the outcome (default none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub show: Vec<Fact>,
     /// Where the documented behaviour comes from; free text.
     #[serde(default)]
     pub note: String,

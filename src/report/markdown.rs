@@ -207,6 +207,8 @@ mod tests {
             anti_pattern: false,
             control: false,
             holds: false,
+            form: Default::default(),
+            show: Vec::new(),
             note: String::new(),
         };
         let f = Finding {
@@ -222,7 +224,15 @@ mod tests {
     }
 
     fn second(variant: &str, target: TargetState, outcome: Outcome, error: Option<ErrorInfo>) -> Cell {
-        let r = SecondComerResult { outcome, error, relative: None, before: String::new(), after: String::new() };
+        let r = SecondComerResult {
+            outcome,
+            error,
+            relative: None,
+            before: String::new(),
+            after: String::new(),
+            delivery: None,
+            returned: None,
+        };
         cell(variant, Scenario::SecondComer, target, CellResult::SecondComer(Box::new(r)))
     }
 
@@ -263,6 +273,7 @@ mod tests {
             t0_us: vec![Some(0.0), Some(90.0), Some(300.0)],
             offset_us: 0,
             held_during_us: vec![None; 3],
+            unstamped: None,
         };
         let (nat, amp) = (run(vec![one.clone(); 100], 1200.0), run(vec![one.clone(); 100], 600.0));
         cells.push(race("node.a.wx", RaceVerdict::Exclusive, nat, amp, &control));
@@ -280,6 +291,7 @@ mod tests {
             t0_us: vec![Some(0.0), Some(80.0), Some(200.0)],
             offset_us: 0,
             held_during_us: vec![None; 3],
+            unstamped: None,
         };
         let mut nat = vec![one.clone(); 12];
         nat.extend(vec![two.clone(); 8]);
@@ -307,6 +319,8 @@ mod tests {
                 oneshot_trials: 2,
                 timeout_ms: 1000,
                 path_segment: None,
+                probes: None,
+                matrices: None,
                 runtimes: vec![
                     RuntimeInfo {
                         name: "node".into(),

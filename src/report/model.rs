@@ -155,6 +155,13 @@ pub struct Cell {
     /// Marked as an anti-pattern in the matrix.
     #[serde(default)]
     pub anti_pattern: bool,
+    /// How the call hands back its result (the matrix's `form`; absent: `sync`).
+    #[serde(default, skip_serializing_if = "crate::matrix::Form::is_sync")]
+    pub form: crate::matrix::Form,
+    /// The facts of a second comer's result the tables show beside its outcome (the matrix's
+    /// `show`: `returned`, `delivery`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub show: Vec<crate::matrix::Fact>,
     /// `second-comer` or `race`.
     pub scenario: Scenario,
     /// Target state before the attempt (`absent` for races).
@@ -226,6 +233,14 @@ pub struct SecondComerResult {
     pub before: String,
     /// The target after the attempt, described.
     pub after: String,
+    /// A failed call: how the failure reached the caller (`throw`, `rejected`, `callback`,
+    /// `error-event`), where the probe reports it (protocol 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<String>,
+    /// A successful call whose value the probe reports: that value, described (`target` when it
+    /// is the target's path, `undefined`, a number, …; [`crate::domain::Returned::describe`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub returned: Option<String>,
 }
 
 /// A race's verdict: its natural and amplified runs, the mode that decided, and the family's
@@ -325,6 +340,8 @@ impl Cell {
             family: variant.family.clone(),
             call: variant.call.clone(),
             anti_pattern: variant.anti_pattern,
+            form: variant.form,
+            show: variant.show.clone(),
             scenario: f.scenario,
             target: f.target,
             control: f.control,
@@ -466,6 +483,13 @@ pub struct RunInfo {
     /// The folder name every path passed through (`--hostile-paths`, `--path-segment`), if any.
     #[serde(default)]
     pub path_segment: Option<String>,
+    /// Where the probes came from: `built-in probes/ (conformance <version>)`, or the
+    /// `--probes` folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<String>,
+    /// Where the matrices came from: `built-in matrices/ (…)`, or the `--matrices` folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrices: Option<String>,
     /// Every selected runtime (name, version, path), measured or not, with the reason when not.
     pub runtimes: Vec<RuntimeInfo>,
     /// How races were amplified (or why not).

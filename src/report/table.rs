@@ -8,6 +8,7 @@ use tabled::settings::object::Segment;
 use tabled::settings::{Modify, Style, Width};
 
 use super::model::{Cell, CellResult, ModeRun, Results, Row, Scenario};
+use crate::matrix::Fact;
 use crate::verdict::{Outcome, RaceMode, RaceVerdict};
 
 /// The widest a terminal table cell is shown, in columns; a longer cell is cut and ends in `…`
@@ -69,6 +70,12 @@ pub fn second_text(c: &Cell) -> String {
             s.push(' ');
             s.push_str(&e.code);
         }
+    }
+    if let (true, Some(d)) = (c.show.contains(&Fact::Delivery), &sc.delivery) {
+        s.push_str(&format!(" ({d})"));
+    }
+    if let (true, Some(r)) = (c.show.contains(&Fact::Returned), &sc.returned) {
+        s.push_str(&format!(" → returned {r}"));
     }
     if let Some(r) = &sc.relative {
         if r.outcome != sc.outcome {
@@ -460,8 +467,17 @@ fn race_lines_raw(results: &Results, runtime: &str) -> Vec<String> {
         let p99 = med(runs.iter().filter_map(|m| m.stats.barrier_spread_us.map(|s| s.p99)).collect());
         let tps = med(runs.iter().filter_map(|m| m.trials_per_second).collect());
         let trials = runs.iter().fold(0usize, |a, m| a.saturating_add(m.stats.trials));
-        let spread = match (p50, p99) {
-            (Some(a), Some(b)) => format!("barrier spread (median over cells) p50 {a:.0} µs, p99 {b:.0} µs"),
+        // why trials had no spread (stamps missing or impossible): how many cells, the first reason
+        let unmeasured: Vec<&str> = runs.iter().filter_map(|m| m.stats.barrier_spread_unmeasured.as_deref()).collect();
+        let why = unmeasured.first();
+        let spread = match (p50, p99, why) {
+            (Some(a), Some(b), None) => format!("barrier spread (median over cells) p50 {a:.0} µs, p99 {b:.0} µs"),
+            (Some(a), Some(b), Some(w)) => format!(
+                "barrier spread (median over cells) p50 {a:.0} µs, p99 {b:.0} µs; not measured in trials of {} of {} cells (first: {w})",
+                unmeasured.len(),
+                runs.len()
+            ),
+            (_, _, Some(w)) => format!("barrier spread not measured ({w})"),
             _ => "barrier spread not measured (the probe has no microsecond clock)".to_string(),
         };
         out.push(format!(

@@ -1,4 +1,5 @@
-//! Bun: runs the Node probe unchanged (`bun --version` prints `1.4.5`).
+//! Bun: runs the Node probe unchanged (`bun --version` prints `1.4.5`), for the `node` family
+//! and for Bun's own API (`bun` family, `matrices/bun.toml`), which the probe offers on Bun.
 
 use std::path::Path;
 
@@ -17,7 +18,7 @@ impl Adapter for Bun {
         &["bun"]
     }
     fn families(&self) -> &'static [&'static str] {
-        &["node"]
+        &["node", "bun"]
     }
     fn version(&self, exe: &Path) -> Result<(String, String), String> {
         let v = first_line(&query(exe, &["--version"], &[])?);

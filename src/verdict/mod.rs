@@ -51,6 +51,10 @@ pub enum Outcome {
     Kept,
     /// The call succeeded and the directory at the target now contains the second comer's item.
     Nested,
+    /// The call succeeded through a symbolic link at the target: the link is kept (same text)
+    /// and what it points at now holds the second comer's token or item (written, created
+    /// or nested into through the link).
+    Followed,
     /// The target changed, but not to the second comer's token (merged, truncated, emptied).
     Damaged,
     /// The call waited for console input.
@@ -78,6 +82,7 @@ impl Outcome {
             Outcome::Replaced => "replaced",
             Outcome::Kept => "kept",
             Outcome::Nested => "nested",
+            Outcome::Followed => "followed",
             Outcome::Damaged => "damaged",
             Outcome::Prompted => "prompted",
             Outcome::Timeout => "timeout",
@@ -189,6 +194,76 @@ mod tests {
         }
     }
 
+    /// The link and self states, classified from what real file-system operations leave
+    /// behind (the operations a call makes: a write that follows the link, a rename over it,
+    /// a copy that truncates its own source, a no-op), never from an expected result.
+    #[cfg(unix)]
+    #[test]
+    fn links_and_selves_are_classified_from_what_the_disk_shows() {
+        use crate::domain::TargetState as S;
+        use crate::exec::scratch::{set_up_cell, source_name, TARGET_NAME};
+        use crate::matrix::SourceKind;
+        use crate::snapshot::read;
+        let root = tempfile::tempdir().unwrap();
+        let mut n = 0;
+        // sets up `st`, runs `op(dir, target, source)`, classifies its report `ok`
+        let mut judge =
+            |st: S, ok: bool, own_mark: bool, op: &dyn Fn(&std::path::Path, &std::path::Path, &std::path::Path)| {
+                n += 1;
+                let dir = root.path().join(format!("c{n}"));
+                std::fs::create_dir(&dir).unwrap();
+                set_up_cell(&dir, st, "A", "B", SourceKind::File).unwrap();
+                let (t, src) = (dir.join(TARGET_NAME), dir.join(source_name(st, 1)));
+                let before = read(&t).unwrap();
+                op(&dir, &t, &src);
+                let after = read(&t).unwrap();
+                classify_second(&before, if ok { Report::Success } else { Report::Error }, &after, "B", own_mark)
+            };
+        let write_b = |_: &std::path::Path, t: &std::path::Path, _: &std::path::Path| std::fs::write(t, "B").unwrap();
+        let append_b = |_: &std::path::Path, t: &std::path::Path, _: &std::path::Path| {
+            use std::io::Write;
+            std::fs::OpenOptions::new().append(true).create(true).open(t).unwrap().write_all(b"B").unwrap()
+        };
+        let rename = |_: &std::path::Path, t: &std::path::Path, s: &std::path::Path| std::fs::rename(s, t).unwrap();
+        let nothing = |_: &std::path::Path, _: &std::path::Path, _: &std::path::Path| {};
+        // a copy onto itself that opens the destination with O_TRUNC first: 0 bytes (issue 11)
+        let truncate = |_: &std::path::Path, t: &std::path::Path, _: &std::path::Path| {
+            std::fs::OpenOptions::new().write(true).truncate(true).open(t).unwrap();
+        };
+        let mkdir_p_with_mark = |_: &std::path::Path, t: &std::path::Path, _: &std::path::Path| {
+            std::fs::create_dir_all(t).unwrap();
+            std::fs::write(t.join(crate::snapshot::mark_name("B")), "B").unwrap();
+        };
+        // writes through links
+        assert_eq!(judge(S::SymlinkToFile, true, false, &write_b), Outcome::Followed);
+        assert_eq!(judge(S::DanglingSymlink, true, false, &write_b), Outcome::Followed, "creates the link's target");
+        assert_eq!(judge(S::SymlinkToFile, true, false, &append_b), Outcome::Damaged, "A then B: merged");
+        // a link replaced by the second comer's file
+        for st in [S::SymlinkToFile, S::SymlinkToDir, S::DanglingSymlink] {
+            let rename_file = |d: &std::path::Path, t: &std::path::Path, _: &std::path::Path| {
+                if st == S::SymlinkToDir {
+                    std::fs::remove_file(t).unwrap(); // rename(2) replaces the link itself
+                }
+                std::fs::rename(d.join("src-1"), t).unwrap()
+            };
+            assert_eq!(judge(st, true, false, &rename_file), Outcome::Replaced, "{st:?}");
+            assert_eq!(judge(st, false, false, &nothing), Outcome::Refused, "{st:?}");
+        }
+        // mkdir -p through a link to a directory: only the probe's own mark is new
+        assert_eq!(judge(S::SymlinkToDir, true, true, &mkdir_p_with_mark), Outcome::Kept);
+        assert_eq!(judge(S::SymlinkToDir, true, false, &mkdir_p_with_mark), Outcome::Followed, "B's item inside");
+        // the target is the source
+        for st in [S::SelfSame, S::SelfHardlink, S::SelfSymlink] {
+            assert_eq!(judge(st, true, false, &nothing), Outcome::Kept, "{st:?}: a no-op success");
+            assert_eq!(judge(st, false, false, &nothing), Outcome::Refused, "{st:?}");
+            assert_eq!(judge(st, true, false, &truncate), Outcome::Damaged, "{st:?}: emptied");
+        }
+        // rename(2) between two links of one file does nothing and succeeds (POSIX rename)
+        assert_eq!(judge(S::SelfHardlink, true, false, &rename), Outcome::Kept);
+        // renaming the source over a link to it: the file itself is now at the name
+        assert_eq!(judge(S::SelfSymlink, true, false, &rename), Outcome::Replaced);
+    }
+
     #[test]
     fn control_outcomes() {
         let a = Entry::Absent;
@@ -247,6 +322,7 @@ mod tests {
             t0_us: t0.iter().map(|&x| Some(x)).collect(),
             offset_us: 0,
             held_during_us: vec![None; reports.len()],
+            unstamped: None,
         }
     }
     use Report::{Error as E, Success as S};
@@ -303,6 +379,7 @@ mod tests {
             t0_us: vec![Some(0.0), Some(10.0), Some(20.0)],
             offset_us: 0,
             held_during_us: spans.to_vec(),
+            unstamped: None,
         };
         // B took the handle 60 ms after A, A held it 50 ms: one after the other; B's token stands
         let seq = held([Some((100.0, 50_100.0)), Some((60_000.0, 110_000.0)), None], [false, true, false]);

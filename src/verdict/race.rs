@@ -15,7 +15,8 @@ pub struct Trial {
     pub reports: Vec<Report>,
     /// Per contender: whether the target held its token afterwards.
     pub held: Vec<bool>,
-    /// Per contender: the time it entered the call, in microseconds (probe clock), if known.
+    /// Per contender: the time it entered the call, in microseconds on the harness's timeline
+    /// (the probes' stamps placed on one clock, [`crate::exec::clock`]), if known.
     pub t0_us: Vec<Option<f64>>,
     /// The planned release offset: contender `i` was released `i × offset_us` µs after
     /// contender 0 (0 = all together).
@@ -25,6 +26,8 @@ pub struct Trial {
     /// from its call's return through the hold). `None` for calls whose effect stays (a created
     /// name), or where a stamp is missing.
     pub held_during_us: Vec<Option<(f64, f64)>>,
+    /// Why a contender's stamp is missing from `t0_us`, when one is (the first such reason).
+    pub unstamped: Option<String>,
 }
 
 impl Trial {
@@ -119,8 +122,13 @@ pub struct RaceStats {
     pub fault_trials: usize,
     /// Wins per contender slot (index = contender number).
     pub wins_by_contender: Vec<usize>,
-    /// Barrier spread, where the probes gave timestamps.
+    /// Barrier spread, over the trials whose stamps are sound (see `barrier_spread_unmeasured`).
     pub barrier_spread_us: Option<Spread>,
+    /// Why some trials without a fault have no barrier spread, `"<n> of <T> trials: <reason>"`
+    /// with the first reason met (a probe without stamps, or stamps that cannot be right:
+    /// [`crate::exec::clock::place`]); `None` when every such trial has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub barrier_spread_unmeasured: Option<String>,
     /// Trials without a timeout, crash or prompt: the denominator of the rate bounds.
     #[serde(default)]
     pub clean_trials: usize,
@@ -195,6 +203,7 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
     let (mut multi, mut lost, mut none, mut faults, mut max_w) = (0, 0, 0, 0, 0);
     let mut by = vec![0usize; contenders];
     let mut spreads = Vec::new();
+    let (mut unmeasured, mut why) = (0usize, None::<String>);
     let mut prompted = false;
     for t in trials {
         prompted |= t.reports.contains(&Report::Prompted);
@@ -224,10 +233,22 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
         } else if wins.is_empty() {
             none += 1;
         }
-        if let Some(s) = t.spread_us() {
-            spreads.push(s);
+        match t.spread_us() {
+            Some(s) => spreads.push(s),
+            // a faulty trial has no spread to speak of (a contender never answered)
+            None if faulty => {}
+            None => {
+                unmeasured += 1;
+                if why.is_none() {
+                    why.clone_from(&t.unstamped);
+                }
+            }
         }
     }
+    let barrier_spread_unmeasured = (unmeasured > 0).then(|| {
+        let why = why.unwrap_or_else(|| "fewer than two contenders gave stamps".into());
+        format!("{unmeasured} of {} trials: {why}", trials.len())
+    });
     let verdict = if trials.is_empty() || prompted {
         RaceVerdict::Inconclusive
     } else if multi > 0 {
@@ -260,6 +281,7 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
             fault_trials: faults,
             wins_by_contender: by,
             barrier_spread_us: spread(&mut spreads),
+            barrier_spread_unmeasured,
         },
     }
 }

@@ -36,6 +36,17 @@ pub fn classify_second(before: &Entry, report: Report, after: &Entry, token: &st
     if &after_without_mark == before {
         return Outcome::Kept;
     }
+    // a symbolic link at the target that the call kept (same text): judge what it points at
+    // by the same rules; a success there went through the link
+    if let (Entry::Symlink { link: bl, resolved: br }, Entry::Symlink { link: al, resolved: ar }) = (before, after) {
+        if bl == al {
+            return match classify_second(br, report, ar, token, own_mark) {
+                Outcome::Acquired | Outcome::Replaced | Outcome::Nested | Outcome::Followed => Outcome::Followed,
+                Outcome::Kept => Outcome::Kept,
+                _ => Outcome::Damaged,
+            };
+        }
+    }
     match (before, after) {
         (Entry::Dir { id: b_id, entries: b }, Entry::Dir { id: a_id, entries: a }) if b_id == a_id => {
             let kept_all = b.iter().all(|(k, v)| a.get(k) == Some(v));
@@ -56,12 +67,17 @@ pub fn classify_second(before: &Entry, report: Report, after: &Entry, token: &st
     }
 }
 
+/// `e` without the entry `name` at its top level (a directory's, or, for a symbolic link, the
+/// directory it points at).
 fn without_entry(e: &Entry, name: &str) -> Entry {
     match e {
         Entry::Dir { id, entries } => {
             let mut entries = entries.clone();
             entries.remove(name);
             Entry::Dir { id: *id, entries }
+        }
+        Entry::Symlink { link, resolved } => {
+            Entry::Symlink { link: link.clone(), resolved: Box::new(without_entry(resolved, name)) }
         }
         other => other.clone(),
     }

@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod faults;
 mod formats;
+mod forms;
 mod handoff;
 mod harness;
 mod install;

@@ -246,10 +246,16 @@ fn now_us() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros() as f64
 }
 
-/// Timestamps are µs since the Unix epoch: within two minutes of this clock, t0 <= t1.
-fn check_stamps(v: &Value) {
+/// Timestamps are µs on the clock the hello names (`clock`: `monotonic`, the system's
+/// CLOCK_MONOTONIC, on Linux; `wall` or absent: since the Unix epoch): within two minutes of the
+/// harness's reading of that clock, t0 <= t1.
+fn check_stamps(v: &Value, clock: &Value) {
     let (t0, t1) = (v["t0_us"].as_f64().expect("t0_us"), v["t1_us"].as_f64().expect("t1_us"));
-    assert!((now_us() - t0).abs() < 120e6, "t0_us {t0} is not µs since the Unix epoch: {v}");
+    let now = match clock.as_str() {
+        Some("monotonic") => conformance::exec::clock::mono_us().expect("a monotonic probe on a system with one"),
+        _ => now_us(),
+    };
+    assert!((now - t0).abs() < 120e6, "t0_us {t0} is not µs on the {clock} clock (now {now}): {v}");
     assert!(t0 <= t1, "{v}");
 }
 
@@ -271,7 +277,12 @@ fn exercise(l: Launcher) {
     assert_eq!(a.hello["type"], "hello", "{}", a.hello_line);
     assert_eq!(a.hello["protocol"], PROTOCOL, "{}", a.hello_line);
     assert_eq!(a.hello["runtime"], l.runtime(), "{}", a.hello_line);
-    assert_eq!(a.hello["families"], json!([l.family()]), "{}", a.hello_line);
+    // Bun's run of the Node probe also offers Bun's own API (family `bun`)
+    let families = if l.runtime() == "bun" { json!([l.family(), "bun"]) } else { json!([l.family()]) };
+    assert_eq!(a.hello["families"], families, "{}", a.hello_line);
+    if cfg!(target_os = "linux") {
+        assert_eq!(a.hello["clock"], "monotonic", "{}", a.hello_line);
+    }
     let recipes: Vec<&str> = a.hello["recipes"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
     for r in RECIPES {
         assert!(recipes.contains(&r), "{r} missing from {}", a.hello_line);
@@ -297,7 +308,7 @@ fn exercise(l: Launcher) {
     let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(BTreeSet::from_iter(keys), BTreeSet::from(["type", "id", "ok", "t0_us", "t1_us", "error"]), "{r}");
     assert_eq!((&r["ok"], &r["error"]), (&json!(true), &Value::Null), "{r}");
-    check_stamps(&r);
+    check_stamps(&r, &a.hello["clock"]);
     assert_eq!(std::fs::read_to_string(s.join("v1/target")).unwrap(), "tok-v1");
 
     // publish.temp-rename alone: exactly the token at the target, no temp file beside it
@@ -307,7 +318,7 @@ fn exercise(l: Launcher) {
     a.send(&Go::new(2));
     let r = a.expect("result", 2);
     assert_eq!((&r["ok"], &r["step"], &r["error"]), (&json!(true), &Value::Null, &Value::Null), "{r}");
-    check_stamps(&r);
+    check_stamps(&r, &a.hello["clock"]);
     assert_eq!(names_in(&s.join("one")), BTreeSet::from(["target".to_string()]));
     assert_eq!(std::fs::read_to_string(s.join("one/target")).unwrap(), "tok-one");
 
@@ -359,7 +370,7 @@ fn exercise(l: Launcher) {
     a.send(&Stop::new(6));
     let (line, r) = a.recv();
     assert_eq!((&r["type"], &r["id"], &r["ok"]), (&json!("result"), &json!(6), &json!(true)), "{line}");
-    check_stamps(&r);
+    check_stamps(&r, &a.hello["clock"]);
     let c = r["counters"].as_object().unwrap_or_else(|| panic!("no counters: {line}"));
     let n = |k: &str| c.get(k).and_then(Value::as_i64).unwrap_or_else(|| panic!("counter {k} missing: {line}"));
     assert!(n("reads") >= 1, "{line}");

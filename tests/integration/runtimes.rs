@@ -44,13 +44,18 @@ fn measure(name: &str, trials: &str, extra: &[&str]) -> serde_json::Value {
     read_json(&out.path().join("results.json"))
 }
 
-/// Every control attempt through the hostile folder acquired the name: the path reached the
+/// Every control attempt through the hostile folder acquired the name (calls the runtime lacks,
+/// `unsupported` with the reason, left out): the path reached the
 /// probe unaltered (an expanded `%PATH%` or a split at `&` would leave the name free).
 fn assert_paths_were_data(r: &serde_json::Value, name: &str) {
     let cells = r["cells"].as_array().unwrap();
     assert!(!cells.is_empty());
-    let controls: Vec<_> =
-        cells.iter().filter(|c| c["target"] == "absent" && c["scenario"] == "second-comer").collect();
+    // a call the runtime lacks (unsupported, with its reason) says nothing about the path
+    let controls: Vec<_> = cells
+        .iter()
+        .filter(|c| c["target"] == "absent" && c["scenario"] == "second-comer")
+        .filter(|c| c["result"]["outcome"] != "unsupported")
+        .collect();
     let acquired = controls.iter().filter(|c| c["result"]["outcome"] == "acquired").count();
     assert!(acquired * 10 >= controls.len() * 8, "{name}: only {acquired}/{} controls acquired", controls.len());
     for c in &controls {

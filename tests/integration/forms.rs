@@ -1,0 +1,368 @@
+//! Issue 11 on real runtimes: the new target states (the source as its own target, symbolic
+//! links at the name), the new forms of a call (numeric flags, streams, runtime-native APIs,
+//! check-then-rename, returned values), old runtime versions from npm (installed by
+//! `bash .ci/install old`), one clock for barrier stamps, `runtimes` agreeing with `run`, and a
+//! copied binary that needs no checkout. Absent runtimes are skipped visibly (`SKIPPED:`) and
+//! fail under `CI=true`.
+
+use crate::common::{available, cells, conformance, one_at_a_time, read_json};
+
+/// Runs `run` with `args` (plus `--out`, `--fs-root`, `-q`) and returns (results.json, stdout).
+fn run(args: &[&str]) -> (serde_json::Value, String) {
+    let out = tempfile::tempdir().unwrap();
+    let fs_root = tempfile::tempdir().unwrap();
+    let a = conformance()
+        .arg("run")
+        .args(args)
+        .arg("-q")
+        .arg("--out")
+        .arg(out.path())
+        .arg("--fs-root")
+        .arg(fs_root.path())
+        .assert();
+    let o = a.get_output();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "run {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    (read_json(&out.path().join("results.json")), stdout)
+}
+
+/// The second-comer cell of `variant` on `target` for `runtime` (the adapter's name, or a
+/// prefix of the row label such as `node 12`).
+fn second<'a>(r: &'a serde_json::Value, runtime: &str, variant: &str, target: &str) -> &'a serde_json::Value {
+    r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            (c["runtime_name"] == runtime || c["runtime"].as_str().unwrap().starts_with(runtime))
+                && c["variant"] == variant
+                && c["target"] == target
+                && c["scenario"] == "second-comer"
+        })
+        .unwrap_or_else(|| panic!("no cell {runtime} {variant} {target}"))
+}
+
+fn outcome(c: &serde_json::Value) -> &str {
+    c["result"]["outcome"].as_str().unwrap()
+}
+
+const FAULTS: [&str; 5] = ["crashed", "timeout", "harness-error", "unsupported", "skipped"];
+
+/// An old runtime installed by `bash .ci/install old` (`.runtimes/old/<name>-<version>/<exe>`),
+/// or `None` with a SKIPPED line (a failure when CI requires the runtime).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn old_runtime(name: &str, version: &str) -> Option<std::path::PathBuf> {
+    use crate::common::{required_runtimes, root};
+    let p = root().join(".runtimes").join("old").join(format!("{name}-{version}")).join(name);
+    if p.is_file() {
+        return Some(p);
+    }
+    let why = format!("{name} {version}: {} not installed (run `bash .ci/install old`)", p.display());
+    if required_runtimes().iter().any(|r| r == name) {
+        panic!("required old runtime missing in CI: {why}");
+    }
+    eprintln!("SKIPPED: old runtime {why}");
+    None
+}
+
+/// Every new target state on Node, end to end: the `self` states only for variants with a file
+/// source, no fault anywhere, and what the man pages say of the calls underneath: open(2) with
+/// O_CREAT|O_EXCL fails with EEXIST when the name is a symbolic link, "regardless of where the
+/// symbolic link points"; link(2) never overwrites; rename(2) between two hard links of one file
+/// "does nothing, and returns a success status"; open(2) without O_NOFOLLOW writes through a link.
+/// Unix only: creating links on Windows may need a privilege, and the man pages are POSIX's.
+#[cfg(unix)]
+#[test]
+fn new_target_states_on_node() {
+    let _serial = one_at_a_time();
+    if !available("node") {
+        return;
+    }
+    let variants = "node.writeFileSync.wx,node.writeFileSync.w,node.copyFileSync,node.renameSync,node.linkSync";
+    let (r, stdout) = run(&["-r", "node", "-v", variants, "--scenario", "second-comer", "--target", "all"]);
+    let all = cells(&r, "node.copyFileSync", "second-comer");
+    assert_eq!(all.len(), 10, "a file-source variant meets every state");
+    assert_eq!(cells(&r, "node.writeFileSync.wx", "second-comer").len(), 7, "no self states without a source");
+    for c in r["cells"].as_array().unwrap() {
+        assert!(!FAULTS.contains(&outcome(c)), "a fault: {c}");
+        let rel = &c["result"]["relative"]["outcome"];
+        assert_eq!(rel, &c["result"]["outcome"], "absolute and relative paths disagree: {c}");
+    }
+    for t in ["symlink-to-file", "symlink-to-dir", "dangling-symlink"] {
+        let c = second(&r, "node", "node.writeFileSync.wx", t);
+        assert_eq!((outcome(c), c["result"]["error"]["code"].as_str()), ("refused", Some("EEXIST")), "{c}");
+    }
+    for t in ["file", "self", "self-hardlink", "self-symlink", "symlink-to-file", "dangling-symlink"] {
+        let c = second(&r, "node", "node.linkSync", t);
+        assert_eq!(outcome(c), "refused", "{t}: {c}");
+    }
+    assert_eq!(outcome(second(&r, "node", "node.renameSync", "self-hardlink")), "kept");
+    assert_eq!(outcome(second(&r, "node", "node.writeFileSync.w", "symlink-to-file")), "followed");
+    assert!(stdout.contains("self-hardlink") && stdout.contains("dangling-symlink"), "{stdout}");
+}
+
+/// The new states on every other runtime here (a copy and a move each; cmd: two one-shot
+/// variants on two states, under Wine): measured, never a fault. The outcomes are the
+/// runtime's; the checks are that the states reach every probe and are judged. Unix only.
+#[cfg(unix)]
+#[test]
+fn new_target_states_on_other_runtimes() {
+    let _serial = one_at_a_time();
+    for (name, variants, targets) in [
+        ("bun", "node.copyFileSync,node.renameSync", "all"),
+        ("deno", "deno.copyFileSync,deno.renameSync", "all"),
+        ("coreclr", "dotnet.File.Copy.overwrite,dotnet.File.Move", "all"),
+        ("mono", "dotnet.File.Copy.overwrite,dotnet.File.Move", "all"),
+        ("cmd", "cmd.copy,cmd.move.Y", "self,symlink-to-file"),
+    ] {
+        if !available(name) {
+            continue;
+        }
+        let (r, _) = run(&["-r", name, "-v", variants, "--scenario", "second-comer", "--target", targets]);
+        let cs = r["cells"].as_array().unwrap();
+        let expected = if targets == "all" { 20 } else { 4 };
+        assert_eq!(cs.len(), expected, "{name}: {cs:?}");
+        for c in cs {
+            assert!(!FAULTS.contains(&outcome(c)), "{name}: a fault: {c}");
+            assert!(!c["result"]["after"].as_str().unwrap().is_empty(), "{name}: {c}");
+        }
+    }
+}
+
+/// The forms of a call on Node, Bun and Deno's node:fs: a stream's refusal says how it came
+/// (a synchronous throw or an 'error' event), mkdir -p returns a value the cell keeps, the
+/// numeric flags are measured; on Bun its own API (Bun.write returns the bytes written).
+#[test]
+fn forms_on_node_bun_and_deno() {
+    let _serial = one_at_a_time();
+    for name in ["node", "bun", "deno"] {
+        if !available(name) {
+            continue;
+        }
+        let variants = "node.createWriteStream.*,node.mkdirSync.recursive,node.openSync.numeric*,bun.write*";
+        let (r, stdout) = run(&["-r", name, "-v", variants, "--scenario", "second-comer", "--target", "absent,file"]);
+        for v in ["node.createWriteStream.wx", "node.createWriteStream.ax"] {
+            let c = second(&r, name, v, "file");
+            assert_eq!(outcome(c), "refused", "{name} {v}: {c}");
+            let how = c["result"]["delivery"].as_str().unwrap_or_default();
+            assert!(["throw", "error-event"].contains(&how), "{name} {v}: delivery {how:?}: {c}");
+            assert!(stdout.contains(&format!("({how})")), "{name}: the table shows the delivery:\n{stdout}");
+        }
+        let c = second(&r, name, "node.mkdirSync.recursive", "absent");
+        assert_eq!(outcome(c), "acquired", "{c}");
+        let ret = c["result"]["returned"].as_str().unwrap_or_else(|| panic!("{name}: no returned value: {c}"));
+        assert!(stdout.contains(&format!("acquired → returned {ret}")), "{name}:\n{stdout}");
+        for v in ["node.openSync.numeric", "node.openSync.numeric-literal"] {
+            let c = second(&r, name, v, "file");
+            assert!(!FAULTS.contains(&outcome(c)), "{name} {v}: {c}");
+        }
+        if name == "bun" {
+            let c = second(&r, name, "bun.write", "absent");
+            assert_eq!(outcome(c), "acquired", "{c}");
+            assert!(c["result"]["returned"].as_str().is_some_and(|n| n.parse::<u64>().is_ok()), "{c}");
+        }
+    }
+}
+
+/// Deno's own new forms and .NET's File.OpenHandle: Deno.open with createNew refuses through a
+/// rejected promise; File.OpenHandle exists from .NET 6 on (learn.microsoft.com, "Applies to"):
+/// unsupported with the reason, found at run time, on CoreCLR before 6 and on Mono, acquired
+/// on .NET 6 and later (the Windows and macOS jobs' SDK).
+#[test]
+fn forms_on_deno_and_dotnet() {
+    let _serial = one_at_a_time();
+    if available("deno") {
+        let (r, _) =
+            run(&["-r", "deno", "-v", "deno.open.*,deno.create", "--scenario", "second-comer", "--target", "file"]);
+        for v in ["deno.open.createNew", "deno.open.createNew.writable"] {
+            let c = second(&r, "deno", v, "file");
+            assert_eq!((outcome(c), c["result"]["delivery"].as_str()), ("refused", Some("rejected")), "{c}");
+        }
+        assert_eq!(outcome(second(&r, "deno", "deno.create", "file")), "replaced");
+    }
+    for name in ["coreclr", "mono"] {
+        if !available(name) {
+            continue;
+        }
+        let v = "dotnet.File.OpenHandle.CreateNew";
+        let (r, _) = run(&["-r", name, "-v", v, "--scenario", "second-comer", "--target", "absent"]);
+        let c = second(&r, name, v, "absent");
+        let major: u32 = c["runtime_version"].as_str().unwrap().split('.').next().unwrap().parse().unwrap_or(0);
+        if name == "mono" || major < 6 {
+            assert_eq!(outcome(c), "unsupported", "{c}");
+            assert!(c["evidence"].as_str().unwrap_or_default().contains("File.OpenHandle is not available"), "{c}");
+        } else {
+            assert_eq!(outcome(c), "acquired", "{c}");
+        }
+    }
+}
+
+/// The check-then-rename anti-pattern of each family races like the check-then-create control:
+/// amplified, the window between the check and the rename gives several winners.
+#[test]
+fn check_then_rename_is_caught_in_every_family_here() {
+    let _serial = one_at_a_time();
+    for (name, v) in [
+        ("node", "node.existsSync+renameSync"),
+        ("deno", "deno.statSync+renameSync"),
+        ("coreclr", "dotnet.File.Exists+Move.overwrite"),
+    ] {
+        if !available(name) {
+            continue;
+        }
+        let (r, _) = run(&["-r", name, "-v", v, "--scenario", "race", "-n", "40"]);
+        let c = cells(&r, v, "race")[0];
+        if !c["result"]["amplified"].is_object() {
+            eprintln!("SKIPPED: {name} {v}: no amplified race here: {}", c["result"]["amplified_unavailable"]);
+            continue;
+        }
+        assert_eq!(c["result"]["verdict"], "multiple-winners", "{name}: {c}");
+    }
+}
+
+/// The oldest versions the probes are tested on, fetched from npm by `.ci/install old`: the
+/// probes start (`runtimes` says found), the new facts are recorded, and the findings of issue
+/// 11 show: Node 12's write stream never emits 'close' after a refused open (a timeout, not a
+/// hang), Bun 1.1.44's throws synchronously, Deno 2.0.0's copyFileSync(p, p) empties the file
+/// and its mkdirSync(p, {recursive: true}) returns undefined. Their races stamp on one clock.
+/// Linux x86-64 only: the builds `.ci/install old` fetches.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn old_runtimes_from_npm() {
+    let _serial = one_at_a_time();
+    let (Some(node), Some(bun), Some(deno)) =
+        (old_runtime("node", "12.22.12"), old_runtime("bun", "1.1.44"), old_runtime("deno", "2.0.0"))
+    else {
+        return;
+    };
+    let rts = format!("node={},bun={},deno={}", node.display(), bun.display(), deno.display());
+    let out = conformance().args(["runtimes", "--json", "-r", &rts]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for rt in v.as_array().unwrap() {
+        assert_eq!(rt["status"], "found", "{rt}");
+    }
+    let variants = "node.createWriteStream.wx,node.mkdirSync.recursive,node.cpSync,deno.copyFileSync";
+    let (r, stdout) = run(&[
+        "-r",
+        &rts,
+        "-v",
+        variants,
+        "--scenario",
+        "second-comer",
+        "--target",
+        "absent,file,self",
+        "--timeout",
+        "2",
+    ]);
+    assert_eq!(outcome(second(&r, "node 12", "node.createWriteStream.wx", "file")), "timeout");
+    let c = second(&r, "node 12", "node.cpSync", "absent");
+    assert_eq!(outcome(c), "unsupported");
+    assert!(c["evidence"].as_str().unwrap().contains("fs.cpSync is not a function"), "{c}");
+    assert_eq!(second(&r, "node 12", "node.mkdirSync.recursive", "absent")["result"]["returned"], "target");
+    assert_eq!(second(&r, "bun 1.1.44", "node.createWriteStream.wx", "file")["result"]["delivery"], "throw");
+    assert_eq!(outcome(second(&r, "deno 2.0.0", "deno.copyFileSync", "self")), "damaged", "{stdout}");
+    assert_eq!(second(&r, "deno 2.0.0", "deno.copyFileSync", "self")["result"]["after"], "file \"\"");
+    assert_eq!(second(&r, "deno 2.0.0", "node.mkdirSync.recursive", "absent")["result"]["returned"], "undefined");
+    // races: every contender's stamps on one clock, so every trial has a barrier spread
+    let (r, _) =
+        run(&["-r", &rts, "-v", "node.writeFileSync.wx", "--scenario", "race", "-n", "20", "--amplify", "off"]);
+    for c in r["cells"].as_array().unwrap() {
+        let st = &c["result"]["natural"]["stats"];
+        assert!(st["barrier_spread_us"]["p50"].is_number(), "{c}");
+        assert!(st["barrier_spread_unmeasured"].is_null(), "{}: {}", c["runtime"], st["barrier_spread_unmeasured"]);
+    }
+}
+
+/// Stamps that cannot be right are not made into a spread: a probe whose wall clock runs 50 ms
+/// late is `not measured (…)` with the reason; the same probe on CLOCK_MONOTONIC (Python's
+/// time.monotonic), or on a correct wall clock, is measured.
+#[cfg(unix)]
+#[test]
+fn barrier_spreads_come_from_one_clock() {
+    let fixtures = crate::common::fixtures();
+    let fake = format!("node={}", fixtures.join("fake-runtimes").join("clocks").join("node").display());
+    let matrices = fixtures.join("matrices").join("faults");
+    let race = |env: &[(&str, &str)]| {
+        let out = tempfile::tempdir().unwrap();
+        let mut c = conformance();
+        c.arg("--matrices").arg(&matrices);
+        c.args(["run", "-r", &fake, "-v", "node.fake.wx", "--scenario", "race", "-n", "6", "--amplify", "off", "-q"]);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.arg("--out").arg(out.path()).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let skewed = race(&[("FAKE_CLOCK", "wall"), ("FAKE_SKEW_US", "50000")]);
+    assert!(skewed.contains("barrier spread not measured (6 of 6 trials: a wall-clock stamp lies"), "{skewed}");
+    for clock in ["monotonic", "wall"] {
+        let ok = race(&[("FAKE_CLOCK", clock)]);
+        assert!(ok.contains("barrier spread (median over cells) p50"), "{clock}: {ok}");
+    }
+}
+
+/// `runtimes` starts each probe as `run` does: a Node whose probe cannot start (here, a fake
+/// that prints Node 14's syntax error) is `broken` with that reason in both, never `found`.
+#[cfg(unix)]
+#[test]
+fn runtimes_agrees_with_run() {
+    let fake =
+        format!("node={}", crate::common::fixtures().join("fake-runtimes").join("no-hello").join("node").display());
+    let out = conformance().args(["runtimes", "--json", "-r", &fake]).output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["status"], "broken", "{v}");
+    assert!(v[0]["reason"].as_str().unwrap().contains("Unexpected token"), "{v}");
+    let o = conformance().args(["run", "--dry-run", "-r", &fake]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("broken") && err.contains("Unexpected token"), "{err}");
+}
+
+/// A copied binary runs from its own built-in probes and matrices, with the checkout hidden
+/// (a bind mount over it in a private mount namespace, `unshare -rm`): `variants` lists the
+/// matrices and a run measures Node, recording `built-in probes/` in run_info.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_copied_binary_needs_no_checkout() {
+    if !available("node") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("conformance");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("conformance"), &exe).unwrap();
+    let empty = dir.path().join("empty");
+    let out = dir.path().join("out");
+    std::fs::create_dir(&empty).unwrap();
+    let script = format!(
+        "mount --bind '{empty}' '{home}' && cd / && '{exe}' variants -v node.mkdirSync && \
+         '{exe}' run -r node -v node.mkdirSync --scenario second-comer --target absent --no-relative -q --out '{out}'",
+        empty = empty.display(),
+        home = crate::common::root().display(),
+        exe = exe.display(),
+        out = out.display()
+    );
+    let o = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", &script])
+        .env("CONFORMANCE_CACHE_DIR", dir.path().join("cache"))
+        .output();
+    let o = match o {
+        Ok(o) if o.status.success() => o,
+        Ok(o) if String::from_utf8_lossy(&o.stderr).contains("unshare") => {
+            eprintln!("SKIPPED: no private mount namespace here: {}", String::from_utf8_lossy(&o.stderr));
+            return;
+        }
+        Ok(o) => panic!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+        Err(e) => {
+            eprintln!("SKIPPED: unshare: {e}");
+            return;
+        }
+    };
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("node.mkdirSync"), "{stdout}");
+    let r = read_json(&out.join("results.json"));
+    assert!(r["run_info"]["probes"].as_str().unwrap().starts_with("built-in probes/"), "{}", r["run_info"]);
+    assert!(r["run_info"]["matrices"].as_str().unwrap().starts_with("built-in matrices/"), "{}", r["run_info"]);
+    assert_eq!(r["cells"][0]["result"]["outcome"], "acquired", "{r}");
+}

@@ -150,6 +150,7 @@ pub(super) fn finding(recipe: &Recipe, result: CountersResult, evidence: Option<
         target: TargetState::Absent,
         control: false,
         evidence,
+        driver: None,
         elapsed_ms: ms(started.elapsed()),
         result: CellResult::Counters(result),
     }

@@ -3,6 +3,7 @@
 
 pub mod amplify;
 pub mod clock;
+pub mod cmdloop;
 pub mod contender;
 pub mod driver;
 pub mod fake;

@@ -551,6 +551,31 @@ mod tests {
         }
     }
 
+    /// The two cmd probes make the same calls: every command line that makes a call or writes
+    /// the token (`… || set "F=…"` and the mark write), and every variant id, appear in both.
+    #[test]
+    fn the_loop_and_the_one_shot_probe_make_the_same_calls() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("probes").join("cmd");
+        let lines = |name: &str, pick: &dyn Fn(&str) -> bool| -> std::collections::BTreeSet<String> {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            text.lines().map(str::trim).filter(|l| pick(l)).map(str::to_string).collect()
+        };
+        let calls = |l: &str| {
+            !l.starts_with("rem ")
+                && (l.contains("|| set \"F=!errorlevel!\"") || l.contains("|| set \"MF=!errorlevel!\""))
+        };
+        let one_shot = lines("probe.cmd", &calls);
+        // seven commands, the token write (cmd.redirect and the anti-pattern), the mark write
+        assert_eq!(one_shot.len(), 9, "{one_shot:?}");
+        assert_eq!(one_shot, lines(LOOP_SCRIPT, &calls));
+        let ids = |name: &str| -> std::collections::BTreeSet<String> {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            text.split("\"!V!\"==\"").skip(1).map(|rest| rest.split('"').next().unwrap().to_string()).collect()
+        };
+        assert_eq!(ids("probe.cmd").len(), 9);
+        assert_eq!(ids("probe.cmd"), ids(LOOP_SCRIPT));
+    }
+
     #[test]
     fn the_loop_script_lies_beside_the_one_shot_probe() {
         assert_eq!(sibling("Z:\\work\\probes\\cmd\\probe.cmd", LOOP_SCRIPT), "Z:\\work\\probes\\cmd\\loop.cmd");

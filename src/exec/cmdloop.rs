@@ -10,10 +10,12 @@
 //! Answers come on stdout (`hello`, `ready`, `result`), as in one-shot mode.
 //!
 //! **Release.** The probe blocks in a `set /p` read of stdin until `go` arrives, so the
-//! release is a pipe write per contender like a session probe's, with no polling: measured
-//! here with 3 contenders on 2 busy cores, the contenders entered their calls with a median
-//! spread of about 200 µs; a loop polling for a `go` file (`if not exist … goto wait`) gave
-//! about 2,000 µs (3 spinning processes on 2 cores), so the loop does not poll.
+//! release is a pipe write per contender like a session probe's, with no polling. Measured
+//! with prototypes of both, 3 contenders on the 2 busy cores: the contenders entered their
+//! calls with a median spread of about 200 µs; a loop polling for a `go` file (`if not exist …
+//! goto wait`, 3 spinning processes on 2 cores) gave about 2,000 µs. The harness's cmd races
+//! with this driver then showed p50 350–450 µs (median over cells; 2,000 µs with two more
+//! busy loops on the cores).
 //!
 //! **Clock.** cmd under Wine has no sub-second clock, so the probe reads the harness's file
 //! clock ([`super::clock`]) right before and after the call and copies what it read, unparsed,
@@ -27,10 +29,10 @@
 //! lies inside the working folder and the rest is ASCII the harness made; anything else is
 //! `unsupported` with the reason.
 //!
-//! **Faults.** A crash, a hang (timeout), a protocol break or a prompt ends the attempt as data
-//! ([`Attempt`]); the process tree is killed, and the next attempt starts a new loop. A stray
-//! line on stdout or an answered prompt also costs the loop its process after the result,
-//! so that no attempt inherits another's console state.
+//! **Faults.** A crash, a hang (timeout) or a protocol break ends the attempt as data
+//! ([`Attempt`]: crashed, timeout) and kills the process tree; an answered prompt (`prompted`)
+//! or a stray line on stdout kills it after the result, so that no attempt inherits another's
+//! console state. Either way the next attempt starts a new loop.
 //!
 //! **Fallback.** When the loop does not start (no `hello` with the expected check text in the
 //! start-up time, or the probe exits), the driver makes its attempts with the one-shot driver
@@ -67,7 +69,8 @@ const STDERR_GRACE: Duration = Duration::from_millis(500);
 /// The persistent cmd driver (see the module documentation).
 #[derive(Debug)]
 pub struct CmdLoop {
-    /// The one-shot launch of the probe; the loop adds [`LOOP_ARG`] and its environment.
+    /// The one-shot launch of the probe; the loop's replaces the script with [`LOOP_SCRIPT`]
+    /// and adds its environment.
     launch: Launch,
     cwd: PathBuf,
     timeouts: Timeouts,
@@ -77,11 +80,9 @@ pub struct CmdLoop {
     dir: PathBuf,
     dir_name: String,
     child: Option<Child>,
-    /// The attempt in flight, and where its stderr starts.
+    /// The attempt in flight, and where its stderr starts (a [`Child::stderr_mark`]).
     pending: Option<u64>,
     stderr_from: u64,
-    /// Kill the loop after this attempt (it printed stray output or was prompted).
-    retire: bool,
     /// Set when the loop could not start: the one-shot driver used instead, and why.
     fallback: Option<(OneShot, String)>,
     /// How many loop processes this driver started.
@@ -95,7 +96,7 @@ impl CmdLoop {
     /// A driver that will run the cmd probe of `launch` (its one-shot launch) in loop mode in
     /// `cwd`, spelling paths in `style`, reading the time from `clock` where given (see
     /// [`super::clock::file_clock`]). Nothing starts until [`Driver::start`] or the first
-    /// [`Driver::begin`]; the loop folder `.cmd-loop-<n>` is made in `cwd` then.
+    /// [`Driver::begin`]; the loop folder `.cmd-loop-<harness pid>-<n>` is made in `cwd` then.
     pub fn new(
         launch: Launch,
         cwd: PathBuf,
@@ -115,7 +116,6 @@ impl CmdLoop {
             child: None,
             pending: None,
             stderr_from: 0,
-            retire: false,
             fallback: None,
             starts: 0,
         }
@@ -384,7 +384,6 @@ impl Driver for CmdLoop {
             return one.begin(spec);
         }
         self.pending = Some(spec.id);
-        self.retire = false;
         self.write_request(spec)?;
         let child = self.child.as_mut().expect("the loop runs");
         self.stderr_from = child.stderr_mark();
@@ -437,7 +436,7 @@ impl Driver for CmdLoop {
         Ok(())
     }
 
-    /// Waits for the `result` ([`await_result`]: prompts answered, stray output kept), then
+    /// Waits for the `result` (`await_result`: prompts answered, stray output kept), then
     /// reads the clock stamps and the attempt's console output. A result for another attempt
     /// is a crash; after stray output or a prompt the loop is stopped, to start afresh.
     fn finish(&mut self) -> Attempt {
@@ -457,9 +456,10 @@ impl Driver for CmdLoop {
         let id = self.pending.unwrap_or(0);
         let stamps = (self.stamp("t0"), self.stamp("t1"));
         let console = self.console(id);
-        self.retire = awaited.answered || !awaited.stray.is_empty();
+        // a prompt or stray output: the next attempt gets a process with a clean console
+        let retire = awaited.answered || !awaited.stray.is_empty();
         let attempt = awaited.attempt(console, Some(stamps));
-        if self.retire {
+        if retire {
             self.stop_loop();
         }
         attempt

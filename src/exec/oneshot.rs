@@ -107,7 +107,7 @@ impl Driver for OneShot {
         Ok(())
     }
 
-    /// Waits for the `result` ([`await_result`]), then lets the process exit.
+    /// Waits for the `result` (`await_result`), then lets the process exit.
     fn finish(&mut self) -> Attempt {
         let awaited = match await_result(&mut self.child, &self.timeouts, &Child::stderr_tail) {
             Ok(w) => w,

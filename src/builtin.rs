@@ -34,6 +34,7 @@ macro_rules! matrix {
 pub const PROBES: &[BuiltIn] = &[
     probe!("PROTOCOL.md"),
     probe!("cmd/README.md"),
+    probe!("cmd/loop.cmd"),
     probe!("cmd/probe.cmd"),
     probe!("deno/probe.ts"),
     probe!("dotnet/Probe.cs"),

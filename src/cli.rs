@@ -41,7 +41,8 @@ pub const DEFAULT_READERS: u32 = 2;
 /// Default payload bytes per published file (`--size`): 8 writes of 4 KiB.
 pub const DEFAULT_SIZE: u32 = 32 * 1024;
 
-/// Trials per race for one-shot runtimes (cmd): `run --oneshot-trials`, and `race` without
+/// Trials per race for one-shot runtimes, which start a process per attempt (cmd on Windows,
+/// and under Wine where its loop cannot start): `run --oneshot-trials`, and `race` without
 /// `--trials` when a one-shot runtime takes part.
 pub const DEFAULT_ONESHOT_TRIALS: u32 = 50;
 
@@ -226,7 +227,7 @@ pub struct RunArgs {
     /// Trials per race cell.
     #[arg(long, short = 'n', default_value_t = DEFAULT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: u32,
-    /// Trials per race cell for one-shot runtimes (cmd: one process per attempt, ~0.5 s each under Wine).
+    /// Trials per race cell for one-shot runtimes (one process per attempt: cmd on Windows, or where its loop cannot start).
     #[arg(long, default_value_t = DEFAULT_ONESHOT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub oneshot_trials: u32,
     /// Race modes, bounds and adaptive trials.

@@ -93,6 +93,10 @@ impl TargetState {
     }
 }
 
+/// The driver note ([`crate::report::model::Cell::driver`]) of cmd's persistent loop: one
+/// cmd process per contender for a whole API family (`src/exec/cmdloop.rs`).
+pub const LOOP_DRIVER: &str = "loop";
+
 /// How a runtime spells paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathStyle {

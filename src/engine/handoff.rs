@@ -199,6 +199,7 @@ pub(super) fn finding(
         target: TargetState::Absent,
         control: false,
         evidence: stopped.map(|s| s.why),
+        driver: None,
         elapsed_ms: ms(started.elapsed()),
         result: CellResult::Counters(result),
     }

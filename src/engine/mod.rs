@@ -52,7 +52,8 @@ pub struct Options {
     pub contenders: usize,
     /// Trials per race for session-mode runtimes (T).
     pub trials: usize,
-    /// Trials per race for one-shot runtimes (cmd), which start a process per attempt.
+    /// Trials per race for contenders that start a process per attempt (one-shot mode: cmd on
+    /// Windows, or a cmd loop that did not start).
     pub oneshot_trials: usize,
     /// Per-attempt timeout (multiplied by the adapter's factor).
     pub timeout: Duration,
@@ -248,7 +249,10 @@ pub fn measure(
         if stop(&out) {
             break;
         }
-        let trials = if adapter.mode() == Mode::OneShot { opts.oneshot_trials } else { opts.trials };
+        // one process per attempt (one-shot mode, also a cmd loop that did not start) costs a
+        // process start per attempt: such races get --oneshot-trials
+        let trials =
+            if pools.natural.iter().any(Contender::process_per_attempt) { opts.oneshot_trials } else { opts.trials };
         // the control is judged on its best ordering: its amplified run gives every ordering
         // at least CONTROL_MIN_TRIALS trials (a sweep of 4 at -n 50 would otherwise leave 12
         // per ordering, too few to judge)
@@ -260,7 +264,11 @@ pub fn measure(
         if let (true, Some(cv)) = (opts.race, control) {
             let base = CellBase { v: cv };
             let c = match &start_fault {
-                Some(f) => Some(base.fault(Scenario::Race, TargetState::Absent, f)),
+                Some(f) => {
+                    let mut c = base.fault(Scenario::Race, TargetState::Absent, f);
+                    c.driver = pools.note();
+                    Some(c)
+                }
                 None => {
                     m.min_amplified_trials = control_amplified_trials;
                     base.race(&mut pools, style, trials, m)
@@ -315,7 +323,8 @@ pub fn measure(
             if let Some(f) = &start_fault {
                 if opts.second_comer {
                     for t in opts.targets.iter().filter(|t| t.applies(v.source == SourceKind::File)) {
-                        let c = base.fault(Scenario::SecondComer, *t, f);
+                        let mut c = base.fault(Scenario::SecondComer, *t, f);
+                        c.driver = pools.note();
                         on_finding(&c);
                         out.findings.push(c);
                     }
@@ -323,7 +332,11 @@ pub fn measure(
                 if opts.race {
                     let c = match control_cell.take_if(|c: &mut Finding| c.variant == v.id) {
                         Some(c) => c,
-                        None => base.fault(Scenario::Race, TargetState::Absent, f),
+                        None => {
+                            let mut c = base.fault(Scenario::Race, TargetState::Absent, f);
+                            c.driver = pools.note();
+                            c
+                        }
                     };
                     on_finding(&c);
                     out.findings.push(c);
@@ -336,7 +349,8 @@ pub fn measure(
                         break;
                     }
                     let c = second_comer_cell(&base, &mut pools.natural[0], t, style, m);
-                    let Some(c) = c else { break };
+                    let Some(mut c) = c else { break };
+                    c.driver = pools.natural[0].note();
                     check(&c, &mut out, m.scratch.root());
                     on_finding(&c);
                     out.findings.push(c);
@@ -455,6 +469,18 @@ impl Pools {
             }
         }
         self.amplified = Some(Err(why));
+    }
+
+    /// How the natural contenders make their attempts ([`Contender::note`]): their distinct
+    /// notes joined with `; `, or `None` when none has one (session probes).
+    pub fn note(&self) -> Option<String> {
+        let mut notes: Vec<String> = Vec::new();
+        for n in self.natural.iter().filter_map(Contender::note) {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+        (!notes.is_empty()).then(|| notes.join("; "))
     }
 
     /// Stops every probe.
@@ -639,6 +665,7 @@ impl CellBase<'_> {
         let mut f = self.finding(Scenario::Race, TargetState::Absent, CellResult::Race(Box::new(r.race)));
         f.evidence = evidence;
         f.elapsed_ms = r.elapsed_ms;
+        f.driver = pools.note();
         Some(f)
     }
 
@@ -649,6 +676,7 @@ impl CellBase<'_> {
             target,
             control: false,
             evidence: None,
+            driver: None,
             elapsed_ms: 0.0,
             result,
         }

@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::cmdloop::CmdLoop;
 use super::driver::Driver;
 use super::fake::{Fake, FakeCall};
 use super::oneshot::OneShot;
@@ -31,8 +32,11 @@ pub(crate) const EVIDENCE_CHARS: usize = 600;
 pub enum Mode {
     /// One long-lived process, JSON lines both ways.
     Session,
-    /// One process per attempt, data in environment variables (cmd.exe).
+    /// One process per attempt, data in environment variables (cmd.exe on Windows).
     OneShot,
+    /// cmd.exe kept running per contender, data in request files (cmd under Wine, see
+    /// [`super::cmdloop`]), paths spelled in this style; one-shot where the loop cannot start.
+    Loop(crate::domain::PathStyle),
 }
 
 /// One attempt's parameters, paths already spelled for the runtime.
@@ -150,12 +154,18 @@ pub struct Timeouts {
 pub struct Contender(Box<dyn Driver>);
 
 impl Contender {
-    /// A contender that will run `launch` in `cwd`, as a session probe or one process per
-    /// attempt (`mode`). Nothing starts until [`Contender::start`] or [`Contender::begin`].
+    /// A contender that will run `launch` in `cwd`, as a session probe, one process per
+    /// attempt, or a cmd loop (`mode`; the loop reads the harness's file clock,
+    /// [`super::fileclock::file_clock`]). Nothing starts until [`Contender::start`] or
+    /// [`Contender::begin`].
     pub fn new(mode: Mode, launch: Launch, cwd: PathBuf, timeouts: Timeouts) -> Contender {
         match mode {
             Mode::Session => Contender(Box::new(Session::new(launch, cwd, timeouts))),
             Mode::OneShot => Contender(Box::new(OneShot::new(launch, cwd, timeouts))),
+            Mode::Loop(style) => {
+                let clock = super::fileclock::file_clock();
+                Contender(Box::new(CmdLoop::new(launch, cwd, timeouts, style, clock)))
+            }
         }
     }
 
@@ -201,6 +211,14 @@ impl Contender {
     /// See [`Driver::hello`].
     pub fn hello(&self) -> Option<&super::protocol::FromProbe> {
         self.0.hello()
+    }
+    /// See [`Driver::note`].
+    pub fn note(&self) -> Option<String> {
+        self.0.note()
+    }
+    /// See [`Driver::process_per_attempt`].
+    pub fn process_per_attempt(&self) -> bool {
+        self.0.process_per_attempt()
     }
     /// See [`Driver::shutdown`].
     pub fn shutdown(&mut self) {

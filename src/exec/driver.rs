@@ -4,11 +4,14 @@
 //! [`Driver::ready`], [`Driver::release`] (`go`) and [`Driver::finish`] (the result) — so that
 //! second comers and races treat every runtime alike. [`session::Session`] drives one
 //! long-lived probe over JSON lines (Node, Bun, Deno, .NET, PowerShell),
-//! [`oneshot::OneShot`] starts one process per attempt with the data in its environment
-//! (cmd.exe), and [`fake::Fake`] makes the call in-process with `std::fs`, so the engine's
+//! [`cmdloop::CmdLoop`] keeps one cmd.exe per contender answering attempts whose data it reads
+//! from request files (cmd under Wine), [`oneshot::OneShot`] starts one process per attempt
+//! with the data in its environment (cmd.exe on Windows, and where the loop cannot start), and
+//! [`fake::Fake`] makes the call in-process with `std::fs`, so the engine's
 //! success paths (warm-up, discards, relative paths, counting) are tested without any runtime.
 //!
 //! [`session::Session`]: super::session::Session
+//! [`cmdloop::CmdLoop`]: super::cmdloop::CmdLoop
 //! [`oneshot::OneShot`]: super::oneshot::OneShot
 //! [`fake::Fake`]: super::fake::Fake
 
@@ -52,6 +55,18 @@ pub trait Driver: std::fmt::Debug + Send {
     /// against the matrices ([`super::protocol::check_hello`]); `None` for other drivers.
     fn hello(&self) -> Option<&super::protocol::FromProbe> {
         None
+    }
+    /// How this driver makes its attempts, for runtimes that have more than one way: the cmd
+    /// loop says `loop`, or `one-shot (why the loop is not used)` once it fell back (see
+    /// [`super::cmdloop`]); `None` for drivers with a single way. The engine copies it into
+    /// every cell it measures with this driver.
+    fn note(&self) -> Option<String> {
+        None
+    }
+    /// True when every attempt starts a new process (one-shot mode): such races get
+    /// `--oneshot-trials` instead of `--trials`.
+    fn process_per_attempt(&self) -> bool {
+        false
     }
 }
 

@@ -3,9 +3,11 @@
 
 pub mod amplify;
 pub mod clock;
+pub mod cmdloop;
 pub mod contender;
 pub mod driver;
 pub mod fake;
+pub mod fileclock;
 pub mod health;
 pub mod oneshot;
 pub mod process;

@@ -3,6 +3,8 @@
 //! run by the probe shares the console: its own output is evidence, and a confirmation prompt
 //! it prints is answered `N`.
 
+#![expect(clippy::result_large_err, reason = "an Attempt is data (see driver.rs)")]
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -105,127 +107,188 @@ impl Driver for OneShot {
         Ok(())
     }
 
-    /// Waits for the `result`. A confirmation prompt the command printed (see
-    /// [`shows_prompt`]) with no result within [`Timeouts::prompt_after`] is answered with `N`
-    /// lines, and the attempt is then [`Report::Prompted`]. A slow command that printed no
-    /// prompt keeps its real ending (its result, a timeout, or a crash).
+    /// Waits for the `result` (`await_result`), then lets the process exit.
     fn finish(&mut self) -> Attempt {
-        let started = Instant::now();
-        let deadline = started + self.timeouts.attempt;
-        let prompt_at = started + self.timeouts.prompt_after;
-        let mut answered = false;
-        let mut stray = String::new();
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                let report = if answered { Report::Prompted } else { Report::Timeout };
-                let ev = format!("no result within {} ms", self.timeouts.attempt.as_millis());
-                return self.fail(report, join(&ev, &stray));
-            }
-            if !answered && now >= prompt_at {
-                // no result yet: answer only a confirmation prompt the command has printed
-                let tail = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
-                if shows_prompt(&tail) || shows_prompt(&stray) {
-                    answered = true;
-                    if let Some(c) = self.child.as_mut() {
-                        let _ = c.write_line("N");
-                        let _ = c.write_line("N");
-                    }
-                }
-            }
-            let mut wake = deadline.min(now + Duration::from_millis(200));
-            if !answered && now < prompt_at {
-                wake = wake.min(prompt_at);
-            }
-            let line = match self.child.as_mut().map(|c| c.read_line_or_stop(wake)) {
-                None => return Attempt::fault(Report::Crashed, "no probe process"),
-                Some(Ok(l)) => l,
-                Some(Err(ReadError::Timeout)) => continue,
-                Some(Err(ReadError::Interrupted)) => {
-                    return self.fail(Report::Interrupted, "interrupted before the probe answered".into())
-                }
-                Some(Err(ReadError::Closed)) => {
-                    let report = if answered { Report::Prompted } else { Report::Crashed };
-                    let printed = if stray.is_empty() { String::new() } else { format!("; printed: {stray}") };
-                    return self.fail(report, format!("probe exited without a result{printed}"));
-                }
-            };
-            // the probe shares stdout with the command it runs: a prompt printed without a
-            // newline lands in front of the result line. Keep it as evidence.
-            let (prefix, json) = match line.find("{\"type\":\"result\"") {
-                Some(i) => (line[..i].trim().to_string(), line[i..].to_string()),
-                None => (String::new(), line.clone()),
-            };
-            if !prefix.is_empty() {
-                stray.push_str(&prefix);
-            }
-            match parse_line(&json) {
-                Ok(FromProbe::Result { ok, t0_us, t1_us, errorlevel, error, t0, t1, .. }) => {
-                    // cmd's %TIME%: local wall time to the centisecond, placed on the timeline
-                    // without the window check (its resolution is wider than most windows)
-                    let now = super::clock::now();
-                    let stamp = |s: &Option<String>| {
-                        s.as_deref()
-                            .and_then(time_of_day_us)
-                            .map(|t| super::clock::wall_to_timeline(epoch_us_of_local_time(t), now))
-                    };
-                    let t0_us = t0_us.map(|t| super::clock::wall_to_timeline(t, now)).or_else(|| stamp(&t0));
-                    let t1_us = t1_us.map(|t| super::clock::wall_to_timeline(t, now)).or_else(|| stamp(&t1));
-                    let unstamped = t0_us.is_none().then(|| {
-                        format!(
-                            "cmd's %TIME% gave no time to the centisecond ({:?})",
-                            t0.as_deref().unwrap_or("no stamp")
-                        )
-                    });
-                    let mut error = if ok { None } else { Some(error.unwrap_or_default()) };
-                    let tail = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
-                    if answered && !tail.is_empty() {
-                        // cmd prints its confirmation prompt on stderr: keep it as evidence
-                        if !stray.is_empty() {
-                            stray.push_str(" | ");
-                        }
-                        stray.push_str(&tail);
-                    }
-                    if let Some(e) = error.as_mut() {
-                        e.errorlevel = errorlevel;
-                        if e.kind.is_empty() {
-                            e.kind = "errorlevel".into();
-                        }
-                        if e.message.is_empty() {
-                            e.message = tail;
-                        }
-                    }
-                    self.discard();
-                    let report = if answered {
-                        Report::Prompted
-                    } else if ok {
-                        Report::Success
-                    } else {
-                        Report::Error
-                    };
-                    let evidence = (!stray.is_empty()).then(|| stray.clone());
-                    return Attempt { t0_us, t1_us, error, evidence, unstamped, ..Attempt::new(report) };
-                }
-                _ => {
-                    // the command's own console output (e.g. "1 file(s) moved."): evidence, not protocol
-                    if stray.len() < EVIDENCE_CHARS * 4 {
-                        if !stray.is_empty() {
-                            stray.push_str(" | ");
-                        }
-                        stray.push_str(&line);
-                    }
-                }
-            }
-        }
+        let awaited = match await_result(&mut self.child, &self.timeouts, &Child::stderr_tail) {
+            Ok(w) => w,
+            Err(fault) => return fault,
+        };
+        let console = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
+        self.discard();
+        awaited.attempt(console, None)
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {
         control_child(self.child.as_mut(), control)
     }
 
+    fn process_per_attempt(&self) -> bool {
+        true
+    }
+
     fn shutdown(&mut self) {
         if let Some(mut c) = self.child.take() {
             c.kill();
+        }
+    }
+}
+
+/// What [`await_result`] saw of one attempt: the probe's `result` and what came around it.
+#[derive(Debug)]
+pub(crate) struct Awaited {
+    /// Whether the call returned success.
+    pub ok: bool,
+    /// The attempt id of the result (loop mode), `None` in one-shot mode.
+    pub id: Option<u64>,
+    /// cmd's ERRORLEVEL after the call.
+    pub errorlevel: Option<i64>,
+    /// The raw error the probe sent (a `MarkError`), if any.
+    pub error: Option<crate::domain::RawError>,
+    /// cmd's `%TIME%` before and after the call, converted to µs since the Unix epoch where it
+    /// parses (not under Wine, whose `%TIME%` has no seconds).
+    pub t0_us: Option<f64>,
+    /// See `t0_us`.
+    pub t1_us: Option<f64>,
+    /// cmd's `%TIME%` before the call as printed, for the reason a trial has no stamps.
+    pub t0_text: Option<String>,
+    /// True when a confirmation prompt was answered `N` before the result came.
+    pub answered: bool,
+    /// Output on stdout that was not protocol (the command's own, e.g. a prompt), joined.
+    pub stray: String,
+}
+
+impl Awaited {
+    /// The attempt this result makes: [`Report::Prompted`] if a prompt was answered, else
+    /// success or error by `ok`. `console` is the command's output during the attempt (the
+    /// probe's stderr): the raw message of a failed call that carries none, and evidence of a
+    /// prompt. `stamps` (µs since the Unix epoch, before and after the call) replace the
+    /// `%TIME%` ones where given.
+    pub fn attempt(self, console: String, stamps: Option<(Option<f64>, Option<f64>)>) -> Attempt {
+        let Awaited { ok, errorlevel, error, t0_us, t1_us, t0_text, answered, mut stray, .. } = self;
+        let (t0_us, t1_us) = match stamps {
+            Some((a, b)) => (a.or(t0_us), b.or(t1_us)),
+            None => (t0_us, t1_us),
+        };
+        // wall-clock stamps (the file clock, cmd's %TIME%) on the harness's timeline, without
+        // the window check: %TIME%'s centiseconds are wider than most windows
+        let now = super::clock::now();
+        let (t0_us, t1_us) = (
+            t0_us.map(|t| super::clock::wall_to_timeline(t, now)),
+            t1_us.map(|t| super::clock::wall_to_timeline(t, now)),
+        );
+        let unstamped = t0_us
+            .is_none()
+            .then(|| format!("cmd gave no time to the centisecond ({})", t0_text.as_deref().unwrap_or("no stamp")));
+        let console = console.trim().to_string();
+        if answered && !console.is_empty() {
+            // cmd prints its confirmation prompt on stderr: keep it as evidence
+            if !stray.is_empty() {
+                stray.push_str(" | ");
+            }
+            stray.push_str(&console);
+        }
+        let mut error = if ok { None } else { Some(error.unwrap_or_default()) };
+        if let Some(e) = error.as_mut() {
+            e.errorlevel = errorlevel;
+            if e.kind.is_empty() {
+                e.kind = "errorlevel".into();
+            }
+            if e.message.is_empty() {
+                e.message = console;
+            }
+        }
+        let report = if answered {
+            Report::Prompted
+        } else if ok {
+            Report::Success
+        } else {
+            Report::Error
+        };
+        let evidence = (!stray.is_empty()).then_some(stray);
+        Attempt { t0_us, t1_us, error, evidence, unstamped, ..Attempt::new(report) }
+    }
+}
+
+/// Waits for the `result` line of a cmd probe (one-shot or loop mode), which shares its
+/// console with the command it runs. `console` gives the probe's console output of this
+/// attempt so far (its stderr). A confirmation prompt the command printed (see
+/// [`shows_prompt`]) with no result within [`Timeouts::prompt_after`] is answered with `N`
+/// lines, and the attempt is then [`Report::Prompted`]. A slow command that printed no prompt
+/// keeps its real ending (its result, a timeout, or a crash). Lines before the result that are
+/// not protocol are kept as evidence ([`Awaited::stray`]).
+///
+/// Errors: the fault (timeout, a probe that exited without a result, an interrupt); the
+/// process tree is then killed and `child` emptied.
+pub(crate) fn await_result(
+    child: &mut Option<Child>,
+    timeouts: &Timeouts,
+    console: &dyn Fn(&Child) -> String,
+) -> Result<Awaited, Attempt> {
+    let started = Instant::now();
+    let deadline = started + timeouts.attempt;
+    let prompt_at = started + timeouts.prompt_after;
+    let mut answered = false;
+    let mut stray = String::new();
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            let report = if answered { Report::Prompted } else { Report::Timeout };
+            let ev = format!("no result within {} ms", timeouts.attempt.as_millis());
+            return Err(fail_child(child, report, &join(&ev, &stray)));
+        }
+        if !answered && now >= prompt_at {
+            // no result yet: answer only a confirmation prompt the command has printed
+            let tail = child.as_ref().map(console).unwrap_or_default();
+            if shows_prompt(&tail) || shows_prompt(&stray) {
+                answered = true;
+                if let Some(c) = child.as_mut() {
+                    let _ = c.write_line("N");
+                    let _ = c.write_line("N");
+                }
+            }
+        }
+        let mut wake = deadline.min(now + Duration::from_millis(200));
+        if !answered && now < prompt_at {
+            wake = wake.min(prompt_at);
+        }
+        let line = match child.as_mut().map(|c| c.read_line_or_stop(wake)) {
+            None => return Err(Attempt::fault(Report::Crashed, "no probe process")),
+            Some(Ok(l)) => l,
+            Some(Err(ReadError::Timeout)) => continue,
+            Some(Err(ReadError::Interrupted)) => {
+                return Err(fail_child(child, Report::Interrupted, "interrupted before the probe answered"))
+            }
+            Some(Err(ReadError::Closed)) => {
+                let report = if answered { Report::Prompted } else { Report::Crashed };
+                let printed = if stray.is_empty() { String::new() } else { format!("; printed: {stray}") };
+                return Err(fail_child(child, report, &format!("probe exited without a result{printed}")));
+            }
+        };
+        // the probe shares stdout with the command it runs: a prompt printed without a
+        // newline lands in front of the result line. Keep it as evidence.
+        let (prefix, json) = match line.find("{\"type\":\"result\"") {
+            Some(i) => (line[..i].trim().to_string(), line[i..].to_string()),
+            None => (String::new(), line.clone()),
+        };
+        if !prefix.is_empty() {
+            stray.push_str(&prefix);
+        }
+        match parse_line(&json) {
+            Ok(FromProbe::Result { id, ok, t0_us, t1_us, errorlevel, error, t0, t1, .. }) => {
+                let stamp = |s: &Option<String>| s.as_deref().and_then(time_of_day_us).map(epoch_us_of_local_time);
+                let t0_us = t0_us.or_else(|| stamp(&t0));
+                let t1_us = t1_us.or_else(|| stamp(&t1));
+                return Ok(Awaited { ok, id, errorlevel, error, t0_us, t1_us, t0_text: t0, answered, stray });
+            }
+            _ => {
+                // the command's own console output (e.g. "1 file(s) moved."): evidence, not protocol
+                if stray.len() < EVIDENCE_CHARS * 4 {
+                    if !stray.is_empty() {
+                        stray.push_str(" | ");
+                    }
+                    stray.push_str(&line);
+                }
+            }
         }
     }
 }

@@ -151,8 +151,16 @@ pub struct Child {
     child: Box<dyn ChildWrapper>,
     stdin: Option<ChildStdin>,
     lines: Receiver<Line>,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Stderr>>,
     stdout_closed: bool,
+}
+
+/// What the harness keeps of a child's stderr: the last [`STDERR_KEEP`] bytes, and how many
+/// bytes the child has written in all (so that a part of the stream can be found again).
+#[derive(Debug, Default)]
+struct Stderr {
+    kept: Vec<u8>,
+    total: u64,
 }
 
 impl std::fmt::Debug for Child {
@@ -190,7 +198,7 @@ impl Child {
                 }
             }
         });
-        let keep = Arc::new(Mutex::new(Vec::new()));
+        let keep = Arc::new(Mutex::new(Stderr::default()));
         let keep2 = Arc::clone(&keep);
         std::thread::spawn(move || {
             let mut r = stderr;
@@ -200,10 +208,11 @@ impl Child {
                     break;
                 }
                 let mut k = keep2.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                k.extend_from_slice(&chunk[..n]);
-                if k.len() > STDERR_KEEP {
-                    let cut = k.len() - STDERR_KEEP;
-                    k.drain(..cut);
+                k.kept.extend_from_slice(&chunk[..n]);
+                k.total += n as u64;
+                if k.kept.len() > STDERR_KEEP {
+                    let cut = k.kept.len() - STDERR_KEEP;
+                    k.kept.drain(..cut);
                 }
             }
         });
@@ -273,7 +282,22 @@ impl Child {
     /// The last kilobytes of stderr, lossily decoded and trimmed.
     pub fn stderr_tail(&self) -> String {
         let k = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        String::from_utf8_lossy(&k).trim().to_string()
+        String::from_utf8_lossy(&k.kept).trim().to_string()
+    }
+
+    /// How many bytes of stderr the harness has read from the child so far: a mark for
+    /// [`Child::stderr_since`].
+    pub fn stderr_mark(&self) -> u64 {
+        self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner).total
+    }
+
+    /// The stderr bytes read after `mark` (a [`Child::stderr_mark`]), as far as they are still
+    /// kept (the last 16 KiB), lossily decoded, untrimmed: what a long-lived child wrote during
+    /// one attempt.
+    pub fn stderr_since(&self, mark: u64) -> String {
+        let k = self.stderr.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let new = usize::try_from(k.total.saturating_sub(mark)).unwrap_or(usize::MAX).min(k.kept.len());
+        String::from_utf8_lossy(&k.kept[k.kept.len() - new..]).into_owned()
     }
 
     /// Pauses (`SIGSTOP`) or resumes (`SIGCONT`) the child's whole process group (Unix).

@@ -217,6 +217,7 @@ mod tests {
             target,
             control: false,
             evidence: None,
+            driver: None,
             elapsed_ms: 1.0,
             result,
         };

@@ -173,6 +173,12 @@ pub struct Cell {
     /// reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// How the probe was driven, for runtimes with more than one way (cmd): `loop` (one cmd
+    /// process per contender, kept for the family) or `one-shot (why the loop was not used)`
+    /// (one process per attempt); from the contenders' [`crate::exec::driver::Driver::note`].
+    /// `None` for session probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
     /// Wall time of the cell, in milliseconds.
     pub elapsed_ms: f64,
     /// What the cell found, by kind (`"kind": "second-comer" | "race" | "counters"`).
@@ -198,6 +204,8 @@ pub struct Finding {
     pub control: bool,
     /// Faults, prompts and harness errors: what the harness saw.
     pub evidence: Option<String>,
+    /// How the probe was driven, for runtimes with more than one way ([`Cell::driver`]).
+    pub driver: Option<String>,
     /// Wall time, in milliseconds.
     pub elapsed_ms: f64,
     /// What was found.
@@ -346,6 +354,7 @@ impl Cell {
             target: f.target,
             control: f.control,
             evidence: f.evidence,
+            driver: f.driver,
             elapsed_ms: f.elapsed_ms,
             result: f.result,
             machine: None,
@@ -474,9 +483,9 @@ pub struct RunInfo {
     pub duration_s: f64,
     /// Contenders per race.
     pub contenders: usize,
-    /// Trials per race (session-mode runtimes).
+    /// Trials per race (session-mode runtimes and the cmd loop).
     pub trials: usize,
-    /// Trials per race for one-shot runtimes (cmd).
+    /// Trials per race for one-shot runtimes (one process per attempt: cmd on Windows, or where its loop did not start).
     pub oneshot_trials: usize,
     /// Per-attempt timeout, ms.
     pub timeout_ms: u64,

@@ -526,7 +526,36 @@ fn race_lines_raw(results: &Results, runtime: &str) -> Vec<String> {
     for r in reasons {
         out.push(format!("amplified races: {r}"));
     }
+    out.extend(driver_lines(results, runtime));
     out
+}
+
+/// How the runtime's probe was driven, where it has more than one way ([`Cell::driver`]): one
+/// line per way, with the number of cells when the ways differ within the run.
+fn driver_lines(results: &Results, runtime: &str) -> Vec<String> {
+    let mut ways: Vec<(&str, usize)> = Vec::new();
+    for d in results.cells.iter().filter(|c| c.runtime == runtime).filter_map(|c| c.driver.as_deref()) {
+        match ways.iter_mut().find(|(w, _)| *w == d) {
+            Some((_, n)) => *n += 1,
+            None => ways.push((d, 1)),
+        }
+    }
+    let mixed = ways.len() > 1;
+    ways.iter()
+        .map(|(w, n)| {
+            let what = if *w == crate::domain::LOOP_DRIVER {
+                "loop (one process per contender for each API family, attempts handed over as request files)"
+                    .to_string()
+            } else {
+                format!("{w}, one process per attempt")
+            };
+            if mixed {
+                format!("driver: {what} ({n} cells)")
+            } else {
+                format!("driver: {what}")
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

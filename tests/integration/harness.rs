@@ -382,6 +382,53 @@ fn a_slow_command_is_not_a_prompt() {
     assert_eq!(outcome("cmd.copy.-Y"), "prompted", "a real prompt");
     let ev = cells(&r, "cmd.copy.-Y", "second-comer")[0]["evidence"].as_str().unwrap().to_string();
     assert!(ev.contains("(Yes|No)"), "{ev}");
+    // this fake speaks the one-shot protocol only: the loop did not start, and every cell
+    // says that it was measured one process per attempt, and why
+    for c in r["cells"].as_array().unwrap() {
+        let driver = c["driver"].as_str().unwrap_or_default();
+        assert!(driver.starts_with("one-shot (the cmd loop did not start: "), "{c}");
+    }
+}
+
+/// The persistent cmd driver against a fake `wine` whose loop hangs, crashes, breaks the
+/// protocol or prints garbage, one variant each (`tests/fixtures/fake-runtimes/loop-cmd`):
+/// each fault is that cell's data, the next attempt gets a new loop (never the one-shot
+/// fallback), and a failed call's message is its own attempt's stderr only.
+#[test]
+fn the_cmd_loop_restarts_after_each_fault() {
+    let _serial = one_at_a_time();
+    let out = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("starts");
+    let wine = format!("cmd={}", fake("loop-cmd", "wine").display());
+    conformance()
+        .env("FAKE_LOOP_LOG", &log)
+        .args(["run", "--runtime", &wine, "--scenario", "second-comer", "--target", "absent", "-k", "2"])
+        .args(["--timeout", "1", "--no-relative", "-q", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = read_json(&out.path().join("results.json"));
+    let cell = |v: &str| cells(&r, v, "second-comer")[0].clone();
+    let outcome = |v: &str| cell(v)["result"]["outcome"].as_str().unwrap().to_string();
+    assert_eq!(outcome("cmd.mkdir"), "acquired");
+    assert_eq!(outcome("cmd.ren"), "timeout", "a hang");
+    assert_eq!(outcome("cmd.move"), "crashed", "an exit without a result");
+    assert_eq!(outcome("cmd.move.Y"), "failed", "the call failed on a free name");
+    assert_eq!(cell("cmd.move.Y")["result"]["error"]["raw"]["message"], "Access denied.", "{}", cell("cmd.move.Y"));
+    assert_eq!(outcome("cmd.move.-Y"), "acquired", "after noise on stderr between attempts");
+    assert_eq!(outcome("cmd.copy"), "acquired", "a stray line is evidence, the result counts");
+    assert!(cell("cmd.copy")["evidence"].as_str().unwrap().contains("1 file(s) copied."), "{}", cell("cmd.copy"));
+    assert_eq!(outcome("cmd.copy.-Y"), "acquired");
+    assert_eq!(outcome("cmd.redirect"), "crashed", "a line that is not JSON");
+    assert_eq!(outcome("cmd.if-not-exist+redirect"), "acquired", "a new loop after the break");
+    for c in r["cells"].as_array().unwrap() {
+        assert_eq!(c["driver"], "loop", "{c}");
+    }
+    // a loop per contender at the start (two; second comers use the first), and a new one
+    // after the hang, the crash, the stray line and the protocol break
+    let starts = std::fs::read_to_string(&log).unwrap().lines().count();
+    assert_eq!(starts, 2 + 4, "loop starts");
 }
 
 /// Item 6: two runs cannot share an --out folder; the second is refused at once (exit 3).

@@ -188,10 +188,9 @@ fn pwsh() {
     assert_paths_were_data(&r, "pwsh");
 }
 
-/// cmd starts a process per attempt (0.1–0.3 s under Wine), so its races are short, natural
-/// only (its amplification is unavailable, with the reason in each cell), and a verdict from a
-/// few trials could flip; the baseline comparison covers the second comer, and the races are
-/// checked for what cannot flip by chance: `mkdir` never has two winners, `copy` always has.
+/// cmd through the hostile folder name (second comers compared with the baseline), and short
+/// natural races (its amplification is unavailable, with the reason in each cell), checked
+/// for what cannot flip by chance: `mkdir` never has two winners, `copy` always has.
 #[test]
 fn cmd() {
     let _serial = one_at_a_time();
@@ -202,9 +201,11 @@ fn cmd() {
     let r = measure("cmd", "1", &["--scenario", "second-comer", "--path-segment", segment]);
     assert_paths_were_data(&r, "cmd");
     let out = tempfile::tempdir().unwrap();
+    // 20 trials: under Wine the loop driver makes them cheap; on Windows (one process per
+    // attempt) the race takes --oneshot-trials instead
     conformance()
         .args(["run", "--runtime", "cmd", "--scenario", "race", "--variant", "cmd.mkdir,cmd.copy", "-q"])
-        .args(["--oneshot-trials", "4", "--path-segment", segment, "--out"])
+        .args(["-n", "20", "--oneshot-trials", "4", "--path-segment", segment, "--out"])
         .arg(out.path())
         .assert()
         .success();
@@ -212,8 +213,9 @@ fn cmd() {
     let race = |v: &str| r["cells"].as_array().unwrap().iter().find(|c| c["variant"] == v).unwrap().clone();
     let mkdir = race("cmd.mkdir");
     assert_eq!(mkdir["result"]["natural"]["verdict"], "exclusive", "{mkdir}");
-    assert_eq!(mkdir["result"]["natural"]["stats"]["trials"], 4);
-    // with 4 trials the control may or may not be caught; the cell says which
+    let trials = if cfg!(windows) { 4 } else { 20 };
+    assert_eq!(mkdir["result"]["natural"]["stats"]["trials"], trials);
+    // with few trials the control may or may not be caught; the cell says which
     match mkdir["result"]["verdict"].as_str().unwrap() {
         "exclusive" => assert_eq!(mkdir["result"]["detection"]["worked"], true, "{mkdir}"),
         "inconclusive" => {
@@ -226,6 +228,75 @@ fn cmd() {
     }
     // copy overwrites: with three contenders each trial has at least one later winner
     assert_eq!(race("cmd.copy")["result"]["verdict"], "multiple-winners", "{}", race("cmd.copy"));
+}
+
+/// The persistent cmd driver under Wine (`src/exec/cmdloop.rs`): every cell says it was
+/// measured by the loop, races carry a barrier spread from the probe's file clock (the
+/// one-shot probe under Wine has no sub-second clock, so there was none before), a prompt
+/// costs the loop its process and the next attempt gets a fresh one, faults do not make the
+/// driver fall back, and the loop folders go with the scratch folder.
+#[cfg(target_os = "linux")]
+#[test]
+fn cmd_loop_driver() {
+    let _serial = one_at_a_time();
+    if !available("cmd") {
+        return;
+    }
+    let fs_root = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let run = |args: &[&str]| {
+        let out = tempfile::tempdir().unwrap();
+        conformance()
+            .args(["run", "--runtime", "cmd", "-q", "--path-segment", HOSTILE_FOR_WINE_CMD])
+            .args(args)
+            .arg("--out")
+            .arg(out.path())
+            .arg("--fs-root")
+            .arg(fs_root.path())
+            .assert()
+            .success();
+        read_json(&out.path().join("results.json"))
+    };
+    let second = run(&["-v", "cmd.mkdir,cmd.move.-Y", "--scenario", "second-comer", "--target", "file,absent"]);
+    let races = run(&["-v", "cmd.mkdir,cmd.copy", "--scenario", "race", "-n", "30"]);
+    let took = started.elapsed();
+    let cells: Vec<&serde_json::Value> =
+        [&second, &races].iter().flat_map(|r| r["cells"].as_array().unwrap().iter()).collect();
+    for c in &cells {
+        assert_eq!(c["driver"], "loop", "every cell is measured by the loop, none fell back: {c}");
+    }
+    let cell = |v: &str, scenario: &str, target: &str| {
+        *cells
+            .iter()
+            .find(|c| c["variant"] == v && c["scenario"] == scenario && c["target"] == target)
+            .unwrap_or_else(|| panic!("no cell {v} {scenario} {target}"))
+    };
+    // second comers: the message is this attempt's console output only
+    let refused = cell("cmd.mkdir", "second-comer", "file");
+    assert_eq!(refused["result"]["outcome"], "refused", "{refused}");
+    let msg = refused["result"]["error"]["raw"]["message"].as_str().unwrap();
+    assert!(msg.contains("exists") && !msg.contains("probe: end of attempt"), "{msg}");
+    assert_eq!(cell("cmd.mkdir", "second-comer", "absent")["result"]["outcome"], "acquired");
+    // a prompt is answered, the loop is replaced, and the next attempts work (relative too)
+    let prompted = cell("cmd.move.-Y", "second-comer", "file");
+    assert_eq!(prompted["result"]["outcome"], "prompted", "{prompted}");
+    assert!(prompted["evidence"].as_str().unwrap().contains("(Yes|No)"), "{prompted}");
+    assert_eq!(prompted["result"]["relative"]["outcome"], "prompted", "{prompted}");
+    let after = &cell("cmd.move.-Y", "second-comer", "absent")["result"];
+    assert_eq!((&after["outcome"], &after["relative"]["outcome"]), (&"acquired".into(), &"acquired".into()), "{after}");
+    // races: counted trials, a measured barrier spread, verdicts that cannot flip by chance
+    for (v, verdict) in [("cmd.mkdir", "exclusive"), ("cmd.copy", "multiple-winners")] {
+        let race = cell(v, "race", "absent");
+        let nat = &race["result"]["natural"];
+        assert_eq!(nat["verdict"], verdict, "{race}");
+        assert_eq!(nat["stats"]["trials"], 30, "{race}");
+        let spread = &nat["stats"]["barrier_spread_us"]["p50"];
+        let p50 = spread.as_f64().unwrap_or_else(|| panic!("no barrier spread: {race}"));
+        assert!((0.0..1e6).contains(&p50), "a spread under a second: {p50} µs");
+        assert!(nat["trials_per_second"].as_f64().unwrap() > 0.0, "{race}");
+    }
+    eprintln!("cmd loop driver test: {} cells in {:.1} s", cells.len(), took.as_secs_f64());
+    assert_only_scratch_used(fs_root.path());
 }
 
 /// Runs cmd's `cmd.mkdir` second comer on an absent target with `extra` flags (the path under

@@ -1,0 +1,593 @@
+//! The persistent cmd driver: one `cmd /d /c loop.cmd` process per contender
+//! (`probes/cmd/loop.cmd`), kept for a whole API family, answering one attempt after another
+//! (`probes/PROTOCOL.md`, loop mode).
+//!
+//! Data and signals travel apart. The attempt's values (variant, target, source, token, mark
+//! and its id) go into files of a loop folder that the probe reads with `set /p`, one value
+//! per file, so they reach cmd as data, never as command text; signals are single lines on
+//! stdin (`prepare`, `go ID`, `quit`), each written only after the answer to the one before,
+//! because Wine's `set /p` takes a whole pipe read, not one line (`probes/cmd/README.md`).
+//! Answers come on stdout (`hello`, `ready`, `result`), as in one-shot mode.
+//!
+//! **Release.** The probe blocks in a `set /p` read of stdin until `go` arrives, so the
+//! release is a pipe write per contender like a session probe's, with no polling. Measured
+//! with prototypes of both, 3 contenders on the 2 busy cores: the contenders entered their
+//! calls with a median spread of about 200 µs; a loop polling for a `go` file (`if not exist …
+//! goto wait`, 3 spinning processes on 2 cores) gave about 2,000 µs. The harness's cmd races
+//! with this driver then showed p50 350–450 µs (median over cells; 2,000 µs with two more
+//! busy loops on the cores).
+//!
+//! **Clock.** cmd under Wine has no sub-second clock, so the probe reads the harness's file
+//! clock ([`super::clock`]) right before and after the call and copies what it read, unparsed,
+//! into the loop folder; the harness turns it into µs since the Unix epoch.
+//!
+//! **Text.** Wine's `set /p` decodes a file in the console code page (measured: UTF-8 bytes of
+//! `日本語` came out as `æ—¥æœ¬èªž` from a file, intact from the environment), so request files
+//! carry ASCII only: a path inside the probe's working folder is sent as the part after that
+//! folder, with a `NAME.root` marker, and the probe joins it to the folder it got once, in full
+//! Unicode, through its environment (`CONFORMANCE_ROOT`). Every path the engine hands a probe
+//! lies inside the working folder and the rest is ASCII the harness made; anything else is
+//! `unsupported` with the reason.
+//!
+//! **Faults.** A crash, a hang (timeout) or a protocol break ends the attempt as data
+//! ([`Attempt`]: crashed, timeout) and kills the process tree; an answered prompt (`prompted`)
+//! or a stray line on stdout kills it after the result, so that no attempt inherits another's
+//! console state. Either way the next attempt starts a new loop.
+//!
+//! **Fallback.** When the loop does not start (no `hello` with the expected check text in the
+//! start-up time, or the probe exits), the driver makes its attempts with the one-shot driver
+//! ([`super::oneshot::OneShot`]) from then on and says so ([`Driver::note`]); the engine
+//! writes that into every cell it measures that way.
+
+#![expect(clippy::result_large_err, reason = "an Attempt is data (see driver.rs)")]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::contender::{join, Attempt, Spec, Timeouts};
+use super::driver::{control_child, fail_child, Control, Driver};
+use super::fileclock::FileClock;
+use super::oneshot::{await_result, OneShot};
+use super::process::{Child, Launch, ReadError};
+use super::protocol::{parse_line, FromProbe};
+use super::scratch::{spell, PathStyle};
+use crate::verdict::Report;
+
+/// The loop probe's file name: `probes/cmd/loop.cmd`, beside the one-shot `probe.cmd`.
+pub const LOOP_SCRIPT: &str = "loop.cmd";
+
+/// The line the probe writes on stderr at the end of each attempt, before its `result`
+/// (followed by the attempt id): what the command printed during the attempt is what stands
+/// between the previous attempt's end and this one.
+const END_OF_ATTEMPT: &str = "probe: end of attempt ";
+
+/// How long the harness waits, after a `result`, for the probe's end-of-attempt line on
+/// stderr (which it wrote before the result, on another pipe).
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+
+/// The persistent cmd driver (see the module documentation).
+#[derive(Debug)]
+pub struct CmdLoop {
+    /// The one-shot launch of the probe; the loop's replaces the script with [`LOOP_SCRIPT`]
+    /// and adds its environment.
+    launch: Launch,
+    cwd: PathBuf,
+    timeouts: Timeouts,
+    style: PathStyle,
+    clock: Option<&'static FileClock>,
+    /// The loop folder: absolute, and as the probe names it (relative to `cwd`).
+    dir: PathBuf,
+    dir_name: String,
+    child: Option<Child>,
+    /// The attempt in flight, and where its stderr starts (a [`Child::stderr_mark`]).
+    pending: Option<u64>,
+    stderr_from: u64,
+    /// Set when the loop could not start: the one-shot driver used instead, and why.
+    fallback: Option<(OneShot, String)>,
+    /// How many loop processes this driver started.
+    starts: u64,
+}
+
+/// Makes loop folder names unique within the harness process.
+static NEXT_DIR: AtomicU64 = AtomicU64::new(1);
+
+impl CmdLoop {
+    /// A driver that will run the cmd probe of `launch` (its one-shot launch) in loop mode in
+    /// `cwd`, spelling paths in `style`, reading the time from `clock` where given (see
+    /// [`super::fileclock::file_clock`]). Nothing starts until [`Driver::start`] or the first
+    /// [`Driver::begin`]; the loop folder `.cmd-loop-<harness pid>-<n>` is made in `cwd` then.
+    pub fn new(
+        launch: Launch,
+        cwd: PathBuf,
+        timeouts: Timeouts,
+        style: PathStyle,
+        clock: Option<&'static FileClock>,
+    ) -> CmdLoop {
+        let dir_name = format!(".cmd-loop-{}-{}", std::process::id(), NEXT_DIR.fetch_add(1, Ordering::Relaxed));
+        CmdLoop {
+            dir: cwd.join(&dir_name),
+            dir_name,
+            launch,
+            cwd,
+            timeouts,
+            style,
+            clock,
+            child: None,
+            pending: None,
+            stderr_from: 0,
+            fallback: None,
+            starts: 0,
+        }
+    }
+
+    /// The launch of the loop: the one-shot launch with its last argument, the probe script,
+    /// replaced by [`LOOP_SCRIPT`] in the same folder, plus the loop folder, the working
+    /// folder as the probe spells it, and the clock file.
+    fn loop_launch(&self) -> Launch {
+        let mut l = self.launch.clone();
+        if let Some(script) = l.args.last_mut() {
+            *script = sibling(&script.to_string_lossy(), LOOP_SCRIPT).into();
+        }
+        let clock = self.clock.map(|c| spell(c.path(), self.style)).unwrap_or_default();
+        l.with_env("CONFORMANCE_LOOP_DIR", &self.dir_name)
+            .with_env("CONFORMANCE_ROOT", spell(&self.cwd, self.style))
+            .with_env("CONFORMANCE_CLOCK", clock)
+    }
+
+    /// Starts the loop and waits for its `hello`. Errors: why it did not start (the process
+    /// tree is then killed), or [`Report::Interrupted`].
+    fn start_loop(&mut self) -> Result<(), LoopStart> {
+        let check = format!("loop-{}-{}", self.dir_name.trim_start_matches(".cmd-loop-"), self.starts + 1);
+        std::fs::create_dir_all(&self.dir)
+            .and_then(|()| std::fs::write(self.dir.join("check"), format!("{check}\r\n")))
+            .map_err(|e| LoopStart::Failed(format!("cannot write the loop folder {}: {e}", self.dir.display())))?;
+        let launch = self.loop_launch();
+        let mut child = Child::spawn(&launch, &self.cwd)
+            .map_err(|e| LoopStart::Failed(format!("cannot start {}: {e}", launch.display())))?;
+        self.starts += 1;
+        let deadline = Instant::now() + self.timeouts.startup;
+        let why = match child.read_line_or_stop(deadline) {
+            Err(ReadError::Interrupted) => {
+                child.kill();
+                return Err(LoopStart::Interrupted);
+            }
+            Ok(line) => match parse_line(&line) {
+                Ok(FromProbe::Hello { .. }) if hello_check(&line).as_deref() == Some(check.as_str()) => {
+                    self.child = Some(child);
+                    return Ok(());
+                }
+                Ok(FromProbe::Hello { .. }) => format!("its hello did not quote the check file ({check}): {line}"),
+                Ok(other) => format!("expected a hello, got {other:?}"),
+                Err(e) => e,
+            },
+            Err(ReadError::Timeout) => format!("no hello within {} ms", self.timeouts.startup.as_millis()),
+            Err(ReadError::Closed) => {
+                let status = child.exit_status(Duration::from_millis(500));
+                format!("it exited before its hello ({})", status.map_or("still running".into(), |s| s.to_string()))
+            }
+        };
+        std::thread::sleep(Duration::from_millis(10));
+        let tail = child.stderr_tail();
+        child.kill();
+        Err(LoopStart::Failed(join(&why, &tail)))
+    }
+
+    /// Makes sure a loop runs, starting one if needed; if it cannot start, switches this
+    /// driver to one-shot mode for good (and says why in [`Driver::note`]). Errors: only an
+    /// interrupt.
+    fn ensure(&mut self) -> Result<(), Attempt> {
+        if self.fallback.is_some() || self.child.is_some() {
+            return Ok(());
+        }
+        match self.start_loop() {
+            Ok(()) => Ok(()),
+            Err(LoopStart::Interrupted) => {
+                Err(Attempt::fault(Report::Interrupted, "interrupted before the cmd loop said hello"))
+            }
+            Err(LoopStart::Failed(why)) => {
+                let when = if self.starts > 1 { "did not restart" } else { "did not start" };
+                let why = format!("the cmd loop {when}: {why}");
+                self.fallback = Some((OneShot::new(self.launch.clone(), self.cwd.clone(), self.timeouts), why));
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the attempt's request into the loop folder. Errors: `Unsupported` for a value
+    /// the loop cannot pass (non-ASCII text outside the working folder), `HarnessError` when
+    /// the folder cannot be written.
+    fn write_request(&self, spec: &Spec) -> Result<(), Attempt> {
+        let values = request_files(spec, &spell(&self.cwd, self.style), self.style)?;
+        let io = |e: std::io::Error| {
+            Attempt::fault(
+                Report::HarnessError,
+                format!("harness-error: cannot write the cmd loop's request into {}: {e}", self.dir.display()),
+            )
+        };
+        for name in STALE {
+            match std::fs::remove_file(self.dir.join(name)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+                _ => {}
+            }
+        }
+        for (name, bytes) in values {
+            std::fs::write(self.dir.join(name), bytes).map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// Kills the loop's process tree and builds a fault attempt with its stderr as evidence.
+    fn fail(&mut self, report: Report, why: &str) -> Attempt {
+        fail_child(&mut self.child, report, why)
+    }
+
+    /// The time the probe read from the clock file `name` of the loop folder, in µs since
+    /// the Unix epoch; `None` without a clock or a readable stamp.
+    fn stamp(&self, name: &str) -> Option<f64> {
+        self.clock?;
+        let text = std::fs::read(self.dir.join(name)).ok()?;
+        FileClock::epoch_us(&String::from_utf8_lossy(&text))
+    }
+
+    /// What the command printed during attempt `id`: the probe's stderr from the start of the
+    /// attempt (after the previous attempt's end-of-attempt line, should part of that attempt's
+    /// output have been read late) to this attempt's end-of-attempt line, waiting up to
+    /// [`STDERR_GRACE`] for that line.
+    fn console(&self, id: u64) -> String {
+        let Some(child) = self.child.as_ref() else { return String::new() };
+        let end = format!("{END_OF_ATTEMPT}{id}");
+        let until = Instant::now() + STDERR_GRACE;
+        loop {
+            let text = child.stderr_since(self.stderr_from);
+            let found = text.find(&end);
+            if found.is_some() || Instant::now() >= until {
+                let mut text = &text[..found.unwrap_or(text.len())];
+                if let Some(i) = text.rfind(END_OF_ATTEMPT) {
+                    // the previous attempt's end line: what stands before it was its output
+                    let after = &text[i..];
+                    text = after.find('\n').map_or("", |n| &after[n + 1..]);
+                }
+                return text.trim().to_string();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Ends the loop process: `quit`, a short wait, then the tree is killed.
+    fn stop_loop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.write_line("quit");
+            c.close_stdin();
+            let _ = c.exit_status(Duration::from_millis(300));
+            c.kill();
+        }
+    }
+}
+
+/// Why a loop did not start.
+enum LoopStart {
+    Interrupted,
+    Failed(String),
+}
+
+/// The request files the probe reads, removed before each request is written (so that a
+/// value absent this time is not read from the last one): every value file and marker, and
+/// the clock stamps the last attempt left.
+const STALE: [&str; 13] = [
+    "id",
+    "variant",
+    "target",
+    "target.root",
+    "source",
+    "source.root",
+    "token",
+    "mark",
+    "mark.root",
+    "name",
+    "suspect",
+    "t0",
+    "t1",
+];
+
+/// The request files of `spec` as (file name, contents): each value followed by CR LF (cmd's
+/// `set /p` drops the line end); `source` and `mark` only when set; a path that lies inside
+/// `root` (the probe's working folder as the probe spells it, in `style`) as its part after
+/// `root` plus an empty `NAME.root` marker; `name`, the target's last path component (ren's
+/// new name, which ren wants bare); an empty `suspect` marker when a value written holds `!`
+/// or `%` (the probe then runs its re-expansion checks). Errors:
+/// `Unsupported` when a value would not be ASCII (printable, U+0020 to U+007E) in its file.
+fn request_files(spec: &Spec, root: &str, style: PathStyle) -> Result<Vec<(String, Vec<u8>)>, Attempt> {
+    let sep = match style {
+        PathStyle::Wine => '\\',
+        PathStyle::Native => std::path::MAIN_SEPARATOR,
+    };
+    let mut out = Vec::new();
+    // the probe runs its re-expansion checks (a file read per batch line under Wine) only for
+    // a request with a value holding '!' or '%', which Wine's cmd re-expands; a root holding
+    // them it checks once at start
+    let mut suspect = false;
+    let mut put = |name: &str, value: &str, path: bool| -> Result<(), Attempt> {
+        let (value, rooted) = match value.strip_prefix(root) {
+            Some(rest) if path && !root.is_empty() && rest.starts_with(sep) => (rest, true),
+            _ => (value, false),
+        };
+        if let Some(c) = value.chars().find(|c| !(' '..='~').contains(c)) {
+            return Err(Attempt::fault(
+                Report::Unsupported,
+                format!(
+                    "the cmd loop passes request values as ASCII text (its set /p decodes files in the console code \
+                     page), and the {name} {value:?} holds {c:?}"
+                ),
+            ));
+        }
+        suspect |= value.contains(['!', '%']);
+        out.push((name.to_string(), format!("{value}\r\n").into_bytes()));
+        if rooted {
+            out.push((format!("{name}.root"), Vec::new()));
+        }
+        Ok(())
+    };
+    put("id", &spec.id.to_string(), false)?;
+    put("variant", &spec.variant, false)?;
+    put("target", &spec.target, true)?;
+    // ren takes a bare new name: the target's last path component
+    let name = spec.target.rsplit(['\\', '/']).next().unwrap_or_default();
+    if !name.is_empty() {
+        put("name", name, false)?;
+    }
+    if let Some(s) = &spec.source {
+        put("source", s, true)?;
+    }
+    put("token", &spec.token, false)?;
+    if let Some(m) = &spec.mark {
+        put("mark", m, true)?;
+    }
+    if suspect {
+        out.push(("suspect".to_string(), Vec::new()));
+    }
+    Ok(out)
+}
+
+/// `path` (a file path with `\\` or `/` separators) with its file name replaced by `name`.
+fn sibling(path: &str, name: &str) -> String {
+    match path.rfind(['\\', '/']) {
+        Some(i) => format!("{}{name}", &path[..=i]),
+        None => name.to_string(),
+    }
+}
+
+/// The `check` field of a loop `hello` line, if any.
+fn hello_check(line: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    v.get("check")?.as_str().map(str::to_string)
+}
+
+impl Driver for CmdLoop {
+    fn start(&mut self) -> Result<(), Attempt> {
+        self.ensure()?;
+        match &mut self.fallback {
+            Some((one, _)) => one.start(),
+            None => Ok(()),
+        }
+    }
+
+    fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
+        if let Some(r) = &spec.recipe {
+            return Err(Attempt::fault(
+                Report::Unsupported,
+                format!("the cmd loop speaks protocol 1: no recipes (asked for {})", r.recipe),
+            ));
+        }
+        self.ensure()?;
+        if let Some((one, _)) = &mut self.fallback {
+            return one.begin(spec);
+        }
+        self.pending = Some(spec.id);
+        self.write_request(spec)?;
+        let child = self.child.as_mut().expect("the loop runs");
+        self.stderr_from = child.stderr_mark();
+        if let Err(e) = child.write_line("prepare") {
+            return Err(self.fail(Report::Crashed, &format!("cannot write to the cmd loop: {e}")));
+        }
+        Ok(())
+    }
+
+    fn ready(&mut self) -> Result<(), Attempt> {
+        if let Some((one, _)) = &mut self.fallback {
+            return one.ready();
+        }
+        let Some(child) = self.child.as_mut() else {
+            return Err(Attempt::fault(Report::Crashed, "no probe process"));
+        };
+        let line = match child.read_line_or_stop(Instant::now() + self.timeouts.attempt) {
+            Ok(l) => l,
+            Err(ReadError::Interrupted) => {
+                return Err(self.fail(Report::Interrupted, "interrupted before the probe answered"))
+            }
+            Err(ReadError::Timeout) => return Err(self.fail(Report::Timeout, "no ready in time")),
+            Err(ReadError::Closed) => return Err(self.fail(Report::Crashed, "the cmd loop exited before ready")),
+        };
+        match parse_line(&line) {
+            Ok(FromProbe::Ready { id, .. }) if id != self.pending => {
+                let why = format!("ready for attempt {id:?}, expected {:?}", self.pending);
+                Err(self.fail(Report::Crashed, &why))
+            }
+            Ok(FromProbe::Ready { supported: true, .. }) => Ok(()),
+            Ok(FromProbe::Ready { reason, .. }) => {
+                Err(Attempt::fault(Report::Unsupported, reason.unwrap_or_else(|| "unsupported".into())))
+            }
+            Ok(other) => Err(self.fail(Report::Crashed, &format!("expected ready, got {other:?}"))),
+            Err(e) => Err(self.fail(Report::Crashed, &e)),
+        }
+    }
+
+    fn release(&mut self) -> Result<(), Attempt> {
+        if let Some((one, _)) = &mut self.fallback {
+            return one.release();
+        }
+        let line = format!("go {}", self.pending.unwrap_or(0));
+        let Some(child) = self.child.as_mut() else {
+            return Err(Attempt::fault(Report::Crashed, "no probe process"));
+        };
+        if let Err(e) = child.write_line(&line) {
+            return Err(self.fail(Report::Crashed, &format!("cannot release the cmd loop: {e}")));
+        }
+        Ok(())
+    }
+
+    /// Waits for the `result` (`await_result`: prompts answered, stray output kept), then
+    /// reads the clock stamps and the attempt's console output. A result for another attempt
+    /// is a crash; after stray output or a prompt the loop is stopped, to start afresh.
+    fn finish(&mut self) -> Attempt {
+        if let Some((one, _)) = &mut self.fallback {
+            return one.finish();
+        }
+        let from = self.stderr_from;
+        let console = move |c: &Child| c.stderr_since(from);
+        let awaited = match await_result(&mut self.child, &self.timeouts, &console) {
+            Ok(w) => w,
+            Err(fault) => return fault,
+        };
+        if awaited.id != self.pending {
+            let why = format!("result for attempt {:?}, expected {:?}", awaited.id, self.pending);
+            return self.fail(Report::Crashed, &why);
+        }
+        let id = self.pending.unwrap_or(0);
+        let stamps = (self.stamp("t0"), self.stamp("t1"));
+        let console = self.console(id);
+        // a prompt or stray output: the next attempt gets a process with a clean console
+        let retire = awaited.answered || !awaited.stray.is_empty();
+        let attempt = awaited.attempt(console, Some(stamps));
+        if retire {
+            self.stop_loop();
+        }
+        attempt
+    }
+
+    fn control(&mut self, control: Control) -> Result<(), Attempt> {
+        match &mut self.fallback {
+            Some((one, _)) => one.control(control),
+            None => control_child(self.child.as_mut(), control),
+        }
+    }
+
+    fn shutdown(&mut self) {
+        if let Some((one, _)) = &mut self.fallback {
+            one.shutdown();
+        }
+        self.stop_loop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+
+    fn note(&self) -> Option<String> {
+        Some(match &self.fallback {
+            None => crate::domain::LOOP_DRIVER.to_string(),
+            Some((_, why)) => format!("one-shot ({why})"),
+        })
+    }
+
+    fn process_per_attempt(&self) -> bool {
+        self.fallback.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(target: &str, source: Option<&str>, mark: Option<&str>) -> Spec {
+        Spec {
+            id: 7,
+            variant: "cmd.mkdir".into(),
+            target: target.into(),
+            source: source.map(Into::into),
+            token: "ab12-t7-k0".into(),
+            mark: mark.map(Into::into),
+            hold_ms: 0,
+            recipe: None,
+        }
+    }
+
+    fn files(r: &[(String, Vec<u8>)]) -> Vec<(String, String)> {
+        r.iter().map(|(n, b)| (n.clone(), String::from_utf8(b.clone()).unwrap())).collect()
+    }
+
+    /// Paths inside the working folder travel as their ASCII rest plus a marker; the
+    /// working folder itself (Japanese, `&`, `%`) never enters a request file.
+    #[test]
+    fn paths_inside_the_root_travel_as_their_rest() {
+        let root = "Z:\\tmp\\conformance-x\\sp ace&amp %PATH% 日本語";
+        let s = spec(&format!("{root}\\c3\\target"), None, Some(&format!("{root}\\c3\\target\\.mark-ab12")));
+        let got = files(&request_files(&s, root, PathStyle::Wine).unwrap());
+        let want: Vec<(String, String)> = [
+            ("id", "7\r\n"),
+            ("variant", "cmd.mkdir\r\n"),
+            ("target", "\\c3\\target\r\n"),
+            ("target.root", ""),
+            ("name", "target\r\n"),
+            ("token", "ab12-t7-k0\r\n"),
+            ("mark", "\\c3\\target\\.mark-ab12\r\n"),
+            ("mark.root", ""),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        assert_eq!(got, want);
+        // a relative path goes as it is; a name that merely starts like the root is not inside it
+        let s = spec("c3\\target", Some(&format!("{root}x\\src-1")), None);
+        let err = request_files(&s, root, PathStyle::Wine).unwrap_err();
+        assert_eq!(err.report, Report::Unsupported, "non-ASCII outside the root: {err:?}");
+        let s = spec("c3\\target", Some("c3\\src-1"), None);
+        let got = files(&request_files(&s, root, PathStyle::Wine).unwrap());
+        assert!(got.contains(&("target".into(), "c3\\target\r\n".into())), "{got:?}");
+        assert!(got.contains(&("source".into(), "c3\\src-1\r\n".into())), "{got:?}");
+        assert!(!got.iter().any(|(n, _)| n.ends_with(".root")), "{got:?}");
+        assert!(!got.iter().any(|(n, _)| n == "suspect"), "{got:?}");
+        // a '!' or '%' in a path or the token asks the probe for its re-expansion checks
+        for t in ["c3\\t!a!", "c3\\%PATH%"] {
+            let got = files(&request_files(&spec(t, None, None), root, PathStyle::Wine).unwrap());
+            assert!(got.contains(&("suspect".into(), String::new())), "{t}: {got:?}");
+        }
+    }
+
+    /// The two cmd probes make the same calls: every command line that makes a call or writes
+    /// the token (`… || set "F=…"` and the mark write), and every variant id, appear in both.
+    #[test]
+    fn the_loop_and_the_one_shot_probe_make_the_same_calls() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("probes").join("cmd");
+        let lines = |name: &str, pick: &dyn Fn(&str) -> bool| -> std::collections::BTreeSet<String> {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            text.lines().map(str::trim).filter(|l| pick(l)).map(str::to_string).collect()
+        };
+        let calls = |l: &str| {
+            !l.starts_with("rem ")
+                && (l.contains("|| set \"F=!errorlevel!\"") || l.contains("|| set \"MF=!errorlevel!\""))
+        };
+        let one_shot = lines("probe.cmd", &calls);
+        // seven commands, the token write (cmd.redirect and the anti-pattern), the mark write
+        // (the check-then-move anti-pattern's line is move /Y's)
+        assert_eq!(one_shot.len(), 9, "{one_shot:?}");
+        assert_eq!(one_shot, lines(LOOP_SCRIPT, &calls));
+        let ids = |name: &str| -> std::collections::BTreeSet<String> {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            text.split("\"!V!\"==\"").skip(1).map(|rest| rest.split('"').next().unwrap().to_string()).collect()
+        };
+        assert_eq!(ids("probe.cmd").len(), 10);
+        assert_eq!(ids("probe.cmd"), ids(LOOP_SCRIPT));
+    }
+
+    #[test]
+    fn the_loop_script_lies_beside_the_one_shot_probe() {
+        assert_eq!(sibling("Z:\\work\\probes\\cmd\\probe.cmd", LOOP_SCRIPT), "Z:\\work\\probes\\cmd\\loop.cmd");
+        assert_eq!(sibling("/w/probes/cmd/probe.cmd", LOOP_SCRIPT), "/w/probes/cmd/loop.cmd");
+        assert_eq!(sibling("probe.cmd", LOOP_SCRIPT), "loop.cmd");
+    }
+
+    #[test]
+    fn the_hello_check_is_read_from_the_line() {
+        let line = r#"{"protocol":1,"type":"hello","probe":"cmd","families":["cmd"],"mode":"loop","check":"loop-1-2"}"#;
+        assert_eq!(hello_check(line).as_deref(), Some("loop-1-2"));
+        assert_eq!(hello_check(r#"{"protocol":1,"type":"ready","supported":true}"#), None);
+    }
+}

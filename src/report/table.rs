@@ -385,7 +385,7 @@ pub fn done_text(c: &Cell) -> String {
 }
 
 /// The text of a hand-off cell, by its scenario.
-fn handoff_text(c: &Cell) -> String {
+pub fn handoff_text(c: &Cell) -> String {
     match c.scenario {
         Scenario::Claim => claim_text(c),
         Scenario::DoneMarker => done_text(c),

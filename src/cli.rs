@@ -366,7 +366,7 @@ pub struct DiffArgs {
     pub runtime: Vec<String>,
     /// With -r: variant ids to run, as glob patterns (e.g. 'node.cp*'); comma-separated or
     /// repeated. Default: all.
-    #[arg(long, short = 'v', value_name = "GLOB", requires = "runtime")]
+    #[arg(long, short = 'v', value_name = "GLOB")]
     pub variant: Vec<String>,
     /// With -r: scenarios to run; comma-separated or repeated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
@@ -395,7 +395,7 @@ pub struct DiffArgs {
     /// With -r: where the two runs' results go, as DIR/a/ and DIR/b/ (results.json and
     /// summary.md; `diff DIR/a/results.json DIR/b/results.json` shows the same diff again).
     /// Default: reports/runs/TIMESTAMP-diff/.
-    #[arg(long, value_name = "DIR", requires = "runtime")]
+    #[arg(long, value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
     /// Output format: the changed cells as text, Markdown, JSON, or JUnit XML (one test case
     /// per compared cell, a changed cell a failure).

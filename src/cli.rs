@@ -345,7 +345,7 @@ scenario and target alone, so `-r node -r deno` compares Deno's node:fs with Nod
 
 Each changed cell shows both sides as the tables do, their raw errors, and a line to paste
 into a shell: `node -e …`, `bun -e …`, `deno eval …`, `pwsh -NoProfile -c …` or `cmd /c …`
-(under Wine, `wine cmd /c …`) for second comers whose call is a statement of its language;
+(cmd.exe; under Wine, the harness line) for second comers whose call is a statement of its language;
 otherwise (races, .NET, calls made of several steps) `conformance run -r NAME=PATH -v VARIANT
 --scenario … --target …`, which measures that one cell again with the same probe.
 

@@ -5,7 +5,9 @@
 //! statement becomes `node -e …` / `bun -e …` / `deno eval …`: it makes a fresh temporary
 //! folder, puts the target state (and the variant's source) there, makes the call, and prints
 //! `succeeded` or `failed CODE message`, then what stands at the name. PowerShell calls become
-//! `pwsh -NoProfile -c …` and cmd calls `cmd /c …` (under Wine, `wine cmd /c …`) the same way.
+//! `pwsh -NoProfile -c …` and cmd.exe calls `cmd /c …` the same way; cmd under Wine reads quoted
+//! names on a command line differently (`echo x> "name"` is an invalid name there), so its cells
+//! get the harness line, `conformance run -r cmd …`.
 //! Everything else — races (one process cannot race itself), .NET (C# has no one-liner; the
 //! line runs the C# probe, `probes/dotnet/Probe.cs`), calls written as a sequence (`open +
 //! write + close`) — is reproduced by the harness itself: `conformance run -r NAME=PATH -v ID
@@ -42,14 +44,13 @@ pub fn line(cell: &Cell, ctx: Context<'_>) -> String {
                     join(&[exe, eval, &script])
                 }),
                 "pwsh" | "powershell" => pwsh(cell, source).map(|s| join(&[exe, "-NoProfile", "-c", &s])),
-                "cmd" => cmd(cell, source).map(|s| {
-                    if exe.ends_with("cmd") || exe.ends_with("cmd.exe") {
-                        join(&[exe, "/c", &s])
-                    } else {
-                        // under Wine the recorded path is the Wine loader
-                        join(&[exe, "cmd", "/c", &s])
-                    }
-                }),
+                // under Wine the recorded path is the Wine loader, and Wine's cmd reads quoted
+                // names in a command line differently from cmd.exe (`echo x> "name"` is an
+                // invalid name there): the harness's cmd probe reproduces those
+                "cmd" if exe.ends_with("cmd") || exe.ends_with("cmd.exe") => {
+                    cmd(cell, source).map(|s| join(&[exe, "/c", &s]))
+                }
+                "cmd" => return harness(cell, "cmd"),
                 _ => None,
             };
             if let Some(d) = direct {
@@ -61,9 +62,11 @@ pub fn line(cell: &Cell, ctx: Context<'_>) -> String {
 }
 
 /// `conformance run -r NAME=PATH -v ID --scenario S [--target T]`: the harness measures the
-/// one cell again with the same probe.
-pub fn harness(cell: &Cell, exe: &str) -> String {
-    let selector = format!("{}={exe}", cell.runtime_name);
+/// one cell again with the same probe. `runtime` is the executable, or the selector itself when
+/// it is the runtime's name (`cmd`, found by discovery).
+pub fn harness(cell: &Cell, runtime: &str) -> String {
+    let selector =
+        if runtime == cell.runtime_name { runtime.to_string() } else { format!("{}={runtime}", cell.runtime_name) };
     let mut words = vec!["conformance", "run", "-r", &selector, "-v", &cell.variant, "--scenario"];
     words.push(cell.scenario.as_str());
     if cell.scenario == Scenario::SecondComer {
@@ -325,10 +328,12 @@ mod tests {
         assert_eq!(&w[..3], ["pwsh", "-NoProfile", "-c"]);
         assert!(w[3].contains("try{Move-Item -LiteralPath $src -Destination $p -Force|Out-Null;"), "{l}");
         let c = cell("cmd", "cmd", "ren \"src\" \"name\"", TargetState::EmptyDir);
-        let l = line(&c, Context { exe: Some("/usr/bin/wine"), source: Some(SourceKind::File) });
+        let l = line(&c, Context { exe: Some("C:\\Windows\\System32\\cmd.exe"), source: Some(SourceKind::File) });
         let w = shlex::split(&l).unwrap();
-        assert_eq!(&w[..3], ["/usr/bin/wine", "cmd", "/c"]);
-        assert!(w[3].contains("mkdir \"name\" && (ren \"src\" \"name\" && echo succeeded || echo failed)"), "{l}");
+        assert_eq!(&w[1..3], ["/c", "cd /d %TEMP% && (rd /s /q conformance-repro 2>nul & mkdir conformance-repro) && cd conformance-repro && (echo second> \"src\") && mkdir \"name\" && (ren \"src\" \"name\" && echo succeeded || echo failed) & dir /b /s"]);
+        // under Wine (the recorded path is the loader) the harness's probe reproduces it
+        let l = line(&c, Context { exe: Some("/usr/lib/wine/wine64"), source: Some(SourceKind::File) });
+        assert_eq!(l, "conformance run -r cmd -v node.writeFileSync.wx --scenario second-comer --target empty-dir");
         assert_eq!(
             replace_words("Test-Path p -x $p 'p' src.p", &[("p", "$p"), ("src", "$src")]),
             "Test-Path $p -x $p 'p' $src.p"

@@ -58,6 +58,19 @@ fn two_files_print_only_the_changed_cells() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains("no cell differs"));
+    // any schema report reads, and merged files
+    let schema1 = fixtures().join("results").join("schema1.json");
+    conformance().arg("diff").arg(&schema1).arg(base()).assert().code(0);
+    let (m1, m2) = (t.path().join("m1.json"), t.path().join("m2.json"));
+    conformance().arg("merge").arg(base()).arg(base()).arg("--out").arg(&m1).assert().code(0);
+    conformance().arg("merge").arg(base()).arg(&new).arg("--out").arg(&m2).assert().code(0);
+    conformance()
+        .arg("diff")
+        .arg(&m1)
+        .arg(&m2)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("2 of 22 compared cells differ"));
 }
 
 #[test]

@@ -369,7 +369,8 @@ fn labels(r: &Report, pick: impl Fn(&Changed) -> &CellSide) -> String {
     v.join(", ")
 }
 
-/// The count line: `3 of 24 compared cells differ; not compared: 1 missing, 0 new; 2 within noise, 0 weak`.
+/// The count line: `3 of 24 compared cells differ; 1 only in A, 0 only in B, 2 within noise
+/// (natural races), 0 weak races`.
 fn count_line(r: &Report) -> String {
     format!(
         "{} of {} compared cells differ; {} only in A, {} only in B, {} within noise (natural races), {} weak races",

@@ -359,7 +359,10 @@ fn claim_counts(r: &CountersResult) -> String {
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
     // results from before `duplicated_items` have only the processings beyond the first
     let mut s = match r.counters.get("duplicated_items") {
-        Some(d) => format!("duplicated {d}/{} items (+{} processings)", n("items"), n("duplicate_claims")),
+        Some(d) if n("duplicate_claims") > 0 => {
+            format!("duplicated {d}/{} items (+{} processings)", n("items"), n("duplicate_claims"))
+        }
+        Some(d) => format!("duplicated {d}/{} items", n("items")),
         None => format!("duplicates {}/{} items", n("duplicate_claims"), n("items")),
     };
     s.push_str(&format!("; lost {}", n("lost_items")));

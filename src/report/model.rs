@@ -3,7 +3,7 @@
 /// The schema version written: 2 added natural and amplified race runs, bounds and the
 /// detection control; 3 holds a cell's findings in a `result` tagged by `kind` and nests every
 /// group of counts (no flattened fields). Schemas 1 and 2 are read too
-/// ([`super::legacy`]).
+/// (`report/legacy.rs`).
 pub const SCHEMA: u32 = 3;
 
 use std::collections::BTreeMap;

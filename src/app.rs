@@ -645,15 +645,15 @@ fn cmd_docs(a: &DocsArgs) -> Result<i32> {
         if a.check {
             let mut out = String::new();
             for (m, source, new) in &stale {
-                let old = &text[m.content.clone()];
+                // the document up to the marker's end against the same with the new tables: the
+                // hunks then carry the document's own line numbers and context
+                let old = &text[..m.content.end];
+                let new = format!("{}{new}", &text[..m.content.start]);
                 let diff = similar::TextDiff::from_lines(old, new.as_str());
                 let unified = diff
                     .unified_diff()
                     .context_radius(1)
-                    .header(
-                        &format!("{name}:{} (in the document)", m.line),
-                        &format!("{name}:{} (from {})", m.line, source.display()),
-                    )
+                    .header(&format!("{name} (in the document)"), &format!("{name} (from {})", source.display()))
                     .to_string();
                 let lines: Vec<&str> = unified.lines().collect();
                 out += &format!("drifted: {name}:{} {}\n", m.line, m.open);

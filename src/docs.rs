@@ -326,15 +326,21 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
             if sel.runtimes.is_empty() { String::new() } else { format!(" of runtime={}", sel.runtimes.join(",")) }
         ));
     }
+    // every runtime and glob named must select something: a table must not vanish quietly
+    if let Some(rt) = sel.runtimes.iter().find(|rt| !by_runtime.iter().any(|c| &c.runtime_name == *rt)) {
+        return Err(format!("runtime={rt}: the results hold no {} cell of it", scenario_words(&sel.scenarios)));
+    }
+    for g in &sel.variants {
+        let m = Glob::new(g).expect("checked when parsed").compile_matcher();
+        if !by_runtime.iter().any(|c| m.is_match(&c.variant)) {
+            return Err(format!(
+                "variant={g} matches no variant of the selected {} cells",
+                scenario_words(&sel.scenarios)
+            ));
+        }
+    }
     sub.cells =
         by_runtime.into_iter().filter(|c| globs.as_ref().is_none_or(|g| g.is_match(&c.variant))).cloned().collect();
-    if sub.cells.is_empty() {
-        return Err(format!(
-            "variant={} matches no variant of the selected {} cells",
-            sel.variants.join(","),
-            scenario_words(&sel.scenarios)
-        ));
-    }
     let (second_comer, race) = match sel.scenarios {
         Scenarios::Handoff(h) => {
             return Ok(markdown::handoff_table(&sub, h).expect("the selection holds cells of the scenario"));
@@ -515,6 +521,10 @@ mod tests {
         assert!(e.contains("variant=deno.* matches no variant"), "{e}");
         let e = render(&r, &sel("scenario=claim")).unwrap_err();
         assert!(e.contains("no claim cell"), "{e}");
+        let e = render(&r, &sel("runtime=node,bun")).unwrap_err();
+        assert!(e.contains("runtime=bun: the results hold no second-comer or race cell of it"), "{e}");
+        let e = render(&r, &sel("variant=node.writeFileSync.*,node.nope")).unwrap_err();
+        assert!(e.contains("variant=node.nope matches no variant"), "{e}");
         let e = render(&r, &sel("target=self")).unwrap_err();
         assert!(e.contains("target=self: the selected cells have no second comer against it"), "{e}");
     }

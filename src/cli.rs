@@ -117,7 +117,7 @@ pub enum Command {
 
 const DOCS_HELP: &str = "\
 Markers (each on a line of its own; lines inside ``` or ~~~ fences are not markers):
-  <!-- conformance:table runtime=node,bun scenario=second-comer variant='node.*.wx' -->
+  <!-- conformance:table runtime=node,bun scenario=second-comer variant=node.*.wx -->
   …replaced by the tables…
   <!-- /conformance:table -->
 
@@ -129,7 +129,7 @@ Keys (all optional; values without spaces, lists comma-separated):
   variant=GLOBS   variant or recipe ids (default: all)
   target=LIST     second-comer columns: absent, file, empty-dir, dir, self, … (default: all
                   the results hold)
-  call=yes|no     the call column of runtime tables (default: yes)
+  call=yes|no     the call column (hand-off tables: the steps column) (default: yes)
   results=PATH    this marker's results file, relative to the document (default: --results)
 
 An unknown key or value, or a selection that holds no cell, exits 2 naming FILE:LINE and the

@@ -75,7 +75,8 @@ pub struct Selector {
     pub variants: Vec<String>,
     /// `target=`: the target-state columns; empty for every state the results hold.
     pub targets: Vec<TargetState>,
-    /// `call=yes|no`: whether runtime tables show the call column (default yes).
+    /// `call=yes|no`: whether tables show the call column, or a hand-off table the recipe's
+    /// steps (default yes).
     pub call: bool,
     /// `results=`: a results file for this marker, relative to the document.
     pub results: Option<String>,
@@ -343,7 +344,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
         by_runtime.into_iter().filter(|c| globs.as_ref().is_none_or(|g| g.is_match(&c.variant))).cloned().collect();
     let (second_comer, race) = match sel.scenarios {
         Scenarios::Handoff(h) => {
-            return Ok(markdown::handoff_table(&sub, h).expect("the selection holds cells of the scenario"));
+            return Ok(markdown::handoff_table(&sub, h, sel.call).expect("the selection holds cells of the scenario"));
         }
         Scenarios::Runtime { second_comer, race } => (second_comer, race),
     };
@@ -527,6 +528,38 @@ mod tests {
         assert!(e.contains("variant=node.nope matches no variant"), "{e}");
         let e = render(&r, &sel("target=self")).unwrap_err();
         assert!(e.contains("target=self: the selected cells have no second comer against it"), "{e}");
+    }
+
+    #[test]
+    fn a_handoff_scenario_gives_its_recipe_by_runtime_table() {
+        use crate::report::model::{CellResult, CountersResult};
+        let mut r = base();
+        let mut c = r.cells[0].clone();
+        c.scenario = Scenario::Publish;
+        c.variant = "publish.temp-rename".into();
+        c.call = "write temp; close; rename".into();
+        let counters = [
+            ("torn_reads", 0),
+            ("reads", 100),
+            ("missing", 0),
+            ("reader_items", 8),
+            ("damaged_targets", 0),
+            ("published", 4),
+        ];
+        c.result = CellResult::Counters(CountersResult {
+            counters: counters.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..CountersResult::default()
+        });
+        r.cells.push(c);
+        let t = render(&r, &Selector::parse("scenario=publish runtime=node").unwrap()).unwrap();
+        assert_eq!(
+            t,
+            "| recipe | steps | node 20.20.2 |\n|---|---|---|\n| publish.temp-rename | write temp; close; rename | torn 0/100 reads; missing 0/8; damaged 0/4 |\n"
+        );
+        let t = render(&r, &Selector::parse("scenario=publish call=no").unwrap()).unwrap();
+        assert!(t.starts_with("| recipe | node 20.20.2 |\n"), "{t}");
+        let e = render(&r, &Selector::parse("scenario=publish variant=claim.*").unwrap()).unwrap_err();
+        assert!(e.contains("variant=claim.* matches no variant of the selected publish cells"), "{e}");
     }
 
     #[test]

@@ -108,10 +108,10 @@ pub fn runtime_table(r: &Results, runtime: &str, columns: &Columns) -> String {
     md_table(&pick(&header), &rows)
 }
 
-/// A hand-off scenario's table as Markdown (recipe and steps × runtime, as in `summary.md`),
-/// each line ending in `\n`; `None` when `r` has no cell of `scenario`.
-pub fn handoff_table(r: &Results, scenario: Scenario) -> Option<String> {
-    let (h, rows) = super::table::scenario_rows(r, scenario, true)?;
+/// A hand-off scenario's table as Markdown (recipe, its steps when `with_steps`, × runtime, as
+/// in `summary.md`), each line ending in `\n`; `None` when `r` has no cell of `scenario`.
+pub fn handoff_table(r: &Results, scenario: Scenario, with_steps: bool) -> Option<String> {
+    let (h, rows) = super::table::scenario_rows(r, scenario, with_steps)?;
     Some(md_table(&h, &rows))
 }
 
@@ -147,7 +147,7 @@ pub fn render(r: &Results) -> String {
         s.push('\n');
     }
     for (scenario, intro) in HANDOFF_INTROS {
-        if let Some(table) = handoff_table(r, scenario) {
+        if let Some(table) = handoff_table(r, scenario, true) {
             let _ = writeln!(s, "## Hand-off: {}\n\n{intro}\n", scenario.as_str());
             s.push_str(&table);
             s.push('\n');

@@ -608,11 +608,12 @@ const DOCS_DIFF_LINES: usize = 40;
 ///
 /// Errors: [`Error::Input`] (exit 2) naming the document, its line and the key for a bad
 /// marker or a selection holding no cell, a document that cannot be read, or a results file
-/// that cannot be read ([`json::read`]); [`Error::Output`] (exit 3) when a document cannot be
-/// rewritten. Documents before the one at fault have been rewritten.
+/// that cannot be read ([`json::read`]) — then nothing is written; [`Error::Output`] (exit 3)
+/// when a document cannot be rewritten (the documents before it have been).
 fn cmd_docs(a: &DocsArgs) -> Result<i32> {
     let mut loaded: std::collections::BTreeMap<std::path::PathBuf, Results> = Default::default();
     let mut drifted = 0usize;
+    let mut writes = Vec::new();
     for file in &a.files {
         let text =
             std::fs::read_to_string(file).map_err(|e| Error::input(file, format!("cannot read the document: {e}")))?;
@@ -667,9 +668,14 @@ fn cmd_docs(a: &DocsArgs) -> Result<i32> {
             emit(&out);
         } else {
             let spliced: Vec<_> = blocks.iter().map(|(m, _, new)| (m.content.clone(), new.clone())).collect();
-            crate::outdir::replace_file(file, &crate::docs::splice(&text, &spliced))?;
-            emit(&format!("{name}: rewrote {} of {} table marker(s)\n", stale.len(), markers.len()));
+            let said = format!("{name}: rewrote {} of {} table marker(s)\n", stale.len(), markers.len());
+            writes.push((file, crate::docs::splice(&text, &spliced), said));
         }
+    }
+    // every document is rendered before any is written: a bad marker anywhere writes nothing
+    for (file, text, said) in writes {
+        crate::outdir::replace_file(file, &text)?;
+        emit(&said);
     }
     if a.check && drifted > 0 {
         let results = if a.results == Path::new(crate::docs::DEFAULT_RESULTS) {

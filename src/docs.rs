@@ -117,7 +117,9 @@ pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
         offset += raw.len();
         let eol = if raw.ends_with("\r\n") { "\r\n" } else { "\n" };
         let line = raw.trim_end_matches(['\n', '\r']);
-        if let Some(f) = fence_of(line) {
+        // between a marker pair everything is generated: a fence there (in a stale table) must
+        // not hide the closing marker
+        if let Some(f) = fence_of(line).filter(|_| open.is_none()) {
             match fence {
                 None => fence = Some(f),
                 Some((c, n)) if f.0 == c && f.1 >= n && line.trim_start().trim_start_matches(c).trim().is_empty() => {
@@ -503,6 +505,14 @@ mod tests {
         }
         let e = parse("<!-- conformance:tables runtime=node -->\n").unwrap_err();
         assert!(e.message.contains("unknown conformance marker"), "{e}");
+    }
+
+    #[test]
+    fn a_fence_between_markers_does_not_hide_the_end() {
+        let text = "<!-- conformance:table runtime=node -->\n```\n<!-- /conformance:table -->\n";
+        let m = parse(text).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(&text[m[0].content.clone()], "```\n");
     }
 
     #[test]

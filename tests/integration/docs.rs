@@ -117,6 +117,22 @@ fn bad_markers_exit_2_naming_file_line_and_key() {
 }
 
 #[test]
+fn a_bad_marker_in_one_document_writes_none() {
+    let t = tempfile::tempdir().unwrap();
+    let good = doc(t.path(), "good.md", DOC);
+    let bad = doc(t.path(), "bad.md", "<!-- conformance:table target=fifo -->\n<!-- /conformance:table -->\n");
+    conformance()
+        .args(["docs", "--results"])
+        .arg(base())
+        .arg(&good)
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.md:1: key 'target': unknown target state 'fifo'"));
+    assert_eq!(std::fs::read_to_string(&good).unwrap(), DOC);
+}
+
+#[test]
 fn crlf_documents_stay_crlf_and_are_stable() {
     let t = tempfile::tempdir().unwrap();
     let d = doc(t.path(), "crlf.md", &DOC.replace('\n', "\r\n"));

@@ -10,6 +10,7 @@ pub mod builtin;
 pub mod cli;
 pub mod compare;
 pub mod cross;
+pub mod docs;
 pub mod domain;
 pub mod engine;
 pub mod error;

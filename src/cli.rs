@@ -8,7 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 const AFTER_HELP: &str = "\
 Exit codes:
   0  completed; with --expect, `compare` or `diff`, nothing differed
-  1  completed, but an outcome differs from the expectation or baseline (`diff`: a cell differs)
+  1  completed, but an outcome differs from the expectation or baseline (`diff`: a cell differs);
+     or (docs --check) a document's generated tables differ from its results file
   2  bad input: unknown flag, runtime or variant pattern; malformed matrix or results file
   3  the output folder (--out), scratch root (--fs-root) or cache (--cache-dir) cannot be written
   4  no selected runtime could be found, so nothing was measured; or (install) a runtime
@@ -112,7 +113,32 @@ pub enum Command {
     /// Merge results.json files from several machines or file systems into one results file
     /// whose cells carry a machine label (OS, kernel, file-system type).
     Merge(MergeArgs),
+    /// Regenerate the tables between `<!-- conformance:table KEY=VALUE … -->` and `<!--
+    /// /conformance:table -->` markers in Markdown files from a results file (the tables of
+    /// summary.md); with --check, write nothing and exit 1 when a document has drifted.
+    #[command(after_long_help = DOCS_HELP)]
+    Docs(DocsArgs),
 }
+
+const DOCS_HELP: &str = "\
+Markers (each on a line of its own; lines inside ``` or ~~~ fences are not markers):
+  <!-- conformance:table runtime=node,bun scenario=second-comer variant=node.*.wx -->
+  …replaced by the tables…
+  <!-- /conformance:table -->
+
+Keys (all optional; values without spaces, lists comma-separated):
+  runtime=LIST    adapter names: node, bun, deno, coreclr, mono, pwsh, powershell, cmd
+                  (default: every runtime in the results); one table per runtime row
+  scenario=LIST   second-comer and/or race (default: both, with `safe as a lock`), or one
+                  hand-off: publish, done-marker, claim (a recipe × runtime table)
+  variant=GLOBS   variant or recipe ids (default: all)
+  target=LIST     second-comer columns: absent, file, empty-dir, dir, self, … (default: all
+                  the results hold)
+  call=yes|no     the call column (hand-off tables: the steps column) (default: yes)
+  results=PATH    this marker's results file, relative to the document (default: --results)
+
+An unknown key or value, or a selection that holds no cell, exits 2 naming FILE:LINE and the
+key. A file is written (atomically, keeping its permissions) only when it changes.";
 
 /// Which scenarios to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -493,6 +519,22 @@ pub struct MergeArgs {
     /// Where to write the merged results.json (atomically); stdout when not given.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+}
+
+/// `docs` flags.
+#[derive(Debug, Args)]
+pub struct DocsArgs {
+    /// Markdown documents holding table markers (a file without markers is reported and left
+    /// alone).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The results file of markers without `results=`, relative to the working folder.
+    #[arg(long, value_name = "FILE", default_value = crate::docs::DEFAULT_RESULTS)]
+    pub results: PathBuf,
+    /// Write nothing; print each drifted marker (FILE:LINE) with a unified diff, and exit 1
+    /// when any document differs from what its results would give.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// Where the scratch folder goes and which folder name every path passes through; shared by

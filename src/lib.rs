@@ -11,6 +11,7 @@ pub mod cli;
 pub mod compare;
 pub mod cross;
 pub mod diff;
+pub mod docs;
 pub mod domain;
 pub mod engine;
 pub mod error;

@@ -4,6 +4,7 @@
 mod cli;
 mod common;
 mod diff;
+mod docs;
 mod faults;
 mod formats;
 mod forms;

@@ -13,7 +13,7 @@ pub fn md_escape(s: &str) -> String {
 
 /// Text for a Markdown table cell: as [`md_escape`], and `|` escaped (GFM reads `\|` as a
 /// pipe inside a cell, also inside a code span).
-fn md_cell(s: &str) -> String {
+pub fn md_cell(s: &str) -> String {
     md_escape(s).replace('|', "\\|")
 }
 
@@ -35,7 +35,7 @@ fn md_table(header: &[String], rows: &[Vec<String>]) -> String {
 
 /// A Markdown code span that survives backticks inside (CommonMark: a fence longer than the
 /// longest run of backticks in it, and spaces inside when it starts or ends with one).
-fn code_span(s: &str) -> String {
+pub fn code_span(s: &str) -> String {
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     if longest > 0 {

@@ -3,6 +3,7 @@
 
 mod cli;
 mod common;
+mod diff;
 mod docs;
 mod faults;
 mod formats;

@@ -678,13 +678,14 @@ pub fn race_modes(
 }
 
 /// The contender timeouts for a runtime: the per-attempt timeout times the adapter's
-/// multiplier; a one-shot prompt is answered after a quarter of it (at most 3 s).
+/// multiplier; a one-shot prompt is answered after a quarter of it (at most 1 s: a prompt is
+/// answered only once the command has printed it, so a shorter wait only answers sooner).
 pub fn timeouts_for(adapter: &dyn crate::runtime::Adapter, opts: &Options) -> Timeouts {
     let mult = adapter.timeout_multiplier();
     Timeouts {
         startup: opts.startup_timeout,
         attempt: opts.timeout * mult,
-        prompt_after: (opts.timeout * mult / 4).min(Duration::from_secs(3)),
+        prompt_after: (opts.timeout * mult / 4).min(Duration::from_secs(1)),
     }
 }
 

@@ -140,7 +140,8 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
     };
 
     let cells = plan.cells(&found);
-    let bar = progress_bar(cells.len(), plan.quiet);
+    // --thorough (no adaptive trials) may take long: its bar says about how long is left
+    let bar = progress_bar(cells.len(), plan.quiet, !plan.options.adaptive);
     bar.set_message(status::progress_message(&cells, 0));
     let mut results = Results { schema: SCHEMA, run_info: plan.run_info(&found), cells: Vec::new() };
     let controls = plan.control_refs();
@@ -529,11 +530,12 @@ fn locate_versions(req: &mut Requested, paths: &Paths, flag: &str) -> Result<()>
 
 /// The progress bar of `run`: cells done of `total`, elapsed time, and the cell under way. It
 /// draws on stderr only when stderr is a terminal (indicatif's `ProgressDrawTarget::stderr`
-/// hides itself otherwise), and never with `--quiet`.
-fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
+/// hides itself otherwise), and never with `--quiet`; with `eta`, also the time left.
+fn progress_bar(total: usize, quiet: bool, eta: bool) -> ProgressBar {
     let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
     let bar = ProgressBar::with_draw_target(Some(total as u64), target);
-    bar.set_style(ProgressStyle::with_template(status::PROGRESS_TEMPLATE).expect("template"));
+    let template = if eta { status::PROGRESS_TEMPLATE_ETA } else { status::PROGRESS_TEMPLATE };
+    bar.set_style(ProgressStyle::with_template(template).expect("template"));
     bar
 }
 

@@ -27,8 +27,13 @@ pub const MAX_CONTENDERS: u32 = 64;
 /// The longest `--hold-ms`, in milliseconds (one minute).
 pub const MAX_HOLD_MS: u64 = 60_000;
 
-/// Trials per race for session-mode runtimes: `run --trials`, and `race` without `--trials`.
+/// Trials per race for session-mode runtimes: `race` without `--trials`, and `run --thorough`.
 pub const DEFAULT_TRIALS: u32 = 200;
+
+/// Trials per race cell of `run` without `--trials` or `--thorough`: the fewest whose bound on
+/// a clean race, `1 − 0.05^(1/100)` = 2.95%, meets the "safe as a lock" rule (≤ 3% over ≥ 100
+/// clean trials). With adaptive trials, a cell that shows multiple winners stops sooner.
+pub const DEFAULT_RUN_TRIALS: u32 = 100;
 
 /// Default files published per recipe in the publish scenario (`--items`).
 pub const DEFAULT_ITEMS: u32 = 40;
@@ -250,14 +255,20 @@ pub struct RunArgs {
     /// default); self, self-hardlink, self-symlink (the target is the variant's own source;
     /// variants with a file source only); symlink-to-file, symlink-to-dir, dangling-symlink.
     /// `all` names every state, `default` the first four.
-    #[arg(long, value_name = "LIST", default_value = "default")]
-    pub target: String,
+    /// Default: `default`, or `all` with --thorough.
+    #[arg(long, value_name = "LIST")]
+    pub target: Option<String>,
     /// Scratch folder options.
     #[command(flatten)]
     pub scratch: ScratchArgs,
-    /// Trials per race cell.
-    #[arg(long, short = 'n', default_value_t = DEFAULT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
-    pub trials: u32,
+    /// Trials per race cell [default: 100, or 200 with --thorough].
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    pub trials: Option<u32>,
+    /// Measure thoroughly, as long as it takes: 200 trials per race cell (unless --trials
+    /// says otherwise), every target state (unless --target), and every race runs all its
+    /// trials in every ordering (no adaptive stop once a failure is seen).
+    #[arg(long)]
+    pub thorough: bool,
     /// Trials per race cell for one-shot runtimes (one process per attempt: cmd on Windows, or where its loop cannot start).
     #[arg(long, default_value_t = DEFAULT_ONESHOT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub oneshot_trials: u32,

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::cli::{
     AmplifyArg, AttemptArgs, Cli, PowerArgs, RaceArgs, RunArgs, ScenarioArg, ScratchArgs, DEFAULT_ONESHOT_TRIALS,
-    DEFAULT_TRIALS, MAX_CONTENDERS,
+    DEFAULT_RUN_TRIALS, DEFAULT_TRIALS, MAX_CONTENDERS,
 };
 use crate::engine::{self, Amplify, ClaimOptions, Options, PublishOptions, Sweep};
 use crate::error::{Error, Result};
@@ -181,6 +181,7 @@ impl Common {
             claim: shape.claim,
             done_marker: shape.done_marker,
             recipes: shape.recipes,
+            adaptive: shape.adaptive,
         }
     }
 
@@ -259,6 +260,7 @@ struct Shape {
     claim: Option<ClaimOptions>,
     done_marker: Option<usize>,
     recipes: Vec<String>,
+    adaptive: bool,
 }
 
 /// The nonce that starts every token of a run, from its start time (hex, 32 bits).
@@ -309,7 +311,8 @@ impl RunPlan {
     /// `--require`, [`Error::Input`] for a malformed matrix or `--expect` file.
     pub fn new(a: &RunArgs, paths: &Paths) -> Result<RunPlan> {
         let date = jiff::Timestamp::now();
-        let common = Common::new(&a.power, &a.attempt, &a.scratch, paths, Some(a.trials))?;
+        let trials = a.trials.unwrap_or(if a.thorough { DEFAULT_TRIALS } else { DEFAULT_RUN_TRIALS });
+        let common = Common::new(&a.power, &a.attempt, &a.scratch, paths, Some(trials))?;
         check_contenders(a.contenders as usize, "--contenders")?;
         let all = crate::matrix::load(paths.matrices.as_deref())?;
         let controls: Vec<Variant> = all.iter().filter(|v| v.control).cloned().collect();
@@ -321,7 +324,7 @@ impl RunPlan {
                 .partition(|v| crate::handoff::RECIPES.iter().any(|r| r.id == v.id));
         let recipes: Vec<String> = recipes.into_iter().map(|v| v.id).collect();
         let picked = |s: Scenario| recipes.iter().any(|id| crate::handoff::Recipe::of(s).any(|r| r.id == id));
-        let targets = parse_targets(&a.target)?;
+        let targets = parse_targets(a.target.as_deref().unwrap_or(if a.thorough { "all" } else { "default" }))?;
         let requested = Requested::parse(&a.runtime)?;
         let required = Requested::parse_for(&a.require, "--require")?;
         let baseline = a.expect.as_deref().map(crate::report::json::read).transpose()?;
@@ -332,7 +335,7 @@ impl RunPlan {
         let wants = |s: ScenarioArg| a.scenario.iter().any(|x| *x == s || *x == ScenarioArg::All);
         let shape = Shape {
             contenders: a.contenders as usize,
-            trials: a.trials,
+            trials,
             oneshot_trials: a.oneshot_trials,
             second_comer: wants(ScenarioArg::SecondComer),
             race: wants(ScenarioArg::Race),
@@ -347,6 +350,7 @@ impl RunPlan {
                 .then_some(ClaimOptions { workers: a.workers as usize, items: a.items as usize }),
             done_marker: (wants(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
             recipes: recipes.clone(),
+            adaptive: !a.thorough,
         };
         // the hand-offs are run amplified too, beside their natural counts
         let handoffs = shape.publish.is_some() || shape.claim.is_some() || shape.done_marker.is_some();
@@ -757,6 +761,7 @@ impl RacePlan {
             claim: None,
             done_marker: None,
             recipes: Vec::new(),
+            adaptive: false,
         };
         let any_oneshot =
             slots.iter().any(|s| crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot));
@@ -1073,6 +1078,7 @@ impl RuntimesPlan {
             claim: None,
             done_marker: None,
             recipes: Vec::new(),
+            adaptive: false,
         };
         let options = common.options(shape, Amplify::Off);
         Ok(RuntimesPlan { common, options, variants })
@@ -1176,14 +1182,24 @@ mod tests {
         assert!(check_contenders(65, "--contenders").unwrap_err().to_string().contains("--contenders"));
     }
 
-    /// `race` runs with `run`'s defaults: the same engine options, and `run`'s trials (its
-    /// one-shot trials when a one-shot runtime, cmd on Windows, takes part), all from the
-    /// constants of `cli`.
+    /// `race` runs with the defaults of `run --thorough`: the same engine options, and its
+    /// trials (the one-shot trials when a one-shot runtime, cmd on Windows, takes part), all
+    /// from the constants of `cli`. `run` without `--thorough` has fewer trials and adaptive
+    /// ones; everything else is the same.
     #[test]
     fn race_and_run_share_defaults() {
-        let run = run_plan(&["--amplify", "off"]).unwrap();
+        let quick = run_plan(&["--amplify", "off"]).unwrap();
+        assert_eq!(quick.options.trials, crate::cli::DEFAULT_RUN_TRIALS as usize);
+        assert!(quick.options.adaptive);
+        assert_eq!(quick.options.targets, TargetState::DEFAULT.to_vec());
+        let run = run_plan(&["--amplify", "off", "--thorough"]).unwrap();
+        assert!(!run.options.adaptive);
+        assert_eq!(run.options.targets, TargetState::ALL.to_vec(), "--thorough: every target state");
+        let given = run_plan(&["--thorough", "-n", "7", "--target", "file"]).unwrap();
+        assert_eq!((given.options.trials, given.options.targets), (7, vec![TargetState::File]), "flags win");
         let race = race_plan(&[&TWO[..], &["--amplify", "off"]].concat()).unwrap();
         let (r, c) = (&run.options, &race.options);
+        assert!(!c.adaptive, "a cross-runtime race runs all its trials");
         assert_eq!(r.trials, crate::cli::DEFAULT_TRIALS as usize);
         assert_eq!(r.oneshot_trials, crate::cli::DEFAULT_ONESHOT_TRIALS as usize);
         assert_eq!(r.contenders, crate::cli::DEFAULT_CONTENDERS as usize);

@@ -84,6 +84,12 @@ impl Installation {
 /// the plan's total, and [`progress_message`].
 pub const PROGRESS_TEMPLATE: &str = "{spinner} [{elapsed_precise}] {bar:20} {pos}/{len} cells  {wide_msg}";
 
+/// The progress bar of `run --thorough`, which takes as long as it needs: also the time left,
+/// estimated from the cells done so far (indicatif's `{eta}`; race cells take longer than
+/// second comers, so it is rough).
+pub const PROGRESS_TEMPLATE_ETA: &str =
+    "{spinner} [{elapsed_precise}] {bar:20} {pos}/{len} cells, about {eta} left  {wide_msg}";
+
 /// What the progress bar says when `done` of `cells` (the plan's list, in measuring order)
 /// are measured: the runtime, variant, scenario and target of the cell under way, e.g.
 /// `bun 1.3.14 · node.writeFileSync.wx · race`; control characters escaped.
@@ -300,5 +306,6 @@ mod tests {
         assert!(!progress_message(&cells, 2).contains('\u{1b}'));
         assert_eq!(progress_message(&cells, 3), "writing results");
         assert!(PROGRESS_TEMPLATE.contains("{pos}/{len} cells") && PROGRESS_TEMPLATE.contains("{elapsed_precise}"));
+        assert!(PROGRESS_TEMPLATE_ETA.contains("{pos}/{len} cells") && PROGRESS_TEMPLATE_ETA.contains("{eta}"));
     }
 }

@@ -92,7 +92,20 @@ pub struct Options {
     pub done_marker: Option<usize>,
     /// The hand-off recipes selected (`--variant` matches recipe ids too).
     pub recipes: Vec<String>,
+    /// Adaptive trials (the default run; off with `--thorough`): a race run stops once it has
+    /// shown a multi-winner trial and every ordering has had
+    /// [`DISPROOF_TRIALS_PER_ORDERING`] trials, or after a trial in which a contender was
+    /// prompted (either fixes the verdict: more trials cannot make it `exclusive`); the natural
+    /// race of a cell whose amplified race already showed multiple winners runs one such
+    /// round. Trials go to the cells still `exclusive`, whose bound needs them. The judged
+    /// mode of a detection control always runs all its trials.
+    pub adaptive: bool,
 }
+
+/// Adaptive trials ([`Options::adaptive`]): the trials every release ordering of a race run gets
+/// before a multi-winner trial may end the run (so a failing cell still says which orderings
+/// failed, each rate over at least this many trials).
+pub const DISPROOF_TRIALS_PER_ORDERING: usize = 5;
 
 /// The amplified half of the races.
 #[derive(Debug, Clone)]
@@ -117,21 +130,30 @@ impl Amplify {
 }
 
 /// How many trials a race runs: at least `trials`; with `max_rate`, on until a multi-winner
-/// trial appears or the bound reaches it, at most `max_trials`.
+/// trial appears or the bound reaches it, at most `max_trials`; with `disproof_per_ordering`,
+/// fewer once a multi-winner trial has been seen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {
-    /// Trials counted at least.
+    /// Trials counted at least (unless a disproof ends the run, see below).
     pub trials: usize,
     /// See [`Options::max_rate`].
     pub max_rate: Option<f64>,
     /// See [`Options::max_trials`].
     pub max_trials: usize,
+    /// Adaptive trials ([`Options::adaptive`]): once a multi-winner trial was seen, the run may
+    /// stop when every ordering has had this many trials. `None`: it runs `trials`.
+    pub disproof_per_ordering: Option<usize>,
 }
 
 impl Budget {
     /// True when a race with `done` counted trials, `clean` of them clean and `multi` with two
-    /// or more winners, may stop.
-    pub fn enough(&self, done: usize, clean: usize, multi: usize) -> bool {
+    /// or more winners, over `orderings` release orderings taken in turn, may stop.
+    pub fn enough(&self, done: usize, clean: usize, multi: usize, orderings: usize) -> bool {
+        if let (Some(per), true) = (self.disproof_per_ordering, multi > 0) {
+            if done >= per * orderings.max(1) {
+                return true;
+            }
+        }
         if done < self.trials {
             return false;
         }
@@ -555,7 +577,16 @@ pub fn race_modes(
     let opts = m.opts;
     let amplify = m.amplify().clone();
     let started = Instant::now();
-    let budget = Budget { trials, max_rate: opts.max_rate, max_trials: opts.max_trials.max(trials) };
+    // adaptive trials, except in the run a detection control is judged by (its amplified run,
+    // or its natural run where there is no amplified one): that run needs all its trials
+    let control = m.min_amplified_trials > 0;
+    let adaptive = opts.adaptive.then_some(DISPROOF_TRIALS_PER_ORDERING);
+    let budget = Budget {
+        trials,
+        max_rate: opts.max_rate,
+        max_trials: opts.max_trials.max(trials),
+        disproof_per_ordering: adaptive.filter(|_| !control),
+    };
     let (tight, amplified_sweep) = match &amplify {
         Amplify::On(a) => (
             Some(a.delay_us() as f64 * crate::exec::amplify::TIGHT_FRACTION),
@@ -589,8 +620,19 @@ pub fn race_modes(
     let natural_wanted = (opts.natural || amplified.is_none())
         && !amplified.as_ref().is_some_and(|r: &RaceRun| r.harness_error.is_some() || r.interrupted);
     let natural_sweep = opts.offsets.clone().map_or(Sweep::NaturalAuto, Sweep::Fixed);
+    // adaptive: where the amplified race already showed multiple winners the natural race
+    // cannot change the verdict, and one round of its orderings gives its rate
+    let disproved = amplified.as_ref().is_some_and(|r| r.summary.verdict == RaceVerdict::MultipleWinners);
+    let natural_budget = match (adaptive, disproved || (control && amplified.is_some())) {
+        (Some(per), true) => {
+            let orderings = opts.offsets.as_ref().map_or(2, Vec::len).max(1);
+            let trials = if disproved { (per * orderings).min(trials) } else { trials };
+            Budget { trials, disproof_per_ordering: Some(per), ..budget }
+        }
+        _ => budget,
+    };
     let natural = (natural_wanted && !crate::interrupt::requested())
-        .then(|| race_core(&mut pools.natural, variants, styles, budget, &natural_sweep, None, m));
+        .then(|| race_core(&mut pools.natural, variants, styles, natural_budget, &natural_sweep, None, m));
     let unsupported = natural.iter().chain(amplified.iter()).find(|r| r.unsupported);
     let broken = natural.iter().chain(amplified.iter()).find(|r| r.harness_error.is_some());
     let evidence = broken.or(unsupported).and_then(|r| r.evidence.clone());
@@ -636,13 +678,14 @@ pub fn race_modes(
 }
 
 /// The contender timeouts for a runtime: the per-attempt timeout times the adapter's
-/// multiplier; a one-shot prompt is answered after a quarter of it (at most 3 s).
+/// multiplier; a one-shot prompt is answered after a quarter of it (at most 1 s: a prompt is
+/// answered only once the command has printed it, so a shorter wait only answers sooner).
 pub fn timeouts_for(adapter: &dyn crate::runtime::Adapter, opts: &Options) -> Timeouts {
     let mult = adapter.timeout_multiplier();
     Timeouts {
         startup: opts.startup_timeout,
         attempt: opts.timeout * mult,
-        prompt_after: (opts.timeout * mult / 4).min(Duration::from_secs(3)),
+        prompt_after: (opts.timeout * mult / 4).min(Duration::from_secs(1)),
     }
 }
 

@@ -29,6 +29,7 @@ pub(super) fn options(trials: usize) -> Options {
         claim: None,
         done_marker: None,
         recipes: Vec::new(),
+        adaptive: false,
     }
 }
 

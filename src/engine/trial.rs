@@ -143,7 +143,7 @@ pub(super) fn race_core(
     let mut warmup_spreads = Vec::new();
     let mut offsets: Vec<u64> = vec![0];
     // t counts finished trials including the warm-up
-    while t < WARMUP_TRIALS || !budget.enough(observed.len(), clean, multi) {
+    while t < WARMUP_TRIALS || !budget.enough(observed.len(), clean, multi, offsets.len()) {
         let offset_us = if t < WARMUP_TRIALS { 0 } else { offsets[observed.len() % offsets.len()] };
         folder += 1;
         if crate::interrupt::requested() {
@@ -262,7 +262,14 @@ pub(super) fn race_core(
                 run.evidence.clone_from(&a.evidence);
             }
         }
+        // a prompted contender makes the verdict `inconclusive` whatever follows (it could not
+        // run unattended): adaptive trials stop there
+        let prompted = trial.reports.contains(&Report::Prompted);
         observed.push(trial);
+        if prompted && budget.disproof_per_ordering.is_some() {
+            run.evidence.get_or_insert_with(|| "a contender was prompted".into());
+            break;
+        }
         consecutive_faults = if faulty { consecutive_faults + 1 } else { 0 };
         if consecutive_faults >= m.opts.max_consecutive_faults {
             let note = format!("stopped after {consecutive_faults} consecutive faulty trials");
@@ -553,11 +560,15 @@ mod tests {
         assert_eq!(Sweep::NaturalAuto.offsets(&mut [120.0, 95.0, 301.0]), vec![0, 120]);
         assert_eq!(Sweep::NaturalAuto.offsets(&mut []), vec![0], "no stamps, no offset");
         assert_eq!(Sweep::Fixed(vec![]).offsets(&mut []), vec![0]);
-        let b = Budget { trials: 10, max_rate: Some(0.02), max_trials: 500 };
-        assert!(!b.enough(9, 9, 1), "at least the trials asked for");
-        assert!(b.enough(10, 10, 1), "a failure ends it");
-        assert!(!b.enough(148, 148, 0) && b.enough(149, 149, 0), "1 - 0.05^(1/149) <= 2%");
-        assert!(b.enough(500, 400, 0), "the cap");
-        assert!(Budget { trials: 10, max_rate: None, max_trials: 10 }.enough(10, 0, 0));
+        let b = Budget { trials: 10, max_rate: Some(0.02), max_trials: 500, disproof_per_ordering: None };
+        assert!(!b.enough(9, 9, 1, 1), "at least the trials asked for");
+        assert!(b.enough(10, 10, 1, 1), "a failure ends it");
+        assert!(!b.enough(148, 148, 0, 1) && b.enough(149, 149, 0, 1), "1 - 0.05^(1/149) <= 2%");
+        assert!(b.enough(500, 400, 0, 1), "the cap");
+        assert!(Budget { trials: 10, max_rate: None, max_trials: 10, disproof_per_ordering: None }.enough(10, 0, 0, 1));
+        // adaptive: a failure ends the run once every ordering had its trials; clean runs go on
+        let a = Budget { trials: 100, max_rate: None, max_trials: 100, disproof_per_ordering: Some(5) };
+        assert!(!a.enough(19, 19, 1, 4) && a.enough(20, 20, 1, 4), "4 orderings × 5");
+        assert!(!a.enough(99, 99, 0, 4) && a.enough(100, 100, 0, 4), "exclusive so far: all the trials");
     }
 }

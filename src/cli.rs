@@ -408,12 +408,17 @@ pub struct DiffArgs {
     /// With -r: scenarios to run; comma-separated or repeated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     pub scenario: Vec<ScenarioArg>,
-    /// With -r: target states for the second comer, as for `run --target`.
-    #[arg(long, value_name = "LIST", default_value = "default")]
-    pub target: String,
-    /// With -r: trials per race cell.
-    #[arg(long, short = 'n', default_value_t = DEFAULT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
-    pub trials: u32,
+    /// With -r: target states for the second comer, as for `run --target` [default: `default`,
+    /// or `all` with --thorough].
+    #[arg(long, value_name = "LIST")]
+    pub target: Option<String>,
+    /// With -r: trials per race cell, as for `run` [default: 100, or 200 with --thorough].
+    #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    pub trials: Option<u32>,
+    /// With -r: measure both as `run --thorough` does (200 trials, every target state, no
+    /// adaptive stop, hand-offs amplified too).
+    #[arg(long)]
+    pub thorough: bool,
     /// With -r: contenders (separate processes) per race.
     #[arg(long, short = 'k', default_value_t = DEFAULT_CONTENDERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub contenders: u32,

@@ -182,6 +182,7 @@ impl Common {
             done_marker: shape.done_marker,
             recipes: shape.recipes,
             adaptive: shape.adaptive,
+            handoff_amplified: !shape.adaptive || self.amplify == AmplifyArg::On,
         }
     }
 
@@ -352,7 +353,8 @@ impl RunPlan {
             recipes: recipes.clone(),
             adaptive: !a.thorough,
         };
-        // the hand-offs are run amplified too, beside their natural counts
+        // the hand-offs are run amplified too (with --thorough or --amplify on), beside their
+        // natural counts
         let handoffs = shape.publish.is_some() || shape.claim.is_some() || shape.done_marker.is_some();
         let amplify = common.detect_amplifier(shape.race || handoffs);
         let options = common.options(shape, amplify);

@@ -49,12 +49,15 @@ pub(super) fn measure_recipes(
         // not when the natural run could not start (its evidence already says why)
         let natural_ran = matches!(&f.result, CellResult::Counters(k) if !k.counters.is_empty());
         if natural_ran {
-            let amplified = match pools.amplified(&amplify) {
-                Ok(pool) => match run(pool, recipe, adapter.path_style(), m) {
-                    Some(a) => Ok(a),
-                    None => break,
+            let amplified = match (&amplify, m.opts.handoff_amplified) {
+                (Amplify::On(_), false) => Err(HANDOFF_AMPLIFIED_OFF.to_string()),
+                _ => match pools.amplified(&amplify) {
+                    Ok(pool) => match run(pool, recipe, adapter.path_style(), m) {
+                        Some(a) => Ok(a),
+                        None => break,
+                    },
+                    Err(why) => Err(why),
                 },
-                Err(why) => Err(why),
             };
             if let CellResult::Counters(k) = &mut f.result {
                 match amplified {

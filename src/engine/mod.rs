@@ -100,7 +100,15 @@ pub struct Options {
     /// round. Trials go to the cells still `exclusive`, whose bound needs them. The judged
     /// mode of a detection control always runs all its trials.
     pub adaptive: bool,
+    /// Whether the hand-offs run their items a second time amplified ([`HANDOFF_AMPLIFIED_OFF`]
+    /// otherwise): with `--thorough` or `--amplify on`. The default run leaves it out for time
+    /// (it about doubles the hand-offs' share; issue 13) and each cell says so.
+    pub handoff_amplified: bool,
 }
+
+/// Why a hand-off cell of the default run has no amplified run (see
+/// [`Options::handoff_amplified`]); tables show its first words.
+pub const HANDOFF_AMPLIFIED_OFF: &str = "not run (--thorough or --amplify on runs it)";
 
 /// Adaptive trials ([`Options::adaptive`]): the trials every release ordering of a race run gets
 /// before a multi-winner trial may end the run (so a failing cell still says which orderings

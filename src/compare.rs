@@ -126,7 +126,7 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
     }
     let key = |c: &Cell| {
         if ambiguous.contains(&c.runtime_name) {
-            Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target)
+            Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source)
         } else {
             c.key()
         }

@@ -527,7 +527,7 @@ fn cmd_variants(a: &VariantsArgs, matrices: Option<&Path>) -> Result<i32> {
         emit(&(serde_json::to_string_pretty(&vs).expect("serialises") + "\n"));
     } else {
         // a wide call is cut and control characters escaped, as in every terminal table
-        let header = ["variant", "call", "source", "creates", "form", "shows"].map(String::from);
+        let header = ["variant", "call", "sources", "creates", "form", "shows"].map(String::from);
         let rows = vs.iter().map(|v| {
             let id = if v.anti_pattern { format!("{} (anti-pattern)", v.id) } else { v.id.clone() };
             let kind = |k: &dyn std::fmt::Debug| format!("{k:?}").to_lowercase();

@@ -12,3 +12,4 @@ mod install;
 mod progress;
 mod protocol;
 mod runtimes;
+mod sources;

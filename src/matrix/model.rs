@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// What the harness must prepare, before the release, for a variant that moves, links or
 /// copies something onto the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
     /// Nothing: the variant writes its token itself.

@@ -103,6 +103,21 @@ fn directory_sources_on_node() {
     let stats = &full["result"]["natural"]["stats"];
     assert_eq!(stats["winners"]["1"], stats["trials"], "{full}");
     assert_eq!(stats["lost_update_trials"], 0, "{full}");
+    // the results file reads back: `report` shows the kinds, `compare` matches the variant's own
+    // cells with the committed baseline's and lists the new kinds as new cells
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results.json");
+    std::fs::write(&file, serde_json::to_string(&r).unwrap()).unwrap();
+    let o = conformance().arg("report").arg(&file).args(["-f", "csv"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(csv.lines().next().unwrap().ends_with(",source"), "{csv}");
+    assert!(csv.lines().any(|l| l.contains("node.renameSync") && l.ends_with(",empty-dir")), "{csv}");
+    let o = conformance().arg("report").arg(&file).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("node.renameSync ← empty-dir"));
+    let baseline = root().join("reports").join("linux").join("results.json");
+    let o = conformance().arg("compare").arg(&baseline).arg(&file).output().unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// The copy calls that take directories (`fs.cpSync`/`fsp.cp` with `recursive`), with every

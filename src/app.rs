@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::{
-    Cli, Command, CompareArgs, CompareFormat, Format, InstallArgs, MergeArgs, RaceArgs, ReportArgs, RunArgs,
-    RuntimesArgs, VariantsArgs,
+    Cli, Command, CompareArgs, CompareFormat, DiffArgs, DiffFormat, DocsArgs, Format, InstallArgs, MergeArgs, RaceArgs,
+    ReportArgs, RunArgs, RuntimesArgs, VariantsArgs,
 };
 use crate::cross::{CrossContender, CrossRace};
 use crate::engine::{self, Amplify};
@@ -38,8 +38,10 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Install(a) => cmd_install(&a, &paths),
         Command::Variants(a) => cmd_variants(&a, paths.matrices.as_deref()),
         Command::Compare(a) => cmd_compare(&a),
+        Command::Diff(a) => cmd_diff(&a, &paths),
         Command::Report(a) => cmd_report(&a),
         Command::Merge(a) => cmd_merge(&a),
+        Command::Docs(a) => cmd_docs(&a),
     }
 }
 
@@ -61,13 +63,24 @@ fn give_up(found: &[Runtime], ctx: &ProbeContext, outdir: &mut Option<OutDir>) {
 }
 
 fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
+    measure_run(a, paths, true).map(|(code, _)| code)
+}
+
+/// `run`: measures what `a` selects and writes `results.json` and `summary.md` to its output
+/// folder. With `show`, prints the tables (or the JSON) on stdout as `run` does; without,
+/// stdout is left alone (for `diff`) and the closing line goes to stderr. Returns the exit
+/// code and the results when the run was completed (not for `--dry-run` or an interrupt).
+///
+/// Errors: see [`RunPlan::new`], [`Requested::locate_versions`]; [`Error::Output`] for
+/// `--out`, [`Error::RequiredMissing`], [`Error::NoRuntime`], [`Error::ScratchBroken`].
+fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Results>)> {
     let started = Instant::now();
     let mut plan = RunPlan::new(a, paths)?;
     // NAME@VERSION items: found in the cache or installed now, before anything is made
     locate_versions(&mut plan.requested, paths, "--runtime")?;
     if crate::interrupt::requested() {
         eprintln!("interrupted before measuring: nothing measured, nothing written");
-        return Ok(exit_code::INTERRUPTED);
+        return Ok((exit_code::INTERRUPTED, None));
     }
     // a dry run writes nothing, so it takes no output folder
     let mut outdir = if plan.dry_run { None } else { Some(open_out(&plan.out)?) };
@@ -91,7 +104,7 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
     if crate::interrupt::requested() {
         give_up(&found, &ctx, &mut outdir);
         eprintln!("interrupted before measuring: nothing measured, nothing written");
-        return Ok(exit_code::INTERRUPTED);
+        return Ok((exit_code::INTERRUPTED, None));
     }
     match (&plan.options.amplify, amplify_line(&plan.options.amplify)) {
         (Amplify::Unavailable(_), Some(l)) => eprintln!("{l}"),
@@ -123,7 +136,7 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         } else {
             status::dry_run_text(&d)
         });
-        return Ok(exit_code::OK);
+        return Ok((exit_code::OK, None));
     };
 
     let cells = plan.cells(&found);
@@ -160,7 +173,7 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         scratch_failed = m.scratch_failed;
         results.cells.extend(m.findings.into_iter().map(cell));
         results.run_info.controls.extend(m.controls);
-        if !plan.json {
+        if show && !plan.json {
             bar.suspend(|| {
                 if !results.rows(&rt.label).is_empty() {
                     let _ = writeln!(stdout, "\n{}", table::escape_controls(&rt.label));
@@ -177,7 +190,9 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         outdir.write("results.json", &json::render(&results))?;
     }
     bar.finish_and_clear();
-    for scenario in [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim].into_iter().filter(|_| !plan.json) {
+    for scenario in
+        [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim].into_iter().filter(|_| show && !plan.json)
+    {
         if let Some(t) = table::render_scenario(&results, scenario) {
             let _ = writeln!(stdout, "\n{} (hand-off: counted from the files)\n{t}", scenario.as_str());
         }
@@ -193,7 +208,9 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         plan.out.join("results.json").display(),
         plan.out.join("summary.md").display()
     );
-    if plan.json {
+    if !show {
+        say(&done);
+    } else if plan.json {
         // stdout holds the results alone; the rest goes to stderr
         emit(&results_json);
         say(&done);
@@ -208,8 +225,9 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         });
     }
     if crate::interrupt::requested() {
-        return Ok(exit_code::INTERRUPTED);
+        return Ok((exit_code::INTERRUPTED, None));
     }
+    let mut code = exit_code::OK;
     if let Some(base) = &plan.baseline {
         let diff = crate::compare::compare(base, &results);
         if plan.json {
@@ -217,9 +235,11 @@ fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         } else {
             let _ = write!(stdout, "{}", diff.render());
         }
-        return Ok(if diff.differs() { exit_code::DIFFERENCES } else { exit_code::OK });
+        if diff.differs() {
+            code = exit_code::DIFFERENCES;
+        }
     }
-    Ok(exit_code::OK)
+    Ok((code, Some(results)))
 }
 
 fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
@@ -556,6 +576,138 @@ fn cmd_compare(a: &CompareArgs) -> Result<i32> {
     Ok(if diff.differs() { exit_code::DIFFERENCES } else { exit_code::OK })
 }
 
+/// `diff`: the cells that differ between two results files, or between two runtimes measured
+/// now (`-r A -r B`), in `--format`; exit 1 when a cell differs.
+///
+/// Errors: [`Error::Usage`] (not two files or two runtimes, a `run` flag's value),
+/// [`Error::Input`] naming a results file that cannot be read, and with `-r` those of
+/// [`measure_run`] (a runtime not found or not installable: exit 4 or 5).
+fn cmd_diff(a: &DiffArgs, paths: &Paths) -> Result<i32> {
+    let sources: std::collections::BTreeMap<String, crate::matrix::SourceKind> =
+        crate::matrix::load(paths.matrices.as_deref())?.into_iter().map(|v| (v.id, v.source)).collect();
+    let (ra, rb, na, nb) = if a.runtime.is_empty() {
+        if let Some(flag) = [(!a.variant.is_empty(), "--variant"), (a.runs_dir.is_some(), "--runs-dir")]
+            .into_iter()
+            .find_map(|(given, flag)| given.then_some(flag))
+        {
+            return Err(Error::Usage {
+                flag: flag.into(),
+                message: "measures runtimes: give -r A -r B, not files".into(),
+            });
+        }
+        let [fa, fb] = a.files.as_slice() else {
+            return Err(Error::Usage {
+                flag: "FILE".into(),
+                message: format!(
+                    "diff takes two results files (A B) or two runtimes (-r A -r B); got {} file(s)",
+                    a.files.len()
+                ),
+            });
+        };
+        (json::read(fa)?, json::read(fb)?, fa.display().to_string(), fb.display().to_string())
+    } else {
+        match diff_measure(a, paths)? {
+            Some(x) => x,
+            None => {
+                eprintln!("interrupted: nothing compared");
+                return Ok(exit_code::INTERRUPTED);
+            }
+        }
+    };
+    let report = crate::diff::diff(&ra, &rb, &na, &nb, &sources);
+    let text = match a.format {
+        DiffFormat::Table => crate::diff::render_text(&report),
+        DiffFormat::Md => crate::diff::render_markdown(&report),
+        DiffFormat::Json => serde_json::to_string_pretty(&report).expect("serialises") + "\n",
+        DiffFormat::Junit => junit::render(&report.as_compare_diff(), Path::new(&na), Path::new(&nb)),
+    };
+    output(a.out.as_deref(), &text)?;
+    Ok(if report.differs() { exit_code::DIFFERENCES } else { exit_code::OK })
+}
+
+/// `diff -r A -r B`: checks that both runtimes can be had (installing `NAME@VERSION` items on
+/// first use) and are found, then measures A into `RUNS/a/` and B into `RUNS/b/` as `run`
+/// would, printing nothing on stdout. Returns both results and how each is named in the
+/// report, or `None` when interrupted.
+///
+/// Errors: [`Error::Usage`] unless exactly two different items are given, those of
+/// [`Requested::parse`] and [`Requested::locate_versions`], [`Error::NoRuntime`] naming a
+/// runtime that is not found or broken, and those of [`measure_run`].
+fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Results, Results, String, String)>> {
+    let items: Vec<String> = a
+        .runtime
+        .iter()
+        .flat_map(|v| crate::runtime::discover::split_items(v))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let usage = |message: String| Error::Usage { flag: "--runtime".into(), message };
+    if items.len() != 2 {
+        return Err(usage(format!(
+            "diff measures two runtimes, A then B (e.g. -r bun@1.1.44 -r bun@1.4.5); got {}: {}",
+            items.len(),
+            items.join(", ")
+        )));
+    }
+    if items[0] == items[1] || items.iter().any(|i| i == "all") {
+        return Err(usage(format!("A and B must be two different runtimes; got {} and {}", items[0], items[1])));
+    }
+    // both can be had before anything is measured: a missing B must not cost A's run
+    let mut both = Requested::parse(&items)?;
+    locate_versions(&mut both, paths, "--runtime")?;
+    if crate::interrupt::requested() {
+        return Ok(None);
+    }
+    let missing: Vec<String> =
+        discover(&both).runtimes.iter().filter(|r| r.status != Status::Found).map(status_line).collect();
+    if !missing.is_empty() {
+        return Err(Error::NoRuntime(missing.join("; ")));
+    }
+    let runs = a.runs_dir.clone().unwrap_or_else(|| {
+        let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+        paths.home.join("reports").join("runs").join(format!("{stamp}-diff"))
+    });
+    let mut measured = Vec::new();
+    for (item, sub) in items.iter().zip(["a", "b"]) {
+        // a NAME=PATH item is required by its name, NAME and NAME@VERSION as given
+        let require = item.split_once('=').map_or(item.as_str(), |(n, _)| n).to_string();
+        let args = RunArgs {
+            runtime: vec![item.clone()],
+            variant: a.variant.clone(),
+            scenario: a.scenario.clone(),
+            workers: crate::cli::DEFAULT_WORKERS,
+            items: crate::cli::DEFAULT_ITEMS,
+            readers: crate::cli::DEFAULT_READERS,
+            size: crate::cli::DEFAULT_SIZE,
+            target: a.target.clone(),
+            scratch: a.scratch.clone(),
+            trials: a.trials,
+            oneshot_trials: crate::cli::DEFAULT_ONESHOT_TRIALS,
+            power: a.power.clone(),
+            contenders: a.contenders,
+            attempt: a.attempt.clone(),
+            out: Some(runs.join(sub)),
+            no_relative: a.no_relative,
+            require: vec![require],
+            expect: None,
+            quiet: a.quiet,
+            dry_run: false,
+            json: false,
+        };
+        if !a.quiet {
+            eprintln!("diff: measuring {} {item} into {}", sub.to_uppercase(), runs.join(sub).display());
+        }
+        let (_, Some(results)) = measure_run(&args, paths, false)? else { return Ok(None) };
+        let labels = results.measured_runtimes().join(", ");
+        let file = runs.join(sub).join("results.json");
+        measured.push((results, format!("{item} ({labels}), {}", file.display())));
+    }
+    let (b, nb) = measured.pop().expect("two runs");
+    let (a, na) = measured.pop().expect("two runs");
+    Ok(Some((a, b, na, nb)))
+}
+
 /// Prints `text`, or writes it atomically to `out`.
 fn output(out: Option<&Path>, text: &str) -> Result<()> {
     match out {
@@ -601,4 +753,99 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
     };
     output(a.out.as_deref(), &text)?;
     Ok(code)
+}
+
+/// The most lines of a drifted marker's diff `docs --check` prints.
+const DOCS_DIFF_LINES: usize = 40;
+
+/// `docs FILE… [--results FILE] [--check]`: regenerates each document's marked tables
+/// ([`crate::docs`]) from its results file; writes a document (atomically, keeping its
+/// permissions) only when it changes. With `--check` writes nothing, prints each drifted
+/// marker (`FILE:LINE`) with a short unified diff, and returns 1 when any drifted.
+///
+/// Errors: [`Error::Input`] (exit 2) naming the document, its line and the key for a bad
+/// marker or a selection holding no cell, a document that cannot be read, or a results file
+/// that cannot be read ([`json::read`]) — then nothing is written; [`Error::Output`] (exit 3)
+/// when a document cannot be rewritten (the documents before it have been).
+fn cmd_docs(a: &DocsArgs) -> Result<i32> {
+    let mut loaded: std::collections::BTreeMap<std::path::PathBuf, Results> = Default::default();
+    let mut drifted = 0usize;
+    let mut writes = Vec::new();
+    for file in &a.files {
+        let text =
+            std::fs::read_to_string(file).map_err(|e| Error::input(file, format!("cannot read the document: {e}")))?;
+        let at = |line: usize, message: String| Error::Input { path: file.clone(), line, column: 0, message };
+        let markers = crate::docs::parse(&text).map_err(|e| at(e.line, e.message))?;
+        if markers.is_empty() {
+            eprintln!("{}: no {} markers; left alone", file.display(), crate::docs::OPEN.trim_start_matches("<!-- "));
+            continue;
+        }
+        let mut blocks = Vec::new();
+        for m in &markers {
+            let source = match &m.selector.results {
+                Some(p) => file.parent().unwrap_or(Path::new("")).join(p),
+                None => a.results.clone(),
+            };
+            if !loaded.contains_key(&source) {
+                let r = json::read(&source).map_err(|e| at(m.line, format!("results file of this marker: {e}")))?;
+                loaded.insert(source.clone(), r);
+            }
+            let tables = crate::docs::render(&loaded[&source], &m.selector).map_err(|e| at(m.line, e))?;
+            blocks.push((m, source, crate::docs::block(&tables, m.eol)));
+        }
+        let stale: Vec<_> = blocks.iter().filter(|(m, _, new)| text[m.content.clone()] != **new).collect();
+        let name = file.display();
+        if stale.is_empty() {
+            emit(&format!("{name}: {} table marker(s) up to date\n", markers.len()));
+            continue;
+        }
+        drifted += 1;
+        if a.check {
+            let mut out = String::new();
+            for (m, source, new) in &stale {
+                // the document up to the marker's end against the same with the new tables: the
+                // hunks then carry the document's own line numbers and context
+                let old = &text[..m.content.end];
+                let new = format!("{}{new}", &text[..m.content.start]);
+                let diff = similar::TextDiff::from_lines(old, new.as_str());
+                let unified = diff
+                    .unified_diff()
+                    .context_radius(1)
+                    .header(&format!("{name} (in the document)"), &format!("{name} (from {})", source.display()))
+                    .to_string();
+                let lines: Vec<&str> = unified.lines().collect();
+                out += &format!("drifted: {name}:{} {}\n", m.line, m.open);
+                for l in lines.iter().take(DOCS_DIFF_LINES) {
+                    out += &format!("{}\n", table::escape_controls(l));
+                }
+                if lines.len() > DOCS_DIFF_LINES {
+                    out += &format!("… {} more diff lines\n", lines.len() - DOCS_DIFF_LINES);
+                }
+            }
+            emit(&out);
+        } else {
+            let spliced: Vec<_> = blocks.iter().map(|(m, _, new)| (m.content.clone(), new.clone())).collect();
+            let said = format!("{name}: rewrote {} of {} table marker(s)\n", stale.len(), markers.len());
+            writes.push((file, crate::docs::splice(&text, &spliced), said));
+        }
+    }
+    // every document is rendered before any is written: a bad marker anywhere writes nothing
+    for (file, text, said) in writes {
+        crate::outdir::replace_file(file, &text)?;
+        emit(&said);
+    }
+    if a.check && drifted > 0 {
+        let results = if a.results == Path::new(crate::docs::DEFAULT_RESULTS) {
+            String::new()
+        } else {
+            format!(" --results {}", a.results.display())
+        };
+        let files: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
+        emit(&format!(
+            "{drifted} document(s) drifted from their results; regenerate with `conformance docs{results} {}`\n",
+            files.join(" ")
+        ));
+        return Ok(exit_code::DIFFERENCES);
+    }
+    Ok(exit_code::OK)
 }

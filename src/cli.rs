@@ -7,8 +7,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const AFTER_HELP: &str = "\
 Exit codes:
-  0  completed; with --expect or `compare`, nothing differed
-  1  completed, but an outcome differs from the expectation or baseline
+  0  completed; with --expect, `compare` or `diff`, nothing differed
+  1  completed, but an outcome differs from the expectation or baseline (`diff`: a cell differs);
+     or (docs --check) a document's generated tables differ from its results file
   2  bad input: unknown flag, runtime or variant pattern; malformed matrix or results file
   3  the output folder (--out), scratch root (--fs-root) or cache (--cache-dir) cannot be written
   4  no selected runtime could be found, so nothing was measured; or (install) a runtime
@@ -101,13 +102,43 @@ pub enum Command {
     /// Compare two results.json files by runtime name, variant, scenario and target (versions
     /// ignored); exit 1 when an outcome or verdict changed.
     Compare(CompareArgs),
+    /// Show only the cells that differ between two runs, grouped by variant, with both raw
+    /// errors and a reproduction line: `diff A.json B.json`, or `diff -r bun@1.1.44 -r
+    /// bun@1.4.5 -v 'node.cp*'`, which measures both runtimes first; exit 1 when a cell differs.
+    #[command(after_long_help = DIFF_AFTER_HELP)]
+    Diff(DiffArgs),
     /// Re-render a results.json (single or merged) as a table, Markdown, HTML, CSV, JSON, or
     /// JUnit XML against a baseline (`--expect`).
     Report(ReportArgs),
     /// Merge results.json files from several machines or file systems into one results file
     /// whose cells carry a machine label (OS, kernel, file-system type).
     Merge(MergeArgs),
+    /// Regenerate the tables between `<!-- conformance:table KEY=VALUE … -->` and `<!--
+    /// /conformance:table -->` markers in Markdown files from a results file (the tables of
+    /// summary.md); with --check, write nothing and exit 1 when a document has drifted.
+    #[command(after_long_help = DOCS_HELP)]
+    Docs(DocsArgs),
 }
+
+const DOCS_HELP: &str = "\
+Markers (each on a line of its own; lines inside ``` or ~~~ fences are not markers):
+  <!-- conformance:table runtime=node,bun scenario=second-comer variant=node.*.wx -->
+  …replaced by the tables…
+  <!-- /conformance:table -->
+
+Keys (all optional; values without spaces, lists comma-separated):
+  runtime=LIST    adapter names: node, bun, deno, coreclr, mono, pwsh, powershell, cmd
+                  (default: every runtime in the results); one table per runtime row
+  scenario=LIST   second-comer and/or race (default: both, with `safe as a lock`), or one
+                  hand-off: publish, done-marker, claim (a recipe × runtime table)
+  variant=GLOBS   variant or recipe ids (default: all)
+  target=LIST     second-comer columns: absent, file, empty-dir, dir, self, … (default: all
+                  the results hold)
+  call=yes|no     the call column (hand-off tables: the steps column) (default: yes)
+  results=PATH    this marker's results file, relative to the document (default: --results)
+
+An unknown key or value, or a selection that holds no cell, exits 2 naming FILE:LINE and the
+key. A file is written (atomically, keeping its permissions) only when it changes.";
 
 /// Which scenarios to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -149,7 +180,7 @@ impl AmplifyArg {
 }
 
 /// How hard races look for a window; shared by `run` and `race`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct PowerArgs {
     /// Race modes: natural (as the calls happen), amplified (every file-system system call of
     /// each contender delayed on return under strace, Linux), or both.
@@ -174,7 +205,7 @@ pub struct PowerArgs {
 }
 
 /// How long an attempt may take and how long a held handle is held; shared by `run` and `race`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct AttemptArgs {
     /// Per-attempt timeout in seconds (multiplied for slow runtimes: cmd ×3, PowerShell ×2);
     /// a probe's start-up may take max(30 s, this).
@@ -330,6 +361,95 @@ pub struct VariantsArgs {
     pub json: bool,
 }
 
+const DIFF_AFTER_HELP: &str = "\
+A cell differs when its second-comer outcome (or relative-path outcome) changed, its error code
+changed with the same outcome, its amplified race verdict changed, its natural verdict changed
+significantly (Fisher's exact test, p < 0.001; natural-only or where the amplified verdicts
+agree), or a hand-off failure counter changed significantly. Cells are matched by runtime name,
+variant, scenario and target; when each side holds one runtime (as with -r), by variant,
+scenario and target alone, so `-r node -r deno` compares Deno's node:fs with Node's.
+
+Each changed cell shows both sides as the tables do, their raw errors, and a line to paste
+into a shell: `node -e …`, `bun -e …`, `deno eval …`, `pwsh -NoProfile -c …` or `cmd /c …`
+(cmd.exe; under Wine, the harness line) for second comers whose call is a statement of its language;
+otherwise (races, .NET, calls made of several steps) `conformance run -r NAME=PATH -v VARIANT
+--scenario … --target …`, which measures that one cell again with the same probe.
+
+Exit codes: 0 nothing differs, 1 a cell differs, 2 bad input (a results file that cannot be
+read, a flag), 4 a runtime of -r cannot be found or installed; the others as for `run`.";
+
+/// `diff` flags: two results files, or two runtimes to measure (`-r`, twice) with a subset of
+/// `run`'s flags.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Two results.json files (single or merged, any schema `report` reads): A, then B. Not
+    /// with --runtime.
+    #[arg(value_name = "FILE", num_args = 0..=2, conflicts_with = "runtime")]
+    pub files: Vec<PathBuf>,
+    /// Two runtimes to measure and compare, A then B, as for `run --runtime` (NAME,
+    /// NAME@VERSION installed on first use, NAME=PATH); repeated or comma-separated.
+    #[arg(long, short = 'r', value_name = "RUNTIME")]
+    pub runtime: Vec<String>,
+    /// With -r: variant ids to run, as glob patterns (e.g. 'node.cp*'); comma-separated or
+    /// repeated. Default: all.
+    #[arg(long, short = 'v', value_name = "GLOB")]
+    pub variant: Vec<String>,
+    /// With -r: scenarios to run; comma-separated or repeated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    pub scenario: Vec<ScenarioArg>,
+    /// With -r: target states for the second comer, as for `run --target`.
+    #[arg(long, value_name = "LIST", default_value = "default")]
+    pub target: String,
+    /// With -r: trials per race cell.
+    #[arg(long, short = 'n', default_value_t = DEFAULT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    pub trials: u32,
+    /// With -r: contenders (separate processes) per race.
+    #[arg(long, short = 'k', default_value_t = DEFAULT_CONTENDERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
+    pub contenders: u32,
+    /// With -r: race modes, bounds and adaptive trials.
+    #[command(flatten)]
+    pub power: PowerArgs,
+    /// With -r: per-attempt timeout and hold time.
+    #[command(flatten)]
+    pub attempt: AttemptArgs,
+    /// With -r: scratch folder options.
+    #[command(flatten)]
+    pub scratch: ScratchArgs,
+    /// With -r: skip the relative-path repeat of each second-comer attempt.
+    #[arg(long)]
+    pub no_relative: bool,
+    /// With -r: where the two runs' results go, as DIR/a/ and DIR/b/ (results.json and
+    /// summary.md; `diff DIR/a/results.json DIR/b/results.json` shows the same diff again).
+    /// Default: reports/runs/TIMESTAMP-diff/.
+    #[arg(long, value_name = "DIR")]
+    pub runs_dir: Option<PathBuf>,
+    /// Output format: the changed cells as text, Markdown, JSON, or JUnit XML (one test case
+    /// per compared cell, a changed cell a failure).
+    #[arg(long, short = 'f', value_enum, default_value = "table")]
+    pub format: DiffFormat,
+    /// Write the diff to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// With -r: no status lines or progress bar while measuring.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Output formats of `diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    /// Text: per variant, each changed cell with both sides, raw errors and reproductions.
+    #[value(alias = "text")]
+    Table,
+    /// Markdown.
+    #[value(alias = "markdown")]
+    Md,
+    /// JSON: the report (groups of changed cells, unchanged keys, noise, missing, new).
+    Json,
+    /// JUnit XML.
+    Junit,
+}
+
 /// `compare` flags.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -401,9 +521,25 @@ pub struct MergeArgs {
     pub out: Option<PathBuf>,
 }
 
+/// `docs` flags.
+#[derive(Debug, Args)]
+pub struct DocsArgs {
+    /// Markdown documents holding table markers (a file without markers is reported and left
+    /// alone).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The results file of markers without `results=`, relative to the working folder.
+    #[arg(long, value_name = "FILE", default_value = crate::docs::DEFAULT_RESULTS)]
+    pub results: PathBuf,
+    /// Write nothing; print each drifted marker (FILE:LINE) with a unified diff, and exit 1
+    /// when any document differs from what its results would give.
+    #[arg(long)]
+    pub check: bool,
+}
+
 /// Where the scratch folder goes and which folder name every path passes through; shared by
 /// `run` and `race`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ScratchArgs {
     /// Where the scratch folder is made (default: the system temp folder).
     #[arg(long, value_name = "DIR")]

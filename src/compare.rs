@@ -28,7 +28,7 @@ pub struct Change {
 }
 
 /// A natural race whose verdict word changed by no more than chance.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Noise {
     /// The cell key.
     pub key: String,
@@ -114,29 +114,12 @@ impl Diff {
 /// counts as missing when the new run measured its runtime, variant and scenario but not its
 /// target; runtimes, variants and scenarios left out of the new run are ignored.
 pub fn compare(base: &Results, new: &Results) -> Diff {
-    // Two rows of one runtime kind (`-r node,node=/opt/node22/bin/node`) must not collapse into
-    // one key: for such kinds, cells are matched by row label (name and version) instead.
-    let mut ambiguous = std::collections::BTreeSet::new();
-    for r in [base, new] {
-        let mut labels: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
-        for c in &r.cells {
-            labels.entry(c.runtime_name.as_str()).or_default().insert(c.runtime.as_str());
-        }
-        ambiguous.extend(labels.into_iter().filter(|(_, l)| l.len() > 1).map(|(n, _)| n.to_string()));
-    }
-    let key = |c: &Cell| {
-        if ambiguous.contains(&c.runtime_name) {
-            Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source)
-        } else {
-            c.key()
-        }
-    };
-    let index = |r: &Results| -> BTreeMap<String, Cell> { r.cells.iter().map(|c| (key(c), c.clone())).collect() };
-    let (b, n) = (index(base), index(new));
+    let m = Matched::of(base, new);
+    let (b, n) = (&m.base, &m.new);
     let group = |c: &Cell| (c.runtime_name.clone(), c.variant.clone(), c.scenario);
     let measured: std::collections::BTreeSet<_> = new.cells.iter().map(group).collect();
     let mut d = Diff::default();
-    for (k, bc) in &b {
+    for (k, bc) in b {
         match n.get(k) {
             Some(nc) => {
                 d.compared += 1;
@@ -157,6 +140,40 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
     d.added = n.keys().filter(|k| !b.contains_key(*k)).cloned().collect();
     d.weak = n.iter().filter_map(|(k, c)| c.race()?.weak_race.as_ref().map(|w| format!("{k}: {w}"))).collect();
     d
+}
+
+/// The cells of two runs by the key [`compare`] matches them on.
+#[derive(Debug)]
+pub struct Matched<'a> {
+    /// The baseline's cells by key.
+    pub base: BTreeMap<String, &'a Cell>,
+    /// The new run's cells by key.
+    pub new: BTreeMap<String, &'a Cell>,
+}
+
+impl<'a> Matched<'a> {
+    /// Indexes both runs' cells by [`Cell::key`] (runtime name, variant, scenario, target),
+    /// except for runtime kinds that have two rows in one run (`-r node,node=/opt/node22/bin/node`):
+    /// those are keyed by row label ([`Cell::id_of`]) so that they do not collapse into one.
+    pub fn of(base: &'a Results, new: &'a Results) -> Matched<'a> {
+        let mut ambiguous = std::collections::BTreeSet::new();
+        for r in [base, new] {
+            let mut labels: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+            for c in &r.cells {
+                labels.entry(c.runtime_name.as_str()).or_default().insert(c.runtime.as_str());
+            }
+            ambiguous.extend(labels.into_iter().filter(|(_, l)| l.len() > 1).map(|(n, _)| n.to_string()));
+        }
+        let key = |c: &Cell| {
+            if ambiguous.contains(&c.runtime_name) {
+                Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source)
+            } else {
+                c.key()
+            }
+        };
+        let index = |r: &'a Results| -> BTreeMap<String, &'a Cell> { r.cells.iter().map(|c| (key(c), c)).collect() };
+        Matched { base: index(base), new: index(new) }
+    }
 }
 
 /// Compares two second-comer (or counters) cells by their words: the relative-path repeat

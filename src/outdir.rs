@@ -160,13 +160,41 @@ pub fn write_file(path: &Path, text: &str) -> Result<()> {
     })
 }
 
+/// Replaces the existing file `path` with `text` atomically, as [`write_file`] does, keeping
+/// its permissions (a temp file is made private; a document rewritten by `docs` must stay as
+/// readable as it was). A symbolic link at `path` is followed: the file it names is replaced.
+///
+/// Errors: [`Error::Output`] naming `path` when it cannot be read, its folder cannot be
+/// written, or the rename fails; the previous file is then left intact.
+pub fn replace_file(path: &Path, text: &str) -> Result<()> {
+    let err = |source| Error::Output { path: path.to_path_buf(), source };
+    let real = std::fs::canonicalize(path).map_err(err)?;
+    let perms = std::fs::metadata(&real).map_err(err)?.permissions();
+    let (Some(dir), Some(name)) = (real.parent(), real.file_name().and_then(|n| n.to_str())) else {
+        return Err(err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name")));
+    };
+    write_atomic_with(dir, name, text, Some(perms)).map_err(|e| match e {
+        Error::Output { source, .. } => err(source),
+        e => e,
+    })
+}
+
 /// Writes `text` to `dir/name` atomically (temp file in `dir`, flush, sync, rename).
 /// Errors: [`Error::Output`] naming the file.
 fn write_atomic(dir: &Path, name: &str, text: &str) -> Result<()> {
+    write_atomic_with(dir, name, text, None)
+}
+
+/// [`write_atomic`], giving the file `perms` when given.
+fn write_atomic_with(dir: &Path, name: &str, text: &str, perms: Option<std::fs::Permissions>) -> Result<()> {
     let target = dir.join(name);
     let err = |source| Error::Output { path: target.clone(), source };
     let mut tmp = tempfile::Builder::new().prefix(&format!(".{name}.")).tempfile_in(dir).map_err(err)?;
-    tmp.write_all(text.as_bytes()).and_then(|()| tmp.flush()).and_then(|()| tmp.as_file().sync_all()).map_err(err)?;
+    tmp.write_all(text.as_bytes()).and_then(|()| tmp.flush()).map_err(err)?;
+    if let Some(p) = perms {
+        tmp.as_file().set_permissions(p).map_err(err)?;
+    }
+    tmp.as_file().sync_all().map_err(err)?;
     tmp.persist(&target).map_err(|e| err(e.error))?;
     Ok(())
 }

@@ -184,8 +184,8 @@ impl Common {
         }
     }
 
-    /// The amplifier: found and checked (`strace -V` and a traced child) only when races run
-    /// and amplification is wanted; [`Amplify::Off`] otherwise, [`Amplify::Unavailable`] with
+    /// The amplifier: found and checked (`strace -V` and a traced child) only when races or
+    /// hand-offs (`races`) run and amplification is wanted; [`Amplify::Off`] otherwise, [`Amplify::Unavailable`] with
     /// the reason where it cannot run. Never fails.
     pub fn detect_amplifier(&self, races: bool) -> Amplify {
         if !races || self.amplify == AmplifyArg::Off {
@@ -351,7 +351,9 @@ impl RunPlan {
             done_marker: (wants(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
             recipes: recipes.clone(),
         };
-        let amplify = common.detect_amplifier(shape.race);
+        // the hand-offs are run amplified too, beside their natural counts
+        let handoffs = shape.publish.is_some() || shape.claim.is_some() || shape.done_marker.is_some();
+        let amplify = common.detect_amplifier(shape.race || handoffs);
         let options = common.options(shape, amplify);
         Ok(RunPlan {
             common,

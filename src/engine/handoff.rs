@@ -33,13 +33,42 @@ pub(super) fn measure_recipes(
         vec![(adapter.mode(), launch, timeouts_for(adapter, m.opts)); slots],
         m.scratch.root().to_path_buf(),
     );
+    if let (Amplify::On(_), Some(why)) = (&m.opts.amplify, adapter.no_amplification()) {
+        pools.amplified_broke(why);
+    }
+    let amplify = m.opts.amplify.clone();
     let mut out = Vec::new();
     let selected: Vec<&Recipe> = Recipe::of(scenario).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)).collect();
     for recipe in selected {
         if crate::interrupt::requested() {
             break;
         }
-        let Some(f) = run(&mut pools.natural, recipe, adapter.path_style(), m) else { break };
+        let started = Instant::now();
+        let Some(mut f) = run(&mut pools.natural, recipe, adapter.path_style(), m) else { break };
+        // the same items again with every file-system call delayed, reported beside them;
+        // not when the natural run could not start (its evidence already says why)
+        let natural_ran = matches!(&f.result, CellResult::Counters(k) if !k.counters.is_empty());
+        if natural_ran {
+            let amplified = match pools.amplified(&amplify) {
+                Ok(pool) => match run(pool, recipe, adapter.path_style(), m) {
+                    Some(a) => Ok(a),
+                    None => break,
+                },
+                Err(why) => Err(why),
+            };
+            if let CellResult::Counters(k) = &mut f.result {
+                match amplified {
+                    Ok(a) => {
+                        if let CellResult::Counters(ak) = a.result {
+                            k.amplified = Some(Box::new(ak));
+                        }
+                        k.amplified_unavailable = a.evidence;
+                    }
+                    Err(why) => k.amplified_unavailable = Some(why),
+                }
+            }
+            f.elapsed_ms = ms(started.elapsed());
+        }
         on_finding(&f);
         out.push(f);
     }

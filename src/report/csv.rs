@@ -59,6 +59,12 @@ pub fn record(c: &Cell) -> [String; 18] {
         }
         CellResult::Counters(k) => {
             f[16] = k.counters.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(";");
+            // the amplified run's counters beside the natural ones, prefixed
+            if let Some(a) = &k.amplified {
+                for (n, v) in &a.counters {
+                    f[16].push_str(&format!(";amplified_{n}={v}"));
+                }
+            }
         }
         CellResult::SecondComer(_) => {}
     }

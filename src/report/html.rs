@@ -96,6 +96,14 @@ fn detail(c: &Cell) -> String {
             for e in &k.errors_sample {
                 let _ = writeln!(d, "raw error: {}", serde_json::to_string(e).unwrap_or_default());
             }
+            if let Some(a) = &k.amplified {
+                for (n, v) in &a.counters {
+                    let _ = writeln!(d, "amplified {n} = {v}");
+                }
+            }
+            if let Some(u) = &k.amplified_unavailable {
+                let _ = writeln!(d, "amplified: {u}");
+            }
         }
     }
     if let Some(e) = &c.evidence {
@@ -228,11 +236,10 @@ pub fn render(r: &Results) -> String {
             for rt in &runtimes {
                 match cells.iter().find(|c| c.variant == *v && c.runtime == *rt) {
                     Some(c) => {
-                        let text = match scenario {
-                            Scenario::Publish => table::publish_text(c),
-                            Scenario::Claim => table::claim_text(c),
-                            _ => table::done_text(c),
-                        };
+                        let mut text = table::handoff_text(c);
+                        if let Some(a) = table::amplified_handoff_text(c) {
+                            text.push_str(&format!(" · amplified: {a}"));
+                        }
                         let bad = match &c.result {
                             CellResult::Counters(k) => {
                                 if k.counters.is_empty() {

@@ -2,18 +2,18 @@
 
 use std::fmt::Write;
 
-use super::model::{Results, Scenario};
+use super::model::{Results, Scenario, TargetState};
 use super::table::{counts_text, escape_controls, orderings_text, race_lines, text_rows};
 
-/// Text for a Markdown line: control characters (newlines too) escaped, so no value can end
-/// its line, start a block or drive a terminal showing the file.
-fn md_escape(s: &str) -> String {
+/// Text for a Markdown line: `s` with its control characters (newlines too) escaped, so no
+/// value can end its line, start a block or drive a terminal showing the file.
+pub fn md_escape(s: &str) -> String {
     escape_controls(s).into_owned()
 }
 
 /// Text for a Markdown table cell: as [`md_escape`], and `|` escaped (GFM reads `\|` as a
 /// pipe inside a cell, also inside a code span).
-fn md_cell(s: &str) -> String {
+pub fn md_cell(s: &str) -> String {
     md_escape(s).replace('|', "\\|")
 }
 
@@ -35,7 +35,7 @@ fn md_table(header: &[String], rows: &[Vec<String>]) -> String {
 
 /// A Markdown code span that survives backticks inside (CommonMark: a fence longer than the
 /// longest run of backticks in it, and spaces inside when it starts or ends with one).
-fn code_span(s: &str) -> String {
+pub fn code_span(s: &str) -> String {
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     if longest > 0 {
@@ -61,6 +61,60 @@ const HANDOFF_INTROS: [(Scenario, &str); 3] = [
     ),
 ];
 
+/// Which columns of a runtime's table [`runtime_table`] shows. The rows, and the words in
+/// them, are the same whatever is shown: *safe as a lock* is judged from the whole row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns {
+    /// The call column.
+    pub call: bool,
+    /// The second-comer target columns: `None` for none, `Some` of an empty list for every
+    /// target state the results hold, otherwise these states (those the results hold, in
+    /// table order).
+    pub targets: Option<Vec<TargetState>>,
+    /// The race column (when the results hold races).
+    pub race: bool,
+    /// The *safe as a lock* column.
+    pub safe: bool,
+}
+
+impl Columns {
+    /// Every column, as `summary.md` shows them.
+    pub fn all() -> Columns {
+        Columns { call: true, targets: Some(Vec::new()), race: true, safe: true }
+    }
+}
+
+/// One runtime's table as Markdown (the table of `summary.md`, restricted to `columns`):
+/// a header line, the delimiter line and one line per variant of `runtime` (a row label of
+/// `r`), each ending in `\n`. A runtime without rows gives a header alone.
+pub fn runtime_table(r: &Results, runtime: &str, columns: &Columns) -> String {
+    let (header, rows) = text_rows(r, runtime, true);
+    let targets = r.targets();
+    // text_rows' layout: variant, call, one column per target, race (with races), safe
+    let mut keep = vec![true, columns.call];
+    keep.extend(targets.iter().map(|t| match &columns.targets {
+        None => false,
+        Some(only) => only.is_empty() || only.contains(t),
+    }));
+    if r.has_races() {
+        keep.push(columns.race);
+    }
+    keep.push(columns.safe);
+    debug_assert_eq!(keep.len(), header.len());
+    let pick = |cells: &[String]| -> Vec<String> {
+        cells.iter().zip(&keep).filter(|(_, k)| **k).map(|(c, _)| c.clone()).collect()
+    };
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| pick(r)).collect();
+    md_table(&pick(&header), &rows)
+}
+
+/// A hand-off scenario's table as Markdown (recipe, its steps when `with_steps`, × runtime, as
+/// in `summary.md`), each line ending in `\n`; `None` when `r` has no cell of `scenario`.
+pub fn handoff_table(r: &Results, scenario: Scenario, with_steps: bool) -> Option<String> {
+    let (h, rows) = super::table::scenario_rows(r, scenario, with_steps)?;
+    Some(md_table(&h, &rows))
+}
+
 /// Renders the whole summary as Markdown.
 pub fn render(r: &Results) -> String {
     let mut s = String::new();
@@ -82,8 +136,7 @@ pub fn render(r: &Results) -> String {
         if let Some(p) = info.and_then(|x| x.path.as_ref()) {
             let _ = writeln!(s, "{}\n", code_span(&md_escape(p)));
         }
-        let (h, rows) = text_rows(r, rt, true);
-        s.push_str(&md_table(&h, &rows));
+        s.push_str(&runtime_table(r, rt, &Columns::all()));
         let lines = race_lines(r, rt);
         if !lines.is_empty() {
             s.push('\n');
@@ -94,9 +147,9 @@ pub fn render(r: &Results) -> String {
         s.push('\n');
     }
     for (scenario, intro) in HANDOFF_INTROS {
-        if let Some((h, rows)) = super::table::scenario_rows(r, scenario, true) {
+        if let Some(table) = handoff_table(r, scenario, true) {
             let _ = writeln!(s, "## Hand-off: {}\n\n{intro}\n", scenario.as_str());
-            s.push_str(&md_table(&h, &rows));
+            s.push_str(&table);
             s.push('\n');
         }
     }

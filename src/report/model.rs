@@ -3,7 +3,7 @@
 /// The schema version written: 2 added natural and amplified race runs, bounds and the
 /// detection control; 3 holds a cell's findings in a `result` tagged by `kind` and nests every
 /// group of counts (no flattened fields). Schemas 1 and 2 are read too
-/// ([`super::legacy`]).
+/// (`report/legacy.rs`).
 pub const SCHEMA: u32 = 3;
 
 use std::collections::BTreeMap;
@@ -339,6 +339,15 @@ pub struct CountersResult {
     /// system; the reason is in the cell's evidence): the counters cover the items before.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub harness_error: bool,
+    /// The same items run again amplified (every file-system call of the probes delayed on
+    /// return, as for the races: `run_info.amplification`), counted the same way; reported
+    /// beside the natural counts, never added to them. Absent when it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplified: Option<Box<CountersResult>>,
+    /// Why the amplified run is absent (`off (--amplify off)`, a probe that does not start
+    /// under strace) or stopped before its items were done (its evidence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplified_unavailable: Option<String>,
 }
 
 impl Cell {

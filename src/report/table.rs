@@ -7,7 +7,7 @@ use tabled::builder::Builder;
 use tabled::settings::object::Segment;
 use tabled::settings::{Modify, Style, Width};
 
-use super::model::{Cell, CellResult, ModeRun, Results, Row, Scenario};
+use super::model::{Cell, CellResult, CountersResult, ModeRun, Results, Row, Scenario};
 use crate::matrix::Fact;
 use crate::verdict::{Outcome, RaceMode, RaceVerdict};
 
@@ -301,7 +301,7 @@ pub fn render_terminal(results: &Results, runtime: &str) -> String {
 /// The counters of a hand-off cell that measured something and was not cut short by a harness
 /// error; otherwise the word to show: the first word of its evidence (`unsupported`,
 /// `harness-error`), or `?`.
-fn measured_counters(c: &Cell) -> Result<&crate::report::model::CountersResult, String> {
+fn measured_counters(c: &Cell) -> Result<&CountersResult, String> {
     match &c.result {
         // counts cut short by a harness failure are not shown as the runtime's
         CellResult::Counters(r) if !r.counters.is_empty() && !r.harness_error => Ok(r),
@@ -318,10 +318,11 @@ fn measured_counters(c: &Cell) -> Result<&crate::report::model::CountersResult, 
 /// `torn 4/4888 reads; missing 0/80; damaged 0/40`. A cell without counts shows its evidence's
 /// first word (`unsupported`, `harness-error`).
 pub fn publish_text(c: &Cell) -> String {
-    let r = match measured_counters(c) {
-        Ok(r) => r,
-        Err(word) => return word,
-    };
+    measured_counters(c).map_or_else(|word| word, publish_counts)
+}
+
+/// The counts of [`publish_text`], of one run (natural or amplified).
+fn publish_counts(r: &CountersResult) -> String {
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
     let mut s = format!(
         "torn {}/{} reads; missing {}/{}; damaged {}/{}",
@@ -346,16 +347,25 @@ pub fn publish_text(c: &Cell) -> String {
     s
 }
 
-/// Text of a claim cell: processings beyond the first of an item over the items, items lost,
-/// and whatever else happened (items left unclaimed, worker faults) only when it did:
-/// `duplicates 12/200; lost 0`. A cell without counts shows its evidence's first word.
+/// Text of a claim cell: items processed more than once over the items (with the processings
+/// beyond the first), items lost, and whatever else happened (items left unclaimed, worker
+/// faults) only when it did: `duplicated 9/200 items (+12 processings); lost 0`. A cell without counts shows its evidence's first word.
 pub fn claim_text(c: &Cell) -> String {
-    let r = match measured_counters(c) {
-        Ok(r) => r,
-        Err(word) => return word,
-    };
+    measured_counters(c).map_or_else(|word| word, claim_counts)
+}
+
+/// The counts of [`claim_text`], of one run (natural or amplified).
+fn claim_counts(r: &CountersResult) -> String {
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
-    let mut s = format!("duplicates {}/{} items; lost {}", n("duplicate_claims"), n("items"), n("lost_items"));
+    // results from before `duplicated_items` have only the processings beyond the first
+    let mut s = match r.counters.get("duplicated_items") {
+        Some(d) if n("duplicate_claims") > 0 => {
+            format!("duplicated {d}/{} items (+{} processings)", n("items"), n("duplicate_claims"))
+        }
+        Some(d) => format!("duplicated {d}/{} items", n("items")),
+        None => format!("duplicates {}/{} items", n("duplicate_claims"), n("items")),
+    };
+    s.push_str(&format!("; lost {}", n("lost_items")));
     for (k, label) in [("left_unclaimed", "left unclaimed"), ("worker_faults", "worker faults")] {
         if n(k) > 0 {
             s.push_str(&format!("; {label} {}", n(k)));
@@ -367,10 +377,11 @@ pub fn claim_text(c: &Cell) -> String {
 /// Text of a done-marker cell: premature consumes over consumes, items never consumed, and
 /// whatever else happened only when it did: `premature 10/10 consumed; never 0`.
 pub fn done_text(c: &Cell) -> String {
-    let r = match measured_counters(c) {
-        Ok(r) => r,
-        Err(word) => return word,
-    };
+    measured_counters(c).map_or_else(|word| word, done_counts)
+}
+
+/// The counts of [`done_text`], of one run (natural or amplified).
+fn done_counts(r: &CountersResult) -> String {
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
     let mut s =
         format!("premature {}/{} consumed; never {}", n("premature_consumes"), n("consumed"), n("never_consumed"));
@@ -385,11 +396,29 @@ pub fn done_text(c: &Cell) -> String {
 }
 
 /// The text of a hand-off cell, by its scenario.
-fn handoff_text(c: &Cell) -> String {
+pub fn handoff_text(c: &Cell) -> String {
     match c.scenario {
         Scenario::Claim => claim_text(c),
         Scenario::DoneMarker => done_text(c),
         _ => publish_text(c),
+    }
+}
+
+/// The text of a hand-off cell's amplified run, in the words of [`handoff_text`]; `None` when
+/// the cell says nothing of one (results from before amplified hand-offs, a race cell). A run
+/// that did not happen or stopped shows the first words of why (`off`, `unsupported`,
+/// `harness-error`).
+pub fn amplified_handoff_text(c: &Cell) -> Option<String> {
+    let CellResult::Counters(r) = &c.result else { return None };
+    match (&r.amplified, &r.amplified_unavailable) {
+        (Some(a), _) if !a.counters.is_empty() && !a.harness_error => Some(match c.scenario {
+            Scenario::Claim => claim_counts(a),
+            Scenario::DoneMarker => done_counts(a),
+            _ => publish_counts(a),
+        }),
+        (_, Some(why)) => Some(why.split([':', '(']).next().unwrap_or(why).trim().to_string()),
+        (Some(_), None) => Some("?".into()),
+        (None, None) => None,
     }
 }
 
@@ -419,20 +448,27 @@ pub fn scenario_rows(
         header.push("steps".into());
     }
     header.extend(runtimes.iter().map(|r| r.to_string()));
-    let rows = recipes
-        .iter()
-        .map(|(id, steps, anti)| {
-            let mut row = vec![if *anti { format!("{id} (anti-pattern)") } else { id.to_string() }];
+    let mut rows = Vec::new();
+    for (id, steps, anti) in &recipes {
+        let of = |rt: &&str| cells.iter().find(|c| c.variant == *id && c.runtime == *rt);
+        let mut row = vec![if *anti { format!("{id} (anti-pattern)") } else { id.to_string() }];
+        if with_steps {
+            row.push(steps.to_string());
+        }
+        row.extend(runtimes.iter().map(|rt| of(rt).map_or_else(|| "-".into(), |c| handoff_text(c))));
+        rows.push(row);
+        // the amplified run, on a row of its own, where any runtime says something of it
+        let amp: Vec<Option<String>> =
+            runtimes.iter().map(|rt| of(rt).and_then(|c| amplified_handoff_text(c))).collect();
+        if amp.iter().any(Option::is_some) {
+            let mut row = vec![format!("{id} · amplified")];
             if with_steps {
-                row.push(steps.to_string());
+                row.push("the same, every file-system call delayed".into());
             }
-            for rt in &runtimes {
-                let c = cells.iter().find(|c| c.variant == *id && c.runtime == *rt);
-                row.push(c.map_or_else(|| "-".into(), |c| handoff_text(c)));
-            }
-            row
-        })
-        .collect();
+            row.extend(amp.into_iter().map(|t| t.unwrap_or_else(|| "-".into())));
+            rows.push(row);
+        }
+    }
     Some((header, rows))
 }
 
@@ -569,6 +605,45 @@ mod tests {
             escape_controls("a\u{1b}[0m\0b\u{9b}c\u{7f}\r\n\t"),
             "a\\u{1b}[0m\\u{0}b\\u{9b}c\\u{7f}\\u{d}\\u{a}\\u{9}"
         );
+    }
+
+    #[test]
+    fn a_hand_off_cell_shows_its_amplified_run_on_a_row_of_its_own() {
+        let mut r = crate::report::fixture("base.json");
+        let mut c = r.cells[0].clone();
+        c.scenario = Scenario::Publish;
+        c.variant = "publish.direct".into();
+        let counts = |torn: u64, reads: u64| CountersResult {
+            counters: [("torn_reads", torn), ("reads", reads), ("published", 4), ("reader_items", 8)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            ..CountersResult::default()
+        };
+        let mut k = counts(3, 90);
+        k.amplified = Some(Box::new(counts(1, 20)));
+        c.result = CellResult::Counters(k);
+        let mut off = c.clone();
+        off.runtime = "deno 2".into();
+        if let CellResult::Counters(k) = &mut off.result {
+            k.amplified = None;
+            k.amplified_unavailable = Some("off (--amplify off)".into());
+        }
+        r.cells = vec![c, off];
+        let (header, rows) = scenario_rows(&r, Scenario::Publish, false).unwrap();
+        assert_eq!(header.len(), 3, "{header:?}");
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(rows[0][1].starts_with("torn 3/90 reads"), "{rows:?}");
+        assert_eq!(rows[1][0], "publish.direct · amplified");
+        assert!(rows[1][1].starts_with("torn 1/20 reads"), "{rows:?}");
+        assert_eq!(rows[1][2], "off");
+        // results without amplified hand-offs (older files) get no such row
+        for c in &mut r.cells {
+            if let CellResult::Counters(k) = &mut c.result {
+                (k.amplified, k.amplified_unavailable) = (None, None);
+            }
+        }
+        assert_eq!(scenario_rows(&r, Scenario::Publish, false).unwrap().1.len(), 1);
     }
 
     #[test]

@@ -186,7 +186,7 @@ fn is_versioned(item: &str) -> bool {
 /// runtime name (`NAME`, `NAME=…`, `NAME@…`, `all`), or any comma while no `NAME=PATH` or
 /// `NAME@VERSION` item is open (so an unknown name is still reported as one). Other commas
 /// belong to the open item's path or version range (`bun@>=1.1,<1.2`).
-fn split_items(value: &str) -> Vec<&str> {
+pub fn split_items(value: &str) -> Vec<&str> {
     let starts_item = |piece: &str| {
         let name = piece.split(['=', '@']).next().unwrap_or(piece).trim();
         name == "all" || adapter(name).is_some()

@@ -6,6 +6,7 @@
 //! - `processed`: lines in all output files (one per processing);
 //! - `duplicate_claims`: processings beyond the first of an item (an item processed by two
 //!   workers, or twice by one, counts once per extra processing);
+//! - `duplicated_items`: items processed more than once (at most `items`);
 //! - `lost_items`: items processed by no worker and no longer in `incoming/`;
 //! - `left_unclaimed`: items still in `incoming/` afterwards;
 //! - `claim_failed`, `delete_failed`: failed claim and delete steps the workers counted;
@@ -32,6 +33,7 @@ pub fn judge_claim(trials: &[ClaimTrial]) -> BTreeMap<String, u64> {
         "items",
         "processed",
         "duplicate_claims",
+        "duplicated_items",
         "lost_items",
         "left_unclaimed",
         "claim_failed",
@@ -49,6 +51,7 @@ pub fn judge_claim(trials: &[ClaimTrial]) -> BTreeMap<String, u64> {
         for item in &t.items {
             let n = seen.get(item.as_str()).copied().unwrap_or(0);
             add("duplicate_claims", n.saturating_sub(1));
+            add("duplicated_items", u64::from(n > 1));
             if n == 0 && !t.remaining.contains(item) {
                 add("lost_items", 1);
             }
@@ -86,6 +89,7 @@ mod tests {
         let c = judge_claim(&[t]);
         assert_eq!((c["items"], c["processed"]), (4, 4));
         assert_eq!(c["duplicate_claims"], 2);
+        assert_eq!(c["duplicated_items"], 2, "a and b");
         assert_eq!((c["lost_items"], c["left_unclaimed"]), (1, 1));
         assert_eq!((c["claim_failed"], c["worker_faults"]), (3, 1));
     }

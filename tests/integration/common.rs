@@ -83,3 +83,19 @@ pub fn script(name: &str, script: &str) -> (tempfile::TempDir, std::path::PathBu
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     (t, p)
 }
+
+/// An old runtime installed by `bash .ci/install old` (`.runtimes/old/<name>-<version>/<exe>`),
+/// or `None` with a SKIPPED line (a failure when CI requires the runtime).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub fn old_runtime(name: &str, version: &str) -> Option<std::path::PathBuf> {
+    let p = root().join(".runtimes").join("old").join(format!("{name}-{version}")).join(name);
+    if p.is_file() {
+        return Some(p);
+    }
+    let why = format!("{name} {version}: {} not installed (run `bash .ci/install old`)", p.display());
+    if required_runtimes().iter().any(|r| r == name) {
+        panic!("required old runtime missing in CI: {why}");
+    }
+    eprintln!("SKIPPED: old runtime {why}");
+    None
+}

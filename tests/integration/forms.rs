@@ -5,6 +5,8 @@
 //! copied binary that needs no checkout. Absent runtimes are skipped visibly (`SKIPPED:`) and
 //! fail under `CI=true`.
 
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+use crate::common::old_runtime;
 use crate::common::{available, cells, conformance, one_at_a_time, read_json};
 
 /// Runs `run` with `args` (plus `--out`, `--fs-root`, `-q`) and returns (results.json, stdout).
@@ -47,23 +49,6 @@ fn outcome(c: &serde_json::Value) -> &str {
 }
 
 const FAULTS: [&str; 5] = ["crashed", "timeout", "harness-error", "unsupported", "skipped"];
-
-/// An old runtime installed by `bash .ci/install old` (`.runtimes/old/<name>-<version>/<exe>`),
-/// or `None` with a SKIPPED line (a failure when CI requires the runtime).
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn old_runtime(name: &str, version: &str) -> Option<std::path::PathBuf> {
-    use crate::common::{required_runtimes, root};
-    let p = root().join(".runtimes").join("old").join(format!("{name}-{version}")).join(name);
-    if p.is_file() {
-        return Some(p);
-    }
-    let why = format!("{name} {version}: {} not installed (run `bash .ci/install old`)", p.display());
-    if required_runtimes().iter().any(|r| r == name) {
-        panic!("required old runtime missing in CI: {why}");
-    }
-    eprintln!("SKIPPED: old runtime {why}");
-    None
-}
 
 /// Every new target state on Node, end to end: the `self` states only for variants with a file
 /// source, no fault anywhere, and what the man pages say of the calls underneath: open(2) with

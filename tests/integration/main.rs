@@ -3,6 +3,8 @@
 
 mod cli;
 mod common;
+mod diff;
+mod docs;
 mod faults;
 mod formats;
 mod forms;

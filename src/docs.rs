@@ -1,0 +1,589 @@
+//! `conformance docs`: tables in Markdown documents that regenerate from a results file.
+//!
+//! A document marks each generated table with a pair of HTML comments, each on a line of its
+//! own:
+//!
+//! ```text
+//! <!-- conformance:table runtime=node,bun scenario=second-comer variant=node.writeFileSync.* -->
+//! (generated: replaced on every run)
+//! <!-- /conformance:table -->
+//! ```
+//!
+//! This module is pure: it finds the markers ([`parse`]), renders a marker's tables from a
+//! [`Results`] with the Markdown renderer of `summary.md` ([`render`]), and puts them between
+//! the markers ([`splice`]). Reading and writing files is the caller's (`app::cmd_docs`).
+
+use std::ops::Range;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::report::markdown::{self, Columns};
+use crate::report::model::{Results, Scenario, TargetState};
+
+/// The start of an opening marker, up to its keys.
+pub const OPEN: &str = "<!-- conformance:table";
+
+/// The closing marker, alone on its line.
+pub const CLOSE: &str = "<!-- /conformance:table -->";
+
+/// The keys an opening marker may hold, as `KEY=VALUE` separated by spaces.
+pub const KEYS: [&str; 6] = ["runtime", "scenario", "variant", "target", "call", "results"];
+
+/// The results file a marker without `results=` and a `docs` call without `--results` use:
+/// the committed baseline of this project, relative to the working folder.
+pub const DEFAULT_RESULTS: &str = "reports/linux/results.json";
+
+/// A problem with a document's markers: the 1-based line it is on and what is wrong (naming
+/// the key at fault, where there is one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkerError {
+    /// 1-based line of the document.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for MarkerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Which scenarios a marker's tables show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scenarios {
+    /// One table per runtime (variant × target, race): the second comer's columns, the race
+    /// column, or both (then with *safe as a lock*).
+    Runtime {
+        /// The second-comer target columns.
+        second_comer: bool,
+        /// The race column.
+        race: bool,
+    },
+    /// One hand-off table (recipe × runtime): `publish`, `done-marker` or `claim`.
+    Handoff(Scenario),
+}
+
+/// What one marker selects from a results file, parsed from its keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selector {
+    /// `runtime=`: adapter names (`node`, `coreclr`, …); empty for every runtime measured.
+    pub runtimes: Vec<String>,
+    /// `scenario=`: default `second-comer,race`.
+    pub scenarios: Scenarios,
+    /// `variant=`: variant (or recipe) id globs; empty for every variant.
+    pub variants: Vec<String>,
+    /// `target=`: the target-state columns; empty for every state the results hold.
+    pub targets: Vec<TargetState>,
+    /// `call=yes|no`: whether tables show the call column, or a hand-off table the recipe's
+    /// steps (default yes).
+    pub call: bool,
+    /// `results=`: a results file for this marker, relative to the document.
+    pub results: Option<String>,
+}
+
+/// One generated region of a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    /// 1-based line of the opening marker.
+    pub line: usize,
+    /// The opening marker as written (trimmed), for messages.
+    pub open: String,
+    /// What it selects.
+    pub selector: Selector,
+    /// Byte range of the text between the opening marker's line and the closing marker's
+    /// line (what [`splice`] replaces).
+    pub content: Range<usize>,
+    /// The line ending of the opening marker's line (`\n` or `\r\n`); generated text uses it.
+    pub eol: &'static str,
+}
+
+/// Finds the markers of a Markdown document, in order. Lines inside fenced code blocks
+/// (```` ``` ```` or `~~~`) are not markers, so a document can show the syntax.
+///
+/// Errors ([`MarkerError`], naming the line): an opening marker that is not closed before the
+/// end or before the next opening one (markers do not nest), a closing marker without an
+/// opening one, another `<!-- conformance:…` comment, an opening marker that does not end
+/// with `-->` on its line, or a key that [`Selector::parse`] refuses.
+pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
+    let mut markers = Vec::new();
+    // (line, open text, selector, content start, eol) of the marker not closed yet
+    let mut open: Option<(usize, String, Selector, usize, &'static str)> = None;
+    let mut fence: Option<(char, usize)> = None;
+    let mut offset = 0;
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let line_no = i + 1;
+        let start = offset;
+        offset += raw.len();
+        let eol = if raw.ends_with("\r\n") { "\r\n" } else { "\n" };
+        let line = raw.trim_end_matches(['\n', '\r']);
+        // between a marker pair everything is generated: a fence there (in a stale table) must
+        // not hide the closing marker
+        if let Some(f) = fence_of(line).filter(|_| open.is_none()) {
+            match fence {
+                None => fence = Some(f),
+                Some((c, n)) if f.0 == c && f.1 >= n && line.trim_start().trim_start_matches(c).trim().is_empty() => {
+                    fence = None
+                }
+                Some(_) => {}
+            }
+            continue;
+        }
+        if fence.is_some() {
+            continue;
+        }
+        let t = line.trim();
+        if t == CLOSE {
+            let Some((l, o, selector, content_start, eol)) = open.take() else {
+                return Err(MarkerError {
+                    line: line_no,
+                    message: format!("{CLOSE} without an opening {OPEN} … --> before it"),
+                });
+            };
+            markers.push(Marker { line: l, open: o, selector, content: content_start..start, eol });
+        } else if let Some(rest) = t.strip_prefix(OPEN).filter(|r| r.is_empty() || r.starts_with(char::is_whitespace)) {
+            if let Some((l, ..)) = &open {
+                return Err(MarkerError {
+                    line: line_no,
+                    message: format!(
+                        "a table marker opens inside the one opened at line {l}, which has no {CLOSE} before it (markers do not nest)"
+                    ),
+                });
+            }
+            let Some(keys) = rest.trim_end().strip_suffix("-->") else {
+                return Err(MarkerError {
+                    line: line_no,
+                    message: format!("the table marker must end with --> on its line: {t}"),
+                });
+            };
+            let selector = Selector::parse(keys).map_err(|message| MarkerError { line: line_no, message })?;
+            open = Some((line_no, t.to_string(), selector, offset, eol));
+        } else if t.starts_with("<!-- conformance:") || t.starts_with("<!-- /conformance:") {
+            return Err(MarkerError {
+                line: line_no,
+                message: format!("unknown conformance marker (known: {OPEN} KEY=VALUE … --> and {CLOSE}): {t}"),
+            });
+        }
+    }
+    if let Some((l, ..)) = open {
+        return Err(MarkerError { line: l, message: format!("this table marker has no {CLOSE} after it") });
+    }
+    Ok(markers)
+}
+
+/// A fence line's character and length (three or more backticks or tildes after at most three
+/// spaces), else `None`.
+fn fence_of(line: &str) -> Option<(char, usize)> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let t = &line[indent..];
+    let c = t.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = t.chars().take_while(|x| *x == c).count();
+    (n >= 3).then_some((c, n))
+}
+
+impl Selector {
+    /// Parses an opening marker's keys (`runtime=node,bun scenario=race …`, the text between
+    /// `conformance:table` and `-->`).
+    ///
+    /// Errors: a message naming the key for an unknown or repeated key, a token without `=`, an
+    /// empty value, an unknown runtime name, scenario, target state or `call` value, an invalid
+    /// glob, hand-off scenarios mixed with others, or `target=` without the second comer.
+    pub fn parse(keys: &str) -> Result<Selector, String> {
+        let mut sel = Selector {
+            runtimes: Vec::new(),
+            scenarios: Scenarios::Runtime { second_comer: true, race: true },
+            variants: Vec::new(),
+            targets: Vec::new(),
+            call: true,
+            results: None,
+        };
+        let mut seen: Vec<&str> = Vec::new();
+        for token in keys.split_whitespace() {
+            let Some((key, value)) = token.split_once('=') else {
+                return Err(format!("'{token}' is not KEY=VALUE (keys: {})", KEYS.join(", ")));
+            };
+            if !KEYS.contains(&key) {
+                return Err(format!("unknown key '{key}' (known: {})", KEYS.join(", ")));
+            }
+            if seen.contains(&key) {
+                return Err(format!("key '{key}' is given twice"));
+            }
+            seen.push(key);
+            if value.is_empty() {
+                return Err(format!("key '{key}' has an empty value"));
+            }
+            let items = || value.split(',').map(str::trim);
+            if items().any(str::is_empty) {
+                return Err(format!("key '{key}': '{value}' has an empty item"));
+            }
+            match key {
+                "runtime" => {
+                    for name in items() {
+                        let a = crate::runtime::adapter(name).ok_or_else(|| {
+                            format!(
+                                "key 'runtime': unknown runtime '{name}' (known: {})",
+                                crate::runtime::known_names()
+                            )
+                        })?;
+                        sel.runtimes.push(a.name().to_string());
+                    }
+                }
+                "scenario" => sel.scenarios = parse_scenarios(value)?,
+                "variant" => {
+                    for g in items() {
+                        Glob::new(g).map_err(|e| format!("key 'variant': '{g}' is not a valid glob: {e}"))?;
+                        sel.variants.push(g.to_string());
+                    }
+                }
+                "target" => {
+                    for t in items() {
+                        let state = TargetState::parse(t).ok_or_else(|| {
+                            let known: Vec<&str> = TargetState::ALL.iter().map(|t| t.as_str()).collect();
+                            format!("key 'target': unknown target state '{t}' (known: {})", known.join(", "))
+                        })?;
+                        if !sel.targets.contains(&state) {
+                            sel.targets.push(state);
+                        }
+                    }
+                }
+                "call" => {
+                    sel.call = match value {
+                        "yes" => true,
+                        "no" => false,
+                        _ => return Err(format!("key 'call': '{value}' is not yes or no")),
+                    }
+                }
+                _ => sel.results = Some(value.to_string()),
+            }
+        }
+        if !sel.targets.is_empty() && !matches!(sel.scenarios, Scenarios::Runtime { second_comer: true, .. }) {
+            return Err("key 'target' selects second-comer columns: the scenario must include second-comer".into());
+        }
+        Ok(sel)
+    }
+
+    fn variant_set(&self) -> Option<GlobSet> {
+        if self.variants.is_empty() {
+            return None;
+        }
+        let mut b = GlobSetBuilder::new();
+        for g in &self.variants {
+            b.add(Glob::new(g).expect("checked when parsed"));
+        }
+        Some(b.build().expect("valid globs build"))
+    }
+}
+
+/// `scenario=`'s value: `second-comer`, `race` or both, or exactly one hand-off scenario.
+fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
+    const KNOWN: &str = "second-comer, race, publish, done-marker, claim";
+    let (mut second_comer, mut race, mut handoff) = (false, false, Vec::new());
+    for s in value.split(',').map(str::trim) {
+        match s {
+            "second-comer" => second_comer = true,
+            "race" => race = true,
+            "publish" => handoff.push(Scenario::Publish),
+            "done-marker" => handoff.push(Scenario::DoneMarker),
+            "claim" => handoff.push(Scenario::Claim),
+            _ => return Err(format!("key 'scenario': unknown scenario '{s}' (known: {KNOWN})")),
+        }
+    }
+    match handoff.as_slice() {
+        [] => Ok(Scenarios::Runtime { second_comer, race }),
+        [one] if !second_comer && !race => Ok(Scenarios::Handoff(*one)),
+        _ => Err(format!(
+            "key 'scenario': '{value}' mixes table kinds; give second-comer and/or race, or one hand-off scenario (one marker per table kind)"
+        )),
+    }
+}
+
+/// The tables `sel` selects from `results`, as Markdown ending in a newline: for runtime
+/// scenarios one table per runtime row label, each under a bold line naming it (`**node
+/// 20.20.2**`); for a hand-off scenario its recipe × runtime table. The rows, columns and
+/// words are those of `summary.md` ([`markdown::runtime_table`], [`markdown::handoff_table`]).
+///
+/// Errors: a message naming the key when the selection holds no cell (a runtime, variant glob
+/// or scenario the results do not have), or a target state or race column the selected cells
+/// do not have.
+pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
+    let globs = sel.variant_set();
+    let wanted = |s: Scenario| match sel.scenarios {
+        // both kinds of cell make a runtime's rows: safe as a lock is judged from all of them
+        Scenarios::Runtime { .. } => matches!(s, Scenario::SecondComer | Scenario::Race),
+        Scenarios::Handoff(h) => s == h,
+    };
+    let mut sub = Results { schema: results.schema, run_info: results.run_info.clone(), cells: Vec::new() };
+    let by_runtime: Vec<_> = results
+        .cells
+        .iter()
+        .filter(|c| sel.runtimes.is_empty() || sel.runtimes.contains(&c.runtime_name))
+        .filter(|c| wanted(c.scenario))
+        .collect();
+    if by_runtime.is_empty() {
+        return Err(format!(
+            "the results hold no {} cell{}",
+            scenario_words(&sel.scenarios),
+            if sel.runtimes.is_empty() { String::new() } else { format!(" of runtime={}", sel.runtimes.join(",")) }
+        ));
+    }
+    // every runtime and glob named must select something: a table must not vanish quietly
+    if let Some(rt) = sel.runtimes.iter().find(|rt| !by_runtime.iter().any(|c| &c.runtime_name == *rt)) {
+        return Err(format!("runtime={rt}: the results hold no {} cell of it", scenario_words(&sel.scenarios)));
+    }
+    for g in &sel.variants {
+        let m = Glob::new(g).expect("checked when parsed").compile_matcher();
+        if !by_runtime.iter().any(|c| m.is_match(&c.variant)) {
+            return Err(format!(
+                "variant={g} matches no variant of the selected {} cells",
+                scenario_words(&sel.scenarios)
+            ));
+        }
+    }
+    sub.cells =
+        by_runtime.into_iter().filter(|c| globs.as_ref().is_none_or(|g| g.is_match(&c.variant))).cloned().collect();
+    let (second_comer, race) = match sel.scenarios {
+        Scenarios::Handoff(h) => {
+            return Ok(markdown::handoff_table(&sub, h, sel.call).expect("the selection holds cells of the scenario"));
+        }
+        Scenarios::Runtime { second_comer, race } => (second_comer, race),
+    };
+    let have = sub.targets();
+    if let Some(t) = sel.targets.iter().find(|t| !have.contains(t)) {
+        let have: Vec<&str> = have.iter().map(|t| t.as_str()).collect();
+        return Err(format!(
+            "target={}: the selected cells have no second comer against it (they have: {})",
+            t.as_str(),
+            if have.is_empty() { "none".to_string() } else { have.join(", ") }
+        ));
+    }
+    if second_comer && have.is_empty() {
+        return Err("scenario=second-comer: the selected cells have no second comer".into());
+    }
+    if race && !sub.has_races() {
+        return Err("scenario=race: the selected cells have no race".into());
+    }
+    let columns = Columns {
+        call: sel.call,
+        targets: second_comer.then(|| sel.targets.clone()),
+        race,
+        safe: second_comer && race,
+    };
+    let tables: Vec<String> = sub
+        .measured_runtimes()
+        .into_iter()
+        .filter(|rt| !sub.rows(rt).is_empty())
+        .map(|rt| format!("**{}**\n\n{}", markdown::md_escape(rt), markdown::runtime_table(&sub, rt, &columns)))
+        .collect();
+    Ok(tables.join("\n"))
+}
+
+fn scenario_words(s: &Scenarios) -> String {
+    match s {
+        Scenarios::Runtime { .. } => "second-comer or race".into(),
+        Scenarios::Handoff(h) => h.as_str().into(),
+    }
+}
+
+/// The text that goes between a marker pair: a blank line, `tables` (which end in a newline),
+/// a blank line — so that the comments and the tables are separate Markdown blocks — with
+/// every line ending in `eol`.
+pub fn block(tables: &str, eol: &str) -> String {
+    let body = if eol == "\n" { tables.to_string() } else { tables.replace('\n', eol) };
+    format!("{eol}{body}{eol}")
+}
+
+/// `text` with each marker's content replaced by its new text (`(content range, new text)`,
+/// in document order, as [`parse`] returns the ranges).
+pub fn splice(text: &str, blocks: &[(Range<usize>, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (range, new) in blocks {
+        out.push_str(&text[at..range.start]);
+        out.push_str(new);
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Results {
+        crate::report::fixture("base.json")
+    }
+
+    /// Regenerates every marker of `text` from `r` (what `docs` does, without files).
+    fn regenerate(text: &str, r: &Results) -> Result<String, String> {
+        let markers = parse(text).map_err(|e| e.to_string())?;
+        let blocks = markers
+            .iter()
+            .map(|m| Ok((m.content.clone(), block(&render(r, &m.selector)?, m.eol))))
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(splice(text, &blocks))
+    }
+
+    const DOC: &str = "# Title\n\nIntro.\n\n<!-- conformance:table runtime=node variant=node.writeFileSync.* -->\nstale\n<!-- /conformance:table -->\n\nAfter.\n";
+
+    #[test]
+    fn replaces_the_content_between_markers_and_nothing_else() {
+        let out = regenerate(DOC, &base()).unwrap();
+        assert!(out.starts_with("# Title\n\nIntro.\n\n<!-- conformance:table runtime=node variant=node.writeFileSync.* -->\n\n**node 20"), "{out}");
+        assert!(out.ends_with("\n\n<!-- /conformance:table -->\n\nAfter.\n"), "{out}");
+        assert!(!out.contains("stale"));
+        assert!(
+            out.contains(
+                "| node.writeFileSync.wx | `fs.writeFileSync(p, data, {flag:'wx'})` | acquired | refused EEXIST |"
+            ),
+            "{out}"
+        );
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn running_twice_changes_nothing() {
+        let once = regenerate(DOC, &base()).unwrap();
+        assert_eq!(regenerate(&once, &base()).unwrap(), once);
+        let crlf = DOC.replace('\n', "\r\n");
+        let once = regenerate(&crlf, &base()).unwrap();
+        assert_eq!(regenerate(&once, &base()).unwrap(), once);
+    }
+
+    #[test]
+    fn crlf_documents_keep_crlf() {
+        let crlf = DOC.replace('\n', "\r\n");
+        let out = regenerate(&crlf, &base()).unwrap();
+        assert!(!out.replace("\r\n", "").contains('\n'), "a bare LF in {out:?}");
+        assert_eq!(out.replace("\r\n", "\n"), regenerate(DOC, &base()).unwrap());
+    }
+
+    #[test]
+    fn a_marker_without_its_end_is_refused_with_its_line() {
+        let e = parse("a\n<!-- conformance:table runtime=node -->\nb\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("no <!-- /conformance:table --> after it"), "{e}");
+        let e = parse("a\n\n<!-- /conformance:table -->\n").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("without an opening"), "{e}");
+        let e = parse("<!-- conformance:table runtime=node\n").unwrap_err();
+        assert!(e.message.contains("must end with -->"), "{e}");
+    }
+
+    #[test]
+    fn nested_markers_are_refused() {
+        let text = "<!-- conformance:table runtime=node -->\n<!-- conformance:table runtime=bun -->\n<!-- /conformance:table -->\n<!-- /conformance:table -->\n";
+        let e = parse(text).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("inside the one opened at line 1"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_and_values_name_the_key() {
+        let cases = [
+            ("runtim=node", "unknown key 'runtim'"),
+            ("runtime=nod", "key 'runtime': unknown runtime 'nod'"),
+            ("scenario=races", "key 'scenario': unknown scenario 'races'"),
+            ("scenario=race,claim", "key 'scenario': 'race,claim' mixes"),
+            ("target=files", "key 'target': unknown target state 'files'"),
+            ("scenario=race target=file", "key 'target' selects second-comer columns"),
+            ("call=maybe", "key 'call': 'maybe' is not yes or no"),
+            ("variant=[x", "key 'variant': '[x' is not a valid glob"),
+            ("runtime=node runtime=bun", "key 'runtime' is given twice"),
+            ("runtime=", "key 'runtime' has an empty value"),
+            ("runtime=node,", "key 'runtime': 'node,' has an empty item"),
+            ("node", "'node' is not KEY=VALUE"),
+        ];
+        for (keys, want) in cases {
+            let text = format!("x\n\n<!-- conformance:table {keys} -->\n<!-- /conformance:table -->\n");
+            let e = parse(&text).unwrap_err();
+            assert_eq!(e.line, 3, "{keys}");
+            assert!(e.message.contains(want), "{keys}: {e}");
+        }
+        let e = parse("<!-- conformance:tables runtime=node -->\n").unwrap_err();
+        assert!(e.message.contains("unknown conformance marker"), "{e}");
+    }
+
+    #[test]
+    fn a_fence_between_markers_does_not_hide_the_end() {
+        let text = "<!-- conformance:table runtime=node -->\n```\n<!-- /conformance:table -->\n";
+        let m = parse(text).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(&text[m[0].content.clone()], "```\n");
+    }
+
+    #[test]
+    fn markers_inside_code_fences_are_text() {
+        let text =
+            "```text\n<!-- conformance:table runtime=node -->\n```\n~~~~\n<!-- /conformance:table -->\n~~~\n~~~~\n";
+        assert_eq!(parse(text).unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn selections_that_hold_nothing_are_refused() {
+        let r = base();
+        let sel = |keys: &str| Selector::parse(keys).unwrap();
+        let e = render(&r, &sel("runtime=cmd")).unwrap_err();
+        assert!(e.contains("no second-comer or race cell of runtime=cmd"), "{e}");
+        let e = render(&r, &sel("runtime=node variant=deno.*")).unwrap_err();
+        assert!(e.contains("variant=deno.* matches no variant"), "{e}");
+        let e = render(&r, &sel("scenario=claim")).unwrap_err();
+        assert!(e.contains("no claim cell"), "{e}");
+        let e = render(&r, &sel("runtime=node,bun")).unwrap_err();
+        assert!(e.contains("runtime=bun: the results hold no second-comer or race cell of it"), "{e}");
+        let e = render(&r, &sel("variant=node.writeFileSync.*,node.nope")).unwrap_err();
+        assert!(e.contains("variant=node.nope matches no variant"), "{e}");
+        let e = render(&r, &sel("target=self")).unwrap_err();
+        assert!(e.contains("target=self: the selected cells have no second comer against it"), "{e}");
+    }
+
+    #[test]
+    fn a_handoff_scenario_gives_its_recipe_by_runtime_table() {
+        use crate::report::model::{CellResult, CountersResult};
+        let mut r = base();
+        let mut c = r.cells[0].clone();
+        c.scenario = Scenario::Publish;
+        c.variant = "publish.temp-rename".into();
+        c.call = "write temp; close; rename".into();
+        let counters = [
+            ("torn_reads", 0),
+            ("reads", 100),
+            ("missing", 0),
+            ("reader_items", 8),
+            ("damaged_targets", 0),
+            ("published", 4),
+        ];
+        c.result = CellResult::Counters(CountersResult {
+            counters: counters.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..CountersResult::default()
+        });
+        r.cells.push(c);
+        let t = render(&r, &Selector::parse("scenario=publish runtime=node").unwrap()).unwrap();
+        assert_eq!(
+            t,
+            "| recipe | steps | node 20.20.2 |\n|---|---|---|\n| publish.temp-rename | write temp; close; rename | torn 0/100 reads; missing 0/8; damaged 0/4 |\n"
+        );
+        let t = render(&r, &Selector::parse("scenario=publish call=no").unwrap()).unwrap();
+        assert!(t.starts_with("| recipe | node 20.20.2 |\n"), "{t}");
+        let e = render(&r, &Selector::parse("scenario=publish variant=claim.*").unwrap()).unwrap_err();
+        assert!(e.contains("variant=claim.* matches no variant of the selected publish cells"), "{e}");
+    }
+
+    #[test]
+    fn columns_follow_the_scenario_and_targets() {
+        let r = base();
+        let header = |keys: &str| {
+            let t = render(&r, &Selector::parse(keys).unwrap()).unwrap();
+            t.lines().find(|l| l.starts_with("| variant")).unwrap().to_string()
+        };
+        assert_eq!(header("runtime=node scenario=race call=no"), "| variant | race 3×20 |");
+        assert_eq!(header("runtime=node scenario=second-comer target=dir,file call=no"), "| variant | file | dir |");
+        assert_eq!(
+            header("runtime=node"),
+            "| variant | call | absent | file | empty-dir | dir | race 3×20 | safe as a lock |"
+        );
+    }
+}

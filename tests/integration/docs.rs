@@ -1,0 +1,154 @@
+//! `conformance docs`: marked tables in Markdown files regenerated from a results file, and
+//! `--check`'s exit codes, on temp copies (nothing is measured).
+
+use std::path::{Path, PathBuf};
+
+use predicates::prelude::*;
+
+use crate::common::{conformance, fixtures, root};
+
+fn base() -> PathBuf {
+    fixtures().join("results").join("base.json")
+}
+
+const DOC: &str = "# Notes\n\nBefore.\n\n<!-- conformance:table runtime=node variant=node.writeFileSync.* call=no -->\nold table\n<!-- /conformance:table -->\n\nAfter.\n";
+
+/// A document `name` holding `text` in `dir`.
+fn doc(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn check_exits_1_on_drift_and_rewrite_fixes_it() {
+    let t = tempfile::tempdir().unwrap();
+    let d = doc(t.path(), "notes.md", DOC);
+    conformance()
+        .args(["docs", "--check", "--results"])
+        .arg(base())
+        .arg(&d)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!("drifted: {}:5 <!-- conformance:table runtime=node", d.display())))
+        .stdout(predicate::str::contains("-old table"))
+        .stdout(predicate::str::contains("+| node.writeFileSync.wx | acquired | refused EEXIST |"))
+        .stdout(predicate::str::contains("regenerate with `conformance docs --results"));
+    assert_eq!(std::fs::read_to_string(&d).unwrap(), DOC, "--check wrote the document");
+
+    conformance()
+        .args(["docs", "--results"])
+        .arg(base())
+        .arg(&d)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("rewrote 1 of 1 table marker(s)"));
+    let text = std::fs::read_to_string(&d).unwrap();
+    assert!(text.starts_with("# Notes\n\nBefore.\n\n<!-- conformance:table"), "{text}");
+    assert!(text.ends_with("<!-- /conformance:table -->\n\nAfter.\n"), "{text}");
+    assert!(text
+        .contains("**node 20.20.2**\n\n| variant | absent | file | empty-dir | dir | race 3×20 | safe as a lock |\n"));
+    assert!(!text.contains("old table"));
+    let names: Vec<_> = std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 1, "a temp file was left behind: {names:?}");
+
+    // clean now: --check passes, and a second rewrite leaves the file alone
+    conformance()
+        .args(["docs", "--check", "--results"])
+        .arg(base())
+        .arg(&d)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("1 table marker(s) up to date"));
+    let before = std::fs::metadata(&d).unwrap().modified().unwrap();
+    conformance().args(["docs", "--results"]).arg(base()).arg(&d).assert().code(0);
+    assert_eq!(std::fs::read_to_string(&d).unwrap(), text);
+    assert_eq!(std::fs::metadata(&d).unwrap().modified().unwrap(), before, "an unchanged document was rewritten");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_rewrite_keeps_the_documents_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let d = doc(t.path(), "notes.md", DOC);
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o664)).unwrap();
+    conformance().args(["docs", "--results"]).arg(base()).arg(&d).assert().code(0);
+    assert_eq!(std::fs::metadata(&d).unwrap().permissions().mode() & 0o777, 0o664);
+}
+
+#[test]
+fn a_marker_names_its_own_results_relative_to_the_document() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir(t.path().join("data")).unwrap();
+    std::fs::copy(base(), t.path().join("data").join("r.json")).unwrap();
+    let d = doc(
+        t.path(),
+        "notes.md",
+        "<!-- conformance:table runtime=node scenario=race results=data/r.json -->\n<!-- /conformance:table -->\n",
+    );
+    // --results names a file that does not exist: the marker's own is used
+    conformance().current_dir(t.path()).args(["docs", "--results", "missing.json"]).arg(&d).assert().code(0);
+    let text = std::fs::read_to_string(&d).unwrap();
+    assert!(text.contains("| variant | call | race 3×20 |"), "{text}");
+}
+
+#[test]
+fn bad_markers_exit_2_naming_file_line_and_key() {
+    let t = tempfile::tempdir().unwrap();
+    for (text, line, want) in [
+        ("a\n\n<!-- conformance:table runtim=node -->\n<!-- /conformance:table -->\n", 3, "unknown key 'runtim'"),
+        ("<!-- conformance:table scenario=races -->\n<!-- /conformance:table -->\n", 1, "key 'scenario'"),
+        ("a\n<!-- conformance:table runtime=node -->\nno end\n", 2, "has no <!-- /conformance:table -->"),
+        ("<!-- conformance:table runtime=cmd -->\n<!-- /conformance:table -->\n", 1, "no second-comer or race cell"),
+    ] {
+        let d = doc(t.path(), "bad.md", text);
+        conformance()
+            .args(["docs", "--check", "--results"])
+            .arg(base())
+            .arg(&d)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("{}:{line}: ", d.display())))
+            .stderr(predicate::str::contains(want))
+            .stderr(predicate::str::contains("internal error").not());
+        assert_eq!(std::fs::read_to_string(&d).unwrap(), text);
+    }
+}
+
+#[test]
+fn a_bad_marker_in_one_document_writes_none() {
+    let t = tempfile::tempdir().unwrap();
+    let good = doc(t.path(), "good.md", DOC);
+    let bad = doc(t.path(), "bad.md", "<!-- conformance:table target=fifo -->\n<!-- /conformance:table -->\n");
+    conformance()
+        .args(["docs", "--results"])
+        .arg(base())
+        .arg(&good)
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.md:1: key 'target': unknown target state 'fifo'"));
+    assert_eq!(std::fs::read_to_string(&good).unwrap(), DOC);
+}
+
+#[test]
+fn crlf_documents_stay_crlf_and_are_stable() {
+    let t = tempfile::tempdir().unwrap();
+    let d = doc(t.path(), "crlf.md", &DOC.replace('\n', "\r\n"));
+    conformance().args(["docs", "--results"]).arg(base()).arg(&d).assert().code(0);
+    let text = std::fs::read_to_string(&d).unwrap();
+    assert!(!text.replace("\r\n", "").contains('\n'), "a bare LF: {text:?}");
+    conformance().args(["docs", "--check", "--results"]).arg(base()).arg(&d).assert().code(0);
+}
+
+/// The committed documents are what the committed baseline gives (what `.ci/run` checks).
+#[test]
+fn the_readmes_tables_match_the_committed_baseline() {
+    conformance()
+        .current_dir(root())
+        .args(["docs", "--check", "README.md", "reports/README.md"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("README.md: 1 table marker(s) up to date"));
+}

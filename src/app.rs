@@ -364,6 +364,7 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
                 runtime: rt.label.clone(),
                 runtime_name: rt.name.to_string(),
                 variant: s.variant.id.clone(),
+                source: s.variant.cell_source(),
                 call: s.variant.call.clone(),
             })
             .collect(),
@@ -548,12 +549,17 @@ fn cmd_variants(a: &VariantsArgs, matrices: Option<&Path>) -> Result<i32> {
         emit(&(serde_json::to_string_pretty(&vs).expect("serialises") + "\n"));
     } else {
         // a wide call is cut and control characters escaped, as in every terminal table
-        let header = ["variant", "call", "source", "creates", "form", "shows"].map(String::from);
+        let header = ["variant", "call", "sources", "creates", "form", "shows"].map(String::from);
         let rows = vs.iter().map(|v| {
             let id = if v.anti_pattern { format!("{} (anti-pattern)", v.id) } else { v.id.clone() };
             let kind = |k: &dyn std::fmt::Debug| format!("{k:?}").to_lowercase();
             let shows: Vec<String> = v.show.iter().map(|f| kind(f)).collect();
-            [id, v.call.clone(), kind(&v.source), kind(&v.creates), kind(&v.form), shows.join(", ")]
+            // every kind of source the variant is measured with, its own first
+            let sources = match v.sources.is_empty() {
+                true => v.source.as_str().to_string(),
+                false => v.sources.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", "),
+            };
+            [id, v.call.clone(), sources, kind(&v.creates), kind(&v.form), shows.join(", ")]
         });
         emit(&format!("{}\n", table::terminal_table(std::iter::once(header).chain(rows))));
     }

@@ -20,6 +20,9 @@ pub struct CrossContender {
     pub runtime_name: String,
     /// Variant id.
     pub variant: String,
+    /// The kind of source it was given, when not the variant's own (`-c node:node.x@empty-dir`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::matrix::SourceKind>,
     /// The call as shown in tables.
     pub call: String,
 }
@@ -72,7 +75,7 @@ impl CrossRace {
             [
                 c.slot.to_string(),
                 c.runtime.clone(),
-                c.variant.clone(),
+                crate::matrix::Variant::label(&c.variant, c.source),
                 c.call.clone(),
                 wins(&self.natural, c.slot),
                 wins(&self.amplified, c.slot),
@@ -136,6 +139,7 @@ mod tests {
                 runtime: "node \u{1b}[2J".into(),
                 runtime_name: "node".into(),
                 variant: "node.x".into(),
+                source: None,
                 call: "fs.x(p)\u{0}".into(),
             }],
             verdict: RaceVerdict::Inconclusive,

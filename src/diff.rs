@@ -67,7 +67,7 @@ pub struct Changed {
     pub key: String,
     /// `second-comer`, `race`, …
     pub scenario: Scenario,
-    /// The target state.
+    /// The target state, and `(source <kind>)` for a source other than the variant's own.
     pub target: String,
     /// What changed.
     pub what: What,
@@ -249,7 +249,8 @@ pub fn diff(a: &Results, b: &Results, a_name: &str, b_name: &str, sources: &BTre
     let original = |c: &Cell| -> Cell { by_id.get(c.id.as_str()).map_or_else(|| c.clone(), |x| (*x).clone()) };
     let side = |c: &Cell, r: &Results| {
         let exe = r.run_info.runtimes.iter().find(|i| i.label == c.runtime).and_then(|i| i.path.as_deref());
-        let ctx = crate::repro::Context { exe, source: sources.get(&c.variant).copied() };
+        // the cell's own kind of source where it has one (`sources`), else the variant's
+        let ctx = crate::repro::Context { exe, source: c.source.or_else(|| sources.get(&c.variant).copied()) };
         CellSide {
             runtime: c.runtime.clone(),
             text: cell_text(c),
@@ -263,7 +264,11 @@ pub fn diff(a: &Results, b: &Results, a_name: &str, b_name: &str, sources: &BTre
         Some(Changed {
             key: key.to_string(),
             scenario: x.scenario,
-            target: x.target.as_str().to_string(),
+            // a source kind other than the variant's own is part of what the cell is
+            target: match x.source {
+                Some(k) => format!("{} (source {})", x.target.as_str(), k.as_str()),
+                None => x.target.as_str().to_string(),
+            },
             what,
             before,
             after,
@@ -545,7 +550,7 @@ mod tests {
         for c in &mut b.cells {
             c.runtime_name = "bun".into();
             c.runtime = "bun 1.1.44".into();
-            c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target);
+            c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source);
         }
         second(&mut b, "node.writeFileSync.wx", TargetState::File).second_mut().unwrap().outcome = Outcome::Replaced;
         let d = diff(&a, &b, "node", "bun", &sources());

@@ -121,6 +121,8 @@ impl Recipe {
             family: self.scenario.as_str().to_string(),
             call: self.steps.to_string(),
             source: SourceKind::None,
+            sources: Vec::new(),
+            copies: false,
             creates: Creates::File,
             anti_pattern: self.anti_pattern,
             control: false,

@@ -324,6 +324,9 @@ impl RunPlan {
                 .into_iter()
                 .partition(|v| crate::handoff::RECIPES.iter().any(|r| r.id == v.id));
         let recipes: Vec<String> = recipes.into_iter().map(|v| v.id).collect();
+        // a variant measured with several kinds of source (`sources`) is one variant per kind,
+        // each its own cells and table row
+        let variants: Vec<Variant> = variants.iter().flat_map(Variant::per_source).collect();
         let picked = |s: Scenario| recipes.iter().any(|id| crate::handoff::Recipe::of(s).any(|r| r.id == id));
         let targets = parse_targets(a.target.as_deref().unwrap_or(if a.thorough { "all" } else { "default" }))?;
         let requested = Requested::parse(&a.runtime)?;
@@ -485,11 +488,12 @@ impl RunPlan {
             let race = self.race_shape(rt);
             let runtime = (rt.label.as_str(), rt.name, rt.version.as_str());
             let cell = |v: &Variant, scenario, target: TargetState, race: Option<RaceShape>| CellPlan {
-                id: Cell::id_of(runtime.0, &v.id, scenario, target),
+                id: Cell::id_of(runtime.0, &v.id, scenario, target, v.cell_source()),
                 runtime: rt.label.clone(),
                 variant: v.id.clone(),
                 scenario,
                 target,
+                source: v.cell_source(),
                 control: v.control,
                 relative: scenario == Scenario::SecondComer && o.relative,
                 race,
@@ -627,6 +631,9 @@ pub struct CellPlan {
     pub scenario: Scenario,
     /// The target state (`absent` for races).
     pub target: TargetState,
+    /// The source kind, when not the variant's own ([`Cell::source`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::matrix::SourceKind>,
     /// The variant is its family's detection control.
     pub control: bool,
     /// Second comer: the attempt is repeated with a relative path.
@@ -830,9 +837,24 @@ fn parse_contender(item: &str, all: &[Variant]) -> Result<Slot> {
         flag: "--contender".into(),
         known: crate::runtime::known_names(),
     })?;
+    // VARIANT@KIND: the variant with another of its kinds of source (`sources`)
+    let (var, kind) = match var.split_once('@') {
+        Some((v, k)) => (v, Some(k.trim())),
+        None => (var, None),
+    };
     let v = all.iter().find(|v| v.id == var.trim()).ok_or_else(|| {
         usage("--contender", format!("'{}' is not a variant (see `conformance variants`)", var.trim()))
     })?;
+    let v = match kind {
+        None => v.clone(),
+        Some(k) => v.per_source().into_iter().find(|x| x.source.as_str() == k).ok_or_else(|| {
+            let kinds: Vec<&str> = v.per_source().iter().map(|x| x.source.as_str()).collect();
+            usage(
+                "--contender",
+                format!("'{}' takes no '{}' source (its sources: {})", v.id, k.escape_debug(), kinds.join(", ")),
+            )
+        })?,
+    };
     if !adapter.families().contains(&v.family.as_str()) {
         return Err(usage(
             "--contender",
@@ -844,7 +866,7 @@ fn parse_contender(item: &str, all: &[Variant]) -> Result<Slot> {
             ),
         ));
     }
-    Ok(Slot { runtime: adapter.name(), version, variant: v.clone() })
+    Ok(Slot { runtime: adapter.name(), version, variant: v })
 }
 
 fn usage(flag: &str, message: String) -> Error {
@@ -1270,6 +1292,7 @@ mod tests {
             variant: "node.x".into(),
             scenario,
             target: TargetState::Absent,
+            source: None,
             control: false,
             relative,
             race,
@@ -1308,7 +1331,8 @@ mod tests {
                 reported += 1;
             });
             assert_eq!(m.scratch_failed, None);
-            measured.extend(m.findings.iter().map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target)));
+            measured
+                .extend(m.findings.iter().map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source)));
         }
         cleanup_runtimes(&found, &ctx);
         assert!(!planned.is_empty(), "{args:?}");

@@ -121,7 +121,11 @@ fn js(cell: &Cell, source: SourceKind) -> Option<String> {
     match source {
         SourceKind::None => {}
         SourceKind::File => s.push_str("fs.writeFileSync(src,text);"),
+        SourceKind::EmptyDir => s.push_str("fs.mkdirSync(src);"),
         SourceKind::Dir => s.push_str("fs.mkdirSync(src);fs.writeFileSync(src+'/owner.second','');"),
+        SourceKind::Tree => s.push_str(
+            "fs.mkdirSync(src+'/sub/deeper',{recursive:true});fs.writeFileSync(src+'/owner.second','');fs.writeFileSync(src+'/sub/deeper/data',text);",
+        ),
     }
     s.push_str(match cell.target {
         TargetState::Absent => "",
@@ -161,7 +165,9 @@ fn pwsh(cell: &Cell, source: SourceKind) -> Option<String> {
     match source {
         SourceKind::None => {}
         SourceKind::File => s.push_str("Set-Content -LiteralPath $src -Value second -NoNewline;"),
+        SourceKind::EmptyDir => s.push_str("New-Item -ItemType Directory $src|Out-Null;"),
         SourceKind::Dir => s.push_str("New-Item -ItemType Directory $src|Out-Null;New-Item -ItemType File (Join-Path $src 'owner.second')|Out-Null;"),
+        SourceKind::Tree => s.push_str("New-Item -ItemType Directory (Join-Path $src 'sub/deeper')|Out-Null;New-Item -ItemType File (Join-Path $src 'owner.second')|Out-Null;Set-Content -LiteralPath (Join-Path $src 'sub/deeper/data') -Value second -NoNewline;"),
     }
     s.push_str(match cell.target {
         TargetState::Absent => "",
@@ -187,7 +193,11 @@ fn cmd(cell: &Cell, source: SourceKind) -> Option<String> {
     match source {
         SourceKind::None => {}
         SourceKind::File => s.push_str(" && (echo second> \"src\")"),
+        SourceKind::EmptyDir => s.push_str(" && mkdir \"src\""),
         SourceKind::Dir => s.push_str(" && mkdir \"src\" && (echo.> \"src\\owner.second\")"),
+        SourceKind::Tree => s.push_str(
+            " && mkdir \"src\\sub\\deeper\" && (echo.> \"src\\owner.second\") && (echo second> \"src\\sub\\deeper\\data\")",
+        ),
     }
     s.push_str(match cell.target {
         TargetState::Absent => "",

@@ -59,6 +59,11 @@ fn ser_lossy<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&String::from_utf8_lossy(b))
 }
 
+/// The identity of the object `m` describes (see [`Identity`]), where the platform gives one.
+pub fn identity_of(m: &std::fs::Metadata) -> Option<Identity> {
+    identity(m)
+}
+
 #[cfg(unix)]
 fn identity(m: &std::fs::Metadata) -> Option<Identity> {
     use std::os::unix::fs::MetadataExt;
@@ -160,6 +165,30 @@ impl Entry {
                 .get(&mark_name(token))
                 .is_some_and(|m| matches!(m, Entry::File { bytes, .. } if content_is(bytes, token))),
             Entry::Absent | Entry::Other => false,
+        }
+    }
+
+    /// True when this entry is a contender's: it holds `token` ([`Entry::holds`]), or it is
+    /// the very object the contender was given as its source (`source`, the identity recorded
+    /// before the release: an empty directory carries no token, but a move keeps its
+    /// identity), or a symbolic link resolving to such an object.
+    pub fn owned_by(&self, token: &str, source: Option<Identity>) -> bool {
+        if self.holds(token) {
+            return true;
+        }
+        match (self, source) {
+            (Entry::Symlink { resolved, .. }, Some(_)) => resolved.owned_by(token, source),
+            (_, Some(id)) => self.id() == Some(id),
+            (_, None) => false,
+        }
+    }
+
+    /// True when this entry holds `token` ([`Entry::holds`]) or is a directory with such an
+    /// entry somewhere below it (as far as the snapshot reads).
+    pub fn contains_token(&self, token: &str) -> bool {
+        match self {
+            Entry::Dir { entries, .. } => self.holds(token) || entries.values().any(|e| e.contains_token(token)),
+            _ => self.holds(token),
         }
     }
 

@@ -99,7 +99,8 @@ pub fn progress_message(cells: &[CellPlan], done: usize) -> String {
         Scenario::SecondComer => format!("second comer on {}", c.target.as_str()),
         other => other.as_str().to_string(),
     };
-    table::escape_controls(&format!("{} · {} · {what}", c.runtime, c.variant)).into_owned()
+    let variant = crate::matrix::Variant::label(&c.variant, c.source);
+    table::escape_controls(&format!("{} · {variant} · {what}", c.runtime)).into_owned()
 }
 
 /// A runtime's discovery line (`found …`, `skip … not found: …`, `skip … broken: …`), control
@@ -292,6 +293,7 @@ mod tests {
             variant: variant.into(),
             scenario,
             target,
+            source: None,
             control: false,
             relative: false,
             race: None,

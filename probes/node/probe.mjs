@@ -137,6 +137,14 @@ function main(fs, path, Buffer, process) {
     'node.promises.copyFile.excl': { call: (p) => fsp.copyFile(p.source, p.target, fs.constants.COPYFILE_EXCL), needs: ['fsp.copyFile'] },
     'node.cpSync.errorOnExist': { call: (p) => fs.cpSync(p.source, p.target, { force: false, errorOnExist: true }), needs: ['fs.cpSync'] },
     'node.cpSync': { call: (p) => fs.cpSync(p.source, p.target), needs: ['fs.cpSync'] },
+    'node.cpSync.recursive.errorOnExist': {
+      call: (p) => fs.cpSync(p.source, p.target, { recursive: true, force: false, errorOnExist: true }),
+      needs: ['fs.cpSync'],
+    },
+    'node.promises.cp.recursive': {
+      call: (p) => fsp.cp(p.source, p.target, { recursive: true, force: true }),
+      needs: ['fsp.cp'],
+    },
     'node.renameSync': (p) => fs.renameSync(p.source, p.target),
     'node.promises.rename': (p) => fsp.rename(p.source, p.target),
     'node.linkSync': (p) => fs.linkSync(p.source, p.target),

@@ -27,7 +27,7 @@ pub(super) fn spec_for(
 ) -> Spec {
     let target = target_dir.join("target");
     let source = (v.source != SourceKind::None).then(|| spell(&source_dir.join(format!("src-{k}")), style));
-    let mark = (v.creates == Creates::Dir).then(|| spell(&target.join(mark_name(token)), style));
+    let mark = v.writes_mark().then(|| spell(&target.join(mark_name(token)), style));
     Spec {
         id,
         variant: v.id.clone(),
@@ -66,7 +66,7 @@ pub(super) fn inexpressible(v: &Variant, style: PathStyle, dir: &Path, k: usize,
     if v.source != SourceKind::None {
         paths.push(dir.join(format!("src-{k}")));
     }
-    if v.creates == Creates::Dir {
+    if v.writes_mark() {
         paths.push(target.join(mark_name(token)));
     }
     paths

@@ -229,6 +229,7 @@ pub(super) fn finding(
         variant: recipe.id.to_string(),
         scenario: recipe.scenario,
         target: TargetState::Absent,
+        source: None,
         control: false,
         evidence: stopped.map(|s| s.why),
         driver: None,

@@ -41,8 +41,8 @@ use crate::report::model::{
 use crate::runtime::{normalize, ProbeContext, Runtime, FS_FAILURE_CODES};
 use crate::snapshot::{self, mark_name};
 use crate::verdict::{
-    apply_control, classify_second, decide, summarize_race, Detection, Outcome, RaceMode, RaceSummary, RaceVerdict,
-    Report, Trial,
+    apply_control, classify_second_source, decide, summarize_race, Detection, Outcome, RaceMode, RaceSummary,
+    RaceVerdict, Report, Trial,
 };
 
 /// Options of a measurement.
@@ -725,6 +725,7 @@ impl CellBase<'_> {
             variant: self.v.id.clone(),
             scenario,
             target,
+            source: self.v.cell_source(),
             control: false,
             evidence: None,
             driver: None,

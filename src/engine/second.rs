@@ -99,15 +99,16 @@ fn second_comer(
     };
     let end = run_trial(std::slice::from_mut(c), &setup, id);
     clear(&abs);
-    let (attempt, before, after) = match end {
+    let (attempt, before, after, source) = match end {
         TrialEnd::Interrupted => return None,
         TrialEnd::HarnessError(why) => return Some(SecondComer::harness_error(why)),
-        TrialEnd::Released { mut attempts, before, after } => (attempts.remove(0), before, after),
-        TrialEnd::NotReleased { fault, before, after } => (*fault, before, after),
+        TrialEnd::Released { mut attempts, before, after, sources } => {
+            (attempts.remove(0), before, after, sources.first().copied().flatten())
+        }
+        TrialEnd::NotReleased { fault, before, after } => (*fault, before, after, None),
     };
     let before = before.expect("asked for");
-    let mark = v.creates == Creates::Dir;
-    let outcome = classify_second(&before, attempt.report, &after, &token, mark);
+    let outcome = classify_second_source(&before, attempt.report, &after, &token, v.writes_mark(), source);
     // a returned path is named by what it is: the target or the source, as given or absolute
     let probe_dir = if relative { &rel } else { &abs };
     let forms = |name: &str| [spell(&probe_dir.join(name), style), spell(&abs.join(name), style)];

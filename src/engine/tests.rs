@@ -40,6 +40,8 @@ pub(super) fn variant(id: &str) -> Variant {
         family: "fake".into(),
         call: id.into(),
         source: SourceKind::None,
+        sources: Vec::new(),
+        copies: false,
         creates: Creates::File,
         anti_pattern: false,
         control: false,

@@ -5,7 +5,8 @@
 use super::attempt::*;
 use super::*;
 use crate::exec::driver::Control;
-use crate::snapshot::Entry;
+use crate::exec::scratch::source_identity;
+use crate::snapshot::{Entry, Identity};
 
 /// What a race produced, before it becomes a cell.
 #[derive(Debug, Clone)]
@@ -177,7 +178,7 @@ pub(super) fn race_core(
         };
         let end = run_trial(pool, &setup, id);
         clear(&tdir);
-        let (attempts, after) = match end {
+        let (attempts, after, sources) = match end {
             TrialEnd::Interrupted => {
                 run.interrupted = true;
                 break;
@@ -204,7 +205,7 @@ pub(super) fn race_core(
                 }
                 continue;
             }
-            TrialEnd::Released { attempts, after, .. } => (attempts, after),
+            TrialEnd::Released { attempts, after, sources, .. } => (attempts, after, sources),
         };
         discards_in_row = 0;
         if let Some(a) = attempts.iter().find(|a| a.report == Report::HarnessError) {
@@ -215,7 +216,7 @@ pub(super) fn race_core(
         t += 1;
         let trial = Trial {
             reports: attempts.iter().map(|a| a.report).collect(),
-            held: tokens.iter().map(|tok| after.holds(tok)).collect(),
+            held: crate::verdict::held_by(&after, &tokens, &sources),
             t0_us: attempts.iter().map(|a| a.t0_us).collect(),
             offset_us,
             unstamped: attempts.iter().find_map(|a| a.unstamped.clone()),
@@ -324,8 +325,9 @@ pub(super) struct TrialSetup<'a> {
 /// How a trial ended.
 pub(super) enum TrialEnd {
     /// Every contender was released: its attempt (file-system failures of the call already made
-    /// harness errors), the target before (when asked) and after.
-    Released { attempts: Vec<Attempt>, before: Option<Entry>, after: Entry },
+    /// harness errors), the target before (when asked) and after, and per slot the identity of
+    /// its directory source as it stood before the release (`None` for other sources).
+    Released { attempts: Vec<Attempt>, before: Option<Entry>, after: Entry, sources: Vec<Option<Identity>> },
     /// A contender failed before the release (an `unsupported` one first, else the first
     /// fault); the contenders that were ready were released and finished so that session
     /// probes stay in step, but their calls are not observed.
@@ -360,6 +362,16 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
             if let Err(e) = make_source(&src, slot.variant.source, &slot.token) {
                 return TrialEnd::HarnessError(format!("could not prepare the sources: {e}"));
             }
+        }
+    }
+    // a directory source's identity, read from the disk before anyone is released: a moved
+    // empty directory carries no token, so only its identity names its owner afterwards
+    let mut sources = Vec::with_capacity(s.slots.len());
+    for slot in s.slots {
+        let src = s.dir.join(source_name(state, slot.index));
+        match source_identity(&src, if state.is_self() { SourceKind::None } else { slot.variant.source }) {
+            Ok(id) => sources.push(id),
+            Err(e) => return TrialEnd::HarnessError(format!("could not read the sources: {e}")),
         }
     }
     let specs: Vec<Spec> = s
@@ -437,7 +449,7 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
     }
     attempts.iter_mut().for_each(fs_failure_is_harness_error);
     match read("after the attempt") {
-        Ok(after) => TrialEnd::Released { attempts, before, after },
+        Ok(after) => TrialEnd::Released { attempts, before, after, sources },
         Err(why) => TrialEnd::HarnessError(why),
     }
 }

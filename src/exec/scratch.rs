@@ -166,17 +166,35 @@ fn symlink(text: impl AsRef<Path>, link: &Path, dir: bool) -> std::io::Result<()
     }
 }
 
-/// Prepares a contender's source: a file holding `token`, or a directory holding its mark.
+/// Prepares a contender's source: a file holding `token`, an empty directory, a directory
+/// holding its mark, or a tree (the mark at the top, and `sub/deeper/data` holding `token`).
 /// Errors: the OS error.
 pub fn make_source(path: &Path, kind: SourceKind, token: &str) -> std::io::Result<()> {
     match kind {
         SourceKind::None => Ok(()),
         SourceKind::File => std::fs::write(path, token),
+        SourceKind::EmptyDir => std::fs::create_dir(path),
         SourceKind::Dir => {
             std::fs::create_dir(path)?;
             std::fs::write(path.join(mark_name(token)), token)
         }
+        SourceKind::Tree => {
+            make_source(path, SourceKind::Dir, token)?;
+            let deeper = path.join("sub").join("deeper");
+            std::fs::create_dir_all(&deeper)?;
+            std::fs::write(deeper.join("data"), token)
+        }
     }
+}
+
+/// The identity of the source a contender was given (`path`), for the directory kinds: what
+/// names a moved empty directory's owner afterwards. `None` for other kinds. Errors: the OS
+/// error reading it (the harness then cannot judge the trial).
+pub fn source_identity(path: &Path, kind: SourceKind) -> std::io::Result<Option<crate::snapshot::Identity>> {
+    if !kind.is_dir() {
+        return Ok(None);
+    }
+    Ok(crate::snapshot::identity_of(&std::fs::symlink_metadata(path)?))
 }
 
 /// Removes a folder and everything in it, ignoring errors (a probe may still hold a handle

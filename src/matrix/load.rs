@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::model::{MatrixFile, Variant};
+use super::model::{MatrixFile, SourceKind, Variant};
 use crate::error::{Error, Result};
 
 /// Where things are in a matrix file: a second, lenient parse of the same text that keeps
@@ -94,6 +94,12 @@ fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
         if v.call.trim().is_empty() {
             return Err(at(here, format!("variant '{id}' has an empty call")));
         }
+        if let Some(why) = sources_problem(&v) {
+            return Err(at(here, format!("variant '{id}': {why}")));
+        }
+        if let Some(&first) = v.sources.first() {
+            v.source = first;
+        }
         if v.control && out.iter().any(|o| o.variant.control) {
             return Err(at(here, format!("variant '{id}' is a second detection control; a family has at most one")));
         }
@@ -101,6 +107,31 @@ fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
         out.push(Located { variant: v, at: here });
     }
     Ok(out)
+}
+
+/// Why a variant's `sources` cannot be measured as given: `none` in the list (a variant without
+/// a source has no `sources`), a kind listed twice, or a `source` that is not the list's first
+/// (the first is the variant's own: its cells keep their ids). `None` when it is fine.
+fn sources_problem(v: &Variant) -> Option<String> {
+    if v.sources.contains(&SourceKind::None) {
+        return Some("sources lists \"none\"; a variant without a source leaves `sources` out".into());
+    }
+    if let Some((i, k)) = v.sources.iter().enumerate().find(|(i, k)| v.sources[..*i].contains(k)) {
+        return Some(format!(
+            "sources lists \"{}\" twice (at {} and {})",
+            k.as_str(),
+            v.sources.iter().position(|x| x == k).unwrap_or(0) + 1,
+            i + 1
+        ));
+    }
+    match v.sources.first() {
+        Some(first) if v.source != SourceKind::None && v.source != *first => Some(format!(
+            "source = \"{}\" is not the first of sources (\"{}\"): the first is the variant's own, whose cells keep their ids",
+            v.source.as_str(),
+            first.as_str()
+        )),
+        _ => None,
+    }
 }
 
 /// Loads every `*.toml` file directly in `dir` (sorted by name) and returns all variants.
@@ -202,6 +233,49 @@ mod tests {
         assert_eq!(v[0].source, SourceKind::File);
         assert_eq!(v[0].creates, Creates::File);
         assert!(!v[0].anti_pattern);
+    }
+
+    #[test]
+    fn sources_list_the_kinds_and_the_first_is_the_variants_own() {
+        let head = "family = \"node\"\n[[variant]]\nid = \"node.renameSync\"\ncall = \"c\"\ncreates = \"file\"\n";
+        let v = parse_file(p(), &format!("{head}sources = [\"file\", \"empty-dir\", \"dir\", \"tree\"]\n")).unwrap();
+        assert_eq!(v[0].source, SourceKind::File, "the first kind is the variant's source");
+        assert_eq!(v[0].sources, [SourceKind::File, SourceKind::EmptyDir, SourceKind::Dir, SourceKind::Tree]);
+        let each = v[0].per_source();
+        let kinds: Vec<SourceKind> = each.iter().map(|x| x.source).collect();
+        assert_eq!(kinds, v[0].sources);
+        let keyed: Vec<Option<SourceKind>> = each.iter().map(Variant::cell_source).collect();
+        assert_eq!(keyed, [None, Some(SourceKind::EmptyDir), Some(SourceKind::Dir), Some(SourceKind::Tree)]);
+        // the shorthand: one kind, no `sources`, one variant keyed as before
+        let v = parse_file(p(), &format!("{head}source = \"dir\"\n")).unwrap();
+        assert!(v[0].sources.is_empty() && v[0].source == SourceKind::Dir);
+        assert_eq!(v[0].per_source(), v, "a single source is not split");
+        assert_eq!(v[0].cell_source(), None);
+        // `source` beside `sources` must be its first
+        let v = parse_file(p(), &format!("{head}source = \"dir\"\nsources = [\"dir\", \"empty-dir\"]\n")).unwrap();
+        assert_eq!(v[0].source, SourceKind::Dir);
+        let e = parse_file(p(), &format!("{head}source = \"file\"\nsources = [\"dir\", \"file\"]\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("m.toml:3:") && e.contains("not the first of sources"), "{e}");
+        let e = parse_file(p(), &format!("{head}sources = [\"file\", \"file\"]\n")).unwrap_err().to_string();
+        assert!(e.contains("\"file\" twice"), "{e}");
+        let e = parse_file(p(), &format!("{head}sources = [\"none\"]\n")).unwrap_err().to_string();
+        assert!(e.contains("lists \"none\""), "{e}");
+        let e = parse_file(p(), &format!("{head}sources = [\"fifo\"]\n")).unwrap_err().to_string();
+        assert!(e.starts_with("m.toml:6:"), "{e}");
+    }
+
+    #[test]
+    fn a_moved_empty_dir_gets_no_mark_a_copied_one_does() {
+        let t = "family = \"node\"\n[[variant]]\nid = \"node.mv\"\ncall = \"c\"\ncreates = \"dir\"\nsources = [\"dir\", \"empty-dir\", \"file\"]\n[[variant]]\nid = \"node.cp\"\ncall = \"c\"\ncreates = \"file\"\ncopies = true\nsources = [\"dir\", \"empty-dir\", \"file\"]\n";
+        let v = parse_file(p(), t).unwrap();
+        let marks = |v: &Variant| v.per_source().iter().map(Variant::writes_mark).collect::<Vec<bool>>();
+        assert_eq!(marks(&v[0]), [true, false, false], "a move: its dir source's mark, identity for an empty one");
+        assert_eq!(marks(&v[1]), [false, true, false], "a copy of an empty dir writes the mark after the call");
+        let mut dir_copy = v[1].clone();
+        dir_copy.creates = Creates::Dir;
+        assert_eq!(marks(&dir_copy), [false, true, false], "a copied dir carries its mark");
     }
 
     #[test]

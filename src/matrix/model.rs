@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// What the harness must prepare, before the release, for a variant that moves, links or
 /// copies something onto the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
     /// Nothing: the variant writes its token itself.
@@ -12,8 +12,42 @@ pub enum SourceKind {
     None,
     /// A file whose content is the contender's token.
     File,
+    /// An empty directory: it carries no token, so the harness records its identity (device
+    /// and inode) before the release and finds its owner by that identity afterwards (a copy
+    /// of it, `copies = true`, has its own identity: the probe writes the mark after the call).
+    EmptyDir,
     /// A directory holding the contender's mark file (`owner.<token>`).
     Dir,
+    /// A directory tree: the mark file at the top, and `sub/deeper/data` holding the token.
+    Tree,
+}
+
+impl SourceKind {
+    /// Every kind, in the order `sources` lists are usually written.
+    pub const ALL: [SourceKind; 5] =
+        [SourceKind::None, SourceKind::File, SourceKind::EmptyDir, SourceKind::Dir, SourceKind::Tree];
+
+    /// The kind as the matrix spells it (`empty-dir`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SourceKind::None => "none",
+            SourceKind::File => "file",
+            SourceKind::EmptyDir => "empty-dir",
+            SourceKind::Dir => "dir",
+            SourceKind::Tree => "tree",
+        }
+    }
+
+    /// The kind spelled `s` (as in a matrix or a cell key), if any.
+    pub fn parse(s: &str) -> Option<SourceKind> {
+        SourceKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// True for the directory kinds (`empty-dir`, `dir`, `tree`): their identity is recorded
+    /// before the release and names their owner afterwards.
+    pub fn is_dir(&self) -> bool {
+        matches!(self, SourceKind::EmptyDir | SourceKind::Dir | SourceKind::Tree)
+    }
 }
 
 /// What a successful call leaves at the target name.
@@ -75,9 +109,23 @@ pub struct Variant {
     pub family: String,
     /// The exact call as shown in tables.
     pub call: String,
-    /// What the harness prepares as the source (default `none`).
+    /// What the harness prepares as the source (default `none`). With `sources`, the first of
+    /// them as the matrix says it; in a variant of [`Variant::per_source`], the kind this copy
+    /// is measured with.
     #[serde(default)]
     pub source: SourceKind,
+    /// Every kind of source the call is measured with (`["file", "empty-dir", "dir"]`), the
+    /// first one the variant's own (its cells keep the ids they had with a single `source`);
+    /// empty when the matrix gives only `source` (a shorthand for a list of one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceKind>,
+    /// The call copies its source (the target is a new object, not the source moved): with an
+    /// `empty-dir` source, whose copy carries neither token nor identity, the probe writes the
+    /// mark file after a successful call, as for `creates = "dir"`. Moves never get a mark
+    /// there: written after the call, it would fill the directory a rival's `rename(2)` could
+    /// otherwise have replaced.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub copies: bool,
     /// What a success leaves at the target.
     pub creates: Creates,
     /// A known anti-pattern (check-then-create), measured so that its failure is visible.
@@ -100,6 +148,48 @@ pub struct Variant {
     /// Where the documented behaviour comes from; free text.
     #[serde(default)]
     pub note: String,
+}
+
+impl Variant {
+    /// The source kind its cells are keyed by: `None` for the variant's own (first) source,
+    /// whose cells keep the ids they had before `sources` existed; the kind otherwise.
+    pub fn cell_source(&self) -> Option<SourceKind> {
+        (self.sources.len() > 1 && self.sources.first() != Some(&self.source)).then_some(self.source)
+    }
+
+    /// One variant per source kind it is measured with (`sources`), each with `source` set to
+    /// that kind, in the matrix's order; the variant itself when it has one kind or none.
+    pub fn per_source(&self) -> Vec<Variant> {
+        if self.sources.len() <= 1 {
+            return vec![self.clone()];
+        }
+        self.sources.iter().map(|&k| Variant { source: k, ..self.clone() }).collect()
+    }
+
+    /// True when the probe is asked to write the contender's mark file into the target after a
+    /// successful call: variants that create a directory (`creates = "dir"`) from nothing or
+    /// by moving a directory holding a mark, and copies of an empty directory (`copies`). A moved
+    /// empty directory is found by its identity instead (see [`Variant::copies`]), and a file
+    /// source (of a variant that also takes directories) leaves a file, which holds no mark.
+    pub fn writes_mark(&self) -> bool {
+        match self.source {
+            SourceKind::EmptyDir => self.copies,
+            SourceKind::File => false,
+            // a copied directory carries its mark already; one written after the call would hide
+            // a copy merged into a directory that was there (the mark looks like bookkeeping)
+            SourceKind::Dir | SourceKind::Tree => self.creates == Creates::Dir && !self.copies,
+            SourceKind::None => self.creates == Creates::Dir,
+        }
+    }
+
+    /// The variant's label in tables: its id, and for a source other than its own, the kind
+    /// (`node.renameSync ← empty-dir`).
+    pub fn label(id: &str, source: Option<SourceKind>) -> String {
+        match source {
+            Some(k) => format!("{id} ← {}", k.as_str()),
+            None => id.to_string(),
+        }
+    }
 }
 
 /// One matrix file: a family and its variants.

@@ -4,13 +4,14 @@
 //! adapter name and version, variant, family, scenario, target, the outcome or verdict word
 //! ([`Cell::word`]), the error code; for races the deciding mode, the natural and amplified
 //! verdicts, and the deciding run's trials, multi-winner trials and 95% upper bound on the
-//! multi-winner rate; for hand-off cells the counters as `name=value;…`. Fields are quoted by
-//! the `csv` crate wherever needed (labels and errors come from probes).
+//! multi-winner rate; for hand-off cells the counters as `name=value;…`; last, the source kind
+//! when it is not the variant's own (`empty-dir`, [`Cell::source`]). Fields are quoted by the
+//! `csv` crate wherever needed (labels and errors come from probes).
 
 use super::model::{Cell, CellResult, Results};
 
 /// The header row.
-pub const HEADER: [&str; 17] = [
+pub const HEADER: [&str; 18] = [
     "machine",
     "runtime",
     "runtime_name",
@@ -28,11 +29,13 @@ pub const HEADER: [&str; 17] = [
     "multi_winner_trials",
     "multi_winner_upper95",
     "counters",
+    "source",
 ];
 
 /// The fields of one cell, in [`HEADER`] order; empty where the column does not apply.
-pub fn record(c: &Cell) -> [String; 17] {
-    let mut f: [String; 17] = Default::default();
+pub fn record(c: &Cell) -> [String; 18] {
+    let mut f: [String; 18] = Default::default();
+    f[17] = c.source.map(|k| k.as_str().to_string()).unwrap_or_default();
     f[0] = c.machine.clone().unwrap_or_default();
     f[1] = c.runtime.clone();
     f[2] = c.runtime_name.clone();
@@ -108,7 +111,7 @@ mod tests {
         r.cells[0].result = CellResult::Counters(k);
         let text = render(&r);
         let line = text.lines().nth(1).unwrap();
-        assert!(line.contains(",publish,") && line.ends_with(",counters,,,,,,,,reads=4888;torn_reads=4"), "{line}");
+        assert!(line.contains(",publish,") && line.ends_with(",counters,,,,,,,,reads=4888;torn_reads=4,"), "{line}");
         let page = crate::report::html::render(&r);
         assert!(
             page.contains("publish (hand-off: counted from the files)") && page.contains("torn_reads = 4"),

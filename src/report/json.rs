@@ -93,14 +93,15 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Results> {
 fn check(r: &Results) -> std::result::Result<(), String> {
     let counted = |v: RaceVerdict| v != RaceVerdict::Unsupported;
     let mut ids: HashMap<&str, usize> = HashMap::new();
-    let mut keys: HashMap<(&str, &str, Scenario, TargetState), usize> = HashMap::new();
+    type Key<'a> = (&'a str, &'a str, Option<crate::matrix::SourceKind>, Scenario, TargetState);
+    let mut keys: HashMap<Key<'_>, usize> = HashMap::new();
     for (i, c) in r.cells.iter().enumerate() {
         let at = |m: String| format!("cell {i} ('{}'): {m}", c.id.escape_debug());
         if let Some(j) = ids.insert(&c.id, i) {
             return Err(at(format!("repeats the id of cell {j}")));
         }
-        if let Some(j) = keys.insert((&c.runtime, &c.variant, c.scenario, c.target), i) {
-            return Err(at(format!("repeats cell {j} (same runtime, variant, scenario and target)")));
+        if let Some(j) = keys.insert((&c.runtime, &c.variant, c.source, c.scenario, c.target), i) {
+            return Err(at(format!("repeats cell {j} (same runtime, variant, source kind, scenario and target)")));
         }
         match (c.scenario, &c.result) {
             (Scenario::SecondComer, CellResult::SecondComer(_)) => {}
@@ -258,7 +259,12 @@ mod tests {
         );
         // same runtime, variant, scenario and target under another id
         v["cells"][n]["id"] = "other".into();
-        assert!(err(&v).contains("repeats cell 0 (same runtime, variant, scenario and target)"), "{}", err(&v));
+        let why = "repeats cell 0 (same runtime, variant, source kind, scenario and target)";
+        assert!(err(&v).contains(why), "{}", err(&v));
+        // the same cell with another kind of source is a cell of its own
+        v["cells"][n]["source"] = "empty-dir".into();
+        let r: Results = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(check(&r), Ok(()));
     }
 
     #[test]

@@ -180,7 +180,7 @@ pub fn render(r: &Results) -> String {
                 let sp = st.barrier_spread_us;
                 rows.push(vec![
                     c.runtime.clone(),
-                    if c.control { format!("{} (control)", c.variant) } else { c.variant.clone() },
+                    if c.control { format!("{} (control)", c.variant_label()) } else { c.variant_label() },
                     mode.to_string(),
                     m.verdict.as_str().to_string(),
                     format!("{}×{}", st.contenders, st.trials),
@@ -256,6 +256,8 @@ mod tests {
             family: "node".into(),
             call: "fs.call(p)".into(),
             source: crate::matrix::SourceKind::None,
+            sources: Vec::new(),
+            copies: false,
             creates: crate::matrix::Creates::File,
             anti_pattern: false,
             control: false,
@@ -268,6 +270,7 @@ mod tests {
             variant: variant.into(),
             scenario,
             target,
+            source: None,
             control: false,
             evidence: None,
             driver: None,

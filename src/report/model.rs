@@ -138,7 +138,8 @@ impl ModeRun {
 /// One measured cell: (runtime, variant, scenario, target) and what was found there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
-    /// Stable id `<runtime label>/<variant>/<scenario>/<target>`, for diffs.
+    /// Stable id `<runtime label>/<variant>/<scenario>/<target>`, for diffs; with
+    /// `/source=<kind>` after it for a source kind other than the variant's own ([`Cell::source`]).
     pub id: String,
     /// The runtime row label (`node 20.20.2`).
     pub runtime: String,
@@ -166,6 +167,11 @@ pub struct Cell {
     pub scenario: Scenario,
     /// Target state before the attempt (`absent` for races).
     pub target: TargetState,
+    /// The kind of source the call was given, when the variant takes several (`sources` in its
+    /// matrix) and this is not the first of them; absent for the variant's own source, whose
+    /// cells keep the ids and keys they had before source kinds existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::matrix::SourceKind>,
     /// This cell is its family's detection control (races).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub control: bool,
@@ -200,6 +206,8 @@ pub struct Finding {
     pub scenario: Scenario,
     /// The target state before the attempt (`absent` for races).
     pub target: TargetState,
+    /// The source kind, when not the variant's own ([`Cell::source`]).
+    pub source: Option<crate::matrix::SourceKind>,
     /// The family's detection control.
     pub control: bool,
     /// Faults, prompts and harness errors: what the harness saw.
@@ -349,7 +357,7 @@ impl Cell {
     pub fn from_finding(runtime: (&str, &str, &str), variant: &crate::matrix::Variant, f: Finding) -> Cell {
         let (label, name, version) = runtime;
         Cell {
-            id: Cell::id_of(label, &variant.id, f.scenario, f.target),
+            id: Cell::id_of(label, &variant.id, f.scenario, f.target, f.source),
             runtime: label.to_string(),
             runtime_name: name.to_string(),
             runtime_version: version.to_string(),
@@ -361,6 +369,7 @@ impl Cell {
             show: variant.show.clone(),
             scenario: f.scenario,
             target: f.target,
+            source: f.source,
             control: f.control,
             evidence: f.evidence,
             driver: f.driver,
@@ -370,9 +379,26 @@ impl Cell {
         }
     }
 
-    /// The stable id of a cell: `<runtime label>/<variant>/<scenario>/<target>`.
-    pub fn id_of(runtime_label: &str, variant: &str, scenario: Scenario, target: TargetState) -> String {
-        format!("{runtime_label}/{variant}/{}/{}", scenario.as_str(), target.as_str())
+    /// The stable id of a cell: `<runtime label>/<variant>/<scenario>/<target>`, and
+    /// `/source=<kind>` for a source other than the variant's own (`source`).
+    pub fn id_of(
+        runtime_label: &str,
+        variant: &str,
+        scenario: Scenario,
+        target: TargetState,
+        source: Option<crate::matrix::SourceKind>,
+    ) -> String {
+        let base = format!("{runtime_label}/{variant}/{}/{}", scenario.as_str(), target.as_str());
+        match source {
+            Some(k) => format!("{base}/source={}", k.as_str()),
+            None => base,
+        }
+    }
+
+    /// The variant as tables label its row: the id, and the source kind when it is not the
+    /// variant's own (`node.renameSync ← empty-dir`).
+    pub fn variant_label(&self) -> String {
+        crate::matrix::Variant::label(&self.variant, self.source)
     }
 
     /// The second comer's result, for a second-comer cell.
@@ -454,7 +480,7 @@ impl Cell {
 
     /// The key used to compare runs: adapter name instead of label (ignores versions).
     pub fn key(&self) -> String {
-        format!("{}/{}/{}/{}", self.runtime_name, self.variant, self.scenario.as_str(), self.target.as_str())
+        Cell::id_of(&self.runtime_name, &self.variant, self.scenario, self.target, self.source)
     }
 }
 
@@ -620,6 +646,8 @@ pub struct Results {
 pub struct Row<'a> {
     /// Variant id.
     pub variant: &'a str,
+    /// The source kind, when not the variant's own ([`Cell::source`]): a row of its own.
+    pub source: Option<crate::matrix::SourceKind>,
     /// Call text.
     pub call: &'a str,
     /// Anti-pattern flag.
@@ -666,11 +694,12 @@ impl Results {
             .iter()
             .filter(|c| c.runtime == runtime && matches!(c.scenario, Scenario::SecondComer | Scenario::Race));
         for c in cells {
-            let idx = match rows.iter().position(|r| r.variant == c.variant) {
+            let idx = match rows.iter().position(|r| r.variant == c.variant && r.source == c.source) {
                 Some(i) => i,
                 None => {
                     rows.push(Row {
                         variant: &c.variant,
+                        source: c.source,
                         call: &c.call,
                         anti_pattern: c.anti_pattern,
                         second: BTreeMap::new(),
@@ -703,9 +732,9 @@ impl Results {
     /// ([`Cell::machine`]), whose words ([`Cell::word`]) differ. Returns their ids; empty for
     /// a single run.
     pub fn disagreements(&self) -> std::collections::BTreeSet<&str> {
-        let mut groups: BTreeMap<(&str, &str, Scenario, TargetState), Vec<&Cell>> = BTreeMap::new();
+        let mut groups: BTreeMap<String, Vec<&Cell>> = BTreeMap::new();
         for c in self.cells.iter().filter(|c| c.machine.is_some()) {
-            groups.entry((&c.runtime_name, &c.variant, c.scenario, c.target)).or_default().push(c);
+            groups.entry(c.key()).or_default().push(c);
         }
         groups
             .into_values()

@@ -214,8 +214,8 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
     header.push("safe as a lock".into());
     let mut out = Vec::new();
     for r in &rows {
-        let mut line =
-            vec![if r.anti_pattern { format!("{} (anti-pattern)", r.variant) } else { r.variant.to_string() }];
+        let label = crate::matrix::Variant::label(r.variant, r.source);
+        let mut line = vec![if r.anti_pattern { format!("{label} (anti-pattern)") } else { label }];
         if with_call {
             line.push(r.call.to_string());
         }

@@ -194,6 +194,108 @@ mod tests {
         }
     }
 
+    /// Empty-directory sources carry no token: the judges find their owner by the identity
+    /// the harness read from the disk before the release. Real renames on a temporary folder.
+    #[cfg(unix)]
+    #[test]
+    fn empty_dir_sources_are_told_apart_by_their_identity() {
+        use crate::exec::scratch::{make_source, source_identity};
+        use crate::matrix::SourceKind;
+        use crate::snapshot::read;
+        let root = tempfile::tempdir().unwrap();
+        let (t, s0, s1) = (root.path().join("target"), root.path().join("src-0"), root.path().join("src-1"));
+        for s in [&s0, &s1] {
+            make_source(s, SourceKind::EmptyDir, "unused").unwrap();
+        }
+        let ids =
+            [source_identity(&s0, SourceKind::EmptyDir).unwrap(), source_identity(&s1, SourceKind::EmptyDir).unwrap()];
+        assert!(ids[0].is_some() && ids[0] != ids[1]);
+        assert_eq!(source_identity(&s0, SourceKind::File).unwrap(), None, "only directory sources");
+        let toks = ["k0", "k1"];
+        // contender 0 renames its empty directory onto the absent name: it holds the name
+        std::fs::rename(&s0, &t).unwrap();
+        let after = read(&t).unwrap();
+        assert_eq!(held_by(&after, &toks, &ids), [true, false]);
+        assert_eq!(held_by(&after, &toks, &[None, None]), [false, false], "no token to find without identity");
+        let trial = |reports: Vec<Report>, held: Vec<bool>| Trial {
+            reports,
+            held,
+            t0_us: vec![Some(0.0), Some(1.0)],
+            offset_us: 0,
+            held_during_us: vec![None, None],
+            unstamped: None,
+        };
+        // the other refused (a separate check saw the name): one winner, its effect stands
+        let one = trial(vec![Report::Success, Report::Error], held_by(&after, &toks, &ids));
+        assert_eq!(summarize_race(2, &[one]).verdict, RaceVerdict::Exclusive);
+        // judged by tokens alone, the same trial would be a lost update: the judge needs identity
+        let blind = trial(vec![Report::Success, Report::Error], held_by(&after, &toks, &[None, None]));
+        assert_eq!(summarize_race(2, &[blind]).verdict, RaceVerdict::LostUpdate);
+        // rename(2) replaces an empty directory: contender 1's move succeeds too, and the name is
+        // its directory now
+        std::fs::rename(&s1, &t).unwrap();
+        let after = read(&t).unwrap();
+        assert_eq!(held_by(&after, &toks, &ids), [false, true]);
+        let two = trial(vec![Report::Success, Report::Success], held_by(&after, &toks, &ids));
+        assert_eq!(summarize_race(2, &[two]).verdict, RaceVerdict::MultipleWinners);
+        // a copy has an identity of its own: its owner is the mark the probe wrote after it
+        let copy = root.path().join("copy");
+        std::fs::create_dir(&copy).unwrap();
+        std::fs::write(copy.join(crate::snapshot::mark_name("k0")), "k0").unwrap();
+        assert_eq!(held_by(&read(&copy).unwrap(), &toks, &ids), [true, false]);
+    }
+
+    /// A second comer given an empty directory: what its call left is judged by that
+    /// directory's identity.
+    #[cfg(unix)]
+    #[test]
+    fn a_second_comers_empty_dir_source_is_judged_by_identity() {
+        use crate::domain::TargetState as S;
+        use crate::exec::scratch::{set_up_cell, source_identity, source_name, TARGET_NAME};
+        use crate::matrix::SourceKind;
+        use crate::snapshot::read;
+        let root = tempfile::tempdir().unwrap();
+        let mut n = 0;
+        let mut judge = |st: S, op: &dyn Fn(&std::path::Path, &std::path::Path) -> bool| {
+            n += 1;
+            let dir = root.path().join(format!("c{n}"));
+            std::fs::create_dir(&dir).unwrap();
+            set_up_cell(&dir, st, "A", "B", SourceKind::EmptyDir).unwrap();
+            let (t, src) = (dir.join(TARGET_NAME), dir.join(source_name(st, 1)));
+            let id = source_identity(&src, SourceKind::EmptyDir).unwrap();
+            let before = read(&t).unwrap();
+            let ok = op(&t, &src);
+            let after = read(&t).unwrap();
+            let r = if ok { Report::Success } else { Report::Error };
+            (
+                classify_second_source(&before, r, &after, "B", false, id),
+                classify_second(&before, r, &after, "B", false),
+            )
+        };
+        let rename = |t: &std::path::Path, s: &std::path::Path| std::fs::rename(s, t).is_ok();
+        let into = |t: &std::path::Path, s: &std::path::Path| std::fs::rename(s, t.join("src-1")).is_ok();
+        assert_eq!(judge(S::Absent, &rename), (Outcome::Acquired, Outcome::Damaged));
+        assert_eq!(
+            judge(S::EmptyDir, &rename),
+            (Outcome::Replaced, Outcome::Damaged),
+            "rename(2) replaces an empty dir"
+        );
+        assert_eq!(judge(S::Dir, &rename).0, Outcome::Refused, "ENOTEMPTY");
+        assert_eq!(judge(S::File, &rename).0, Outcome::Refused, "ENOTDIR");
+        assert_eq!(judge(S::EmptyDir, &into), (Outcome::Nested, Outcome::Damaged), "moved into the directory");
+    }
+
+    /// A copied tree merged into a directory that was there: its mark and its folders went in.
+    #[test]
+    fn a_tree_copied_into_a_directory_is_nested() {
+        let before = dir(1, &[("owner.A", file(2, "A"))]);
+        let sub = |data: &str| ("sub", dir(4, &[("deeper", dir(5, &[("data", file(6, data))]))]));
+        let merged = dir(1, &[("owner.A", file(2, "A")), ("owner.B", file(3, "B")), sub("B")]);
+        assert_eq!(classify_second(&before, Report::Success, &merged, "B", false), Outcome::Nested);
+        let foreign = dir(1, &[("owner.A", file(2, "A")), ("owner.B", file(3, "B")), sub("C")]);
+        assert_eq!(classify_second(&before, Report::Success, &foreign, "B", false), Outcome::Damaged);
+    }
+
     /// The link and self states, classified from what real file-system operations leave
     /// behind (the operations a call makes: a write that follows the link, a rename over it,
     /// a copy that truncates its own source, a no-op), never from an expected result.

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{RaceMode, RaceVerdict, Report};
+use crate::snapshot::{Entry, Identity};
 
 /// What the harness observed in one race trial.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +69,15 @@ impl Trial {
     pub fn spread_us(&self) -> Option<f64> {
         entry_spread_us(&self.t0_us, self.offset_us)
     }
+}
+
+/// Per contender, whether the target `after` a trial is its ([`Entry::owned_by`]): it holds
+/// the contender's token (a file's content, a directory's mark), or it is the very directory
+/// the contender was given as its source (`sources[i]`, its identity read from the disk before
+/// the release). An empty directory carries no token: without its identity, a contender that
+/// moved one would look like a winner whose effect was lost.
+pub fn held_by(after: &Entry, tokens: &[&str], sources: &[Option<Identity>]) -> Vec<bool> {
+    tokens.iter().enumerate().map(|(i, tok)| after.owned_by(tok, sources.get(i).copied().flatten())).collect()
 }
 
 /// The spread of one trial's release: the time between the first and the last contender

@@ -1,7 +1,7 @@
 //! The second-comer judge: one attempt against the state a first comer left at the target.
 
 use super::{Outcome, Report};
-use crate::snapshot::{mark_name, Entry};
+use crate::snapshot::{mark_name, Entry, Identity};
 
 /// Classifies one second-comer attempt.
 ///
@@ -10,6 +10,21 @@ use crate::snapshot::{mark_name, Entry};
 /// `own_mark` is true when the probe was asked to write a mark file into a directory it
 /// creates; that file alone is bookkeeping, not something the call took.
 pub fn classify_second(before: &Entry, report: Report, after: &Entry, token: &str, own_mark: bool) -> Outcome {
+    classify_second_source(before, report, after, token, own_mark, None)
+}
+
+/// [`classify_second`] for a second comer given a directory source: `source` is the identity
+/// of that directory, read from the disk before the attempt (`None` for other sources). An
+/// empty directory carries no token; what stands at the target afterwards is the second
+/// comer's when it holds its token or is that very directory ([`Entry::owned_by`]).
+pub fn classify_second_source(
+    before: &Entry,
+    report: Report,
+    after: &Entry,
+    token: &str,
+    own_mark: bool,
+    source: Option<Identity>,
+) -> Outcome {
     match report {
         Report::Prompted => return Outcome::Prompted,
         Report::Timeout => return Outcome::Timeout,
@@ -23,7 +38,7 @@ pub fn classify_second(before: &Entry, report: Report, after: &Entry, token: &st
     }
     let ok = report == Report::Success;
     if matches!(before, Entry::Absent) {
-        return match (ok, after.holds(token), matches!(after, Entry::Absent)) {
+        return match (ok, after.owned_by(token, source), matches!(after, Entry::Absent)) {
             (true, true, _) => Outcome::Acquired,
             (false, _, true) => Outcome::Failed,
             _ => Outcome::Damaged,
@@ -40,7 +55,7 @@ pub fn classify_second(before: &Entry, report: Report, after: &Entry, token: &st
     // by the same rules; a success there went through the link
     if let (Entry::Symlink { link: bl, resolved: br }, Entry::Symlink { link: al, resolved: ar }) = (before, after) {
         if bl == al {
-            return match classify_second(br, report, ar, token, own_mark) {
+            return match classify_second_source(br, report, ar, token, own_mark, source) {
                 Outcome::Acquired | Outcome::Replaced | Outcome::Nested | Outcome::Followed => Outcome::Followed,
                 Outcome::Kept => Outcome::Kept,
                 _ => Outcome::Damaged,
@@ -55,14 +70,18 @@ pub fn classify_second(before: &Entry, report: Report, after: &Entry, token: &st
                 .filter(|(k, _)| !b.contains_key(*k) && (!own_mark || **k != mark_name(token)))
                 .map(|(_, v)| v)
                 .collect();
-            if kept_all && !added.is_empty() && added.iter().all(|e| e.holds(token)) {
+            // what the call put inside: its source (a file or directory holding the token, or the
+            // very directory), or the content of a copied tree merged in (a folder whose files
+            // hold the token somewhere below)
+            let its = |e: &&Entry| e.owned_by(token, source) || e.contains_token(token);
+            if kept_all && !added.is_empty() && added.iter().all(its) {
                 Outcome::Nested
             } else {
                 Outcome::Damaged
             }
         }
         (Entry::Dir { .. }, _) if after.id() == before.id() => Outcome::Damaged,
-        _ if after.holds(token) && !holds_other(after, token) => Outcome::Replaced,
+        _ if after.owned_by(token, source) && !holds_other(after, token) => Outcome::Replaced,
         _ => Outcome::Damaged,
     }
 }

@@ -14,3 +14,4 @@ mod install;
 mod progress;
 mod protocol;
 mod runtimes;
+mod sources;

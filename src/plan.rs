@@ -243,7 +243,12 @@ impl Common {
                 dir
             }
         };
-        let ctx = ProbeContext { probes_dir, cache_dir: self.cache.clone(), scratch_top: scratch.top().to_path_buf() };
+        let ctx = ProbeContext {
+            probes_dir,
+            cache_dir: self.cache.clone(),
+            scratch_top: scratch.top().to_path_buf(),
+            scratch_root: scratch.root().to_path_buf(),
+        };
         Ok((scratch, ctx))
     }
 }

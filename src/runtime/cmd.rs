@@ -53,6 +53,18 @@ fn wine_env(l: Launch, ctx: &ProbeContext) -> Launch {
     with_probe_tmp(l, ctx)
 }
 
+/// `path` as cmd under Wine names it from the working folder `cwd`, when both lie below
+/// `top`: `..\` once per folder `cwd` is below `top`, then the rest of `path` (e.g.
+/// `..\probes\cmd\probe.cmd`); `None` otherwise (e.g. `--probes DIR` elsewhere).
+fn relative_below(path: &Path, top: &Path, cwd: &Path) -> Option<String> {
+    let rest = path.strip_prefix(top).ok()?;
+    let up = cwd.strip_prefix(top).ok()?.components().count();
+    let parts: Vec<String> = std::iter::repeat_n("..".to_string(), up)
+        .chain(rest.components().map(|c| c.as_os_str().to_string_lossy().into_owned()))
+        .collect();
+    Some(parts.join("\\"))
+}
+
 impl Adapter for Cmd {
     fn name(&self) -> &'static str {
         "cmd"
@@ -149,10 +161,12 @@ impl Adapter for Cmd {
         if cfg!(windows) {
             with_probe_tmp(Launch::new(exe, [std::ffi::OsString::from("/d"), "/c".into(), script.into()]), ctx)
         } else {
-            wine_env(
-                Launch::new(exe, ["cmd".to_string(), "/d".into(), "/c".into(), spell(&script, PathStyle::Wine)]),
-                ctx,
-            )
+            // cmd parses its command line: a `&`, `^` or `%VAR%` in the scratch folder's path
+            // (`--fs-root`) would split or expand the script's name, so the built-in probes
+            // are named relative to the folder the probe runs in where they can be
+            let name = relative_below(&script, &ctx.scratch_top, &ctx.scratch_root)
+                .unwrap_or_else(|| spell(&script, PathStyle::Wine));
+            wine_env(Launch::new(exe, ["cmd".to_string(), "/d".into(), "/c".into(), name]), ctx)
         }
     }
     fn timeout_multiplier(&self) -> u32 {
@@ -179,5 +193,24 @@ impl Adapter for Cmd {
         } else {
             "no wine, wine64 or /usr/lib/wine/wine64 (install Debian's wine64)".into()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The script's name on cmd's command line holds nothing of the scratch folder's own path
+    /// (`--fs-root` may hold `&`, `%PATH%`, `^`), whether the probe runs in the top folder or
+    /// in a `--path-segment` folder inside it.
+    #[test]
+    fn the_probe_is_named_relative_to_the_folder_it_runs_in() {
+        let top = Path::new("/tmp/a&b %PATH% ^c/conformance-x");
+        let script = top.join("probes").join("cmd").join("probe.cmd");
+        assert_eq!(relative_below(&script, top, top).as_deref(), Some("probes\\cmd\\probe.cmd"));
+        let seg = top.join("名前 & 100% ^!");
+        assert_eq!(relative_below(&script, top, &seg).as_deref(), Some("..\\probes\\cmd\\probe.cmd"));
+        // probes given with --probes elsewhere keep their full name
+        assert_eq!(relative_below(Path::new("/src/probes/cmd/probe.cmd"), top, top), None);
     }
 }

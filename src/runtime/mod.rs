@@ -31,6 +31,9 @@ pub struct ProbeContext {
     pub cache_dir: PathBuf,
     /// The run's scratch top folder (e.g. for `DENO_DIR`).
     pub scratch_top: PathBuf,
+    /// The folder the probes run in (the scratch root: the top, or the `--path-segment`
+    /// folder inside it).
+    pub scratch_root: PathBuf,
 }
 
 /// Whether a runtime can be measured.
@@ -223,6 +226,7 @@ mod tests {
             probes_dir: PathBuf::from("probes"),
             cache_dir: top.path().join("cache"),
             scratch_top: top.path().to_path_buf(),
+            scratch_root: top.path().to_path_buf(),
         };
         let tmp = probe_tmp(&ctx);
         assert!(tmp.starts_with(&ctx.scratch_top));
@@ -247,6 +251,7 @@ mod tests {
             probes_dir: PathBuf::from("probes"),
             cache_dir: top.path().join("cache"),
             scratch_top: top.path().to_path_buf(),
+            scratch_root: top.path().to_path_buf(),
         };
         let a = adapter("coreclr").unwrap();
         let l = a.launch(&runtime(a), "dotnet", &ctx);

@@ -252,7 +252,9 @@ fn cmd_loop_driver() {
     if !available("cmd") {
         return;
     }
-    let fs_root = tempfile::tempdir().unwrap();
+    // the scratch folder's own path is hostile too: the probe's name on cmd's command line
+    // must not carry it (a `&` there once made every cmd cell `crashed`)
+    let fs_root = tempfile::Builder::new().prefix("fs root & ^c 日本 ").tempdir().unwrap();
     let started = std::time::Instant::now();
     let run = |args: &[&str]| {
         let out = tempfile::tempdir().unwrap();

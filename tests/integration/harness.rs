@@ -426,9 +426,18 @@ fn the_cmd_loop_restarts_after_each_fault() {
         assert_eq!(c["driver"], "loop", "{c}");
     }
     // a loop per contender at the start (two; second comers use the first), and a new one
-    // after the hang, the crash, the stray line and the protocol break
+    // after each hang, crash, stray line and protocol break: once per cell of those variants,
+    // whose directory source kinds are cells of their own, each faulting the same way
+    let kinds = |v: &str| cells(&r, v, "second-comer");
+    for (v, fault) in [("cmd.ren", "timeout"), ("cmd.move", "crashed")] {
+        for c in kinds(v) {
+            assert_eq!(c["result"]["outcome"], fault, "{c}");
+        }
+    }
+    let faults: usize = ["cmd.ren", "cmd.move", "cmd.copy", "cmd.redirect"].iter().map(|v| kinds(v).len()).sum();
+    assert!(faults >= 4, "{faults}");
     let starts = std::fs::read_to_string(&log).unwrap().lines().count();
-    assert_eq!(starts, 2 + 4, "loop starts");
+    assert_eq!(starts, 2 + faults, "loop starts");
 }
 
 /// Item 6: two runs cannot share an --out folder; the second is refused at once (exit 3).

@@ -29,13 +29,7 @@ pub(super) fn measure_recipes(
     let adapter = rt.adapter();
     let Some(family) = rt.families.first() else { return Vec::new() };
     let launch = adapter.launch(rt, family, ctx);
-    let mut pools = Pools::new(
-        vec![(adapter.mode(), launch, timeouts_for(adapter, m.opts)); slots],
-        m.scratch.root().to_path_buf(),
-    );
-    if let (Amplify::On(_), Some(why)) = (&m.opts.amplify, adapter.no_amplification()) {
-        pools.amplified_broke(why);
-    }
+    let mut pools = Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, m);
     let amplify = m.opts.amplify.clone();
     let mut out = Vec::new();
     let selected: Vec<&Recipe> = Recipe::of(scenario).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)).collect();

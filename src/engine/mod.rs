@@ -269,11 +269,7 @@ pub fn measure(
             continue;
         }
         let launch = adapter.launch(rt, family, ctx);
-        let slots = vec![(adapter.mode(), launch, timeouts); opts.contenders.max(1)];
-        let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
-        if let (Amplify::On(_), Some(why)) = (&opts.amplify, adapter.no_amplification()) {
-            pools.amplified_broke(why);
-        }
+        let mut pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), m);
         // start every session up front so that start-up never counts in a measurement
         let start_fault = pools.natural.iter_mut().find_map(|c| c.start().err());
         if stop(&out) {
@@ -449,6 +445,24 @@ impl Pools {
     pub fn new(slots: Vec<(Mode, Launch, Timeouts)>, cwd: std::path::PathBuf) -> Pools {
         let natural = slots.iter().map(|(m, l, t)| Contender::new(*m, l.clone(), cwd.clone(), *t)).collect();
         Pools { slots, cwd, natural, amplified: None }
+    }
+
+    /// Pools of `n` contenders of `adapter` started by `launch`, run in the scratch root of
+    /// `m`; where `m`'s amplification is on but the adapter cannot be amplified
+    /// ([`crate::runtime::Adapter::no_amplification`]), the amplified pool is unusable from the
+    /// start, with the adapter's reason.
+    fn of_adapter(
+        adapter: &dyn crate::runtime::Adapter,
+        launch: Launch,
+        timeouts: Timeouts,
+        n: usize,
+        m: &Measurement<'_>,
+    ) -> Pools {
+        let mut pools = Pools::new(vec![(adapter.mode(), launch, timeouts); n], m.scratch.root().to_path_buf());
+        if let (Amplify::On(_), Some(why)) = (&m.opts.amplify, adapter.no_amplification()) {
+            pools.amplified_broke(why);
+        }
+        pools
     }
 
     /// Pools over ready-made contenders (e.g. [`Contender::fake`]), run in `cwd`, with no

@@ -302,7 +302,12 @@ const DAY_US: f64 = 86_400e6;
 /// 12 h of slack for clocks that disagree), so a stamp from just before midnight read just
 /// after it lands on the previous day.
 fn epoch_us_of_local_time(tod_us: f64) -> f64 {
-    let now = jiff::Zoned::now();
+    epoch_us_of_local_time_at(tod_us, &jiff::Zoned::now())
+}
+
+/// [`epoch_us_of_local_time`] with the harness's clock read at `now`, so that the day
+/// boundary can be tested at any hour.
+fn epoch_us_of_local_time_at(tod_us: f64, now: &jiff::Zoned) -> f64 {
     let t = now.time();
     let now_tod = f64::from(t.hour()) * 3600e6
         + f64::from(t.minute()) * 60e6
@@ -337,10 +342,26 @@ mod tests {
         let epoch = now.timestamp().as_microsecond() as f64;
         let got = epoch_us_of_local_time(tod);
         assert!((got - epoch).abs() < 2e6, "within the second: {got} vs {epoch}");
+    }
+
+    #[test]
+    fn the_day_of_a_stamp_is_the_latest_not_after_now() {
+        let at = |s: &str| s.parse::<jiff::Zoned>().unwrap();
+        let us = |z: &jiff::Zoned| z.timestamp().as_microsecond() as f64;
         // a stamp 23:59:59 read at 00:00:01 is from yesterday, two seconds ago, not 24 h ahead
-        let just_before_midnight = DAY_US - 1e6;
-        let v = epoch_us_of_local_time(just_before_midnight);
-        assert!(v <= epoch + 1e6, "never in the future: {v} vs {epoch}");
+        let after_midnight = at("2026-11-30T00:00:01[UTC]");
+        let v = epoch_us_of_local_time_at(DAY_US - 1e6, &after_midnight);
+        assert_eq!(v, us(&after_midnight) - 2e6);
+        // the same stamp read at noon, an hour before noon, and just after it: today, earlier
+        for now in ["2026-11-30T12:00:00[UTC]", "2026-11-30T11:00:00[UTC]", "2026-11-30T12:00:24[UTC]"] {
+            let now = at(now);
+            let v = epoch_us_of_local_time_at(3_600e6, &now);
+            assert_eq!(v, us(&at("2026-11-30T01:00:00[UTC]")), "01:00:00 read at {now}");
+        }
+        // a stamp a second ahead of the harness's clock (clocks that disagree) stays today
+        let noon = at("2026-11-30T12:00:00[UTC]");
+        let v = epoch_us_of_local_time_at(12.0 * 3600e6 + 1e6, &noon);
+        assert_eq!(v, us(&noon) + 1e6);
     }
 
     #[test]

@@ -58,8 +58,13 @@ pub const DEFAULT_CONTENDERS: u32 = 3;
 /// The per-attempt timeout in seconds (`--timeout`).
 pub const DEFAULT_TIMEOUT_SECS: f64 = 10.0;
 
-/// The hold time in milliseconds of variants that keep a handle open (`--hold-ms`).
-pub const DEFAULT_HOLD_MS: u64 = 50;
+/// The hold time in milliseconds of variants that keep a handle open (`--hold-ms`). It must
+/// outlast the release spread so that the holds of contenders released together overlap:
+/// 20 ms is 5× the widest amplified release here (contender 2 of 3 released 2 × 2,000 µs after
+/// contender 0, at the sweep's largest offset) and more than 10× the natural p99 spread. Each
+/// trial of such a variant lasts at least this long, so it sets those cells' time: 200 trials
+/// at 50 ms were 11 s per .NET runtime (issue 13).
+pub const DEFAULT_HOLD_MS: u64 = 20;
 
 /// The cap on trials per race with `--max-rate` (`--max-trials`).
 pub const DEFAULT_MAX_TRIALS: u32 = 5000;
@@ -159,6 +164,17 @@ pub enum ScenarioArg {
     /// A consumer waits for a data file to be complete, by a marker or by stability (hand-off).
     DoneMarker,
     /// All of them.
+    All,
+}
+
+/// Which variants `run` races (`--races`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RacesArg {
+    /// Each call in its plain form: the synchronous form (`form = "sync"`) with its first
+    /// source kind, plus every detection control; other forms and source kinds get their
+    /// second-comer cells, and their race column says `not raced (--races all)`.
+    Core,
+    /// Every selected variant, in every form and with every source kind.
     All,
 }
 
@@ -269,6 +285,12 @@ pub struct RunArgs {
     /// trials in every ordering (no adaptive stop once a failure is seen).
     #[arg(long)]
     pub thorough: bool,
+    /// Which variants are raced: `core` (each call in its synchronous form with its first
+    /// source kind; the second comer still measures every form and source kind) or `all`.
+    /// Default: `core`, or `all` with --thorough or --variant (a variant asked for by name
+    /// is raced).
+    #[arg(long, value_enum, value_name = "SCOPE")]
+    pub races: Option<RacesArg>,
     /// Trials per race cell for one-shot runtimes (one process per attempt: cmd on Windows, or where its loop cannot start).
     #[arg(long, default_value_t = DEFAULT_ONESHOT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub oneshot_trials: u32,

@@ -182,6 +182,7 @@ impl Common {
             done_marker: shape.done_marker,
             recipes: shape.recipes,
             adaptive: shape.adaptive,
+            races_all: shape.races_all,
             handoff_amplified: !shape.adaptive || self.amplify == AmplifyArg::On,
         }
     }
@@ -267,6 +268,7 @@ struct Shape {
     done_marker: Option<usize>,
     recipes: Vec<String>,
     adaptive: bool,
+    races_all: bool,
 }
 
 /// The nonce that starts every token of a run, from its start time (hex, 32 bits).
@@ -360,6 +362,10 @@ impl RunPlan {
             done_marker: (wants(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
             recipes: recipes.clone(),
             adaptive: !a.thorough,
+            races_all: match a.races {
+                Some(r) => r == crate::cli::RacesArg::All,
+                None => a.thorough || !a.variant.is_empty(),
+            },
         };
         // the hand-offs are run amplified too (with --thorough or --amplify on), beside their
         // natural counts
@@ -514,7 +520,7 @@ impl RunPlan {
                         let targets = o.targets.iter().filter(|t| t.applies(has_file_source));
                         out.extend(targets.map(|&t| cell(v, Scenario::SecondComer, t, None)));
                     }
-                    if o.race {
+                    if o.races(v) {
                         out.push(cell(v, Scenario::Race, TargetState::Absent, race.clone()));
                     }
                 }
@@ -567,6 +573,7 @@ impl RunPlan {
                     .map_or_else(|| crate::builtin::describe("probes"), |p| p.display().to_string()),
             ),
             matrices: Some(self.matrices.clone()),
+            races: o.race.then(|| if o.races_all { "all" } else { "core" }.to_string()),
             runtimes: found.iter().map(crate::status::runtime_info).collect(),
             amplification: self.common.amplification_info(&o.amplify),
             controls: Vec::new(),
@@ -776,6 +783,7 @@ impl RacePlan {
             done_marker: None,
             recipes: Vec::new(),
             adaptive: false,
+            races_all: true,
         };
         let any_oneshot =
             slots.iter().any(|s| crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot));
@@ -1108,6 +1116,7 @@ impl RuntimesPlan {
             done_marker: None,
             recipes: Vec::new(),
             adaptive: false,
+            races_all: true,
         };
         let options = common.options(shape, Amplify::Off);
         Ok(RuntimesPlan { common, options, variants })
@@ -1127,6 +1136,7 @@ mod tests {
 
     use super::*;
     use crate::cli::Command;
+    use crate::matrix::SourceKind;
     use crate::runtime::discover;
 
     fn fixtures() -> PathBuf {
@@ -1366,5 +1376,36 @@ mod tests {
             assert!(cells_match_a_real_run(&[&common[..], selection].concat()), "the fake runtime must start");
         }
         cells_match_a_real_run(&["-r", "node", "-v", "node.writeFileSync.wx,node.mkdirSync", "-n", "3"]);
+        // `--races core`: a promise form and the other source kinds get no race cell, in the
+        // plan as in the run
+        let core = ["-r", "node", "-v", "node.writeFileSync.wx,node.promises.writeFile.wx,node.renameSync"];
+        cells_match_a_real_run(&[&core[..], &["--races", "core", "--scenario", "race", "-n", "3"]].concat());
+    }
+
+    #[test]
+    fn the_default_run_races_each_calls_plain_form_and_a_named_variant_in_every_form() {
+        let races = |args: &[&str]| {
+            let plan = run_plan(&[args, &["--amplify", "off"]].concat()).unwrap();
+            plan.variants
+                .iter()
+                .filter(|v| plan.options.races(v))
+                .map(|v| (v.id.clone(), v.cell_source()))
+                .collect::<Vec<_>>()
+        };
+        let default = races(&[]);
+        let has = |set: &[(String, Option<SourceKind>)], id: &str, src: Option<SourceKind>| {
+            set.iter().any(|(i, s)| i == id && *s == src)
+        };
+        assert!(has(&default, "node.writeFileSync.wx", None));
+        assert!(has(&default, "node.renameSync", None), "the first source kind is the plain form");
+        assert!(!has(&default, "node.renameSync", Some(SourceKind::EmptyDir)));
+        assert!(!has(&default, "node.promises.writeFile.wx", None), "a promise form is not raced by default");
+        assert!(!has(&default, "node.createWriteStream.wx", None));
+        for all in [races(&["--thorough"]), races(&["--races", "all"]), races(&["-v", "node.*"])] {
+            assert!(has(&all, "node.promises.writeFile.wx", None));
+            assert!(has(&all, "node.renameSync", Some(SourceKind::EmptyDir)));
+        }
+        assert!(!has(&races(&["-v", "node.*", "--races", "core"]), "node.promises.writeFile.wx", None));
+        assert!(races(&["--scenario", "second-comer"]).is_empty(), "no race without the race scenario");
     }
 }

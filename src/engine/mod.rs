@@ -100,10 +100,23 @@ pub struct Options {
     /// round. Trials go to the cells still `exclusive`, whose bound needs them. The judged
     /// mode of a detection control always runs all its trials.
     pub adaptive: bool,
+    /// Whether every selected variant is raced (`--races all`, the default with `--thorough`
+    /// or `--variant`), or only each call's plain form ([`Variant::is_core`], `--races core`,
+    /// the default run's choice for issue 13's time budget); see [`Options::races`].
+    pub races_all: bool,
     /// Whether the hand-offs run their items a second time amplified ([`HANDOFF_AMPLIFIED_OFF`]
     /// otherwise): with `--thorough` or `--amplify on`. The default run leaves it out for time
     /// (it about doubles the hand-offs' share; issue 13) and each cell says so.
     pub handoff_amplified: bool,
+}
+
+impl Options {
+    /// True when `v` gets a race cell: races run, and `v` is in their scope
+    /// ([`Options::races_all`]). Detection controls are raced whenever races run, in or out
+    /// of scope (see [`measure`]).
+    pub fn races(&self, v: &Variant) -> bool {
+        self.race && (self.races_all || v.is_core())
+    }
 }
 
 /// Why a hand-off cell of the default run has no amplified run (see
@@ -355,7 +368,7 @@ pub fn measure(
                         out.findings.push(c);
                     }
                 }
-                if opts.race {
+                if opts.races(v) {
                     let c = match control_cell.take_if(|c: &mut Finding| c.variant == v.id) {
                         Some(c) => c,
                         None => {
@@ -382,7 +395,7 @@ pub fn measure(
                     out.findings.push(c);
                 }
             }
-            if opts.race && !stop(&out) {
+            if opts.races(v) && !stop(&out) {
                 let c = match control_cell.take_if(|c: &mut Finding| c.variant == v.id) {
                     Some(c) => Some(c),
                     None => base.race(&mut pools, style, trials, m),

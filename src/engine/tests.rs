@@ -30,6 +30,7 @@ pub(super) fn options(trials: usize) -> Options {
         done_marker: None,
         recipes: Vec::new(),
         adaptive: false,
+        races_all: true,
         handoff_amplified: false,
     }
 }

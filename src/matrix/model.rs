@@ -157,6 +157,13 @@ impl Variant {
         (self.sources.len() > 1 && self.sources.first() != Some(&self.source)).then_some(self.source)
     }
 
+    /// True for the call's plain form, the one `run --races core` (the default) races: the
+    /// synchronous form (`form = "sync"`) with the variant's first source kind. Its other
+    /// forms and source kinds are measured as second comers only, unless `--races all`.
+    pub fn is_core(&self) -> bool {
+        self.form == Form::Sync && self.sources.first().is_none_or(|k| *k == self.source)
+    }
+
     /// One variant per source kind it is measured with (`sources`), each with `source` set to
     /// that kind, in the matrix's order; the variant itself when it has one kind or none.
     pub fn per_source(&self) -> Vec<Variant> {

@@ -197,7 +197,9 @@ pub fn render(r: &Results) -> String {
             if r.has_races() {
                 match row.race {
                     Some(c) => h += &td(c, &table::race_text(c), differ.contains(c.id.as_str())),
-                    None => h += "<td class=\"none\">-</td>",
+                    None => {
+                        let _ = write!(h, "<td class=\"none\">{}</td>", escape(table::unraced_text(r)));
+                    }
                 }
             }
             let safe = table::safe_text(row);

@@ -378,6 +378,7 @@ mod tests {
                 path_segment: None,
                 probes: None,
                 matrices: None,
+                races: None,
                 runtimes: vec![
                     RuntimeInfo {
                         name: "node".into(),

@@ -534,6 +534,11 @@ pub struct RunInfo {
     /// Where the matrices came from: `built-in matrices/ (…)`, or the `--matrices` folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrices: Option<String>,
+    /// Which variants were raced (`--races`): `core` (each call's synchronous form with its
+    /// first source kind; the other rows have second-comer cells only) or `all`. Absent in
+    /// files written before `--races` existed, which raced every variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub races: Option<String>,
     /// Every selected runtime (name, version, path), measured or not, with the reason when not.
     pub runtimes: Vec<RuntimeInfo>,
     /// How races were amplified (or why not).

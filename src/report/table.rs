@@ -174,6 +174,16 @@ pub fn race_text(c: &Cell) -> String {
     }
 }
 
+/// The race column of a row without a race cell: `not raced (--races all)` in a run that
+/// raced only each call's plain form (`run_info.races` is `core`), `-` otherwise.
+pub fn unraced_text(results: &Results) -> &'static str {
+    if results.run_info.races.as_deref() == Some("core") {
+        "not raced (--races all)"
+    } else {
+        "-"
+    }
+}
+
 /// "yes", "no" or "?".
 pub fn safe_text(r: &Row<'_>) -> &'static str {
     match r.safe() {
@@ -223,7 +233,7 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
             line.push(r.second.get(t).map_or_else(|| "-".into(), |c| second_text(c)));
         }
         if races {
-            line.push(r.race.map_or_else(|| "-".into(), race_text));
+            line.push(r.race.map_or_else(|| unraced_text(results).into(), race_text));
         }
         line.push(safe_text(r).into());
         out.push(line);

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::exec::contender::{Contender, Mode};
 use crate::exec::protocol::check_hello;
 use crate::exec::scratch::{Scratch, TargetState};
-use crate::matrix::Variant;
+use crate::matrix::{SourceKind, Variant};
 use crate::report::model::{AmplificationInfo, Cell, Results, RunInfo, RuntimeInfo, Scenario};
 use crate::runtime::install::{Store, VersionRequest};
 use crate::runtime::{Fetch, ProbeContext, Requested, Runtime, Status};
@@ -333,7 +333,7 @@ impl RunPlan {
         let recipes: Vec<String> = recipes.into_iter().map(|v| v.id).collect();
         // a variant measured with several kinds of source (`sources`) is one variant per kind,
         // each its own cells and table row
-        let variants: Vec<Variant> = variants.iter().flat_map(Variant::per_source).collect();
+        let variants = select_sources(variants.iter().flat_map(Variant::per_source).collect(), &a.variant)?;
         let picked = |s: Scenario| recipes.iter().any(|id| crate::handoff::Recipe::of(s).any(|r| r.id == id));
         let targets = parse_targets(a.target.as_deref().unwrap_or(if a.thorough { "all" } else { "default" }))?;
         let requested = Requested::parse(&a.runtime)?;
@@ -886,25 +886,20 @@ fn usage(flag: &str, message: String) -> Error {
     Error::Usage { flag: flag.into(), message }
 }
 
-/// Keeps the variants whose id matches any of the glob patterns (comma-separated or repeated).
-/// No `--variant` at all keeps everything.
+/// Keeps the variants whose id matches any of the glob patterns (comma-separated or repeated);
+/// a pattern may end in `@KIND` (`node.renameSync@empty-dir`), a source kind that
+/// [`select_sources`] applies once the variants are one per kind. No `--variant` at all keeps
+/// everything.
 ///
 /// Errors: [`Error::Usage`] naming `--variant` for an empty pattern (`-v ''`, `-v 'a,,b'`), an
-/// invalid pattern, or one that matches nothing.
+/// invalid pattern, an unknown source kind, or a pattern that matches nothing.
 pub fn select_variants(all: Vec<Variant>, patterns: &[String]) -> Result<Vec<Variant>> {
     if patterns.is_empty() {
         return Ok(all);
     }
-    let pats: Vec<&str> = patterns.iter().flat_map(|p| p.split(',')).map(str::trim).collect();
-    if pats.iter().any(|p| p.is_empty()) {
-        let given = patterns.join(",");
-        return Err(usage(
-            "--variant",
-            format!("'{}' has an empty pattern (use '*' for every variant)", given.escape_debug()),
-        ));
-    }
+    let pats = variant_patterns(patterns)?;
     let mut b = GlobSetBuilder::new();
-    for p in &pats {
+    for (p, _) in &pats {
         let g =
             Glob::new(p).map_err(|e| usage("--variant", format!("'{}' is not a valid glob: {e}", p.escape_debug())))?;
         let single = g.compile_matcher();
@@ -918,6 +913,84 @@ pub fn select_variants(all: Vec<Variant>, patterns: &[String]) -> Result<Vec<Var
     }
     let set = b.build().map_err(|e| usage("--variant", e.to_string()))?;
     Ok(all.into_iter().filter(|v| set.is_match(&v.id)).collect())
+}
+
+/// `--variant` patterns split into their id glob and the source kind after a last `@`, if any.
+/// Errors: [`Error::Usage`] naming `--variant` for an empty pattern or an unknown kind.
+fn variant_patterns(patterns: &[String]) -> Result<Vec<(String, Option<SourceKind>)>> {
+    let mut out = Vec::new();
+    for p in patterns.iter().flat_map(|p| p.split(',')).map(str::trim) {
+        if p.is_empty() {
+            let given = patterns.join(",");
+            return Err(usage(
+                "--variant",
+                format!("'{}' has an empty pattern (use '*' for every variant)", given.escape_debug()),
+            ));
+        }
+        let (glob, kind) = match p.rsplit_once('@') {
+            Some((g, k)) => {
+                let kind = SourceKind::parse(k.trim()).ok_or_else(|| {
+                    let known: Vec<&str> = SourceKind::ALL.iter().map(SourceKind::as_str).collect();
+                    usage(
+                        "--variant",
+                        format!(
+                            "'{}': unknown source kind '{}' (known: {})",
+                            p.escape_debug(),
+                            k.escape_debug(),
+                            known.join(", ")
+                        ),
+                    )
+                })?;
+                (g.trim(), Some(kind))
+            }
+            None => (p, None),
+        };
+        out.push((glob.to_string(), kind));
+    }
+    Ok(out)
+}
+
+/// Of `variants` (one per source kind, [`Variant::per_source`], all matched by
+/// [`select_variants`]), keeps those some pattern asks for: a pattern without `@KIND` takes
+/// every kind of the variants it matches, one with `@KIND` only that kind. No `--variant`
+/// keeps everything.
+///
+/// Errors: [`Error::Usage`] naming `--variant` when a `@KIND` pattern's variants take no such
+/// source (naming the kinds they take).
+pub fn select_sources(variants: Vec<Variant>, patterns: &[String]) -> Result<Vec<Variant>> {
+    if patterns.is_empty() {
+        return Ok(variants);
+    }
+    let pats: Vec<(globset::GlobMatcher, Option<SourceKind>, String)> = variant_patterns(patterns)?
+        .into_iter()
+        .map(|(g, k)| {
+            let m = Glob::new(&g)
+                .map_err(|e| usage("--variant", format!("'{}' is not a valid glob: {e}", g.escape_debug())))?;
+            Ok((m.compile_matcher(), k, g))
+        })
+        .collect::<Result<_>>()?;
+    for (m, kind, glob) in &pats {
+        let Some(kind) = kind else { continue };
+        let matched: Vec<&Variant> = variants.iter().filter(|v| m.is_match(&v.id)).collect();
+        if !matched.iter().any(|v| v.source == *kind) {
+            let mut kinds: Vec<&str> = matched.iter().map(|v| v.source.as_str()).collect();
+            kinds.dedup();
+            return Err(usage(
+                "--variant",
+                format!(
+                    "'{}@{}': no variant it matches takes a {} source (they take: {})",
+                    glob.escape_debug(),
+                    kind.as_str(),
+                    kind.as_str(),
+                    kinds.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(variants
+        .into_iter()
+        .filter(|v| pats.iter().any(|(m, k, _)| m.is_match(&v.id) && k.is_none_or(|k| k == v.source)))
+        .collect())
 }
 
 /// `--target` as target states, in the order given, repeats dropped; `default` stands for
@@ -1380,6 +1453,32 @@ mod tests {
         // plan as in the run
         let core = ["-r", "node", "-v", "node.writeFileSync.wx,node.promises.writeFile.wx,node.renameSync"];
         cells_match_a_real_run(&[&core[..], &["--races", "core", "--scenario", "race", "-n", "3"]].concat());
+    }
+
+    #[test]
+    fn a_variant_pattern_may_pick_one_kind_of_source() {
+        let rows = |v: &str| {
+            let plan = run_plan(&["-v", v, "--amplify", "off"]).unwrap();
+            plan.variants.iter().map(|v| crate::matrix::Variant::label(&v.id, v.cell_source())).collect::<Vec<_>>()
+        };
+        assert_eq!(rows("node.renameSync@empty-dir"), ["node.renameSync ← empty-dir"]);
+        assert_eq!(rows("node.renameSync@file"), ["node.renameSync"], "the first kind keeps the plain label");
+        assert_eq!(
+            rows("node.renameSync"),
+            ["node.renameSync", "node.renameSync ← empty-dir", "node.renameSync ← dir"]
+        );
+        // a kind applies to the variants of its own pattern only
+        let both = rows("node.renameSync@dir,node.promises.rename");
+        assert_eq!(both.len(), 4, "{both:?}");
+        assert!(both.contains(&"node.renameSync ← dir".to_string()));
+        for (bad, says) in [
+            ("node.writeFileSync.wx@dir", "takes a dir source (they take: none)"),
+            ("node.renameSync@blob", "unknown source kind 'blob'"),
+            ("nothing.here@dir", "matches no variant"),
+        ] {
+            let e = run_plan(&["-v", bad, "--amplify", "off"]).unwrap_err().to_string();
+            assert!(e.contains("--variant") && e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -201,17 +201,20 @@ fn second_comer_line(cells: &[&CellPlan]) -> Option<String> {
 /// One line per variant of `cells` (one runtime's, in order): its second-comer cells and
 /// race, the detection control marked.
 fn variant_lines(cells: &[&CellPlan]) -> Vec<String> {
-    let mut order: Vec<&str> = Vec::new();
+    // one line per row of the tables: a variant with another kind of source is a row of its own
+    let mut order: Vec<(&str, Option<crate::matrix::SourceKind>)> = Vec::new();
     for c in cells {
-        if !order.contains(&c.variant.as_str()) {
-            order.push(&c.variant);
+        if !order.contains(&(c.variant.as_str(), c.source)) {
+            order.push((&c.variant, c.source));
         }
     }
-    let width = order.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+    let labels: Vec<String> = order.iter().map(|(v, s)| crate::matrix::Variant::label(v, *s)).collect();
+    let width = labels.iter().map(|v| v.chars().count()).max().unwrap_or(0);
     order
         .iter()
-        .map(|v| {
-            let mine: Vec<&&CellPlan> = cells.iter().filter(|c| c.variant == *v).collect();
+        .zip(&labels)
+        .map(|((v, source), label)| {
+            let mine: Vec<&&CellPlan> = cells.iter().filter(|c| c.variant == *v && c.source == *source).collect();
             let second = mine.iter().filter(|c| c.scenario == Scenario::SecondComer).count();
             let mut parts = Vec::new();
             if second > 0 {
@@ -225,7 +228,7 @@ fn variant_lines(cells: &[&CellPlan]) -> Vec<String> {
             {
                 parts.push(format!("{} (hand-off recipe)", c.scenario.as_str()));
             }
-            let line = format!("  {v:<width$}  {}", parts.join(", "));
+            let line = format!("  {label:<width$}  {}", parts.join(", "));
             table::escape_controls(&line).into_owned()
         })
         .collect()

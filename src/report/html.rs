@@ -202,13 +202,13 @@ pub fn render(r: &Results) -> String {
                     }
                 }
             }
-            let safe = table::safe_text(row);
+            let safe = table::safe_text(r, row);
             let cls = match row.safe() {
                 Some(true) => "good",
                 Some(false) => "bad",
                 None => "warn",
             };
-            let _ = writeln!(h, "<td class=\"{cls}\">{}</td></tr>", escape(safe));
+            let _ = writeln!(h, "<td class=\"{cls}\">{}</td></tr>", escape(&safe));
         }
         h += "</table>\n";
     }

@@ -676,6 +676,38 @@ impl Row<'_> {
             .collect();
         safe_as_lock(&second, self.race.and_then(Cell::race_evidence))
     }
+
+    /// Where [`Row::safe`] is undetermined for want of a measurement this run chose to skip,
+    /// the flag that would make it (issue 13: the default run names what would settle a `?`):
+    /// `--races all` for a row the run did not race (`races_core`: its `run_info.races` is
+    /// `core`), `-n 100` for an `exclusive` race with fewer clean trials than the rule's
+    /// [`crate::verdict::MIN_TRIALS_FOR_SAFE`] or a bound above
+    /// [`crate::verdict::MAX_BOUND_FOR_SAFE`], `--target default` for missing target states
+    /// and `without --no-relative` for missing relative attempts. `None` when the row is
+    /// determined, or undetermined for another reason (a fault, a weak race).
+    pub fn settled_by(&self, races_core: bool) -> Option<&'static str> {
+        use crate::verdict::{LOCK_TARGETS, MAX_BOUND_FOR_SAFE, MIN_TRIALS_FOR_SAFE};
+        if self.safe().is_some() {
+            return None;
+        }
+        if !LOCK_TARGETS.iter().all(|t| self.second.contains_key(t)) {
+            return Some("--target default");
+        }
+        if self.second.values().any(|c| c.second().is_some_and(|s| s.relative.is_none())) {
+            return Some("without --no-relative");
+        }
+        match self.race.and_then(Cell::race_evidence) {
+            None if races_core => Some("--races all"),
+            Some(r)
+                if r.verdict == RaceVerdict::Exclusive
+                    && r.control_worked == Some(true)
+                    && (r.clean_trials < MIN_TRIALS_FOR_SAFE || r.upper95 > MAX_BOUND_FOR_SAFE) =>
+            {
+                Some("-n 100")
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Results {

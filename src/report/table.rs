@@ -184,12 +184,16 @@ pub fn unraced_text(results: &Results) -> &'static str {
     }
 }
 
-/// "yes", "no" or "?".
-pub fn safe_text(r: &Row<'_>) -> &'static str {
+/// "yes", "no" or "?"; a `?` that a flag would settle names it ([`Row::settled_by`]):
+/// `? (--races all)`, `? (-n 100)`. `results` is the file the row is from.
+pub fn safe_text(results: &Results, r: &Row<'_>) -> String {
     match r.safe() {
-        Some(true) => "yes",
-        Some(false) => "no",
-        None => "?",
+        Some(true) => "yes".into(),
+        Some(false) => "no".into(),
+        None => match r.settled_by(results.run_info.races.as_deref() == Some("core")) {
+            Some(flag) => format!("? ({flag})"),
+            None => "?".into(),
+        },
     }
 }
 
@@ -235,7 +239,7 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
         if races {
             line.push(r.race.map_or_else(|| unraced_text(results).into(), race_text));
         }
-        line.push(safe_text(r).into());
+        line.push(safe_text(results, r));
         out.push(line);
     }
     (header, out)

@@ -111,12 +111,13 @@ impl Diff {
 }
 
 /// Compares `new` against `base`. Only what the new run measured is compared: a baseline cell
-/// counts as missing when the new run measured its runtime, variant and scenario but not its
-/// target; runtimes, variants and scenarios left out of the new run are ignored.
+/// counts as missing when the new run measured its runtime, variant, source kind and scenario
+/// but not its target; runtimes, variants, source kinds and scenarios left out of the new run
+/// are ignored (so are the race cells a `--races core` run did not race).
 pub fn compare(base: &Results, new: &Results) -> Diff {
     let m = Matched::of(base, new);
     let (b, n) = (&m.base, &m.new);
-    let group = |c: &Cell| (c.runtime_name.clone(), c.variant.clone(), c.scenario);
+    let group = |c: &Cell| (c.runtime_name.clone(), c.variant.clone(), c.source, c.scenario);
     let measured: std::collections::BTreeSet<_> = new.cells.iter().map(group).collect();
     let mut d = Diff::default();
     for (k, bc) in b {

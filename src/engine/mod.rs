@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 mod attempt;
 mod claim;
 mod done;
+pub use done::{DONE_ITEMS, DONE_ITEMS_THOROUGH};
 mod handoff;
 mod publish;
 mod second;

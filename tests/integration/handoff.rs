@@ -251,7 +251,7 @@ fn done_marker_on_session_runtimes() {
                 if c["variant"] == "done.marker-after-data" {
                     // the manifest is written after the data is closed: never premature, never missed
                     let got = (n("premature_consumes"), n("never_consumed"), n("items"));
-                    assert_eq!(got, (0, 0, 10), "{name} {mode}: {c}");
+                    assert_eq!(got, (0, 0, conformance::engine::DONE_ITEMS as u64), "{name} {mode}: {c}");
                 } else {
                     eprintln!(
                         "{name} {mode}: {} premature {}/{}",

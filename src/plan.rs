@@ -253,7 +253,8 @@ impl Common {
     }
 }
 
-/// What differs between the [`Options`] of `run` and `race`.
+/// What differs between the [`Options`] of `run` and `race`; the default measures nothing
+/// (one contender, the default trials, no scenario), what `race` and `runtimes` start from.
 struct Shape {
     contenders: usize,
     trials: u32,
@@ -267,6 +268,25 @@ struct Shape {
     done_marker: Option<usize>,
     recipes: Vec<String>,
     adaptive: bool,
+}
+
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape {
+            contenders: 1,
+            trials: DEFAULT_TRIALS,
+            oneshot_trials: DEFAULT_ONESHOT_TRIALS,
+            second_comer: false,
+            race: false,
+            targets: Vec::new(),
+            relative: false,
+            publish: None,
+            claim: None,
+            done_marker: None,
+            recipes: Vec::new(),
+            adaptive: false,
+        }
+    }
 }
 
 /// The nonce that starts every token of a run, from its start time (hex, 32 bits).
@@ -767,15 +787,8 @@ impl RacePlan {
             contenders: slots.len(),
             trials: a.trials.unwrap_or(DEFAULT_TRIALS),
             oneshot_trials: a.trials.unwrap_or(DEFAULT_ONESHOT_TRIALS),
-            second_comer: false,
             race: true,
-            targets: Vec::new(),
-            relative: false,
-            publish: None,
-            claim: None,
-            done_marker: None,
-            recipes: Vec::new(),
-            adaptive: false,
+            ..Shape::default()
         };
         let any_oneshot =
             slots.iter().any(|s| crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot));
@@ -1095,21 +1108,7 @@ impl RuntimesPlan {
             max_trials: crate::cli::DEFAULT_MAX_TRIALS,
             offsets: None,
         };
-        let shape = Shape {
-            contenders: 1,
-            trials: DEFAULT_TRIALS,
-            oneshot_trials: DEFAULT_ONESHOT_TRIALS,
-            second_comer: false,
-            race: false,
-            targets: Vec::new(),
-            relative: false,
-            publish: None,
-            claim: None,
-            done_marker: None,
-            recipes: Vec::new(),
-            adaptive: false,
-        };
-        let options = common.options(shape, Amplify::Off);
+        let options = common.options(Shape::default(), Amplify::Off);
         Ok(RuntimesPlan { common, options, variants })
     }
 }

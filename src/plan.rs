@@ -226,7 +226,8 @@ impl Common {
     /// harness errors. An interrupt's second Ctrl-C removes the folder.
     ///
     /// Errors: [`Error::Scratch`] when the folder cannot be made, [`Error::ScratchBroken`]
-    /// when the self-test fails (both exit code 3).
+    /// when the self-test fails (both exit code 3), [`Error::Usage`] naming `--path-segment`
+    /// when the segment folder cannot be made (see [`Scratch::new`]).
     pub fn workspace(&self) -> Result<(Scratch, ProbeContext)> {
         let scratch = Scratch::new(&self.fs_root, self.segment.as_deref())?;
         crate::interrupt::remove_on_abort(scratch.top().to_path_buf());

@@ -723,6 +723,18 @@ fn output(out: Option<&Path>, text: &str) -> Result<()> {
 }
 
 fn cmd_merge(a: &MergeArgs) -> Result<i32> {
+    // the same file twice would compare a machine with itself
+    for (i, p) in a.results.iter().enumerate() {
+        if let Some(q) = a.results[..i].iter().find(|q| same_file::is_same_file(q, p).unwrap_or(*q == p)) {
+            return Err(Error::input(
+                p,
+                format!(
+                    "given twice to merge (also as {}): merge combines runs of different machines or file systems",
+                    q.display()
+                ),
+            ));
+        }
+    }
     let runs = a.results.iter().map(|p| Ok((p.display().to_string(), json::read(p)?))).collect::<Result<Vec<_>>>()?;
     let merged = crate::merge::merge(runs)?;
     output(a.out.as_deref(), &json::render(&merged))?;

@@ -750,6 +750,9 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
         _ => {}
     }
     let r = json::read(&a.results)?;
+    if r.cells.is_empty() {
+        return Err(Error::input(&a.results, "holds no cells: nothing to report (the run measured nothing)".into()));
+    }
     let mut code = exit_code::OK;
     let text = match a.format {
         Format::Json => json::render(&r),

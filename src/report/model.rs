@@ -114,16 +114,19 @@ impl ModeRun {
 
     /// The detection-control counts of this run: multi-winner trials and trials of the
     /// ordering that caught the most among those with at least
-    /// [`crate::verdict::CONTROL_MIN_TRIALS`] trials (the whole run, offset 0, when none has
-    /// that many), and its offset in µs.
+    /// [`crate::verdict::CONTROL_MIN_TRIALS`] trials (among all orderings when none has that
+    /// many: never a sum of orderings, so the counts are one ordering's, as its table cell
+    /// shows them), and its offset in µs; the whole run, offset 0, when it has no orderings.
     pub fn control_counts(&self) -> (usize, usize, u64) {
         let min = crate::verdict::CONTROL_MIN_TRIALS;
-        let best = self.orderings.iter().filter(|o| o.stats.trials >= min).max_by(|a, b| {
-            let ra = a.stats.multi_winner_trials as f64 / a.stats.trials as f64;
-            let rb = b.stats.multi_winner_trials as f64 / b.stats.trials as f64;
-            ra.total_cmp(&rb).then(b.offset_us.cmp(&a.offset_us))
-        });
-        match best {
+        let best_of = |enough: bool| {
+            self.orderings.iter().filter(|o| o.stats.trials > 0 && (!enough || o.stats.trials >= min)).max_by(|a, b| {
+                let ra = a.stats.multi_winner_trials as f64 / a.stats.trials as f64;
+                let rb = b.stats.multi_winner_trials as f64 / b.stats.trials as f64;
+                ra.total_cmp(&rb).then(b.offset_us.cmp(&a.offset_us))
+            })
+        };
+        match best_of(true).or_else(|| best_of(false)) {
             Some(o) => (o.stats.multi_winner_trials, o.stats.trials, o.offset_us),
             None => (self.stats.multi_winner_trials, self.stats.trials, 0),
         }
@@ -747,5 +750,40 @@ impl Results {
     /// Whether any race cell exists.
     pub fn has_races(&self) -> bool {
         self.cells.iter().any(|c| c.scenario == Scenario::Race)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A natural run of the fixture with two orderings of `counts` (multi-winner trials,
+    /// trials, offset).
+    fn run_with(counts: &[(usize, usize, u64)]) -> ModeRun {
+        let r = crate::report::fixture("base.json");
+        let mut m = r.cells.iter().find_map(|c| c.race()?.natural.clone()).unwrap();
+        m.orderings = counts
+            .iter()
+            .map(|&(multi, trials, offset_us)| {
+                let mut stats = m.stats.clone();
+                (stats.multi_winner_trials, stats.trials, stats.clean_trials) = (multi, trials, trials);
+                OrderingRun { offset_us, verdict: m.verdict, stats }
+            })
+            .collect();
+        m.stats.multi_winner_trials = counts.iter().map(|c| c.0).sum();
+        m.stats.trials = counts.iter().map(|c| c.1).sum();
+        m
+    }
+
+    #[test]
+    fn control_counts_are_one_orderings_never_a_sum() {
+        // orderings too short to judge: the best one's own count over its own trials, as its
+        // table cell shows it (not 3/10 summed over both)
+        assert_eq!(run_with(&[(3, 5, 0), (0, 5, 150)]).control_counts(), (3, 5, 0));
+        assert_eq!(run_with(&[(1, 5, 0), (2, 5, 150)]).control_counts(), (2, 5, 150));
+        // orderings long enough: the best of those
+        assert_eq!(run_with(&[(3, 5, 0), (10, 40, 150)]).control_counts(), (10, 40, 150));
+        // no orderings: the whole run
+        assert_eq!(run_with(&[]).control_counts(), (0, 0, 0));
     }
 }

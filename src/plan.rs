@@ -302,6 +302,9 @@ pub struct RunPlan {
     pub common: Common,
     /// The selected variants (`--variant`), in matrix order.
     pub variants: Vec<Variant>,
+    /// `--variant` as given, one pattern per item (empty: every variant), for
+    /// [`crate::report::model::Selection`].
+    pub variant_patterns: Vec<String>,
     /// Where the matrices came from (`built-in matrices/ (…)` or the `--matrices` folder).
     pub matrices: String,
     /// Every family's detection control (raced whenever races run, selected or not).
@@ -390,6 +393,7 @@ impl RunPlan {
         Ok(RunPlan {
             common,
             variants,
+            variant_patterns: a.variant.iter().flat_map(|p| p.split(',')).map(|p| p.trim().to_string()).collect(),
             matrices: paths
                 .matrices
                 .as_ref()
@@ -592,6 +596,25 @@ impl RunPlan {
             amplification: self.common.amplification_info(&o.amplify),
             controls: Vec::new(),
             machines: Vec::new(),
+            selection: Some(self.selection()),
+        }
+    }
+
+    /// What this run asks for besides its runtimes: the `--variant` patterns, the scenarios
+    /// that run and the second comers' target states.
+    pub fn selection(&self) -> crate::report::model::Selection {
+        let o = &self.options;
+        let scenarios = [
+            (o.second_comer, Scenario::SecondComer),
+            (o.race, Scenario::Race),
+            (o.publish.is_some(), Scenario::Publish),
+            (o.claim.is_some(), Scenario::Claim),
+            (o.done_marker.is_some(), Scenario::DoneMarker),
+        ];
+        crate::report::model::Selection {
+            variants: self.variant_patterns.clone(),
+            scenarios: scenarios.into_iter().filter_map(|(on, s)| on.then_some(s)).collect(),
+            targets: o.targets.clone(),
         }
     }
 

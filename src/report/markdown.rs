@@ -441,6 +441,7 @@ mod tests {
                     escalations: Vec::new(),
                 }],
                 machines: Vec::new(),
+                selection: None,
             },
             cells,
         }

@@ -548,6 +548,35 @@ pub struct RunInfo {
     /// input run, in order; empty in a single run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub machines: Vec<MachineInfo>,
+    /// What the run was asked to measure besides its runtimes (`--variant`, `--scenario`,
+    /// `--target`), so that a comparison tells a cell the run did not ask for from one that
+    /// is gone; `None` in files written before it was recorded and in merged files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Selection>,
+}
+
+/// The selection of a run ([`RunInfo::selection`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    /// The `--variant` patterns (globs over variant and recipe ids) as given, one per item;
+    /// empty for every variant.
+    pub variants: Vec<String>,
+    /// The scenarios measured.
+    pub scenarios: Vec<Scenario>,
+    /// The second comers' target states.
+    pub targets: Vec<TargetState>,
+}
+
+impl Selection {
+    /// Whether a cell of `scenario`, `target` and variant id `variant` lies inside this
+    /// selection. A pattern that is not a valid glob (a hand-edited file) selects nothing.
+    pub fn includes(&self, variant: &str, scenario: Scenario, target: TargetState) -> bool {
+        let variant_ok = self.variants.is_empty()
+            || self.variants.iter().any(|p| globset::Glob::new(p).is_ok_and(|g| g.compile_matcher().is_match(variant)));
+        variant_ok
+            && self.scenarios.contains(&scenario)
+            && (scenario != Scenario::SecondComer || self.targets.contains(&target))
+    }
 }
 
 /// One run merged into a results file (`conformance merge`): where it was measured.

@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn a_segment_the_file_system_refuses_names_path_segment() {
         let root = tempfile::tempdir().unwrap();
-        let e = Scratch::new(root.path(), Some(&"a".repeat(300))).err().expect("a 300-byte name is refused");
+        let Err(e) = Scratch::new(root.path(), Some(&"a".repeat(300))) else { panic!("a 300-byte name is refused") };
         assert_eq!(e.exit_code(), crate::exit_code::USAGE);
         let text = e.to_string();
         assert!(text.contains("--path-segment") && !text.contains("--fs-root"), "{text}");

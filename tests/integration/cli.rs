@@ -625,23 +625,12 @@ fn a_narrower_run_with_expect_compares_what_it_asked_for() {
     if !crate::common::available("node") {
         return;
     }
-    let (out, fs_root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let base = crate::common::root().join("reports").join("linux").join("results.json");
-    let o = conformance()
-        .args(["run", "-r", "node", "-v", "node.writeFileSync.wx", "--scenario", "second-comer", "--target", "absent"])
-        .arg("--expect")
-        .arg(&base)
-        .arg("--out")
-        .arg(out.path())
-        .arg("--fs-root")
-        .arg(fs_root.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    let base = base.to_str().unwrap();
+    let args = ["-r", "node", "-v", "node.writeFileSync.wx", "--scenario", "second-comer", "--target", "absent"];
+    let (r, text) = crate::common::run(&[&args[..], &["--expect", base]].concat());
     assert!(text.contains("compared 1 cells: 0 changed, 0 missing"), "{text}");
     // its selection is recorded for later comparisons
-    let r = crate::common::read_json(&out.path().join("results.json"));
     let sel = &r["run_info"]["selection"];
     assert_eq!(sel["variants"], serde_json::json!(["node.writeFileSync.wx"]), "{sel}");
     assert_eq!(sel["scenarios"], serde_json::json!(["second-comer"]), "{sel}");

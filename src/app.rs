@@ -126,7 +126,7 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
     }
     if plan.measurable(&found).is_empty() {
         give_up(&found, &ctx, &mut outdir);
-        return Err(Error::NoRuntime(plan.nothing_measurable(&found)));
+        return Err(Error::no_runtime(plan.nothing_measurable(&found), &plan.common.cache));
     }
     let Some(outdir) = outdir else {
         cleanup_runtimes(&found, &ctx);
@@ -272,7 +272,7 @@ fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
     let missing: Vec<String> = found.iter().filter(|r| r.status != Status::Found).map(status_line).collect();
     if !missing.is_empty() {
         give_up(&found, &ctx, &mut outdir);
-        return Err(Error::NoRuntime(missing.join("; ")));
+        return Err(Error::no_runtime(missing.join("; "), &plan.common.cache));
     }
     if let Some(l) = amplify_line(&plan.options.amplify) {
         eprintln!("{l}");
@@ -664,7 +664,7 @@ fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Results, Results,
     let missing: Vec<String> =
         discover(&both).runtimes.iter().filter(|r| r.status != Status::Found).map(status_line).collect();
     if !missing.is_empty() {
-        return Err(Error::NoRuntime(missing.join("; ")));
+        return Err(Error::no_runtime(missing.join("; "), &paths.cache));
     }
     let runs = a.runs_dir.clone().unwrap_or_else(|| {
         let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
@@ -724,6 +724,18 @@ fn output(out: Option<&Path>, text: &str) -> Result<()> {
 }
 
 fn cmd_merge(a: &MergeArgs) -> Result<i32> {
+    // the same file twice would compare a machine with itself
+    for (i, p) in a.results.iter().enumerate() {
+        if let Some(q) = a.results[..i].iter().find(|q| same_file::is_same_file(q, p).unwrap_or(*q == p)) {
+            return Err(Error::input(
+                p,
+                format!(
+                    "given twice to merge (also as {}): merge combines runs of different machines or file systems",
+                    q.display()
+                ),
+            ));
+        }
+    }
     let runs = a.results.iter().map(|p| Ok((p.display().to_string(), json::read(p)?))).collect::<Result<Vec<_>>>()?;
     let merged = crate::merge::merge(runs)?;
     output(a.out.as_deref(), &json::render(&merged))?;
@@ -739,6 +751,9 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
         _ => {}
     }
     let r = json::read(&a.results)?;
+    if r.cells.is_empty() {
+        return Err(Error::input(&a.results, "holds no cells: nothing to report (the run measured nothing)".into()));
+    }
     let mut code = exit_code::OK;
     let text = match a.format {
         Format::Json => json::render(&r),

@@ -8,8 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 const AFTER_HELP: &str = "\
 Exit codes:
   0  completed; with --expect, `compare` or `diff`, nothing differed
-  1  completed, but an outcome differs from the expectation or baseline (`diff`: a cell differs);
-     or (docs --check) a document's generated tables differ from its results file
+  1  completed, but an outcome differs from the expectation or baseline (`diff`: a cell differs),
+     a cell the new run asked for is missing, or nothing was compared; or (docs --check) a
+     document's generated tables differ from its results file
   2  bad input: unknown flag, runtime or variant pattern; malformed matrix or results file
   3  the output folder (--out), scratch root (--fs-root) or cache (--cache-dir) cannot be written
   4  no selected runtime could be found, so nothing was measured; or (install) a runtime

@@ -11,7 +11,7 @@
 //! test says the multi-winner counts differ (p < [`crate::stats::SIGNIFICANT_P`]), and are
 //! listed as within noise otherwise.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::report::model::{Cell, Results};
@@ -45,8 +45,12 @@ pub struct Noise {
 pub struct Diff {
     /// Cells in both whose word changed.
     pub changed: Vec<Change>,
-    /// Keys only in the baseline, for (runtime, variant, scenario) groups that the new run measured.
+    /// Keys only in the baseline, of cells the new run asked for (its runtimes and selection):
+    /// gone from it.
     pub missing: Vec<String>,
+    /// Baseline cells the new run did not ask for (runtimes, variants, scenarios or target
+    /// states it did not select): not compared.
+    pub not_asked: usize,
     /// Keys only in the new run.
     pub added: Vec<String>,
     /// Natural races whose verdict changed within noise (not counted as a difference).
@@ -62,10 +66,11 @@ pub struct Diff {
 }
 
 impl Diff {
-    /// True when an outcome or verdict changed. Missing and new cells are listed but do not
-    /// count: they come from a narrower or wider selection, not from a runtime's behaviour.
+    /// True when an outcome or verdict changed, when a cell the new run asked for is missing
+    /// from it, or when no cell was compared (an empty comparison checks nothing). New cells
+    /// and baseline cells the new run did not ask for do not count.
     pub fn differs(&self) -> bool {
-        !self.changed.is_empty()
+        !self.changed.is_empty() || !self.missing.is_empty() || self.compared == 0
     }
 
     /// A human report, one line per difference, then a count line. Control characters in
@@ -98,27 +103,31 @@ impl Diff {
         }
         let _ = writeln!(
             s,
-            "compared {} cells: {} changed, {} missing, {} new, {} within noise, {} weak",
+            "compared {} cells: {} changed, {} missing, {} new, {} within noise, {} weak; {} not asked for by the new run",
             self.compared,
             self.changed.len(),
             self.missing.len(),
             self.added.len(),
             self.within_noise.len(),
-            self.weak.len()
+            self.weak.len(),
+            self.not_asked
         );
+        if self.compared == 0 {
+            let _ = writeln!(s, "nothing compared: the runs share no cell");
+        }
         s
     }
 }
 
-/// Compares `new` against `base`. Only what the new run measured is compared: a baseline cell
-/// counts as missing when the new run measured its runtime, variant, source kind and scenario
-/// but not its target; runtimes, variants, source kinds and scenarios left out of the new run
-/// are ignored (so are the race cells a `--races core` run did not race).
+/// Compares `new` against `base`. Only what the new run asked for is compared
+/// ([`Asked`]): baseline cells of runtimes, variants, scenarios and target states the new run
+/// did not select are left out (counted in [`Diff::not_asked`]), and so are the race cells of
+/// the rows a `--races core` run did not race; a baseline cell the new run asked for but does
+/// not hold is missing, and fails the comparison.
 pub fn compare(base: &Results, new: &Results) -> Diff {
     let m = Matched::of(base, new);
     let (b, n) = (&m.base, &m.new);
-    let group = |c: &Cell| (c.runtime_name.clone(), c.variant.clone(), c.source, c.scenario);
-    let measured: std::collections::BTreeSet<_> = new.cells.iter().map(group).collect();
+    let asked = Asked::of(new);
     let mut d = Diff::default();
     for (k, bc) in b {
         match n.get(k) {
@@ -134,13 +143,71 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
                     Judged::Noise(before, after, p) => d.within_noise.push(Noise { key: k.clone(), before, after, p }),
                 }
             }
-            None if measured.contains(&group(bc)) => d.missing.push(k.clone()),
-            None => {}
+            None if asked.includes(bc) => d.missing.push(k.clone()),
+            None => d.not_asked += 1,
         }
     }
     d.added = n.keys().filter(|k| !b.contains_key(*k)).cloned().collect();
     d.weak = n.iter().filter_map(|(k, c)| c.race()?.weak_race.as_ref().map(|w| format!("{k}: {w}"))).collect();
     d
+}
+
+/// What a run asked for, as its file records it: the runtimes of its `run_info` (selected,
+/// found or not) and of its cells, and its [`crate::report::model::Selection`]. A file
+/// without a selection (older files, merged files) is judged by its cells: a runtime it
+/// selected but holds no cell of asked for everything; one it holds cells of asked for the
+/// (variant, scenario) pairs it holds of that runtime, at the (scenario, target) pairs the
+/// file holds.
+struct Asked<'a> {
+    runtimes: BTreeSet<&'a str>,
+    selection: Option<&'a crate::report::model::Selection>,
+    measured: BTreeSet<&'a str>,
+    groups: BTreeSet<(&'a str, &'a str, crate::report::Scenario)>,
+    targets: BTreeSet<(crate::report::Scenario, crate::report::model::TargetState)>,
+    /// In a `--races core` run, the rows that were raced (runtime, variant, source kind): the
+    /// others' race cells were not asked for.
+    raced_core: Option<BTreeSet<(&'a str, &'a str, Option<crate::matrix::SourceKind>)>>,
+}
+
+impl<'a> Asked<'a> {
+    fn of(r: &'a Results) -> Asked<'a> {
+        let measured: BTreeSet<&str> = r.cells.iter().map(|c| c.runtime_name.as_str()).collect();
+        let mut runtimes: BTreeSet<&str> = r.run_info.runtimes.iter().map(|i| i.name.as_str()).collect();
+        runtimes.extend(&measured);
+        Asked {
+            runtimes,
+            selection: r.run_info.selection.as_ref(),
+            measured,
+            groups: r.cells.iter().map(|c| (c.runtime_name.as_str(), c.variant.as_str(), c.scenario)).collect(),
+            targets: r.cells.iter().map(|c| (c.scenario, c.target)).collect(),
+            raced_core: (r.run_info.races.as_deref() == Some("core")).then(|| {
+                r.cells
+                    .iter()
+                    .filter(|c| c.scenario == crate::report::Scenario::Race)
+                    .map(|c| (c.runtime_name.as_str(), c.variant.as_str(), c.source))
+                    .collect()
+            }),
+        }
+    }
+
+    /// Whether the run asked for cell `c` (of another run).
+    fn includes(&self, c: &Cell) -> bool {
+        let rt = c.runtime_name.as_str();
+        if let (Some(raced), crate::report::Scenario::Race) = (&self.raced_core, c.scenario) {
+            if !raced.contains(&(rt, c.variant.as_str(), c.source)) {
+                return false;
+            }
+        }
+        self.runtimes.contains(rt)
+            && match self.selection {
+                Some(s) => s.includes(&c.variant, c.source, c.scenario, c.target),
+                None if !self.measured.contains(rt) => true,
+                None => {
+                    self.groups.contains(&(rt, c.variant.as_str(), c.scenario))
+                        && self.targets.contains(&(c.scenario, c.target))
+                }
+            }
+    }
 }
 
 /// The cells of two runs by the key [`compare`] matches them on.
@@ -277,15 +344,77 @@ mod tests {
     }
 
     #[test]
-    fn narrower_runs_compare_only_what_they_measured() {
+    fn narrower_runs_compare_only_what_they_asked_for() {
+        use crate::report::model::Selection;
         let base = results();
+        // a file without a selection (older files): what its cells hold of any runtime
         let mut new = base.clone();
         new.cells.retain(|c| c.variant == "node.writeFileSync.wx" && c.target != TargetState::Dir);
         let d = compare(&base, &new);
+        assert!(d.missing.is_empty(), "{}", d.render());
+        assert!(!d.differs(), "a narrower selection is not a regression: {}", d.render());
+        assert_eq!(d.not_asked, base.cells.len() - new.cells.len());
+        // a run that records its selection (`-v node.writeFileSync.wx --target absent,file,empty-dir`)
+        let mut asked = new.clone();
+        asked.run_info.selection = Some(Selection {
+            variants: vec!["node.writeFileSync.wx".into()],
+            scenarios: vec![crate::report::Scenario::SecondComer, crate::report::Scenario::Race],
+            targets: vec![TargetState::Absent, TargetState::File, TargetState::EmptyDir],
+        });
+        assert!(!compare(&base, &asked).differs(), "{}", compare(&base, &asked).render());
+        // it asked for the dir target too, and that cell is gone: missing, a difference
+        asked.run_info.selection.as_mut().unwrap().targets.push(TargetState::Dir);
+        let d = compare(&base, &asked);
         assert_eq!(d.missing, vec!["node/node.writeFileSync.wx/second-comer/dir".to_string()]);
-        assert!(!d.differs(), "a narrower selection is not a regression");
+        assert!(d.differs());
+        assert!(d.render().contains("missing  node/node.writeFileSync.wx/second-comer/dir"), "{}", d.render());
         new.cells.retain(|c| c.scenario == crate::report::Scenario::Race);
         assert!(!compare(&base, &new).differs());
+    }
+
+    #[test]
+    fn a_runtime_gone_from_the_new_run_is_missing() {
+        let mut base = results();
+        let mut other = base.clone();
+        for c in &mut other.cells {
+            c.runtime_name = "bun".into();
+            c.runtime = "bun 1.1.0".into();
+            c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source);
+        }
+        let mut bun = base.run_info.runtimes[0].clone();
+        bun.name = "bun".into();
+        bun.label = "bun 1.1.0".into();
+        base.run_info.runtimes.push(bun);
+        base.cells.extend(other.cells.clone());
+        // the new run asked for both runtimes (its run_info), but bun's cells are gone
+        let mut new = base.clone();
+        new.cells.retain(|c| c.runtime_name == "node");
+        let d = compare(&base, &new);
+        assert_eq!(d.missing.len(), other.cells.len(), "{}", d.render());
+        assert!(d.differs());
+        assert!(d.render().contains(&format!("{} missing", other.cells.len())), "{}", d.render());
+        // a run of node alone (`-r node`) did not ask for bun: not a difference
+        new.run_info.runtimes.retain(|r| r.name == "node");
+        let d = compare(&base, &new);
+        assert!(d.missing.is_empty() && !d.differs(), "{}", d.render());
+        assert_eq!(d.not_asked, other.cells.len());
+    }
+
+    #[test]
+    fn an_empty_comparison_is_not_a_pass() {
+        let base = results();
+        let mut empty = base.clone();
+        empty.cells.clear();
+        let d = compare(&base, &empty);
+        assert_eq!(d.compared, 0);
+        assert_eq!(d.missing.len(), base.cells.len(), "its runtimes were asked for");
+        assert!(d.differs());
+        // nothing asked for and nothing compared: still not a pass
+        empty.run_info.runtimes.clear();
+        let d = compare(&base, &empty);
+        assert!(d.missing.is_empty() && d.differs(), "{}", d.render());
+        assert!(d.render().contains("nothing compared"), "{}", d.render());
+        assert!(compare(&empty, &base).differs(), "an empty baseline compares nothing");
     }
 
     #[test]

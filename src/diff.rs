@@ -107,8 +107,11 @@ pub struct Report {
     pub unchanged: Vec<(String, String)>,
     /// Natural races whose verdict changed within noise (not a difference).
     pub within_noise: Vec<compare::Noise>,
-    /// Cells only in A, for (runtime, variant, scenario) groups B measured.
+    /// Cells only in A that B asked for (its runtimes and selection, see
+    /// [`compare::compare`]): gone from B.
     pub missing: Vec<String>,
+    /// Cells of A that B did not ask for: not compared.
+    pub not_asked: usize,
     /// Cells only in B.
     pub added: Vec<String>,
     /// B's races whose detection control was not caught.
@@ -116,9 +119,10 @@ pub struct Report {
 }
 
 impl Report {
-    /// True when a cell differs (the exit code 1 of `diff`).
+    /// True when a cell differs, a cell B asked for is only in A, or no cell was compared
+    /// (the exit code 1 of `diff`).
     pub fn differs(&self) -> bool {
-        self.groups.iter().any(|g| !g.cells.is_empty())
+        self.groups.iter().any(|g| !g.cells.is_empty()) || !self.missing.is_empty() || self.compared == 0
     }
 
     /// The number of changed cells.
@@ -142,6 +146,7 @@ impl Report {
         compare::Diff {
             changed,
             missing: self.missing.clone(),
+            not_asked: self.not_asked,
             added: self.added.clone(),
             within_noise: self.within_noise.clone(),
             weak: self.weak.clone(),
@@ -237,6 +242,7 @@ pub fn diff(a: &Results, b: &Results, a_name: &str, b_name: &str, sources: &BTre
         (Some(x), Some(y)) if x != y => {
             let mut r = b.clone();
             r.cells.iter_mut().for_each(|c| c.runtime_name = x.to_string());
+            r.run_info.runtimes.iter_mut().filter(|i| i.name == y).for_each(|i| i.name = x.to_string());
             renamed = r;
             &renamed
         }
@@ -328,6 +334,7 @@ pub fn diff(a: &Results, b: &Results, a_name: &str, b_name: &str, sources: &BTre
         unchanged,
         within_noise: d.within_noise,
         missing: d.missing,
+        not_asked: d.not_asked,
         added: d.added,
         weak: d.weak,
     }
@@ -375,17 +382,23 @@ fn labels(r: &Report, pick: impl Fn(&Changed) -> &CellSide) -> String {
 }
 
 /// The count line: `3 of 24 compared cells differ; 1 only in A, 0 only in B, 2 within noise
-/// (natural races), 0 weak races`.
+/// (natural races), 0 weak races; 0 of A not asked for by B`, then `nothing compared` when
+/// the runs share no cell.
 fn count_line(r: &Report) -> String {
-    format!(
-        "{} of {} compared cells differ; {} only in A, {} only in B, {} within noise (natural races), {} weak races",
+    let mut s = format!(
+        "{} of {} compared cells differ; {} only in A, {} only in B, {} within noise (natural races), {} weak races; {} of A not asked for by B",
         r.changed(),
         r.compared,
         r.missing.len(),
         r.added.len(),
         r.within_noise.len(),
-        r.weak.len()
-    )
+        r.weak.len(),
+        r.not_asked
+    );
+    if r.compared == 0 {
+        s.push_str("\nnothing compared: the runs share no cell");
+    }
+    s
 }
 
 /// The terminal text: a heading naming A and B; per variant its changed cells, one line each
@@ -407,11 +420,17 @@ pub fn render_text(r: &Report) -> String {
             let _ = writeln!(s, "  {cell:w$}  {what:10}  {} ⇒ {}", e(&c.before), e(&c.after));
         }
     }
+    if !r.missing.is_empty() {
+        let _ = writeln!(s, "\nonly in A (B asked for them):");
+        for k in &r.missing {
+            let _ = writeln!(s, "  missing  {}", e(k));
+        }
+    }
     if !r.differs() {
         let _ = writeln!(s, "\nno cell differs");
     }
     let _ = writeln!(s, "\n{}", count_line(r));
-    if r.differs() {
+    if r.changed() > 0 {
         let _ = writeln!(s, "\ndetails (raw errors; reproductions to paste into a POSIX shell):");
     }
     for g in &r.groups {
@@ -440,7 +459,7 @@ pub fn render_markdown(r: &Report) -> String {
     let _ = writeln!(s, "# conformance diff\n");
     let _ = writeln!(s, "- A: {}", cell(&r.a));
     let _ = writeln!(s, "- B: {}", cell(&r.b));
-    if r.differs() {
+    if r.changed() > 0 {
         let _ = writeln!(s, "- runtimes: {} → {}", cell(&labels(r, |c| &c.a)), cell(&labels(r, |c| &c.b)));
     }
     for g in &r.groups {
@@ -470,10 +489,16 @@ pub fn render_markdown(r: &Report) -> String {
             let _ = writeln!(s, "```");
         }
     }
+    if !r.missing.is_empty() {
+        let _ = writeln!(s, "\n## Only in A (B asked for them)\n");
+        for k in &r.missing {
+            let _ = writeln!(s, "- missing {}", crate::report::markdown::code_span(k));
+        }
+    }
     if !r.differs() {
         let _ = writeln!(s, "\nNo cell differs.");
     }
-    let _ = writeln!(s, "\n{}", count_line(r));
+    let _ = writeln!(s, "\n{}", count_line(r).replace('\n', "\n\n"));
     s
 }
 

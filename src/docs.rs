@@ -102,9 +102,10 @@ pub struct Marker {
 /// (```` ``` ```` or `~~~`) are not markers, so a document can show the syntax.
 ///
 /// Errors ([`MarkerError`], naming the line): an opening marker that is not closed before the
-/// end or before the next opening one (markers do not nest), a closing marker without an
-/// opening one, another `<!-- conformance:…` comment, an opening marker that does not end
-/// with `-->` on its line, or a key that [`Selector::parse`] refuses.
+/// end or before the next opening one (markers do not nest; the opening marker's line is
+/// named), a closing marker without an opening one, another `<!-- conformance:…` comment, a
+/// marker written without its spaces (`<!--conformance:table …-->`), an opening marker that
+/// does not end with `-->` on its line, or a key that [`Selector::parse`] refuses.
 pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
     let mut markers = Vec::new();
     // (line, open text, selector, content start, eol) of the marker not closed yet
@@ -142,11 +143,13 @@ pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
             };
             markers.push(Marker { line: l, open: o, selector, content: content_start..start, eol });
         } else if let Some(rest) = t.strip_prefix(OPEN).filter(|r| r.is_empty() || r.starts_with(char::is_whitespace)) {
+            // the fault is the unclosed marker (the next one may be an example in a fence,
+            // which is not skipped between a marker pair): name its line
             if let Some((l, ..)) = &open {
                 return Err(MarkerError {
-                    line: line_no,
+                    line: *l,
                     message: format!(
-                        "a table marker opens inside the one opened at line {l}, which has no {CLOSE} before it (markers do not nest)"
+                        "this table marker has no {CLOSE} before the next one opens at line {line_no} (markers do not nest)"
                     ),
                 });
             }
@@ -158,11 +161,20 @@ pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
             };
             let selector = Selector::parse(keys).map_err(|message| MarkerError { line: line_no, message })?;
             open = Some((line_no, t.to_string(), selector, offset, eol));
-        } else if t.starts_with("<!-- conformance:") || t.starts_with("<!-- /conformance:") {
-            return Err(MarkerError {
-                line: line_no,
-                message: format!("unknown conformance marker (known: {OPEN} KEY=VALUE … --> and {CLOSE}): {t}"),
-            });
+        } else if let Some(body) = t.strip_prefix("<!--").map(str::trim_start) {
+            if body.strip_prefix('/').unwrap_or(body).starts_with("conformance:") {
+                // `<!-- conformance:… -->` with its spaces is a marker of another name
+                let spaced = t.starts_with("<!-- ") && !t.starts_with("<!--  ") && t.ends_with(" -->");
+                let what = if spaced {
+                    "unknown conformance marker"
+                } else {
+                    "malformed conformance marker (one space after <!-- and before -->)"
+                };
+                return Err(MarkerError {
+                    line: line_no,
+                    message: format!("{what} (known: {OPEN} KEY=VALUE … --> and {CLOSE}): {t}"),
+                });
+            }
         }
     }
     if let Some((l, ..)) = open {
@@ -477,8 +489,32 @@ mod tests {
     fn nested_markers_are_refused() {
         let text = "<!-- conformance:table runtime=node -->\n<!-- conformance:table runtime=bun -->\n<!-- /conformance:table -->\n<!-- /conformance:table -->\n";
         let e = parse(text).unwrap_err();
-        assert_eq!(e.line, 2);
-        assert!(e.message.contains("inside the one opened at line 1"), "{e}");
+        assert_eq!(e.line, 1, "the unclosed marker's line");
+        assert!(e.message.contains("before the next one opens at line 2"), "{e}");
+        // the next opening one is an example in a fence below an unclosed marker: the
+        // unclosed marker is the fault, not the example
+        let text = "# T\n\n<!-- conformance:table runtime=node -->\nstale\n\n```text\n<!-- conformance:table runtime=bun -->\n<!-- /conformance:table -->\n```\n";
+        let e = parse(text).unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.message.contains("no <!-- /conformance:table -->"), "{e}");
+    }
+
+    #[test]
+    fn markers_without_their_spaces_are_refused_with_their_line() {
+        for (text, line) in [
+            ("a\n<!--conformance:table runtime=node-->\nb\n<!-- /conformance:table -->\n", 2),
+            ("<!--conformance:table runtime=node -->\n", 1),
+            ("<!-- conformance:table runtime=node -->\nx\n<!--/conformance:table-->\n", 3),
+            ("<!-- conformance:table runtime=node -->\nx\n<!-- /conformance:table-->\n", 3),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(e.message.contains("malformed conformance marker"), "{text:?}: {e}");
+        }
+        let e = parse("<!-- conformance:tables -->\n").unwrap_err();
+        assert!(e.message.contains("unknown conformance marker"), "{e}");
+        // other comments are not markers
+        assert!(parse("<!-- a comment -->\n<!--conformance-ish-->\n").unwrap().is_empty());
     }
 
     #[test]

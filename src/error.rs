@@ -50,6 +50,14 @@ pub enum Error {
         /// The underlying I/O error.
         source: std::io::Error,
     },
+    /// The cache folder (`--cache-dir`) cannot be created or written.
+    #[error("cannot write the cache folder {path} (--cache-dir, CONFORMANCE_CACHE_DIR): {source}")]
+    Cache {
+        /// The cache folder.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
     /// The scratch folder cannot be created under `--fs-root`.
     #[error("cannot create the scratch folder under {path} (--fs-root): {source}")]
     Scratch {
@@ -67,7 +75,7 @@ pub enum Error {
         /// What failed.
         why: String,
     },
-    /// No selected runtime was found; nothing could be measured.
+    /// No selected runtime was found; nothing could be measured. See [`Error::no_runtime`].
     #[error("no runtime to measure: {0}")]
     NoRuntime(String),
     /// A runtime version to install cannot be had: `--offline`, npm missing, the registry
@@ -88,11 +96,25 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error for "no selected runtime can be measured" (`why`: the skip lines): an
+    /// [`Error::Cache`] when the cache folder `cache` cannot be created or written (runtimes
+    /// that build or install into it are broken then, and the cause is the folder, exit 3),
+    /// else [`Error::NoRuntime`].
+    pub fn no_runtime(why: String, cache: &std::path::Path) -> Error {
+        let writable = std::fs::create_dir_all(cache).and_then(|()| tempfile::tempfile_in(cache).map(drop));
+        match writable {
+            Err(source) => Error::Cache { path: cache.to_path_buf(), source },
+            Ok(()) => Error::NoRuntime(why),
+        }
+    }
+
     /// The process exit code for this error (see [`crate::exit_code`]).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage { .. } | Error::UnknownRuntime { .. } | Error::Input { .. } => exit_code::USAGE,
-            Error::Output { .. } | Error::Scratch { .. } | Error::ScratchBroken { .. } => exit_code::OUTPUT,
+            Error::Output { .. } | Error::Cache { .. } | Error::Scratch { .. } | Error::ScratchBroken { .. } => {
+                exit_code::OUTPUT
+            }
             Error::NoRuntime(_) | Error::RuntimeUnavailable { .. } => exit_code::NO_RUNTIME,
             Error::RequiredMissing(_) => exit_code::REQUIRED_MISSING,
             Error::Internal(_) => exit_code::INTERNAL,

@@ -7,12 +7,14 @@
 /// The command completed; for `run` with `--expect`, and for `compare` and `diff`, nothing differed.
 pub const OK: i32 = 0;
 /// The command completed, but a measured outcome differs from the expectation (`run --expect`)
-/// or from the baseline (`compare`), or a cell differs between the two runs of `diff`.
+/// or from the baseline (`compare`), or a cell differs between the two runs of `diff`; or a
+/// cell the new run asked for is missing from it, or the two runs share no cell.
 pub const DIFFERENCES: i32 = 1;
 /// Bad input: an unknown flag or value, an unknown runtime name, a variant pattern that selects
 /// nothing, a malformed matrix, expectation or results file. The message names the file, line or flag.
 pub const USAGE: i32 = 2;
-/// The output folder (`--out`) or the scratch root (`--fs-root`) cannot be created or written.
+/// The output folder (`--out`), the scratch root (`--fs-root`) or the cache (`--cache-dir`)
+/// cannot be created or written.
 pub const OUTPUT: i32 = 3;
 /// None of the selected runtimes could be found or started, so nothing was measured; or
 /// (`install`) a runtime version cannot be installed: `--offline`, npm missing, the registry

@@ -96,6 +96,8 @@ pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
     run_info.runtimes = runtimes;
     run_info.controls = controls;
     run_info.machines = machines;
+    // each run asked for its own cells; comparisons fall back to what the merged file holds
+    run_info.selection = None;
     Ok(Results { schema: SCHEMA, run_info, cells })
 }
 

@@ -227,7 +227,8 @@ impl Common {
     /// harness errors. An interrupt's second Ctrl-C removes the folder.
     ///
     /// Errors: [`Error::Scratch`] when the folder cannot be made, [`Error::ScratchBroken`]
-    /// when the self-test fails (both exit code 3).
+    /// when the self-test fails (both exit code 3), [`Error::Usage`] naming `--path-segment`
+    /// when the segment folder cannot be made (see [`Scratch::new`]).
     pub fn workspace(&self) -> Result<(Scratch, ProbeContext)> {
         let scratch = Scratch::new(&self.fs_root, self.segment.as_deref())?;
         crate::interrupt::remove_on_abort(scratch.top().to_path_buf());
@@ -254,7 +255,8 @@ impl Common {
     }
 }
 
-/// What differs between the [`Options`] of `run` and `race`.
+/// What differs between the [`Options`] of `run` and `race`; the default measures nothing
+/// (one contender, the default trials, no scenario), what `race` and `runtimes` start from.
 struct Shape {
     contenders: usize,
     trials: u32,
@@ -271,6 +273,26 @@ struct Shape {
     races_all: bool,
 }
 
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape {
+            contenders: 1,
+            trials: DEFAULT_TRIALS,
+            oneshot_trials: DEFAULT_ONESHOT_TRIALS,
+            second_comer: false,
+            race: false,
+            targets: Vec::new(),
+            relative: false,
+            publish: None,
+            claim: None,
+            done_marker: None,
+            recipes: Vec::new(),
+            adaptive: false,
+            races_all: true,
+        }
+    }
+}
+
 /// The nonce that starts every token of a run, from its start time (hex, 32 bits).
 pub fn nonce(at: jiff::Timestamp) -> String {
     format!("{:x}", at.as_nanosecond() as u64 & 0xFFFF_FFFF)
@@ -283,6 +305,9 @@ pub struct RunPlan {
     pub common: Common,
     /// The selected variants (`--variant`), in matrix order.
     pub variants: Vec<Variant>,
+    /// `--variant` as given, one pattern per item (empty: every variant), for
+    /// [`crate::report::model::Selection`].
+    pub variant_patterns: Vec<String>,
     /// Where the matrices came from (`built-in matrices/ (…)` or the `--matrices` folder).
     pub matrices: String,
     /// Every family's detection control (raced whenever races run, selected or not).
@@ -375,6 +400,7 @@ impl RunPlan {
         Ok(RunPlan {
             common,
             variants,
+            variant_patterns: a.variant.iter().flat_map(|p| p.split(',')).map(|p| p.trim().to_string()).collect(),
             matrices: paths
                 .matrices
                 .as_ref()
@@ -578,6 +604,25 @@ impl RunPlan {
             amplification: self.common.amplification_info(&o.amplify),
             controls: Vec::new(),
             machines: Vec::new(),
+            selection: Some(self.selection()),
+        }
+    }
+
+    /// What this run asks for besides its runtimes: the `--variant` patterns, the scenarios
+    /// that run and the second comers' target states.
+    pub fn selection(&self) -> crate::report::model::Selection {
+        let o = &self.options;
+        let scenarios = [
+            (o.second_comer, Scenario::SecondComer),
+            (o.race, Scenario::Race),
+            (o.publish.is_some(), Scenario::Publish),
+            (o.claim.is_some(), Scenario::Claim),
+            (o.done_marker.is_some(), Scenario::DoneMarker),
+        ];
+        crate::report::model::Selection {
+            variants: self.variant_patterns.clone(),
+            scenarios: scenarios.into_iter().filter_map(|(on, s)| on.then_some(s)).collect(),
+            targets: o.targets.clone(),
         }
     }
 
@@ -774,16 +819,8 @@ impl RacePlan {
             contenders: slots.len(),
             trials: a.trials.unwrap_or(DEFAULT_TRIALS),
             oneshot_trials: a.trials.unwrap_or(DEFAULT_ONESHOT_TRIALS),
-            second_comer: false,
             race: true,
-            targets: Vec::new(),
-            relative: false,
-            publish: None,
-            claim: None,
-            done_marker: None,
-            recipes: Vec::new(),
-            adaptive: false,
-            races_all: true,
+            ..Shape::default()
         };
         let any_oneshot =
             slots.iter().any(|s| crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot));
@@ -1176,22 +1213,7 @@ impl RuntimesPlan {
             max_trials: crate::cli::DEFAULT_MAX_TRIALS,
             offsets: None,
         };
-        let shape = Shape {
-            contenders: 1,
-            trials: DEFAULT_TRIALS,
-            oneshot_trials: DEFAULT_ONESHOT_TRIALS,
-            second_comer: false,
-            race: false,
-            targets: Vec::new(),
-            relative: false,
-            publish: None,
-            claim: None,
-            done_marker: None,
-            recipes: Vec::new(),
-            adaptive: false,
-            races_all: true,
-        };
-        let options = common.options(shape, Amplify::Off);
+        let options = common.options(Shape::default(), Amplify::Off);
         Ok(RuntimesPlan { common, options, variants })
     }
 }

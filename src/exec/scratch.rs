@@ -26,14 +26,24 @@ pub struct Scratch {
 impl Scratch {
     /// Creates `conformance-XXXXXX` under `fs_root`, and inside it a folder named `segment`
     /// when given (e.g. [`HOSTILE_SEGMENT`]); probes then work below that folder.
-    /// Errors: [`Error::Scratch`] naming `fs_root`.
+    /// Errors: [`Error::Scratch`] naming `fs_root` when `conformance-XXXXXX` cannot be made;
+    /// [`Error::Usage`] naming `--path-segment` (`--hostile-paths` for the hostile name) when
+    /// the segment folder cannot be made in it (a name too long or invalid for the file system).
     pub fn new(fs_root: &Path, segment: Option<&str>) -> Result<Scratch> {
         let err = |source| Error::Scratch { path: fs_root.to_path_buf(), source };
         let dir = tempfile::Builder::new().prefix("conformance-").tempdir_in(fs_root).map_err(err)?;
         let mut root = dir.path().to_path_buf();
         if let Some(seg) = segment {
             root.push(seg);
-            std::fs::create_dir(&root).map_err(err)?;
+            std::fs::create_dir(&root).map_err(|e| Error::Usage {
+                flag: if seg == HOSTILE_SEGMENT { "--hostile-paths" } else { "--path-segment" }.into(),
+                message: format!(
+                    "cannot create a folder named '{}' ({} bytes) under {}: {e}",
+                    seg.escape_debug(),
+                    seg.len(),
+                    fs_root.display()
+                ),
+            })?;
         }
         Ok(Scratch { dir, root, next: 0 })
     }
@@ -360,6 +370,16 @@ fn shown(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::snapshot::{take, Entry};
+
+    #[test]
+    fn a_segment_the_file_system_refuses_names_path_segment() {
+        let root = tempfile::tempdir().unwrap();
+        let Err(e) = Scratch::new(root.path(), Some(&"a".repeat(300))) else { panic!("a 300-byte name is refused") };
+        assert_eq!(e.exit_code(), crate::exit_code::USAGE);
+        let text = e.to_string();
+        assert!(text.contains("--path-segment") && !text.contains("--fs-root"), "{text}");
+        assert!(text.contains("300 bytes"), "{text}");
+    }
 
     #[test]
     fn states_and_sources_hold_tokens() {

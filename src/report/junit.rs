@@ -45,11 +45,18 @@ pub fn render(diff: &Diff, base: &Path, new: &Path) -> String {
         cases.push(t);
     }
     for k in &diff.missing {
-        let mut status = TestCaseStatus::skipped();
-        status.set_message("in the baseline, not measured by the new run");
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        status.set_message("in the baseline and asked for by the new run, but not in it");
+        status.set_type("missing");
         let mut t = TestCase::new(k.as_str(), status);
         t.set_classname(class(k));
         cases.push(t);
+    }
+    if diff.compared == 0 {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        status.set_message("nothing compared: the runs share no cell");
+        status.set_type("empty");
+        cases.push(TestCase::new("nothing compared", status));
     }
     cases.sort_by(|a, b| a.name.cmp(&b.name));
     suite.add_test_cases(cases);

@@ -121,11 +121,37 @@ pub fn render(r: &Results) -> String {
     let i = &r.run_info;
     let _ = writeln!(s, "# conformance results\n");
     let e = md_escape;
-    let _ = writeln!(
-        s,
-        "Measured {} on {} {} (kernel {}, {}), scratch on {} ({}; {}), conformance {}; {} contenders × {} trials per race ({} for one-shot runtimes); run took {:.1} s.\n",
-        e(&i.date), e(&i.os), e(&i.os_version), e(&i.kernel), e(&i.arch), code_span(&e(&i.fs.fs_type)), e(&i.fs.mount_point), e(&i.fs.mount_options), e(&i.harness_version), i.contenders, i.trials, i.oneshot_trials, i.duration_s
-    );
+    if i.machines.is_empty() {
+        let _ = writeln!(
+            s,
+            "Measured {} on {} {} (kernel {}, {}), scratch on {} ({}; {}), conformance {}; {} contenders × {} trials per race ({} for one-shot runtimes); run took {:.1} s.\n",
+            e(&i.date), e(&i.os), e(&i.os_version), e(&i.kernel), e(&i.arch), code_span(&e(&i.fs.fs_type)), e(&i.fs.mount_point), e(&i.fs.mount_options), e(&i.harness_version), i.contenders, i.trials, i.oneshot_trials, i.duration_s
+        );
+    } else {
+        // a merged file: its run_info's machine fields are the first run's; name every machine
+        let _ = writeln!(s, "Merged from {} runs (conformance {}):\n", i.machines.len(), e(&i.harness_version));
+        for m in &i.machines {
+            let _ = writeln!(
+                s,
+                "- {}: measured {} on {} {} (kernel {}, {}), scratch on {} ({}; {}), from {}",
+                e(&m.label),
+                e(&m.date),
+                e(&m.os),
+                e(&m.os_version),
+                e(&m.kernel),
+                e(&m.arch),
+                code_span(&e(&m.fs.fs_type)),
+                e(&m.fs.mount_point),
+                e(&m.fs.mount_options),
+                code_span(&e(&m.source))
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\n{} contenders × {} trials per race ({} for one-shot runtimes) in the first run; the runs took {:.1} s together.\n",
+            i.contenders, i.trials, i.oneshot_trials, i.duration_s
+        );
+    }
     let _ = writeln!(
         s,
         "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Races run *natural* (as the calls happen) and *amplified* (each file-system system call of every contender delayed on return, which widens any check-then-act window; where amplification ran, it decides unless the natural race found a failure). A race cell shows each run's count of trials with that verdict (`amp`, `nat`); `exclusive` carries the one-sided 95% upper bound on the multi-winner rate (`0/200 < 1.5%`). Each family's check-then-create anti-pattern is the *detection control*: where it was caught significantly less often than 90% of the trials of its best ordering amplified (20% natural-only; one-sided binomial test, p < 0.05, at least 20 trials), `exclusive` verdicts become `inconclusive` (weak race). *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the deciding race was exclusive with its bound ≤ 3% (at least 100 clean trials) in a run whose detection control worked; `?` when something needed is missing, faulty or weak, with the flag that would measure what this run left out (`? (--races all)`: the run raced each call's plain form only, and the row says `not raced`; `? (-n 100)`: too few trials for the bound). Every outcome is classified from the probe's report and the file system afterwards.\n"
@@ -416,9 +442,30 @@ mod tests {
                     escalations: Vec::new(),
                 }],
                 machines: Vec::new(),
+                selection: None,
             },
             cells,
         }
+    }
+
+    #[test]
+    fn a_merged_report_names_its_machines() {
+        let mut a = crate::report::fixture("base.json");
+        a.run_info.os_version = "12".into();
+        let mut b = a.clone();
+        b.run_info.fs.fs_type = "tmpfs".into();
+        let m = crate::merge::merge(vec![("a.json".into(), a), ("b.json".into(), b)]).unwrap();
+        let text = crate::report::markdown::render(&m);
+        let head: String = text.lines().take(8).collect::<Vec<_>>().join("\n");
+        assert!(!head.contains("merged 12"), "{head}");
+        assert!(head.contains("Merged from 2 runs"), "{head}");
+        for machine in &m.run_info.machines {
+            assert!(
+                head.contains(&format!("- {}: measured", crate::report::markdown::md_escape(&machine.label))),
+                "{head}"
+            );
+        }
+        assert!(head.contains("`a.json`") && head.contains("`b.json`") && head.contains("`tmpfs`"), "{head}");
     }
 
     #[test]

@@ -114,16 +114,19 @@ impl ModeRun {
 
     /// The detection-control counts of this run: multi-winner trials and trials of the
     /// ordering that caught the most among those with at least
-    /// [`crate::verdict::CONTROL_MIN_TRIALS`] trials (the whole run, offset 0, when none has
-    /// that many), and its offset in µs.
+    /// [`crate::verdict::CONTROL_MIN_TRIALS`] trials (among all orderings when none has that
+    /// many: never a sum of orderings, so the counts are one ordering's, as its table cell
+    /// shows them), and its offset in µs; the whole run, offset 0, when it has no orderings.
     pub fn control_counts(&self) -> (usize, usize, u64) {
         let min = crate::verdict::CONTROL_MIN_TRIALS;
-        let best = self.orderings.iter().filter(|o| o.stats.trials >= min).max_by(|a, b| {
-            let ra = a.stats.multi_winner_trials as f64 / a.stats.trials as f64;
-            let rb = b.stats.multi_winner_trials as f64 / b.stats.trials as f64;
-            ra.total_cmp(&rb).then(b.offset_us.cmp(&a.offset_us))
-        });
-        match best {
+        let best_of = |enough: bool| {
+            self.orderings.iter().filter(|o| o.stats.trials > 0 && (!enough || o.stats.trials >= min)).max_by(|a, b| {
+                let ra = a.stats.multi_winner_trials as f64 / a.stats.trials as f64;
+                let rb = b.stats.multi_winner_trials as f64 / b.stats.trials as f64;
+                ra.total_cmp(&rb).then(b.offset_us.cmp(&a.offset_us))
+            })
+        };
+        match best_of(true).or_else(|| best_of(false)) {
             Some(o) => (o.stats.multi_winner_trials, o.stats.trials, o.offset_us),
             None => (self.stats.multi_winner_trials, self.stats.trials, 0),
         }
@@ -550,6 +553,52 @@ pub struct RunInfo {
     /// input run, in order; empty in a single run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub machines: Vec<MachineInfo>,
+    /// What the run was asked to measure besides its runtimes (`--variant`, `--scenario`,
+    /// `--target`), so that a comparison tells a cell the run did not ask for from one that
+    /// is gone; `None` in files written before it was recorded and in merged files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Selection>,
+}
+
+/// The selection of a run ([`RunInfo::selection`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    /// The `--variant` patterns (globs over variant and recipe ids) as given, one per item;
+    /// empty for every variant.
+    pub variants: Vec<String>,
+    /// The scenarios measured.
+    pub scenarios: Vec<Scenario>,
+    /// The second comers' target states.
+    pub targets: Vec<TargetState>,
+}
+
+impl Selection {
+    /// Whether a cell of `scenario`, `target`, variant id `variant` and source kind `source`
+    /// ([`Cell::source`]: `None` for the variant's own, first kind) lies inside this
+    /// selection. A pattern `GLOB@KIND` selects the cells of that kind only; it never selects a
+    /// variant's first kind, whose cells do not name it (such a cell is then not asked for,
+    /// never wrongly missing). A pattern that is not a valid glob (a hand-edited file) selects
+    /// nothing.
+    pub fn includes(
+        &self,
+        variant: &str,
+        source: Option<crate::matrix::SourceKind>,
+        scenario: Scenario,
+        target: TargetState,
+    ) -> bool {
+        let matches = |p: &str| {
+            let (glob, kind) = match p.rsplit_once('@') {
+                Some((g, k)) => (g, Some(k)),
+                None => (p, None),
+            };
+            kind.is_none_or(|k| source.is_some_and(|s| s.as_str() == k))
+                && globset::Glob::new(glob).is_ok_and(|g| g.compile_matcher().is_match(variant))
+        };
+        let variant_ok = self.variants.is_empty() || self.variants.iter().any(|p| matches(p));
+        variant_ok
+            && self.scenarios.contains(&scenario)
+            && (scenario != Scenario::SecondComer || self.targets.contains(&target))
+    }
 }
 
 /// One run merged into a results file (`conformance merge`): where it was measured.
@@ -784,5 +833,40 @@ impl Results {
     /// Whether any race cell exists.
     pub fn has_races(&self) -> bool {
         self.cells.iter().any(|c| c.scenario == Scenario::Race)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A natural run of the fixture with two orderings of `counts` (multi-winner trials,
+    /// trials, offset).
+    fn run_with(counts: &[(usize, usize, u64)]) -> ModeRun {
+        let r = crate::report::fixture("base.json");
+        let mut m = r.cells.iter().find_map(|c| c.race()?.natural.clone()).unwrap();
+        m.orderings = counts
+            .iter()
+            .map(|&(multi, trials, offset_us)| {
+                let mut stats = m.stats.clone();
+                (stats.multi_winner_trials, stats.trials, stats.clean_trials) = (multi, trials, trials);
+                OrderingRun { offset_us, verdict: m.verdict, stats }
+            })
+            .collect();
+        m.stats.multi_winner_trials = counts.iter().map(|c| c.0).sum();
+        m.stats.trials = counts.iter().map(|c| c.1).sum();
+        m
+    }
+
+    #[test]
+    fn control_counts_are_one_orderings_never_a_sum() {
+        // orderings too short to judge: the best one's own count over its own trials, as its
+        // table cell shows it (not 3/10 summed over both)
+        assert_eq!(run_with(&[(3, 5, 0), (0, 5, 150)]).control_counts(), (3, 5, 0));
+        assert_eq!(run_with(&[(1, 5, 0), (2, 5, 150)]).control_counts(), (2, 5, 150));
+        // orderings long enough: the best of those
+        assert_eq!(run_with(&[(3, 5, 0), (10, 40, 150)]).control_counts(), (10, 40, 150));
+        // no orderings: the whole run
+        assert_eq!(run_with(&[]).control_counts(), (0, 0, 0));
     }
 }

@@ -565,3 +565,156 @@ fn probe_readiness_waits_as_long_as_the_timeout_says() {
     assert!(stderr.contains("broken: its node probe did not start: no hello within 31000 ms"), "{stderr}");
     assert!(started.elapsed() < std::time::Duration::from_secs(50), "took {:?}", started.elapsed());
 }
+
+/// A copy of the committed Linux baseline with `edit` applied, written to `dir/name`.
+fn edited_baseline(dir: &std::path::Path, name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> std::path::PathBuf {
+    let base = crate::common::root().join("reports").join("linux").join("results.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(base).unwrap()).unwrap();
+    edit(&mut v);
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn a_runtime_gone_from_the_new_run_is_missing_and_fails() {
+    let t = tempfile::tempdir().unwrap();
+    let base = crate::common::root().join("reports").join("linux").join("results.json");
+    let is_cmd = |c: &serde_json::Value| c["runtime_name"] == "cmd";
+    let cmd_cells = crate::common::read_json(&base)["cells"].as_array().unwrap().iter().filter(|c| is_cmd(c)).count();
+    assert!(cmd_cells > 0);
+    // the new run asked for cmd (its run_info lists it) but holds none of its cells
+    let gone = edited_baseline(t.path(), "gone.json", |v| v["cells"].as_array_mut().unwrap().retain(|c| !is_cmd(c)));
+    let out = conformance().arg("compare").arg(&base).arg(&gone).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains(&format!("0 changed, {cmd_cells} missing")), "{text}");
+    assert!(text.contains("missing  cmd/cmd."), "{text}");
+    let out = conformance().arg("diff").arg(&base).arg(&gone).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains(&format!("{cmd_cells} only in A")) && text.contains("  missing  cmd/"), "{text}");
+    // a run that did not ask for cmd (`-r node,bun,…` without it) is narrower, not a regression
+    let narrower = edited_baseline(t.path(), "narrower.json", |v| {
+        v["cells"].as_array_mut().unwrap().retain(|c| !is_cmd(c));
+        v["run_info"]["runtimes"].as_array_mut().unwrap().retain(|r| r["name"] != "cmd");
+    });
+    conformance().arg("compare").arg(&base).arg(&narrower).assert().code(0).stdout(predicate::str::contains(format!(
+        "0 missing, 0 new, 0 within noise, 0 weak; {cmd_cells} not asked for"
+    )));
+    conformance().arg("diff").arg(&base).arg(&narrower).assert().code(0);
+    // a results file without cells compares nothing: never a pass
+    let empty = edited_baseline(t.path(), "empty.json", |v| {
+        v["cells"] = serde_json::json!([]);
+        v["run_info"]["runtimes"] = serde_json::json!([]);
+    });
+    for (a, b) in [(&base, &empty), (&empty, &base)] {
+        conformance()
+            .arg("compare")
+            .arg(a)
+            .arg(b)
+            .assert()
+            .code(1)
+            .stdout(predicate::str::contains("compared 0 cells").and(predicate::str::contains("nothing compared")));
+        conformance().arg("diff").arg(a).arg(b).assert().code(1).stdout(predicate::str::contains("nothing compared"));
+    }
+}
+
+#[test]
+fn a_narrower_run_with_expect_compares_what_it_asked_for() {
+    if !crate::common::available("node") {
+        return;
+    }
+    let base = crate::common::root().join("reports").join("linux").join("results.json");
+    let base = base.to_str().unwrap();
+    let args = ["-r", "node", "-v", "node.writeFileSync.wx", "--scenario", "second-comer", "--target", "absent"];
+    let (r, text) = crate::common::run(&[&args[..], &["--expect", base]].concat());
+    assert!(text.contains("compared 1 cells: 0 changed, 0 missing"), "{text}");
+    // its selection is recorded for later comparisons
+    let sel = &r["run_info"]["selection"];
+    assert_eq!(sel["variants"], serde_json::json!(["node.writeFileSync.wx"]), "{sel}");
+    assert_eq!(sel["scenarios"], serde_json::json!(["second-comer"]), "{sel}");
+    assert_eq!(sel["targets"], serde_json::json!(["absent"]), "{sel}");
+}
+
+#[test]
+fn an_unwritable_cache_exits_3_naming_cache_dir() {
+    // CoreCLR builds its probe in the cache: with the cache unwritable nothing can be measured,
+    // and the cause is the folder (exit 3), not a missing runtime (exit 4)
+    conformance()
+        .args(["--cache-dir", "/proc/conformance-no-such-cache", "run", "--dry-run", "-r", "coreclr"])
+        .assert()
+        .code(3)
+        .stderr(
+            predicate::str::contains("/proc/conformance-no-such-cache").and(predicate::str::contains("--cache-dir")),
+        );
+}
+
+#[test]
+fn a_too_long_path_segment_names_path_segment() {
+    let fs_root = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "--dry-run", "-r", "node", "--path-segment", &"a".repeat(300), "--fs-root"])
+        .arg(fs_root.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--path-segment").and(predicate::str::contains("--fs-root").not()));
+}
+
+#[test]
+fn merging_a_file_with_itself_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let base = fixtures().join("results").join("base.json");
+    let same = t.path().join("same.json");
+    std::fs::copy(&base, &same).unwrap();
+    conformance()
+        .arg("merge")
+        .arg(&same)
+        .arg(&same)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("same.json").and(predicate::str::contains("given twice")));
+    // the same file by another path
+    conformance()
+        .current_dir(t.path())
+        .arg("merge")
+        .arg(&same)
+        .arg("./same.json")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("given twice"));
+}
+
+#[test]
+fn report_of_a_file_without_cells_is_bad_input() {
+    let t = tempfile::tempdir().unwrap();
+    let empty = edited_baseline(t.path(), "empty.json", |v| v["cells"] = serde_json::json!([]));
+    conformance()
+        .arg("report")
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("empty.json").and(predicate::str::contains("holds no cells")));
+}
+
+#[test]
+fn docs_markers_name_the_file_and_line_at_fault() {
+    let t = tempfile::tempdir().unwrap();
+    let results = crate::common::root().join("reports").join("linux").join("results.json");
+    let unclosed = t.path().join("unclosed.md");
+    let example = "```text\n<!-- conformance:table runtime=bun -->\n<!-- /conformance:table -->\n```\n";
+    std::fs::write(&unclosed, format!("# T\n\n<!-- conformance:table runtime=node -->\nstale\n\n{example}")).unwrap();
+    let unspaced = t.path().join("unspaced.md");
+    std::fs::write(&unspaced, "# T\n<!--conformance:table runtime=node-->\nstale\n<!-- /conformance:table -->\n")
+        .unwrap();
+    for (doc, at) in [(&unclosed, "unclosed.md:3:"), (&unspaced, "unspaced.md:2:")] {
+        conformance()
+            .args(["docs", "--check", "--results"])
+            .arg(&results)
+            .arg(doc)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(at));
+    }
+}

@@ -50,6 +50,26 @@ pub fn available(name: &str) -> bool {
     false
 }
 
+/// Runs `run` with `args` (plus `--out`, `--fs-root` in fresh temporary folders, and `-q`),
+/// asserts it succeeded, and returns (results.json, stdout).
+pub fn run(args: &[&str]) -> (serde_json::Value, String) {
+    let out = tempfile::tempdir().unwrap();
+    let fs_root = tempfile::tempdir().unwrap();
+    let a = conformance()
+        .arg("run")
+        .args(args)
+        .arg("-q")
+        .arg("--out")
+        .arg(out.path())
+        .arg("--fs-root")
+        .arg(fs_root.path())
+        .assert();
+    let o = a.get_output();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "run {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    (read_json(&out.path().join("results.json")), stdout)
+}
+
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).expect("results.json written")).expect("valid json")
 }

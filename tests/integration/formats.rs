@@ -152,10 +152,12 @@ fn merge_errors_name_the_file() {
         .stderr(predicate::str::contains("missing.json"));
     conformance().arg("merge").arg(base()).assert().code(2);
     let out = t.path().join("nowhere").join("merged.json");
+    let copy = t.path().join("copy.json");
+    std::fs::copy(base(), &copy).unwrap();
     conformance()
         .arg("merge")
         .arg(base())
-        .arg(base())
+        .arg(&copy)
         .arg("--out")
         .arg(&out)
         .assert()

@@ -7,26 +7,7 @@
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 use crate::common::old_runtime;
-use crate::common::{available, cells, conformance, one_at_a_time, read_json};
-
-/// Runs `run` with `args` (plus `--out`, `--fs-root`, `-q`) and returns (results.json, stdout).
-fn run(args: &[&str]) -> (serde_json::Value, String) {
-    let out = tempfile::tempdir().unwrap();
-    let fs_root = tempfile::tempdir().unwrap();
-    let a = conformance()
-        .arg("run")
-        .args(args)
-        .arg("-q")
-        .arg("--out")
-        .arg(out.path())
-        .arg("--fs-root")
-        .arg(fs_root.path())
-        .assert();
-    let o = a.get_output();
-    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "run {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
-    (read_json(&out.path().join("results.json")), stdout)
-}
+use crate::common::{available, cells, conformance, one_at_a_time, read_json, run};
 
 /// The second-comer cell of `variant` on `target` for `runtime` (the adapter's name, or a
 /// prefix of the row label such as `node 12`).

@@ -7,25 +7,7 @@
 //! EPERM when oldpath is a directory. Absent runtimes are skipped visibly (`SKIPPED:`) and fail
 //! under `CI=true`.
 
-use crate::common::{available, conformance, one_at_a_time, read_json, root};
-
-/// Runs `run` with `args` (plus `--out`, `--fs-root`, `-q`) and returns results.json.
-fn run(args: &[&str]) -> serde_json::Value {
-    let out = tempfile::tempdir().unwrap();
-    let fs_root = tempfile::tempdir().unwrap();
-    let a = conformance()
-        .arg("run")
-        .args(args)
-        .arg("-q")
-        .arg("--out")
-        .arg(out.path())
-        .arg("--fs-root")
-        .arg(fs_root.path())
-        .assert();
-    let o = a.get_output();
-    assert!(o.status.success(), "run {args:?} failed:\n{}", String::from_utf8_lossy(&o.stderr));
-    read_json(&out.path().join("results.json"))
-}
+use crate::common::{available, conformance, one_at_a_time, read_json, root, run};
 
 /// The cell of `variant` with source kind `source` (`None`: the variant's own), `scenario` and
 /// `target`.
@@ -65,7 +47,7 @@ fn directory_sources_on_node() {
     if !available("node") {
         return;
     }
-    let r = run(&["-r", "node", "-v", "node.renameSync,node.linkSync", "-n", "30", "--amplify", "off"]);
+    let (r, _) = run(&["-r", "node", "-v", "node.renameSync,node.linkSync", "-n", "30", "--amplify", "off"]);
     // the variant's own source keeps its id; the others say their kind
     let own = cell(&r, "node.renameSync", None, "second-comer", "empty-dir");
     assert!(own["id"].as_str().unwrap().ends_with("/node.renameSync/second-comer/empty-dir"), "{own}");
@@ -132,7 +114,7 @@ fn directory_copies_on_node() {
         return;
     }
     let v = "node.cpSync.recursive.errorOnExist,node.promises.cp.recursive";
-    let r = run(&["-r", "node", "-v", v, "-n", "20", "--amplify", "off"]);
+    let (r, _) = run(&["-r", "node", "-v", v, "-n", "20", "--amplify", "off"]);
     for variant in ["node.cpSync.recursive.errorOnExist", "node.promises.cp.recursive"] {
         for kind in [None, Some("empty-dir"), Some("tree"), Some("file")] {
             for t in ["absent", "file", "empty-dir", "dir"] {

@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::contender::{join, Attempt, Spec, Timeouts, EVIDENCE_CHARS};
+use super::contender::{join, Attempt, RecipeOutput, Spec, Timeouts, EVIDENCE_CHARS};
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, time_of_day_us, FromProbe};
@@ -155,6 +155,13 @@ pub(crate) struct Awaited {
     pub answered: bool,
     /// Output on stdout that was not protocol (the command's own, e.g. a prompt), joined.
     pub stray: String,
+    /// Protocol 2 (the loop's recipes): the step that failed, `None` on success or for a
+    /// variant.
+    pub step: Option<String>,
+    /// Protocol 2 (the loop's recipes): the recipe's counters; empty for a variant.
+    pub counters: std::collections::BTreeMap<String, i64>,
+    /// True when the result carried `step` or `counters`: it answered a recipe.
+    pub is_recipe: bool,
 }
 
 impl Awaited {
@@ -164,7 +171,8 @@ impl Awaited {
     /// prompt. `stamps` (µs since the Unix epoch, before and after the call) replace the
     /// `%TIME%` ones where given.
     pub fn attempt(self, console: String, stamps: Option<(Option<f64>, Option<f64>)>) -> Attempt {
-        let Awaited { ok, errorlevel, error, t0_us, t1_us, t0_text, answered, mut stray, .. } = self;
+        let Awaited { ok, errorlevel, error, t0_us, t1_us, t0_text, answered, mut stray, step, counters, is_recipe, .. } =
+            self;
         let (t0_us, t1_us) = match stamps {
             Some((a, b)) => (a.or(t0_us), b.or(t1_us)),
             None => (t0_us, t1_us),
@@ -205,7 +213,8 @@ impl Awaited {
             Report::Error
         };
         let evidence = (!stray.is_empty()).then_some(stray);
-        Attempt { t0_us, t1_us, error, evidence, unstamped, ..Attempt::new(report) }
+        let recipe = is_recipe.then(|| Box::new(RecipeOutput { step, counters, errors_sample: Vec::new() }));
+        Attempt { t0_us, t1_us, error, evidence, unstamped, recipe, ..Attempt::new(report) }
     }
 }
 
@@ -274,11 +283,26 @@ pub(crate) fn await_result(
             stray.push_str(&prefix);
         }
         match parse_line(&json) {
-            Ok(FromProbe::Result { id, ok, t0_us, t1_us, errorlevel, error, t0, t1, .. }) => {
+            Ok(FromProbe::Result { id, ok, t0_us, t1_us, errorlevel, error, t0, t1, step, counters, .. }) => {
                 let stamp = |s: &Option<String>| s.as_deref().and_then(time_of_day_us).map(epoch_us_of_local_time);
                 let t0_us = t0_us.or_else(|| stamp(&t0));
                 let t1_us = t1_us.or_else(|| stamp(&t1));
-                return Ok(Awaited { ok, id, errorlevel, error, t0_us, t1_us, t0_text: t0, answered, stray });
+                // a recipe's result carries `"step"` (null on success) and counters
+                let is_recipe = step.is_some() || !counters.is_empty() || json.contains("\"step\":");
+                return Ok(Awaited {
+                    ok,
+                    id,
+                    errorlevel,
+                    error,
+                    t0_us,
+                    t1_us,
+                    t0_text: t0,
+                    answered,
+                    stray,
+                    step,
+                    counters,
+                    is_recipe,
+                });
             }
             _ => {
                 // the command's own console output (e.g. "1 file(s) moved."): evidence, not protocol

@@ -42,11 +42,15 @@ set /a RD=0, AB=0, ER=0
 set "LAST="
 if exist "!Q!\stop" (set "LAST=1")
 set /a RD+=1
-(call )
-copy /b "!T!" "!Q!\reads\!RD!" >nul 2>&1
-if errorlevel 1 (
-  if exist "!Q!\reads\!RD!" (del "!Q!\reads\!RD!")
-  if exist "!T!" (set /a ER+=1) else (set /a AB+=1)
+if exist "!T!" (
+  (call )
+  copy /b "!T!" "!Q!\reads\!RD!" >nul 2>&1
+  if errorlevel 1 (
+    set /a ER+=1
+    if exist "!Q!\reads\!RD!" (del "!Q!\reads\!RD!")
+  )
+) else (
+  set /a AB+=1
 )
 if not defined LAST (goto read_next)
 set "EL=0"

@@ -743,6 +743,79 @@ mod tests {
         assert_eq!(ids("probe.cmd"), ids(LOOP_SCRIPT));
     }
 
+    /// A recipe's paths travel rooted like the target, the temp name defaults beside the
+    /// target, and a publish writer gets the framed bytes to copy.
+    #[test]
+    fn recipe_requests_carry_rooted_paths_and_the_content() {
+        let root = "Z:\\tmp\\x & 日本";
+        let mut s = spec(&format!("{root}\\c1\\i0\\target"), None, None);
+        s.id = 9;
+        let r = crate::exec::contender::RecipeSpec {
+            scenario: "publish".into(),
+            recipe: "publish.temp-rename".into(),
+            role: "writer".into(),
+            params: serde_json::json!({ "size": 10 }),
+            until_stopped: false,
+        };
+        let got = recipe_files(&s, &r, root, PathStyle::Wine).unwrap();
+        let get = |n: &str| got.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        assert_eq!(get("recipe").unwrap(), b"publish.temp-rename\r\n");
+        assert_eq!(get("temp").unwrap(), b"\\c1\\i0\\.target.cmd.9.tmp\r\n");
+        assert_eq!(get("temp.root").unwrap(), b"");
+        assert_eq!(get("content").unwrap(), crate::handoff::framed(&s.token, 10));
+        // the harness's temp on another volume goes as it is (ASCII), without a root marker
+        let r2 = crate::exec::contender::RecipeSpec {
+            params: serde_json::json!({ "size": 10, "temp": "Z:\\dev\\shm\\x\\t.tmp" }),
+            ..r.clone()
+        };
+        let got = recipe_files(&s, &r2, root, PathStyle::Wine).unwrap();
+        assert!(got.contains(&("temp".into(), b"Z:\\dev\\shm\\x\\t.tmp\r\n".to_vec())), "{got:?}");
+        assert!(!got.iter().any(|(k, _)| k == "temp.root"), "{got:?}");
+        // claim paths; no content
+        let c = crate::exec::contender::RecipeSpec {
+            scenario: "claim".into(),
+            recipe: "claim.rename-claim".into(),
+            role: "worker".into(),
+            params: serde_json::json!({
+                "incoming": format!("{root}\\c2\\i0\\incoming"),
+                "processing": format!("{root}\\c2\\i0\\processing\\w1"),
+                "output": format!("{root}\\c2\\i0\\out-1.txt"),
+            }),
+            until_stopped: false,
+        };
+        let got = recipe_files(&s, &c, root, PathStyle::Wine).unwrap();
+        let names: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            ["recipe", "incoming", "incoming.root", "processing", "processing.root", "output", "output.root"]
+        );
+        // a path outside the root that is not ASCII cannot travel
+        let bad = crate::exec::contender::RecipeSpec {
+            params: serde_json::json!({ "output": "Z:\\elsewhere\\日本\\out.txt", "incoming": "x" }),
+            ..c
+        };
+        assert_eq!(recipe_files(&s, &bad, root, PathStyle::Wine).unwrap_err().report, Report::Unsupported);
+    }
+
+    /// The reader's copies are classified by their bytes; failed reads (no copy) are a class
+    /// of their own for `changes`; the recipe's own counts stay.
+    #[test]
+    fn reader_counters_come_from_the_copies() {
+        let dir = tempfile::tempdir().unwrap();
+        // read 1 failed (absent), 2 empty, 3 torn, 4 and 5 complete
+        std::fs::write(dir.path().join("2"), b"").unwrap();
+        std::fs::write(dir.path().join("3"), b"conformance-pub").unwrap();
+        std::fs::write(dir.path().join("4"), b"whole").unwrap();
+        std::fs::write(dir.path().join("5"), b"whole").unwrap();
+        let mut c: std::collections::BTreeMap<String, i64> =
+            [("reads", 5), ("absent", 1), ("errors", 0)].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        reader_counters(dir.path(), &serde_json::json!({ "expect": ["whole"] }), &mut c);
+        let n = |k: &str| c[k];
+        assert_eq!((n("complete"), n("empty"), n("torn"), n("absent"), n("errors")), (2, 1, 1, 1, 0));
+        assert_eq!(n("complete") + n("empty") + n("torn") + n("absent") + n("errors"), n("reads"));
+        assert_eq!(n("changes"), 3, "absent -> empty -> torn -> whole, then the same");
+    }
+
     #[test]
     fn the_loop_script_lies_beside_the_one_shot_probe() {
         assert_eq!(sibling("Z:\\work\\probes\\cmd\\probe.cmd", LOOP_SCRIPT), "Z:\\work\\probes\\cmd\\loop.cmd");

@@ -208,6 +208,46 @@ fn cmd_recipes_under_wine() {
     }
 }
 
+/// A session probe whose hello lists no recipes: a fake `node` speaking protocol 1 that
+/// breaks the protocol if it is ever sent a recipe.
+const V1_NODE: &str = r#"#!/usr/bin/python3 -SI
+import json, os, sys
+if sys.argv[1:] == ["--version"]:
+    print("v20.0.0"); sys.exit(0)
+print(json.dumps({"protocol": 1, "type": "hello", "probe": "node", "families": ["node"],
+                  "runtime": "node", "version": "20.0.0", "pid": os.getpid()}), flush=True)
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("type") == "quit":
+        break
+    if "recipe" in m:
+        print("a protocol-1 probe was sent a recipe", flush=True)
+        sys.exit(3)
+"#;
+
+#[test]
+fn protocol_1_probes_are_sent_no_recipes() {
+    // the harness sends a recipe only to a probe whose hello says protocol 2 and lists it: a
+    // protocol-1 session probe (PowerShell before protocol 2) and a protocol-1 cmd loop (the
+    // fake loop of tests/fixtures) get every recipe cell `unsupported`, with the reason
+    let _serial = one_at_a_time();
+    let (_dir, node) = crate::common::script("node", V1_NODE);
+    let wine = fixtures().join("fake-runtimes").join("loop-cmd").join("wine");
+    for (runtime, says) in [
+        (format!("node={}", node.display()), "the probe (protocol 1) has no recipe "),
+        (format!("cmd={}", wine.display()), "the cmd loop (protocol 1) has no recipe "),
+    ] {
+        let r = handoff("publish,done-marker,claim", &runtime, "2", &[]);
+        let cells = r["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), conformance::handoff::RECIPES.len(), "one cell per recipe: {r}");
+        for c in cells {
+            assert_eq!(c["result"]["counters"], serde_json::json!({}), "{c}");
+            let why = c["evidence"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
+            assert!(why.starts_with("unsupported: ") && why.contains(says), "{runtime}: {c}");
+        }
+    }
+}
+
 /// The counters of claim `recipe`'s cell, checked to add up: every item processed at least once,
 /// lost, or left in `incoming/`.
 fn claim_counters(r: &serde_json::Value, recipe: &str) -> Counters {

@@ -449,7 +449,10 @@ fn recipe_files(
         let content = match r.params.get("size").and_then(|v| v.as_u64()) {
             Some(n @ 1..=16_777_216) => crate::handoff::framed(&spec.token, n as usize),
             Some(n) => {
-                return Err(Attempt::fault(Report::Unsupported, format!("params.size {n} is out of range (1 to 16 MiB)")))
+                return Err(Attempt::fault(
+                    Report::Unsupported,
+                    format!("params.size {n} is out of range (1 to 16 MiB)"),
+                ))
             }
             None => spec.token.clone().into_bytes(),
         };

@@ -171,8 +171,20 @@ impl Awaited {
     /// prompt. `stamps` (µs since the Unix epoch, before and after the call) replace the
     /// `%TIME%` ones where given.
     pub fn attempt(self, console: String, stamps: Option<(Option<f64>, Option<f64>)>) -> Attempt {
-        let Awaited { ok, errorlevel, error, t0_us, t1_us, t0_text, answered, mut stray, step, counters, is_recipe, .. } =
-            self;
+        let Awaited {
+            ok,
+            errorlevel,
+            error,
+            t0_us,
+            t1_us,
+            t0_text,
+            answered,
+            mut stray,
+            step,
+            counters,
+            is_recipe,
+            ..
+        } = self;
         let (t0_us, t1_us) = match stamps {
             Some((a, b)) => (a.or(t0_us), b.or(t1_us)),
             None => (t0_us, t1_us),

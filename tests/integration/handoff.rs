@@ -208,6 +208,38 @@ fn cmd_recipes_under_wine() {
     }
 }
 
+#[test]
+fn cmd_recipes_take_awkward_paths_or_say_why() {
+    // every recipe path reaches cmd through its folder: spaces, `&`, `^` and Japanese work;
+    // `%` and `!`, which Wine's cmd re-expands, make the cells unsupported with the reason
+    let _serial = one_at_a_time();
+    if !available("cmd") {
+        return;
+    }
+    let r = handoff("publish,claim", "cmd", "2", &["--path-segment", "sp ace & ^ 日本語"]);
+    for (mode, m) in publish_runs(&r, "publish.temp-rename") {
+        assert_eq!(
+            (&m["published"], &m["missing"], &m["torn_reads"]),
+            (&2.into(), &0.into(), &0.into()),
+            "{mode}: {m:?}"
+        );
+    }
+    for recipe in ["claim.rename-claim", "claim.exclusive-marker", "claim.list-then-open"] {
+        for (mode, m) in claim_runs(&r, recipe) {
+            assert_eq!(
+                (&m["items"], &m["left_unclaimed"], &m["worker_faults"]),
+                (&10.into(), &0.into(), &0.into()),
+                "{mode}: {m:?}"
+            );
+        }
+    }
+    let r = handoff("publish,claim", "cmd", "2", &["--path-segment", "pct %PATH% bang!x!"]);
+    for c in r["cells"].as_array().unwrap() {
+        let why = c["evidence"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
+        assert!(why.starts_with("unsupported: ") && why.contains("exclamation mark or a percent sign"), "{c}");
+    }
+}
+
 /// A session probe whose hello lists no recipes: a fake `node` speaking protocol 1 that
 /// breaks the protocol if it is ever sent a recipe.
 const V1_NODE: &str = r#"#!/usr/bin/python3 -SI

@@ -62,7 +62,7 @@ pub const LOOP_SCRIPT: &str = "loop.cmd";
 pub const RECIPES_SCRIPT: &str = "recipes.cmd";
 
 /// The recipe whose folder of copies the driver reads after the result ([`reader_counters`]).
-const READER: &str = crate::handoff::READER;
+pub(crate) const READER: &str = crate::handoff::READER;
 
 /// The line the probe writes on stderr at the end of each attempt, before its `result`
 /// (followed by the attempt id): what the command printed during the attempt is what stands
@@ -420,14 +420,7 @@ fn recipe_files(
     let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).map(str::to_string);
     let mut paths: Vec<(&str, String)> = Vec::new();
     if r.recipe.starts_with("publish.") {
-        let temp = text("temp").unwrap_or_else(|| {
-            let (dir, name) = match spec.target.rfind(['\\', '/']) {
-                Some(i) => (&spec.target[..=i], &spec.target[i + 1..]),
-                None => ("", spec.target.as_str()),
-            };
-            format!("{dir}.{name}.cmd.{}.tmp", spec.id)
-        });
-        paths.push(("temp", temp));
+        paths.push(("temp", text("temp").unwrap_or_else(|| default_temp(spec))));
     }
     for k in ["incoming", "processing", "output"] {
         if let Some(v) = text(k) {
@@ -445,20 +438,36 @@ fn recipe_files(
             }
         }
     }
-    if r.recipe.starts_with("publish.") {
-        let content = match r.params.get("size").and_then(|v| v.as_u64()) {
-            Some(n @ 1..=16_777_216) => crate::handoff::framed(&spec.token, n as usize),
-            Some(n) => {
-                return Err(Attempt::fault(
-                    Report::Unsupported,
-                    format!("params.size {n} is out of range (1 to 16 MiB)"),
-                ))
-            }
-            None => spec.token.clone().into_bytes(),
-        };
+    if let Some(content) = publish_content(spec, r)? {
         out.push(("content".into(), content));
     }
     Ok(out)
+}
+
+/// The default temp name of a cmd publish writer: `<folder of target>\.<name>.cmd.<id>.tmp`
+/// (cmd has no process id of its own to put in it; the attempt id is unique per run).
+pub(crate) fn default_temp(spec: &Spec) -> String {
+    let (dir, name) = match spec.target.rfind(['\\', '/']) {
+        Some(i) => (&spec.target[..=i], &spec.target[i + 1..]),
+        None => ("", spec.target.as_str()),
+    };
+    format!("{dir}.{name}.cmd.{}.tmp", spec.id)
+}
+
+/// The bytes a cmd publish writer copies into place: [`crate::handoff::framed`] of the token
+/// and `params.size`, or the token; `None` for other recipes. Errors: `Unsupported` for a
+/// size out of range (1 to 16 MiB).
+pub(crate) fn publish_content(spec: &Spec, r: &crate::exec::contender::RecipeSpec) -> Result<Option<Vec<u8>>, Attempt> {
+    if !r.recipe.starts_with("publish.") {
+        return Ok(None);
+    }
+    Ok(Some(match r.params.get("size").and_then(|v| v.as_u64()) {
+        Some(n @ 1..=16_777_216) => crate::handoff::framed(&spec.token, n as usize),
+        Some(n) => {
+            return Err(Attempt::fault(Report::Unsupported, format!("params.size {n} is out of range (1 to 16 MiB)")))
+        }
+        None => spec.token.clone().into_bytes(),
+    }))
 }
 
 /// Fills a reader's counters (`read.poll`) from the copies its reads made, `reads/1` … in
@@ -467,7 +476,7 @@ fn recipe_files(
 /// `params.expect`), `empty` or `torn`; `changes` counts reads whose class or bytes differ
 /// from the read before (a failed read is its own class). The same counters as the session
 /// probes' `read.poll` (`probes/PROTOCOL.md`), from what the reader saw.
-fn reader_counters(
+pub(crate) fn reader_counters(
     dir: &std::path::Path,
     params: &serde_json::Value,
     counters: &mut std::collections::BTreeMap<String, i64>,
@@ -499,7 +508,7 @@ fn reader_counters(
 }
 
 /// `path` (a file path with `\\` or `/` separators) with its file name replaced by `name`.
-fn sibling(path: &str, name: &str) -> String {
+pub(crate) fn sibling(path: &str, name: &str) -> String {
     match path.rfind(['\\', '/']) {
         Some(i) => format!("{}{name}", &path[..=i]),
         None => name.to_string(),

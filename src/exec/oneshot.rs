@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::contender::{join, Attempt, RecipeOutput, Spec, Timeouts, EVIDENCE_CHARS};
+use super::contender::{join, Attempt, RecipeOutput, RecipeSpec, Spec, Timeouts, EVIDENCE_CHARS};
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, time_of_day_us, FromProbe};
@@ -22,12 +22,59 @@ pub struct OneShot {
     cwd: PathBuf,
     timeouts: Timeouts,
     child: Option<Child>,
+    /// The recipe of the attempt in flight, if it is one (protocol 2).
+    recipe: Option<RecipeSpec>,
+    /// This driver's recipe folder, relative to `cwd` (`.cmd-oneshot-<harness pid>-<n>`): the
+    /// content a publish writer copies, a reader's copies, the stop file.
+    dir_name: String,
 }
+
+/// Makes one-shot recipe folder names unique within the harness process.
+static NEXT_DIR: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl OneShot {
     /// A driver that will start `launch` in `cwd` once per attempt.
     pub fn new(launch: Launch, cwd: PathBuf, timeouts: Timeouts) -> OneShot {
-        OneShot { launch, cwd, timeouts, child: None }
+        let n = NEXT_DIR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir_name = format!(".cmd-oneshot-{}-{n}", std::process::id());
+        OneShot { launch, cwd, timeouts, child: None, recipe: None, dir_name }
+    }
+
+    /// Sets up a recipe's data (protocol 2, `probes/PROTOCOL.md`, *Recipes in one-shot
+    /// mode*): a fresh recipe folder holding the publish content or an empty `reads` folder,
+    /// and the environment naming the recipe, its paths and `recipes.cmd`. Errors:
+    /// `Unsupported` for a size out of range, `HarnessError` when the folder cannot be made.
+    fn recipe_env(&self, spec: &Spec, r: &RecipeSpec) -> Result<Vec<(&'static str, String)>, Attempt> {
+        let dir = self.cwd.join(&self.dir_name);
+        let io = |e: std::io::Error| {
+            Attempt::fault(Report::HarnessError, format!("harness-error: cannot prepare {}: {e}", dir.display()))
+        };
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        }
+        std::fs::create_dir(&dir).map_err(io)?;
+        if let Some(content) = super::cmdloop::publish_content(spec, r)? {
+            std::fs::write(dir.join("content"), content).map_err(io)?;
+        }
+        if r.recipe == super::cmdloop::READER {
+            std::fs::create_dir(dir.join("reads")).map_err(io)?;
+        }
+        let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).map(str::to_string).unwrap_or_default();
+        let script = self.launch.args.last().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+        let temp = match text("temp") {
+            t if t.is_empty() && r.recipe.starts_with("publish.") => super::cmdloop::default_temp(spec),
+            t => t,
+        };
+        Ok(vec![
+            ("CONFORMANCE_RECIPE", r.recipe.clone()),
+            ("CONFORMANCE_RECIPE_DIR", self.dir_name.clone()),
+            ("CONFORMANCE_RECIPES", super::cmdloop::sibling(&script, super::cmdloop::RECIPES_SCRIPT)),
+            ("CONFORMANCE_TEMP", temp),
+            ("CONFORMANCE_INCOMING", text("incoming")),
+            ("CONFORMANCE_PROCESSING", text("processing")),
+            ("CONFORMANCE_OUTPUT", text("output")),
+        ])
     }
 
     /// Kills the process tree and builds a fault attempt with the stderr tail as evidence.
@@ -51,13 +98,13 @@ impl Driver for OneShot {
     }
 
     fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
-        if let Some(r) = &spec.recipe {
-            return Err(Attempt::fault(
-                Report::Unsupported,
-                format!("one-shot probes speak protocol 1: no recipes (asked for {})", r.recipe),
-            ));
-        }
         let mut launch = self.launch.clone();
+        self.recipe = spec.recipe.clone();
+        if let Some(r) = &spec.recipe {
+            for (k, v) in self.recipe_env(spec, r)? {
+                launch.env.push((OsString::from(k), OsString::from(v)));
+            }
+        }
         let env = [
             ("CONFORMANCE_VARIANT", spec.variant.clone()),
             ("CONFORMANCE_TARGET", spec.target.clone()),
@@ -115,7 +162,25 @@ impl Driver for OneShot {
         };
         let console = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
         self.discard();
-        awaited.attempt(console, None)
+        let mut attempt = awaited.attempt(console, None);
+        if let (Some(r), Some(out)) = (&self.recipe, attempt.recipe.as_mut()) {
+            if r.recipe == super::cmdloop::READER {
+                let reads = self.cwd.join(&self.dir_name).join("reads");
+                super::cmdloop::reader_counters(&reads, &r.params, &mut out.counters);
+            }
+        }
+        attempt
+    }
+
+    /// Ends a loop recipe (`read.poll`): a `stop` file in the recipe folder, as in loop
+    /// mode. Errors: a harness error when it cannot be written.
+    fn stop(&mut self) -> Result<(), Attempt> {
+        if self.recipe.is_none() {
+            return Ok(());
+        }
+        std::fs::write(self.cwd.join(&self.dir_name).join("stop"), b"").map_err(|e| {
+            Attempt::fault(Report::HarnessError, format!("harness-error: cannot write the cmd probe's stop file: {e}"))
+        })
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {
@@ -130,6 +195,7 @@ impl Driver for OneShot {
         if let Some(mut c) = self.child.take() {
             c.kill();
         }
+        let _ = std::fs::remove_dir_all(self.cwd.join(&self.dir_name));
     }
 }
 

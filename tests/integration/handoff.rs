@@ -162,6 +162,7 @@ fn cmd_recipes_under_wine() {
     assert_eq!(cells.len(), conformance::handoff::RECIPES.len(), "one cell per recipe: {r}");
     for c in cells {
         let id = c["variant"].as_str().unwrap();
+        assert_eq!(c["driver"], "loop", "{c}");
         if id.starts_with("done.") {
             assert_eq!(c["result"]["counters"], serde_json::json!({}), "{c}");
             let why = c["evidence"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
@@ -237,6 +238,46 @@ fn cmd_recipes_take_awkward_paths_or_say_why() {
     for c in r["cells"].as_array().unwrap() {
         let why = c["evidence"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
         assert!(why.starts_with("unsupported: ") && why.contains("exclamation mark or a percent sign"), "{c}");
+    }
+}
+
+#[test]
+fn cmd_recipes_in_one_shot_mode() {
+    // where the loop does not start (and on Windows) cmd runs one process per attempt: the
+    // same recipes through probe.cmd, forced here with a loop.cmd that exits at once
+    let _serial = one_at_a_time();
+    if !available("cmd") {
+        return;
+    }
+    let probes = tempfile::tempdir().unwrap();
+    let src = crate::common::root().join("probes");
+    for f in ["PROTOCOL.md", "cmd/probe.cmd", "cmd/recipes.cmd"] {
+        let to = probes.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(src.join(f), &to).unwrap();
+    }
+    std::fs::write(probes.path().join("cmd").join("loop.cmd"), "@echo off\r\nexit 4\r\n").unwrap();
+    let r = handoff("publish,claim", "cmd", "2", &["--probes", probes.path().to_str().unwrap()]);
+    for c in r["cells"].as_array().unwrap() {
+        let driver = c["driver"].as_str().unwrap_or_else(|| panic!("no driver: {c}"));
+        assert!(driver.starts_with("one-shot (the cmd loop did not start"), "{c}");
+        assert!(c["evidence"].is_null(), "{c}");
+    }
+    for (mode, m) in publish_runs(&r, "publish.temp-rename") {
+        assert_eq!(
+            (&m["published"], &m["missing"], &m["torn_reads"]),
+            (&2.into(), &0.into(), &0.into()),
+            "{mode}: {m:?}"
+        );
+    }
+    for recipe in ["claim.rename-claim", "claim.exclusive-marker"] {
+        for (mode, m) in claim_runs(&r, recipe) {
+            assert_eq!(
+                (&m["items"], &m["duplicate_claims"], &m["worker_faults"]),
+                (&10.into(), &0.into(), &0.into()),
+                "{mode}: {m:?}"
+            );
+        }
     }
 }
 

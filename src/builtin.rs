@@ -36,6 +36,7 @@ pub const PROBES: &[BuiltIn] = &[
     probe!("cmd/README.md"),
     probe!("cmd/loop.cmd"),
     probe!("cmd/probe.cmd"),
+    probe!("cmd/recipes.cmd"),
     probe!("deno/probe.ts"),
     probe!("dotnet/Probe.cs"),
     probe!("dotnet/Probe.csproj"),

@@ -40,6 +40,33 @@ if "%CONFORMANCE_MARK:!=%"=="%CONFORMANCE_MARK%" set "_u="
 endlocal & set "UNSAFE=%_u%"
 exit /b 0
 
+rem ---------------------------------------------------------------------------------
+rem A recipe's request (protocol 2): sets WHY when this loop cannot run it. RCP is the
+rem recipe, RL the label of recipes.cmd that runs it (empty: none), RM a claim method.
+:recipe_checks
+set "_d=cmd cannot write a file in timed 4 KiB writes (copy and type write it in one go, in 64 KiB buffers under Wine) and has no clock finer than a second for the consumer (TIME has no seconds under Wine), so the done-marker recipes have no faithful cmd form"
+if "!RCP!"=="done.marker-after-data" (set "WHY=!_d!")
+if "!RCP!"=="done.marker-before-data" (set "WHY=!_d!")
+if "!RCP!"=="done.size-stable" (set "WHY=!_d!")
+if "!RCP!"=="done.mtime-stable" (set "WHY=!_d!")
+if "!RCP!"=="consume.poll" (set "WHY=!_d!")
+set "_d="
+if defined WHY (exit /b 0)
+if not defined RL (set "WHY=unknown recipe")
+if defined WHY (exit /b 0)
+if not defined RCMD (set "WHY=this loop runs without recipes.cmd (CONFORMANCE_RECIPES is empty)")
+if defined WHY (exit /b 0)
+if not exist "!RCMD!" (set "WHY=recipes.cmd is missing beside loop.cmd")
+if defined WHY (exit /b 0)
+if "!RL!"=="pub_direct" (if not exist "!Q!\content" (set "WHY=the harness gave no content file"))
+if "!RL!"=="pub_temp" (if not exist "!Q!\content" (set "WHY=the harness gave no content file"))
+if "!RL!"=="pub_temp" (if not defined RTMP (set "WHY=publish.temp-rename needs params.temp"))
+if "!RL!"=="read_poll" (if not exist "!Q!\reads\" (set "WHY=the harness made no reads folder"))
+if "!RL!"=="claim" (if not defined RIN (set "WHY=claim workers need params.incoming and params.output"))
+if "!RL!"=="claim" (if not defined ROUT (set "WHY=claim workers need params.incoming and params.output"))
+if "!RM!"=="rename" (if not defined RPROC (set "WHY=claim.rename-claim needs params.processing"))
+exit /b 0
+
 rem conformance probe for cmd.exe, LOOP mode (protocol 1; see ../PROTOCOL.md, "Loop mode"):
 rem one cmd process answers many attempts. probe.cmd beside it is the one-shot mode; both
 rem make the same calls with the same command lines (a harness test compares them).
@@ -91,7 +118,10 @@ rem                        here (non-ASCII text reaches cmd only this way: set /
 rem                        file in the console code page, the environment in full Unicode)
 rem  CONFORMANCE_CLOCK     a file to read right before and after the call, or empty: what
 rem                        was read goes, unparsed, into t0 and t1 of the loop folder
+rem  CONFORMANCE_RECIPES   recipes.cmd (the hand-off recipes, protocol 2), or empty: no
+rem                        recipes (each is then unsupported)
 set "Q=!CONFORMANCE_LOOP_DIR!"
+set "RCMD=!CONFORMANCE_RECIPES!"
 set "CLOCK=!CONFORMANCE_CLOCK!"
 set "ROOT=!CONFORMANCE_ROOT!"
 set "ROOTBAD="
@@ -132,7 +162,7 @@ exit 4
 rem The hello proves the request channel: it quotes the check file the harness wrote.
 set "_h="
 set /p "_h=" <"!Q!\check"
-echo {"protocol":1,"type":"hello","probe":"cmd","families":["cmd"],"mode":"loop","check":"!_h!"}
+echo {"protocol":2,"type":"hello","probe":"cmd","families":["cmd"],"mode":"loop","check":"!_h!","recipes":["publish.direct","publish.temp-rename","publish.temp-rename-cross-volume","read.poll","claim.list-then-open","claim.rename-claim","claim.exclusive-marker","done.marker-after-data","done.marker-before-data","done.size-stable","done.mtime-stable","consume.poll"]}
 set "_h="
 
 rem One pass per attempt. Stdin lines are signals only (`prepare`, `go ID`, `quit`); the
@@ -172,21 +202,31 @@ for /l %%n in (1,1,2147483647) do (
     >&2 echo probe: expected prepare or quit, got another line; stopping
     exit 3
   )
-  for %%v in (ID CONFORMANCE_VARIANT CONFORMANCE_TARGET CONFORMANCE_SOURCE CONFORMANCE_TOKEN CONFORMANCE_MARK TNAME) do set "%%v="
+  for %%v in (ID CONFORMANCE_VARIANT CONFORMANCE_TARGET CONFORMANCE_SOURCE CONFORMANCE_TOKEN CONFORMANCE_MARK TNAME RCP RL RM RTMP RIN RPROC ROUT CJ STEP) do set "%%v="
   <"!Q!\id" set /p "ID="
   <"!Q!\variant" set /p "CONFORMANCE_VARIANT="
   <"!Q!\target" set /p "CONFORMANCE_TARGET="
   if exist "!Q!\source" (<"!Q!\source" set /p "CONFORMANCE_SOURCE=")
   if exist "!Q!\token" (<"!Q!\token" set /p "CONFORMANCE_TOKEN=")
   if exist "!Q!\mark" (<"!Q!\mark" set /p "CONFORMANCE_MARK=")
+  if exist "!Q!\recipe" (<"!Q!\recipe" set /p "RCP=")
+  if exist "!Q!\temp" (<"!Q!\temp" set /p "RTMP=")
+  if exist "!Q!\incoming" (<"!Q!\incoming" set /p "RIN=")
+  if exist "!Q!\processing" (<"!Q!\processing" set /p "RPROC=")
+  if exist "!Q!\output" (<"!Q!\output" set /p "ROUT=")
   set "_r="
   if exist "!Q!\target.root" (set "_r=1")
   if exist "!Q!\source.root" (set "_r=1")
   if exist "!Q!\mark.root" (set "_r=1")
+  for %%v in (temp incoming processing output) do (if exist "!Q!\%%v.root" (set "_r=1"))
   if not defined ROOTBAD (
     if exist "!Q!\target.root" (set "CONFORMANCE_TARGET=!ROOT!!CONFORMANCE_TARGET!")
     if exist "!Q!\source.root" (set "CONFORMANCE_SOURCE=!ROOT!!CONFORMANCE_SOURCE!")
     if exist "!Q!\mark.root" (set "CONFORMANCE_MARK=!ROOT!!CONFORMANCE_MARK!")
+    if exist "!Q!\temp.root" (set "RTMP=!ROOT!!RTMP!")
+    if exist "!Q!\incoming.root" (set "RIN=!ROOT!!RIN!")
+    if exist "!Q!\processing.root" (set "RPROC=!ROOT!!RPROC!")
+    if exist "!Q!\output.root" (set "ROUT=!ROOT!!ROUT!")
   )
   set "V=!CONFORMANCE_VARIANT!"
   set "T=!CONFORMANCE_TARGET!"
@@ -206,6 +246,15 @@ for /l %%n in (1,1,2147483647) do (
   if "!V!"=="cmd.redirect" (set "L=redirect")
   if "!V!"=="cmd.if-not-exist+redirect" (set "L=ifnotexist")
   if "!V!"=="cmd.if-not-exist+move" (set "L=ifnotexistmove")
+  if defined RCP (set "L=recipe")
+  if "!RCP!"=="publish.direct" (set "RL=pub_direct")
+  if "!RCP!"=="publish.temp-rename" (set "RL=pub_temp")
+  if "!RCP!"=="publish.temp-rename-cross-volume" (set "RL=pub_temp")
+  if "!RCP!"=="read.poll" (set "RL=read_poll")
+  if "!RCP!"=="claim.list-then-open" (set "RM=list")
+  if "!RCP!"=="claim.rename-claim" (set "RM=rename")
+  if "!RCP!"=="claim.exclusive-marker" (set "RM=marker")
+  if defined RM (set "RL=claim")
   if "!L!"=="ren" (set "NEEDS=1")
   if "!L!"=="move" (set "NEEDS=1")
   if "!L!"=="moveY" (set "NEEDS=1")
@@ -225,6 +274,7 @@ for /l %%n in (1,1,2147483647) do (
   if not defined WHY (if defined _r (if defined ROOTBAD (set "UNSAFE=1")))
   if not defined WHY (if defined RESCAN (if exist "!Q!\suspect" (call :rescan_checks)))
   if not defined WHY (if defined UNSAFE (set "WHY=a path or token holds an exclamation mark or a percent sign, which this cmd.exe (Wine) re-expands inside variable values"))
+  if not defined WHY (if "!L!"=="recipe" (call :recipe_checks))
   if not defined WHY (if "!L!"=="ren" (if exist "!Q!\name" (<"!Q!\name" set /p "TNAME=")))
   if not defined WHY (if "!L!"=="ren" (if not defined TNAME (set "WHY=CONFORMANCE_TARGET is empty or has no file name")))
   if defined WHY (
@@ -247,6 +297,14 @@ for /l %%n in (1,1,2147483647) do (
       exit 3
     )
     (call )
+    if "!L!"=="recipe" (
+      set "T0=!TIME!"
+      if defined CLOCK (<"!CLOCK!" set /p "C0=")
+      call "!RCMD!" !RL!
+      if defined CLOCK (<"!CLOCK!" set /p "C1=")
+      set "T1=!TIME!"
+      if defined STEP (set "F=!EL!")
+    )
     if "!L!"=="mkdir" (
       set "T0=!TIME!"
       if defined CLOCK (<"!CLOCK!" set /p "C0=")
@@ -343,14 +401,15 @@ for /l %%n in (1,1,2147483647) do (
         set "EL=1"
       )
     )
-    if defined ORBROKEN (
+    if "!L!"=="recipe" (set "ORB=") else (set "ORB=!ORBROKEN!")
+    if defined ORB (
       set "EL=!F!"
       set "F="
       if not "!EL!"=="0" (set "F=1")
     )
     if defined F (
       set "OK=false"
-      if not defined ORBROKEN (set "EL=!F!")
+      if not defined ORB (set "EL=!F!")
     ) else (
       set "OK=true"
     )
@@ -378,10 +437,16 @@ for /l %%n in (1,1,2147483647) do (
     >"!Q!\t0" echo !C0!
     >"!Q!\t1" echo !C1!
     >&2 echo probe: end of attempt !ID!
-    if defined MARKERR (
-      echo {"type":"result","id":!ID!,"ok":!OK!,"errorlevel":!EL!,"t0":"!T0!","t1":"!T1!","error":{"type":"MarkError","code":null,"errno":null,"hresult":null,"errorlevel":!MEL!,"message":""}}
+    set "SJ=null"
+    if defined STEP (set "SJ="!STEP!"")
+    if "!L!"=="recipe" (
+      echo {"type":"result","id":!ID!,"ok":!OK!,"errorlevel":!EL!,"t0":"!T0!","t1":"!T1!","step":!SJ!,"counters":{!CJ!}}
     ) else (
-      echo {"type":"result","id":!ID!,"ok":!OK!,"errorlevel":!EL!,"t0":"!T0!","t1":"!T1!"}
+      if defined MARKERR (
+        echo {"type":"result","id":!ID!,"ok":!OK!,"errorlevel":!EL!,"t0":"!T0!","t1":"!T1!","error":{"type":"MarkError","code":null,"errno":null,"hresult":null,"errorlevel":!MEL!,"message":""}}
+      ) else (
+        echo {"type":"result","id":!ID!,"ok":!OK!,"errorlevel":!EL!,"t0":"!T0!","t1":"!T1!"}
+      )
     )
   )
 )

@@ -39,6 +39,9 @@ set "_x=1"
 set "_y=!_w!"
 if "!_y!"=="1" set "RESCAN=1"
 set "_x=" & set "_y=" & set "_w="
+rem A recipe (protocol 2) instead of a variant: see :recipe at the end.
+set "RCP=!CONFORMANCE_RECIPE!"
+if defined RCP goto recipe
 
 rem Variant table: label to run, whether it needs a source, whether it writes the token.
 set "L="
@@ -70,6 +73,7 @@ if defined NEEDS if not defined S goto unsupported_source
 if defined NEEDTOK if not defined TOK goto unsupported_token
 if defined RESCAN goto rescan_checks
 :rescan_checked
+if defined RCP goto recipe_ready
 if "!L!"=="ren" goto basename
 goto ready
 
@@ -305,4 +309,93 @@ if defined MARKERR (
 ) else (
   echo {"type":"result","ok":!OK!,"errorlevel":!EL!,"t0":"!T0!","t1":"!T1!"}
 )
+exit /b 0
+
+rem ---------------------------------------------------------------------------------
+rem A recipe (protocol 2; ../PROTOCOL.md, "Recipes in one-shot mode"): the steps are those
+rem of recipes.cmd, called as loop.cmd calls it. The environment adds CONFORMANCE_RECIPE,
+rem CONFORMANCE_RECIPE_DIR (the harness's folder: the content to publish, a reader's
+rem copies in reads\, the stop file), CONFORMANCE_RECIPES (recipes.cmd), CONFORMANCE_TEMP,
+rem CONFORMANCE_INCOMING, CONFORMANCE_PROCESSING, CONFORMANCE_OUTPUT. Under RESCAN the
+rem target's full checks run (every recipe path lies beside it, in the same scratch
+rem folder) and the other values get the first of the two tests.
+:recipe
+set "Q=!CONFORMANCE_RECIPE_DIR!"
+set "RCMD=!CONFORMANCE_RECIPES!"
+set "RTMP=!CONFORMANCE_TEMP!"
+set "RIN=!CONFORMANCE_INCOMING!"
+set "RPROC=!CONFORMANCE_PROCESSING!"
+set "ROUT=!CONFORMANCE_OUTPUT!"
+set "RL="
+set "RM="
+set "WHY="
+if "!RCP!"=="publish.direct" set "RL=pub_direct"
+if "!RCP!"=="publish.temp-rename" set "RL=pub_temp"
+if "!RCP!"=="publish.temp-rename-cross-volume" set "RL=pub_temp"
+if "!RCP!"=="read.poll" set "RL=read_poll"
+if "!RCP!"=="claim.list-then-open" set "RM=list"
+if "!RCP!"=="claim.rename-claim" set "RM=rename"
+if "!RCP!"=="claim.exclusive-marker" set "RM=marker"
+if defined RM set "RL=claim"
+set "_d=cmd cannot write a file in timed 4 KiB writes (copy and type write it in one go, in 64 KiB buffers under Wine) and has no clock finer than a second for the consumer (TIME has no seconds under Wine), so the done-marker recipes have no faithful cmd form"
+if "!RCP!"=="done.marker-after-data" set "WHY=!_d!"
+if "!RCP!"=="done.marker-before-data" set "WHY=!_d!"
+if "!RCP!"=="done.size-stable" set "WHY=!_d!"
+if "!RCP!"=="done.mtime-stable" set "WHY=!_d!"
+if "!RCP!"=="consume.poll" set "WHY=!_d!"
+set "_d="
+if defined WHY goto recipe_unsupported
+if not defined RL set "WHY=unknown recipe"
+if defined WHY goto recipe_unsupported
+if not defined T set "WHY=CONFORMANCE_TARGET is empty or has no file name"
+if defined WHY goto recipe_unsupported
+if not defined Q set "WHY=this probe was started without a recipe folder (CONFORMANCE_RECIPE_DIR is empty)"
+if defined WHY goto recipe_unsupported
+if not defined RCMD set "WHY=this probe was started without recipes.cmd (CONFORMANCE_RECIPES is empty)"
+if defined WHY goto recipe_unsupported
+if not exist "!RCMD!" set "WHY=recipes.cmd is missing beside probe.cmd"
+if defined WHY goto recipe_unsupported
+if "!RL!"=="pub_direct" if not exist "!Q!\content" set "WHY=the harness gave no content file"
+if "!RL!"=="pub_temp" if not exist "!Q!\content" set "WHY=the harness gave no content file"
+if "!RL!"=="pub_temp" if not defined RTMP set "WHY=publish.temp-rename needs params.temp"
+if "!RL!"=="read_poll" if not exist "!Q!\reads\" set "WHY=the harness made no reads folder"
+if "!RL!"=="claim" if not defined RIN set "WHY=claim workers need params.incoming and params.output"
+if "!RL!"=="claim" if not defined ROUT set "WHY=claim workers need params.incoming and params.output"
+if "!RM!"=="rename" if not defined RPROC set "WHY=claim.rename-claim needs params.processing"
+if defined WHY goto recipe_unsupported
+if not defined RESCAN goto recipe_ready
+set "UNSAFE="
+if not "%CONFORMANCE_RECIPE_DIR%%CONFORMANCE_RECIPE_DIR%"=="!CONFORMANCE_RECIPE_DIR!!CONFORMANCE_RECIPE_DIR!" set "UNSAFE=1"
+if not "%CONFORMANCE_RECIPES%%CONFORMANCE_RECIPES%"=="!CONFORMANCE_RECIPES!!CONFORMANCE_RECIPES!" set "UNSAFE=1"
+if not "%CONFORMANCE_TEMP%%CONFORMANCE_TEMP%"=="!CONFORMANCE_TEMP!!CONFORMANCE_TEMP!" set "UNSAFE=1"
+if not "%CONFORMANCE_INCOMING%%CONFORMANCE_INCOMING%"=="!CONFORMANCE_INCOMING!!CONFORMANCE_INCOMING!" set "UNSAFE=1"
+if not "%CONFORMANCE_PROCESSING%%CONFORMANCE_PROCESSING%"=="!CONFORMANCE_PROCESSING!!CONFORMANCE_PROCESSING!" set "UNSAFE=1"
+if not "%CONFORMANCE_OUTPUT%%CONFORMANCE_OUTPUT%"=="!CONFORMANCE_OUTPUT!!CONFORMANCE_OUTPUT!" set "UNSAFE=1"
+if defined UNSAFE goto unsupported_rescan
+goto rescan_checks
+
+:recipe_unsupported
+>&2 echo probe: unsupported: !WHY!
+echo {"protocol":2,"type":"ready","supported":false,"reason":"!WHY!"}
+exit /b 0
+
+:recipe_ready
+echo {"protocol":2,"type":"ready","supported":true}
+set "REL="
+set /p "REL="
+if not defined REL (
+  >&2 echo probe: no release line, end of input or empty line; recipe not run
+  exit /b 3
+)
+set "STEP="
+set "CJ="
+set "EL=0"
+set "T0=!TIME!"
+call "!RCMD!" !RL!
+set "T1=!TIME!"
+set "OK=true"
+if defined STEP set "OK=false"
+set "SJ=null"
+if defined STEP set "SJ="!STEP!""
+echo {"type":"result","ok":!OK!,"errorlevel":!EL!,"t0":"!T0!","t1":"!T1!","step":!SJ!,"counters":{!CJ!}}
 exit /b 0

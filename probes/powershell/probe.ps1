@@ -1,5 +1,5 @@
 # conformance probe for PowerShell cmdlets and .NET calls made from PowerShell
-# (protocol 1, session mode; see ../PROTOCOL.md). Runs unchanged on PowerShell 7.x
+# (protocol 2, session mode, with the hand-off recipes; see ../PROTOCOL.md). Runs unchanged on PowerShell 7.x
 # (pwsh, PSEdition Core) and Windows PowerShell 5.1 (powershell.exe, PSEdition Desktop):
 #
 #   pwsh -NoProfile -NonInteractive -File probe.ps1
@@ -453,12 +453,500 @@ function Get-RawError($record, [string]$typeOverride) {
 }
 
 # ---------------------------------------------------------------------------------
+# Recipes (protocol 2, ../PROTOCOL.md "Recipes"): the steps of ../shared/session.mjs and
+# ../dotnet/Probe.cs, with the calls a PowerShell user makes: .NET FileStream for the
+# writes (FileShare.Read, buffer size 1: each Write is one write(2)/WriteFile), Move-Item
+# for every rename/move, [IO.File]::Open(..., CreateNew) for the exclusive claim marker,
+# [IO.File]::ReadAllBytes for reads, [IO.File]::Delete for deletes. Each Prepare block gets
+# $r (Id, Target, Token, Params) and returns the state its Run block gets, or throws
+# (New-Unsupported 'reason'). Run returns @{Ok; Error (raw error JSON or 'null'); Step;
+# Counters (ordered [name, value] pairs, or $null); Sample (raw error JSON strings)}.
+
+$script:Recipes = New-Object System.Collections.Hashtable   # case-sensitive names
+$script:RecipeOrder = @('publish.direct', 'publish.temp-rename', 'publish.temp-rename-cross-volume',
+    'read.poll', 'claim.list-then-open', 'claim.rename-claim', 'claim.exclusive-marker',
+    'done.marker-after-data', 'done.marker-before-data', 'done.size-stable', 'done.mtime-stable', 'consume.poll')
+$script:Chunk = 4096
+$script:ErrorsSampleMax = 8
+$script:ClaimStuckRounds = 100000
+$script:Clock = [System.Diagnostics.Stopwatch]::StartNew()
+
+function New-Unsupported([string]$why) {
+    $ex = New-Object System.NotSupportedException ('unsupported: ' + $why)
+    $ex.Data['unsupported'] = $why
+    return $ex
+}
+
+function New-RecipeResult([bool]$ok, [string]$errJson, $step, $counters, $sample) {
+    if (-not $errJson) { $errJson = 'null' }
+    return @{ Ok = $ok; Error = $errJson; Step = $step; Counters = $counters; Sample = $sample }
+}
+
+# The .NET exception inside what PowerShell wraps around a method's or constructor's.
+function Get-InnerException($record) {
+    $ex = $record
+    if ($record -is [System.Management.Automation.ErrorRecord]) { $ex = $record.Exception }
+    while ($null -ne $ex -and $null -ne $ex.InnerException -and
+           ($ex -is [System.Management.Automation.MethodInvocationException] -or
+            $ex -is [System.Reflection.TargetInvocationException] -or
+            $ex -is [System.Management.Automation.ActionPreferenceStopException])) {
+        $ex = $ex.InnerException
+    }
+    return $ex
+}
+
+function Get-Param($r, [string]$name) {
+    if ($null -eq $r.Params) { return $null }
+    return $r.Params[$name]
+}
+
+function Get-PathParam($r, [string]$name, [bool]$required) {
+    $v = Get-Param $r $name
+    if ($null -eq $v -or -not ($v -is [string]) -or $v.Length -eq 0) {
+        if ($required) { throw (New-Unsupported ('needs params.' + $name)) }
+        return $null
+    }
+    return (Resolve-ProbePath $v)
+}
+
+function Get-IntParam($r, [string]$name, [long]$default, [long]$min, [long]$max) {
+    $v = Get-Param $r $name
+    if ($null -eq $v) { return $default }
+    if (-not ($v -is [double]) -or [Math]::Floor($v) -ne $v -or $v -lt $min -or $v -gt $max) {
+        throw (New-Unsupported ('params.' + $name + ' must be an integer from ' + $min + ' to ' + $max))
+    }
+    return [long]$v
+}
+
+# The bytes a publish recipe writes: the token, or with params.size the framed content
+# (`conformance-publish <token> <size>\n`, size bytes of `<token>\n` repeated, the last
+# copy cut, `end <token>\n`), as src/handoff.rs `framed` and session.mjs build them.
+function Get-PublishContent($r) {
+    if ($null -eq (Get-Param $r 'size')) {
+        $plain = $script:Utf8.GetBytes($r.Token)
+        return ,$plain
+    }
+    $n = [int](Get-IntParam $r 'size' 0 1 16777216)
+    $head = $script:Utf8.GetBytes('conformance-publish ' + $r.Token + ' ' + $n.ToString($script:Invariant) + "`n")
+    $line = $script:Utf8.GetBytes($r.Token + "`n")
+    $tail = $script:Utf8.GetBytes('end ' + $r.Token + "`n")
+    $out = New-Object byte[] ($head.Length + $n + $tail.Length)
+    [Array]::Copy($head, 0, $out, 0, $head.Length)
+    $pos = $head.Length
+    $left = $n
+    while ($left -gt 0) {
+        $k = [Math]::Min($left, $line.Length)
+        [Array]::Copy($line, 0, $out, $pos, $k)
+        $pos += $k
+        $left -= $k
+    }
+    [Array]::Copy($tail, 0, $out, $pos, $tail.Length)
+    return ,$out
+}
+
+function Open-Stream([string]$path, $mode) {
+    return (New-Object System.IO.FileStream -ArgumentList $path, $mode, ([System.IO.FileAccess]::Write), ([System.IO.FileShare]::Read), 1)
+}
+
+function Write-Chunks($fs, [byte[]]$data, [int]$chunkMs) {
+    for ($off = 0; $off -lt $data.Length; $off += $script:Chunk) {
+        if ($off -gt 0 -and $chunkMs -gt 0) { [System.Threading.Thread]::Sleep($chunkMs) }
+        $fs.Write($data, $off, [Math]::Min($script:Chunk, $data.Length - $off))
+    }
+}
+
+# Bytes as a string key (base64), for comparing reads with params.expect.
+function Get-BytesKey([byte[]]$b) {
+    return [Convert]::ToBase64String($b)
+}
+
+function Get-ExpectKeys($r, [bool]$required) {
+    $e = Get-Param $r 'expect'
+    if ($e -is [string]) { $e = @($e) }
+    $keys = @{}
+    if ($null -ne $e) {
+        foreach ($s in $e) {
+            if ($s -is [string]) { $keys[(Get-BytesKey $script:Utf8.GetBytes($s))] = $true }
+        }
+    }
+    if ($required -and $keys.Count -eq 0) { throw (New-Unsupported 'needs params.expect (the complete contents)') }
+    return $keys
+}
+
+# Loop recipes look for `stop` (or quit, or the end of stdin) without blocking: a pending
+# ReadLineAsync of the protocol reader, checked for completion. Read-ProtocolLine takes a
+# line that arrived that way, so the main loop never reads past it.
+$script:PendingRead = $null
+$script:StopSeen = $false
+$script:QuitAfter = $false
+$script:RunningId = $null
+
+function Read-ProtocolLine {
+    if ($null -ne $script:PendingRead) {
+        $t = $script:PendingRead
+        $script:PendingRead = $null
+        return $t.GetAwaiter().GetResult()
+    }
+    return $script:StdIn.ReadLine()
+}
+
+function Test-StopRequested {
+    if ($script:StopSeen) { return $true }
+    if ($null -eq $script:PendingRead) { $script:PendingRead = $script:StdIn.ReadLineAsync() }
+    if (-not $script:PendingRead.IsCompleted) { return $false }
+    $line = Read-ProtocolLine
+    if ($null -eq $line) { $script:StopSeen = $true; $script:QuitAfter = $true; return $true }
+    if ($line.Trim().Length -eq 0) { return $false }
+    $m = $null
+    try {
+        $m = ConvertFrom-ProtocolLine $line
+    } catch {
+        Write-Diag ('not JSON during a loop: ' + $line)
+        exit 3
+    }
+    $t = $m['type']
+    if ($t -eq 'quit') { $script:StopSeen = $true; $script:QuitAfter = $true; return $true }
+    if ($t -eq 'stop') {
+        if ((Format-Id $m['id']) -eq $script:RunningId) { $script:StopSeen = $true; return $true }
+        return $false
+    }
+    Write-Diag ('message ' + [string]$t + ' while a loop runs')
+    exit 3
+}
+
+function Get-NowMs { return $script:Clock.Elapsed.TotalMilliseconds }
+
+# publish.direct: FileMode.Create on the target, 4 KiB writes, Dispose. Steps: open, write, close.
+$script:Recipes['publish.direct'] = @{
+    Prepare = { param($r) return @{ Target = $r.Target; Data = (Get-PublishContent $r) } }
+    Run = { param($s)
+        $fs = $null
+        try { $fs = Open-Stream $s.Target ([System.IO.FileMode]::Create) } catch { return (New-RecipeResult $false (Get-RawError $_ $null) 'open' $null $null) }
+        try { Write-Chunks $fs $s.Data 0 } catch {
+            $e = Get-RawError $_ $null
+            try { $fs.Dispose() } catch { }
+            return (New-RecipeResult $false $e 'write' $null $null)
+        }
+        try { $fs.Dispose() } catch { return (New-RecipeResult $false (Get-RawError $_ $null) 'close' $null $null) }
+        return (New-RecipeResult $true 'null' $null $null $null)
+    }
+}
+
+# publish.temp-rename (and -cross-volume, whose params.temp the harness puts on another
+# file system): FileMode.CreateNew on the temp name (params.temp, default
+# <dir>/.<name>.<pid>.<id>.tmp), 4 KiB writes, Flush($true) if params.fsync, Dispose, then
+# Move-Item -LiteralPath temp -Destination target -Force. After a failed step the temp
+# file is removed ([IO.File]::Delete, best effort). Steps: open, write, fsync, close, rename.
+$script:PublishTempRename = @{
+    Prepare = { param($r)
+        $temp = Get-PathParam $r 'temp' $false
+        if ($null -eq $temp) {
+            $leaf = Get-LeafName $r.Target
+            $dir = $r.Target.Substring(0, $r.Target.Length - $leaf.Length)
+            $temp = $dir + '.' + $leaf + '.' + $PID.ToString($script:Invariant) + '.' + $r.Id + '.tmp'
+        }
+        $fsync = (Get-Param $r 'fsync') -eq $true
+        return @{ Target = $r.Target; Temp = $temp; Fsync = $fsync; Data = (Get-PublishContent $r) }
+    }
+    Run = { param($s)
+        $fs = $null
+        try { $fs = Open-Stream $s.Temp ([System.IO.FileMode]::CreateNew) } catch { return (New-RecipeResult $false (Get-RawError $_ $null) 'open' $null $null) }
+        $step = 'write'
+        try {
+            Write-Chunks $fs $s.Data 0
+            if ($s.Fsync) { $step = 'fsync'; $fs.Flush($true) }
+            $step = 'close'
+            $fs.Dispose()
+            $step = 'rename'
+            Move-Item -LiteralPath $s.Temp -Destination $s.Target -Force -ErrorAction Stop
+        } catch {
+            $e = Get-RawError $_ $null
+            try { $fs.Dispose() } catch { }
+            try { [System.IO.File]::Delete($s.Temp) } catch { }
+            return (New-RecipeResult $false $e $step $null $null)
+        }
+        return (New-RecipeResult $true 'null' $null $null $null)
+    }
+}
+$script:Recipes['publish.temp-rename'] = $script:PublishTempRename
+$script:Recipes['publish.temp-rename-cross-volume'] = $script:PublishTempRename
+
+# read.poll: [IO.File]::ReadAllBytes(target) again and again until stop, then once more.
+# counters: reads, complete (bytes equal one of params.expect), empty, torn, absent
+# (FileNotFoundException, DirectoryNotFoundException), errors, changes.
+$script:Recipes['read.poll'] = @{
+    Prepare = { param($r) return @{ Target = $r.Target; Expect = (Get-ExpectKeys $r $true) } }
+    Run = { param($s)
+        $c = @{ reads = 0; complete = 0; empty = 0; torn = 0; absent = 0; errors = 0; changes = 0 }
+        $sample = New-Object System.Collections.ArrayList
+        $last = $null
+        $final = $false
+        while ($true) {
+            if (-not $final -and (Test-StopRequested)) { $final = $true }
+            $c.reads++
+            $key = $null
+            try {
+                $b = [System.IO.File]::ReadAllBytes($s.Target)
+                if ($b.Length -eq 0) { $c.empty++; $key = 'empty' }
+                else {
+                    $k = Get-BytesKey $b
+                    if ($s.Expect.ContainsKey($k)) { $c.complete++ } else { $c.torn++ }
+                    $key = 'b:' + $k
+                }
+            } catch {
+                $ex = Get-InnerException $_
+                if ($ex -is [System.IO.FileNotFoundException] -or $ex -is [System.IO.DirectoryNotFoundException]) {
+                    $c.absent++
+                    $key = 'absent'
+                } else {
+                    $c.errors++
+                    $key = 'error'
+                    if ($sample.Count -lt $script:ErrorsSampleMax) { [void]$sample.Add((Get-RawError $_ $null)) }
+                }
+            }
+            if ($null -ne $last -and $key -ne $last) { $c.changes++ }
+            $last = $key
+            if ($final) { break }
+        }
+        $pairs = @(@('reads', $c.reads), @('complete', $c.complete), @('empty', $c.empty), @('torn', $c.torn),
+                   @('absent', $c.absent), @('errors', $c.errors), @('changes', $c.changes))
+        return (New-RecipeResult $true 'null' $null $pairs $sample)
+    }
+}
+
+# The claim workers: list params.incoming ([IO.Directory]::GetFiles, `.claim` names skipped)
+# until it is empty; per item claim it -- nothing (list-then-open) / Move-Item into
+# params.processing (rename-claim) / [IO.File]::Open(item + '.claim', CreateNew) (exclusive-
+# marker) -- then [IO.File]::ReadAllBytes, append content + "\n" to params.output (one Write
+# to a FileMode.Append stream), [IO.File]::Delete. counters: rounds, listed, claimed,
+# claim_failed, delete_failed, processed; a worker without progress for 100,000 rounds
+# stops (step `stuck`).
+$script:ClaimPrepare = { param($r)
+    $in = Get-PathParam $r 'incoming' $true
+    $out = Get-PathParam $r 'output' $true
+    $proc = Get-PathParam $r 'processing' ($r.Method -eq 'rename')
+    return @{ Incoming = $in; Output = $out; Processing = $proc; Method = $r.Method }
+}
+
+$script:ClaimRun = { param($s)
+    $method = $s.Method
+    $c = @{ rounds = 0; listed = 0; claimed = 0; claim_failed = 0; delete_failed = 0; processed = 0 }
+    $sample = New-Object System.Collections.ArrayList
+    $pairs = { @(@('rounds', $c.rounds), @('listed', $c.listed), @('claimed', $c.claimed), @('claim_failed', $c.claim_failed),
+                 @('delete_failed', $c.delete_failed), @('processed', $c.processed)) }
+    $out = $null
+    try {
+        $out = New-Object System.IO.FileStream -ArgumentList $s.Output, ([System.IO.FileMode]::Append), ([System.IO.FileAccess]::Write), ([System.IO.FileShare]::Read), 1
+    } catch { return (New-RecipeResult $false (Get-RawError $_ $null) 'output' (& $pairs) $sample) }
+    $nl = [byte[]]@(10)
+    try {
+        $idle = 0
+        while ($true) {
+            $c.rounds++
+            $names = $null
+            try { $names = @([System.IO.Directory]::GetFiles($s.Incoming) | Where-Object { -not $_.EndsWith('.claim') }) }
+            catch { return (New-RecipeResult $false (Get-RawError $_ $null) 'list' (& $pairs) $sample) }
+            if ($names.Count -eq 0) { break }
+            $progress = $false
+            foreach ($item in $names) {
+                $c.listed++
+                $at = $item
+                $data = $null
+                try {
+                    if ($method -eq 'rename') {
+                        $at = [System.IO.Path]::Combine($s.Processing, [System.IO.Path]::GetFileName($item))
+                        Move-Item -LiteralPath $item -Destination $at -ErrorAction Stop
+                    } elseif ($method -eq 'marker') {
+                        $m = [System.IO.File]::Open($item + '.claim', [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)
+                        $m.Dispose()
+                    }
+                    $data = [System.IO.File]::ReadAllBytes($at)
+                    $c.claimed++
+                } catch {
+                    $c.claim_failed++
+                    if ($sample.Count -lt $script:ErrorsSampleMax) { [void]$sample.Add((Get-RawError $_ $null)) }
+                    continue
+                }
+                $line = New-Object byte[] ($data.Length + 1)
+                [Array]::Copy($data, 0, $line, 0, $data.Length)
+                $line[$data.Length] = $nl[0]
+                $out.Write($line, 0, $line.Length)
+                $c.processed++
+                $progress = $true
+                try { [System.IO.File]::Delete($at) } catch {
+                    $c.delete_failed++
+                    if ($sample.Count -lt $script:ErrorsSampleMax) { [void]$sample.Add((Get-RawError $_ $null)) }
+                }
+            }
+            if ($progress) { $idle = 0 } else { $idle++ }
+            if ($idle -ge $script:ClaimStuckRounds) { return (New-RecipeResult $false 'null' 'stuck' (& $pairs) $sample) }
+        }
+    } finally {
+        $out.Dispose()
+    }
+    return (New-RecipeResult $true 'null' $null (& $pairs) $sample)
+}
+
+foreach ($pair in @(@('claim.list-then-open', 'list-then-open'), @('claim.rename-claim', 'rename'), @('claim.exclusive-marker', 'marker'))) {
+    $script:Recipes[$pair[0]] = @{ Prepare = $script:ClaimPrepare; Run = $script:ClaimRun; Method = $pair[1] }
+}
+
+# The done-marker writers: the data file (FileMode.Create, 4 KiB writes params.chunk_ms
+# apart, Dispose) and, by the method, a manifest at params.marker ([IO.File]::WriteAllBytes;
+# JSON {name, size, records, idempotency_key}, non-ASCII as \u escapes) after the data,
+# before it, or none. Steps: manifest, open, write, close.
+$script:DonePrepare = { param($r)
+        $data = Get-PublishContent $r
+        $marker = Get-PathParam $r 'marker' $false
+        if ($null -eq $marker -and $r.Method.StartsWith('marker')) { throw (New-Unsupported 'a marker method needs params.marker') }
+        $chunkMs = [int](Get-IntParam $r 'chunk_ms' 0 0 1000)
+        $records = 0
+        foreach ($b in $data) { if ($b -eq 10) { $records++ } }
+        $manifest = '{"name":' + (Format-JsonString (Get-LeafName $r.Target)) + ',"size":' + $data.Length.ToString($script:Invariant) +
+                    ',"records":' + $records.ToString($script:Invariant) + ',"idempotency_key":' + (Format-JsonString $r.Token) + '}'
+        return @{ Target = $r.Target; Data = $data; Marker = $marker; ChunkMs = $chunkMs; Manifest = $script:Utf8.GetBytes($manifest); Method = $r.Method }
+}
+
+$script:DoneRun = { param($s)
+    try { if ($s.Method -eq 'marker-before-data') { [System.IO.File]::WriteAllBytes($s.Marker, $s.Manifest) } }
+    catch { return (New-RecipeResult $false (Get-RawError $_ $null) 'manifest' $null $null) }
+    $fs = $null
+    try { $fs = Open-Stream $s.Target ([System.IO.FileMode]::Create) } catch { return (New-RecipeResult $false (Get-RawError $_ $null) 'open' $null $null) }
+    try { Write-Chunks $fs $s.Data $s.ChunkMs } catch {
+        $e = Get-RawError $_ $null
+        try { $fs.Dispose() } catch { }
+        return (New-RecipeResult $false $e 'write' $null $null)
+    }
+    try { $fs.Dispose() } catch { return (New-RecipeResult $false (Get-RawError $_ $null) 'close' $null $null) }
+    try { if ($s.Method -eq 'marker-after-data') { [System.IO.File]::WriteAllBytes($s.Marker, $s.Manifest) } }
+    catch { return (New-RecipeResult $false (Get-RawError $_ $null) 'manifest' $null $null) }
+    return (New-RecipeResult $true 'null' $null $null $null)
+}
+
+foreach ($pair in @(@('done.marker-after-data', 'marker-after-data'), @('done.marker-before-data', 'marker-before-data'),
+                    @('done.size-stable', 'size-stable'), @('done.mtime-stable', 'mtime-stable'))) {
+    $script:Recipes[$pair[0]] = @{ Prepare = $script:DonePrepare; Run = $script:DoneRun; Method = $pair[1] }
+}
+
+# consume.poll: about once a millisecond, whether the target counts as complete by
+# params.rule -- marker ([IO.File]::Exists(params.marker)), size-stable / mtime-stable (a
+# new FileInfo(target): it exists, its Length is not 0, and its Length / LastWriteTimeUtc
+# has not changed for params.stable_ms) -- then read it once ([IO.File]::ReadAllBytes) and
+# compare with params.expect[0]: counters consumed (0/1), whole, partial, checks. Runs until
+# stop; after the stop it keeps checking for up to 2 x stable_ms + 100 ms.
+$script:Recipes['consume.poll'] = @{
+    Prepare = { param($r)
+        $rule = Get-Param $r 'rule'
+        $marker = Get-PathParam $r 'marker' $false
+        $sm = Get-Param $r 'stable_ms'
+        $stableMs = 0.0
+        if ($null -ne $sm) {
+            if (-not ($sm -is [double])) { throw (New-Unsupported 'params.stable_ms must be a number of milliseconds') }
+            $stableMs = [double]$sm
+        }
+        if (($rule -ne 'marker' -and $rule -ne 'size-stable' -and $rule -ne 'mtime-stable') -or ($rule -eq 'marker' -and $null -eq $marker)) {
+            throw (New-Unsupported 'consume.poll needs params.rule (marker, size-stable, mtime-stable) and params.marker for marker')
+        }
+        $e = Get-Param $r 'expect'
+        if ($null -eq $e -or $e.Count -eq 0 -or -not ($e[0] -is [string])) { throw (New-Unsupported 'consume.poll needs params.expect') }
+        return @{ Target = $r.Target; Rule = $rule; Marker = $marker; StableMs = $stableMs; Whole = (Get-BytesKey $script:Utf8.GetBytes($e[0])) }
+    }
+    Run = { param($s)
+        $consumed = 0; $whole = 0; $partial = 0; $checks = 0
+        $haveLast = $false; $last = 0; $since = 0.0
+        $deadline = [double]::NaN
+        while ($true) {
+            $checks++
+            $now = Get-NowMs
+            $ready = $false
+            try {
+                if ($s.Rule -eq 'marker') {
+                    $ready = [System.IO.File]::Exists($s.Marker)
+                } else {
+                    $fi = New-Object System.IO.FileInfo -ArgumentList $s.Target
+                    if ($fi.Exists) {
+                        $size = $fi.Length
+                        if ($s.Rule -eq 'size-stable') { $key = $size } else { $key = $fi.LastWriteTimeUtc.Ticks }
+                        if ($size -gt 0 -and $haveLast -and $key -eq $last) { $ready = ($now - $since) -ge $s.StableMs }
+                        else { $last = $key; $haveLast = $true; $since = $now }
+                    }
+                }
+            } catch { }
+            if ($ready) {
+                $consumed = 1
+                $bytes = $null
+                try { $bytes = [System.IO.File]::ReadAllBytes($s.Target) } catch { }
+                if ($null -ne $bytes -and (Get-BytesKey $bytes) -eq $s.Whole) { $whole = 1 } else { $partial = 1 }
+                break
+            }
+            if ([double]::IsNaN($deadline) -and (Test-StopRequested)) { $deadline = $now + 2 * $s.StableMs + 100 }
+            if (-not [double]::IsNaN($deadline) -and $now -ge $deadline) { break }
+            [System.Threading.Thread]::Sleep(1)
+        }
+        while ([double]::IsNaN($deadline) -and -not (Test-StopRequested)) { [System.Threading.Thread]::Sleep(1) }
+        $pairs = @(@('consumed', $consumed), @('whole', $whole), @('partial', $partial), @('checks', $checks))
+        return (New-RecipeResult $true 'null' $null $pairs (New-Object System.Collections.ArrayList))
+    }
+}
+
+function Format-Counters($pairs) {
+    if ($null -eq $pairs) { return '' }
+    $parts = New-Object System.Collections.ArrayList
+    foreach ($p in $pairs) { [void]$parts.Add((Format-JsonString $p[0]) + ':' + (Format-JsonInt $p[1])) }
+    return ',"counters":{' + ($parts -join ',') + '}'
+}
+
+function Format-Sample($sample) {
+    if ($null -eq $sample) { return '' }
+    return ',"errors_sample":[' + (@($sample) -join ',') + ']'
+}
+
+# ---------------------------------------------------------------------------------
 # Session
+
+function Send-Unsupported([string]$idText, [string]$why) {
+    Send-Line ('{"type":"ready","id":' + $idText + ',"supported":false,"reason":' + (Format-JsonString $why) + '}')
+}
+
+# A prepare naming a recipe (protocol 2): its Prepare block resolves everything ahead of go.
+function Invoke-PrepareRecipe($msg, [string]$idText) {
+    $name = [string]$msg['recipe']
+    $def = $script:Recipes[$name]
+    if ($null -eq $def) { Send-Unsupported $idText ('unknown recipe ' + $name); return }
+    $target = Resolve-ProbePath $msg['target']
+    if ([string]::IsNullOrEmpty($target)) { Send-Unsupported $idText 'no target'; return }
+    $token = ''
+    if ($null -ne $msg['token']) { $token = [string]$msg['token'] }
+    $params = $msg['params']
+    if ($null -ne $params -and -not ($params -is [System.Collections.Hashtable])) { Send-Unsupported $idText 'params must be an object'; return }
+    $r = @{ Id = $idText; Target = $target; Token = $token; Params = $params; Method = $def['Method'] }
+    $state = $null
+    try {
+        $state = & $def['Prepare'] $r
+    } catch {
+        $ex = Get-InnerException $_
+        $why = $null
+        if ($null -ne $ex -and $null -ne $ex.Data -and $ex.Data.Contains('unsupported')) { $why = [string]$ex.Data['unsupported'] }
+        if ($null -eq $why) { $why = 'cannot prepare ' + $name + ': ' + $_.Exception.Message }
+        Send-Unsupported $idText ($name + ' ' + $why)
+        return
+    }
+    $script:Prepared = @{
+        Id = $idText
+        Recipe = $true
+        Run = $def['Run']
+        State = $state
+        Mark = (Resolve-ProbePath $msg['mark'])
+        Token = $token
+    }
+    Send-Line ('{"type":"ready","id":' + $idText + ',"supported":true}')
+}
 
 function Invoke-Prepare($msg) {
     $idText = Format-Id $msg['id']
-    $variant = [string]$msg['variant']
     $script:Prepared = $null
+    if ($msg.ContainsKey('recipe') -and $null -ne $msg['recipe']) { Invoke-PrepareRecipe $msg $idText; return }
+    $variant = [string]$msg['variant']
     $def = $script:Variants[$variant]
     if ($null -eq $def) {
         Send-Line ('{"type":"ready","id":' + $idText + ',"supported":false,"reason":' + (Format-JsonString ('unknown variant ' + $variant)) + '}')
@@ -511,14 +999,32 @@ function Invoke-Go([string]$idText) {
     $p = $prep.P
     $ok = $true
     $errJson = 'null'
-    $t0 = [DateTime]::UtcNow.Ticks
-    try {
-        $null = & $run $p
-    } catch {
-        $ok = $false
-        $errJson = Get-RawError $_ $null
+    $extra = ''
+    if ($prep.Recipe) {
+        $script:RunningId = $prep.Id
+        $script:StopSeen = $false
+        $t0 = [DateTime]::UtcNow.Ticks
+        $res = $null
+        try {
+            $res = & $run $prep.State
+        } catch {
+            $res = New-RecipeResult $false (Get-RawError $_ $null) 'run' $null $null
+        }
+        $t1 = [DateTime]::UtcNow.Ticks
+        $script:RunningId = $null
+        $ok = [bool]$res.Ok
+        $errJson = $res.Error
+        $extra = ',"step":' + (Format-JsonString $res.Step) + (Format-Counters $res.Counters) + (Format-Sample $res.Sample)
+    } else {
+        $t0 = [DateTime]::UtcNow.Ticks
+        try {
+            $null = & $run $p
+        } catch {
+            $ok = $false
+            $errJson = Get-RawError $_ $null
+        }
+        $t1 = [DateTime]::UtcNow.Ticks
     }
-    $t1 = [DateTime]::UtcNow.Ticks
     if ($ok -and -not [string]::IsNullOrEmpty($prep.Mark)) {
         try {
             [System.IO.File]::WriteAllText($prep.Mark, $prep.Token, $script:Utf8)
@@ -531,7 +1037,7 @@ function Invoke-Go([string]$idText) {
     if ($ok) { $okText = 'true' }
     Send-Line ('{"type":"result","id":' + $prep.Id + ',"ok":' + $okText +
                ',"t0_us":' + (Format-TicksAsUs $t0) + ',"t1_us":' + (Format-TicksAsUs $t1) +
-               ',"error":' + $errJson + '}')
+               ',"error":' + $errJson + $extra + '}')
 }
 
 $script:Prepared = $null
@@ -540,12 +1046,16 @@ try {
     # Resolve the cmdlets once, before any attempt, so the first go does not pay for it.
     $null = Get-Command -Name @('New-Item', 'Move-Item', 'Rename-Item', 'Copy-Item', 'Set-Content', 'Out-File', 'Test-Path') -ErrorAction Stop
 
-    Send-Line ('{"protocol":1,"type":"hello","probe":"powershell","families":["pwsh"],"runtime":' +
+    $variantIds = @($script:Variants.Keys | Sort-Object | ForEach-Object { Format-JsonString $_ }) -join ','
+    $recipeIds = @($script:RecipeOrder | ForEach-Object { Format-JsonString $_ }) -join ','
+    Send-Line ('{"protocol":2,"type":"hello","probe":"powershell","families":["pwsh"],"runtime":' +
                (Format-JsonString $script:Runtime) + ',"version":' + (Format-JsonString $script:RuntimeVersion) +
-               ',"pid":' + $PID.ToString($script:Invariant) + '}')
+               ',"pid":' + $PID.ToString($script:Invariant) + ',"clock":"wall","variants":[' + $variantIds +
+               '],"recipes":[' + $recipeIds + ']}')
 
     while ($true) {
-        $line = $script:StdIn.ReadLine()
+        if ($script:QuitAfter) { break }
+        $line = Read-ProtocolLine
         if ($null -eq $line) { break }
         if ($line.Trim().Length -eq 0) { continue }
         $go = $script:GoRx.Match($line)
@@ -564,6 +1074,8 @@ try {
         if ($type -eq 'quit') { break }
         if ($type -eq 'prepare') { $null = Invoke-Prepare $msg; continue }
         if ($type -eq 'go') { $null = Invoke-Go (Format-Id $msg['id']); continue }
+        # a stop when no loop runs (the recipe had already answered) is ignored
+        if ($type -eq 'stop') { continue }
         Write-Diag ('unknown message type ' + [string]$type)
         exit 3
     }

@@ -57,6 +57,13 @@ use crate::verdict::Report;
 /// The loop probe's file name: `probes/cmd/loop.cmd`, beside the one-shot `probe.cmd`.
 pub const LOOP_SCRIPT: &str = "loop.cmd";
 
+/// The hand-off recipes the loop calls (`probes/cmd/recipes.cmd`, beside `loop.cmd`), named
+/// to the loop in `CONFORMANCE_RECIPES`.
+pub const RECIPES_SCRIPT: &str = "recipes.cmd";
+
+/// The recipe whose folder of copies the driver reads after the result ([`reader_counters`]).
+pub(crate) const READER: &str = crate::handoff::READER;
+
 /// The line the probe writes on stderr at the end of each attempt, before its `result`
 /// (followed by the attempt id): what the command printed during the attempt is what stands
 /// between the previous attempt's end and this one.
@@ -87,6 +94,10 @@ pub struct CmdLoop {
     fallback: Option<(OneShot, String)>,
     /// How many loop processes this driver started.
     starts: u64,
+    /// The running loop's hello: its protocol version and the recipes it lists.
+    hello: Option<(u32, Vec<String>)>,
+    /// The recipe of the attempt in flight, if it is one.
+    recipe: Option<crate::exec::contender::RecipeSpec>,
 }
 
 /// Makes loop folder names unique within the harness process.
@@ -118,6 +129,8 @@ impl CmdLoop {
             stderr_from: 0,
             fallback: None,
             starts: 0,
+            hello: None,
+            recipe: None,
         }
     }
 
@@ -126,11 +139,14 @@ impl CmdLoop {
     /// folder as the probe spells it, and the clock file.
     fn loop_launch(&self) -> Launch {
         let mut l = self.launch.clone();
+        let mut recipes = String::new();
         if let Some(script) = l.args.last_mut() {
+            recipes = sibling(&script.to_string_lossy(), RECIPES_SCRIPT);
             *script = sibling(&script.to_string_lossy(), LOOP_SCRIPT).into();
         }
         let clock = self.clock.map(|c| spell(c.path(), self.style)).unwrap_or_default();
         l.with_env("CONFORMANCE_LOOP_DIR", &self.dir_name)
+            .with_env("CONFORMANCE_RECIPES", recipes)
             .with_env("CONFORMANCE_ROOT", spell(&self.cwd, self.style))
             .with_env("CONFORMANCE_CLOCK", clock)
     }
@@ -153,7 +169,10 @@ impl CmdLoop {
                 return Err(LoopStart::Interrupted);
             }
             Ok(line) => match parse_line(&line) {
-                Ok(FromProbe::Hello { .. }) if hello_check(&line).as_deref() == Some(check.as_str()) => {
+                Ok(FromProbe::Hello { protocol, recipes, .. })
+                    if hello_check(&line).as_deref() == Some(check.as_str()) =>
+                {
+                    self.hello = Some((protocol, recipes));
                     self.child = Some(child);
                     return Ok(());
                 }
@@ -211,10 +230,35 @@ impl CmdLoop {
                 _ => {}
             }
         }
+        match std::fs::remove_dir_all(self.dir.join("reads")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        }
         for (name, bytes) in values {
             std::fs::write(self.dir.join(name), bytes).map_err(io)?;
         }
+        if let Some(r) = &spec.recipe {
+            for (name, bytes) in recipe_files(spec, r, &spell(&self.cwd, self.style), self.style)? {
+                std::fs::write(self.dir.join(name), bytes).map_err(io)?;
+            }
+            if r.recipe == READER {
+                std::fs::create_dir(self.dir.join("reads")).map_err(io)?;
+            }
+        }
         Ok(())
+    }
+
+    /// Refuses a recipe the running loop does not list in its hello (a protocol-1 loop lists
+    /// none). Errors: `Unsupported` with what the loop said.
+    fn check_recipe(&self, recipe: &str) -> Result<(), Attempt> {
+        match &self.hello {
+            Some((p, listed)) if *p >= 2 && listed.iter().any(|r| r == recipe) => Ok(()),
+            Some((p, listed)) => Err(Attempt::fault(
+                Report::Unsupported,
+                format!("the cmd loop (protocol {p}) has no recipe {recipe}; it lists: [{}]", listed.join(", ")),
+            )),
+            None => Err(Attempt::fault(Report::Unsupported, "the cmd loop said no hello")),
+        }
     }
 
     /// Kills the loop's process tree and builds a fault attempt with its stderr as evidence.
@@ -274,7 +318,7 @@ enum LoopStart {
 /// The request files the probe reads, removed before each request is written (so that a
 /// value absent this time is not read from the last one): every value file and marker, and
 /// the clock stamps the last attempt left.
-const STALE: [&str; 13] = [
+const STALE: [&str; 24] = [
     "id",
     "variant",
     "target",
@@ -288,6 +332,17 @@ const STALE: [&str; 13] = [
     "suspect",
     "t0",
     "t1",
+    "recipe",
+    "temp",
+    "temp.root",
+    "incoming",
+    "incoming.root",
+    "processing",
+    "processing.root",
+    "output",
+    "output.root",
+    "content",
+    "stop",
 ];
 
 /// The request files of `spec` as (file name, contents): each value followed by CR LF (cmd's
@@ -349,8 +404,111 @@ fn request_files(spec: &Spec, root: &str, style: PathStyle) -> Result<Vec<(Strin
     Ok(out)
 }
 
+/// The recipe's request files (protocol 2, `probes/PROTOCOL.md`, loop mode): `recipe`, its
+/// path parameters (`temp`, `incoming`, `processing`, `output`; spelled and rooted as
+/// [`request_files`] does), and for the publish writers `content`, the bytes to publish
+/// ([`crate::handoff::framed`] of the token and `params.size`, or the token), which the
+/// recipe copies: cmd cannot write given bytes itself. `temp` defaults to
+/// `<folder of target>\.<name>.cmd.<id>.tmp`. Errors: `Unsupported` for a value that is not
+/// ASCII (see [`request_files`]) or a `size` out of range.
+fn recipe_files(
+    spec: &Spec,
+    r: &crate::exec::contender::RecipeSpec,
+    root: &str,
+    style: PathStyle,
+) -> Result<Vec<(String, Vec<u8>)>, Attempt> {
+    let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let mut paths: Vec<(&str, String)> = Vec::new();
+    if r.recipe.starts_with("publish.") {
+        paths.push(("temp", text("temp").unwrap_or_else(|| default_temp(spec))));
+    }
+    for k in ["incoming", "processing", "output"] {
+        if let Some(v) = text(k) {
+            paths.push((k, v));
+        }
+    }
+    let probe = Spec { recipe: None, mark: None, source: None, ..spec.clone() };
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    out.push(("recipe".into(), format!("{}\r\n", r.recipe).into_bytes()));
+    for (name, value) in paths {
+        let one = Spec { target: value, ..probe.clone() };
+        for (n, b) in request_files(&one, root, style)? {
+            if let Some(rest) = n.strip_prefix("target") {
+                out.push((format!("{name}{rest}"), b));
+            }
+        }
+    }
+    if let Some(content) = publish_content(spec, r)? {
+        out.push(("content".into(), content));
+    }
+    Ok(out)
+}
+
+/// The default temp name of a cmd publish writer: `<folder of target>\.<name>.cmd.<id>.tmp`
+/// (cmd has no process id of its own to put in it; the attempt id is unique per run).
+pub(crate) fn default_temp(spec: &Spec) -> String {
+    let (dir, name) = match spec.target.rfind(['\\', '/']) {
+        Some(i) => (&spec.target[..=i], &spec.target[i + 1..]),
+        None => ("", spec.target.as_str()),
+    };
+    format!("{dir}.{name}.cmd.{}.tmp", spec.id)
+}
+
+/// The bytes a cmd publish writer copies into place: [`crate::handoff::framed`] of the token
+/// and `params.size`, or the token; `None` for other recipes. Errors: `Unsupported` for a
+/// size out of range (1 to 16 MiB).
+pub(crate) fn publish_content(spec: &Spec, r: &crate::exec::contender::RecipeSpec) -> Result<Option<Vec<u8>>, Attempt> {
+    if !r.recipe.starts_with("publish.") {
+        return Ok(None);
+    }
+    Ok(Some(match r.params.get("size").and_then(|v| v.as_u64()) {
+        Some(n @ 1..=16_777_216) => crate::handoff::framed(&spec.token, n as usize),
+        Some(n) => {
+            return Err(Attempt::fault(Report::Unsupported, format!("params.size {n} is out of range (1 to 16 MiB)")))
+        }
+        None => spec.token.clone().into_bytes(),
+    }))
+}
+
+/// Fills a reader's counters (`read.poll`) from the copies its reads made, `reads/1` … in
+/// `dir`: the recipe counted `reads`, `absent` and `errors` itself (a copy that failed,
+/// with the target there or not); each copy is `complete` (its bytes equal one of
+/// `params.expect`), `empty` or `torn`; `changes` counts reads whose class or bytes differ
+/// from the read before (a failed read is its own class). The same counters as the session
+/// probes' `read.poll` (`probes/PROTOCOL.md`), from what the reader saw.
+pub(crate) fn reader_counters(
+    dir: &std::path::Path,
+    params: &serde_json::Value,
+    counters: &mut std::collections::BTreeMap<String, i64>,
+) {
+    let expect: Vec<&[u8]> = params
+        .get("expect")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_str()).map(str::as_bytes).collect())
+        .unwrap_or_default();
+    let reads = counters.get("reads").copied().unwrap_or(0).max(0);
+    let (mut complete, mut empty, mut torn, mut changes) = (0i64, 0i64, 0i64, 0i64);
+    let mut last: Option<Option<Vec<u8>>> = None;
+    for k in 1..=reads {
+        let seen = std::fs::read(dir.join(k.to_string())).ok();
+        match &seen {
+            Some(b) if expect.contains(&b.as_slice()) => complete += 1,
+            Some(b) if b.is_empty() => empty += 1,
+            Some(_) => torn += 1,
+            None => {}
+        }
+        if last.as_ref().is_some_and(|l| *l != seen) {
+            changes += 1;
+        }
+        last = Some(seen);
+    }
+    for (k, v) in [("complete", complete), ("empty", empty), ("torn", torn), ("changes", changes)] {
+        counters.insert(k.to_string(), v);
+    }
+}
+
 /// `path` (a file path with `\\` or `/` separators) with its file name replaced by `name`.
-fn sibling(path: &str, name: &str) -> String {
+pub(crate) fn sibling(path: &str, name: &str) -> String {
     match path.rfind(['\\', '/']) {
         Some(i) => format!("{}{name}", &path[..=i]),
         None => name.to_string(),
@@ -373,15 +531,14 @@ impl Driver for CmdLoop {
     }
 
     fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
-        if let Some(r) = &spec.recipe {
-            return Err(Attempt::fault(
-                Report::Unsupported,
-                format!("the cmd loop speaks protocol 1: no recipes (asked for {})", r.recipe),
-            ));
-        }
         self.ensure()?;
         if let Some((one, _)) = &mut self.fallback {
             return one.begin(spec);
+        }
+        self.recipe = None;
+        if let Some(r) = &spec.recipe {
+            self.check_recipe(&r.recipe)?;
+            self.recipe = Some(r.clone());
         }
         self.pending = Some(spec.id);
         self.write_request(spec)?;
@@ -458,11 +615,32 @@ impl Driver for CmdLoop {
         let console = self.console(id);
         // a prompt or stray output: the next attempt gets a process with a clean console
         let retire = awaited.answered || !awaited.stray.is_empty();
-        let attempt = awaited.attempt(console, Some(stamps));
+        let mut attempt = awaited.attempt(console, Some(stamps));
+        if let (Some(r), Some(out)) = (&self.recipe, attempt.recipe.as_mut()) {
+            if r.recipe == READER {
+                reader_counters(&self.dir.join("reads"), &r.params, &mut out.counters);
+            }
+        }
         if retire {
             self.stop_loop();
         }
         attempt
+    }
+
+    /// Ends a loop recipe (`read.poll`): an empty `stop` file in the loop folder, which the
+    /// recipe looks for before each read (stdin is blocked on nothing while it runs, and
+    /// cmd cannot read it without blocking). Errors: a harness error when it cannot be
+    /// written.
+    fn stop(&mut self) -> Result<(), Attempt> {
+        if let Some((one, _)) = &mut self.fallback {
+            return one.stop();
+        }
+        if self.recipe.is_none() {
+            return Ok(());
+        }
+        std::fs::write(self.dir.join("stop"), b"").map_err(|e| {
+            Attempt::fault(Report::HarnessError, format!("harness-error: cannot write the cmd loop's stop file: {e}"))
+        })
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {
@@ -575,6 +753,79 @@ mod tests {
         };
         assert_eq!(ids("probe.cmd").len(), 10);
         assert_eq!(ids("probe.cmd"), ids(LOOP_SCRIPT));
+    }
+
+    /// A recipe's paths travel rooted like the target, the temp name defaults beside the
+    /// target, and a publish writer gets the framed bytes to copy.
+    #[test]
+    fn recipe_requests_carry_rooted_paths_and_the_content() {
+        let root = "Z:\\tmp\\x & 日本";
+        let mut s = spec(&format!("{root}\\c1\\i0\\target"), None, None);
+        s.id = 9;
+        let r = crate::exec::contender::RecipeSpec {
+            scenario: "publish".into(),
+            recipe: "publish.temp-rename".into(),
+            role: "writer".into(),
+            params: serde_json::json!({ "size": 10 }),
+            until_stopped: false,
+        };
+        let got = recipe_files(&s, &r, root, PathStyle::Wine).unwrap();
+        let get = |n: &str| got.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        assert_eq!(get("recipe").unwrap(), b"publish.temp-rename\r\n");
+        assert_eq!(get("temp").unwrap(), b"\\c1\\i0\\.target.cmd.9.tmp\r\n");
+        assert_eq!(get("temp.root").unwrap(), b"");
+        assert_eq!(get("content").unwrap(), crate::handoff::framed(&s.token, 10));
+        // the harness's temp on another volume goes as it is (ASCII), without a root marker
+        let r2 = crate::exec::contender::RecipeSpec {
+            params: serde_json::json!({ "size": 10, "temp": "Z:\\dev\\shm\\x\\t.tmp" }),
+            ..r.clone()
+        };
+        let got = recipe_files(&s, &r2, root, PathStyle::Wine).unwrap();
+        assert!(got.contains(&("temp".into(), b"Z:\\dev\\shm\\x\\t.tmp\r\n".to_vec())), "{got:?}");
+        assert!(!got.iter().any(|(k, _)| k == "temp.root"), "{got:?}");
+        // claim paths; no content
+        let c = crate::exec::contender::RecipeSpec {
+            scenario: "claim".into(),
+            recipe: "claim.rename-claim".into(),
+            role: "worker".into(),
+            params: serde_json::json!({
+                "incoming": format!("{root}\\c2\\i0\\incoming"),
+                "processing": format!("{root}\\c2\\i0\\processing\\w1"),
+                "output": format!("{root}\\c2\\i0\\out-1.txt"),
+            }),
+            until_stopped: false,
+        };
+        let got = recipe_files(&s, &c, root, PathStyle::Wine).unwrap();
+        let names: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            ["recipe", "incoming", "incoming.root", "processing", "processing.root", "output", "output.root"]
+        );
+        // a path outside the root that is not ASCII cannot travel
+        let bad = crate::exec::contender::RecipeSpec {
+            params: serde_json::json!({ "output": "Z:\\elsewhere\\日本\\out.txt", "incoming": "x" }),
+            ..c
+        };
+        assert_eq!(recipe_files(&s, &bad, root, PathStyle::Wine).unwrap_err().report, Report::Unsupported);
+    }
+
+    /// The reader's copies are classified by their bytes; failed reads (no copy) are a class
+    /// of their own for `changes`; the recipe's own counts stay.
+    #[test]
+    fn reader_counters_come_from_the_copies() {
+        let dir = tempfile::tempdir().unwrap();
+        // read 1 failed (absent), 2 empty, 3 torn, 4 and 5 complete
+        std::fs::write(dir.path().join("2"), b"").unwrap();
+        std::fs::write(dir.path().join("3"), b"conformance-pub").unwrap();
+        std::fs::write(dir.path().join("4"), b"whole").unwrap();
+        std::fs::write(dir.path().join("5"), b"whole").unwrap();
+        let mut c: std::collections::BTreeMap<String, i64> =
+            [("reads", 5), ("absent", 1), ("errors", 0)].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        reader_counters(dir.path(), &serde_json::json!({ "expect": ["whole"] }), &mut c);
+        let n = |k: &str| c[k];
+        assert_eq!((n("complete"), n("empty"), n("torn"), n("absent"), n("errors")), (2, 1, 1, 1, 0));
+        assert_eq!(n("complete") + n("empty") + n("torn") + n("absent") + n("errors"), n("reads"));
+        assert_eq!(n("changes"), 3, "absent -> empty -> torn -> whole, then the same");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::contender::{join, Attempt, Spec, Timeouts, EVIDENCE_CHARS};
+use super::contender::{join, Attempt, RecipeOutput, RecipeSpec, Spec, Timeouts, EVIDENCE_CHARS};
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, time_of_day_us, FromProbe};
@@ -22,12 +22,59 @@ pub struct OneShot {
     cwd: PathBuf,
     timeouts: Timeouts,
     child: Option<Child>,
+    /// The recipe of the attempt in flight, if it is one (protocol 2).
+    recipe: Option<RecipeSpec>,
+    /// This driver's recipe folder, relative to `cwd` (`.cmd-oneshot-<harness pid>-<n>`): the
+    /// content a publish writer copies, a reader's copies, the stop file.
+    dir_name: String,
 }
+
+/// Makes one-shot recipe folder names unique within the harness process.
+static NEXT_DIR: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl OneShot {
     /// A driver that will start `launch` in `cwd` once per attempt.
     pub fn new(launch: Launch, cwd: PathBuf, timeouts: Timeouts) -> OneShot {
-        OneShot { launch, cwd, timeouts, child: None }
+        let n = NEXT_DIR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir_name = format!(".cmd-oneshot-{}-{n}", std::process::id());
+        OneShot { launch, cwd, timeouts, child: None, recipe: None, dir_name }
+    }
+
+    /// Sets up a recipe's data (protocol 2, `probes/PROTOCOL.md`, *Recipes in one-shot
+    /// mode*): a fresh recipe folder holding the publish content or an empty `reads` folder,
+    /// and the environment naming the recipe, its paths and `recipes.cmd`. Errors:
+    /// `Unsupported` for a size out of range, `HarnessError` when the folder cannot be made.
+    fn recipe_env(&self, spec: &Spec, r: &RecipeSpec) -> Result<Vec<(&'static str, String)>, Attempt> {
+        let dir = self.cwd.join(&self.dir_name);
+        let io = |e: std::io::Error| {
+            Attempt::fault(Report::HarnessError, format!("harness-error: cannot prepare {}: {e}", dir.display()))
+        };
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        }
+        std::fs::create_dir(&dir).map_err(io)?;
+        if let Some(content) = super::cmdloop::publish_content(spec, r)? {
+            std::fs::write(dir.join("content"), content).map_err(io)?;
+        }
+        if r.recipe == super::cmdloop::READER {
+            std::fs::create_dir(dir.join("reads")).map_err(io)?;
+        }
+        let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).map(str::to_string).unwrap_or_default();
+        let script = self.launch.args.last().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+        let temp = match text("temp") {
+            t if t.is_empty() && r.recipe.starts_with("publish.") => super::cmdloop::default_temp(spec),
+            t => t,
+        };
+        Ok(vec![
+            ("CONFORMANCE_RECIPE", r.recipe.clone()),
+            ("CONFORMANCE_RECIPE_DIR", self.dir_name.clone()),
+            ("CONFORMANCE_RECIPES", super::cmdloop::sibling(&script, super::cmdloop::RECIPES_SCRIPT)),
+            ("CONFORMANCE_TEMP", temp),
+            ("CONFORMANCE_INCOMING", text("incoming")),
+            ("CONFORMANCE_PROCESSING", text("processing")),
+            ("CONFORMANCE_OUTPUT", text("output")),
+        ])
     }
 
     /// Kills the process tree and builds a fault attempt with the stderr tail as evidence.
@@ -51,13 +98,13 @@ impl Driver for OneShot {
     }
 
     fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
-        if let Some(r) = &spec.recipe {
-            return Err(Attempt::fault(
-                Report::Unsupported,
-                format!("one-shot probes speak protocol 1: no recipes (asked for {})", r.recipe),
-            ));
-        }
         let mut launch = self.launch.clone();
+        self.recipe = spec.recipe.clone();
+        if let Some(r) = &spec.recipe {
+            for (k, v) in self.recipe_env(spec, r)? {
+                launch.env.push((OsString::from(k), OsString::from(v)));
+            }
+        }
         let env = [
             ("CONFORMANCE_VARIANT", spec.variant.clone()),
             ("CONFORMANCE_TARGET", spec.target.clone()),
@@ -115,7 +162,25 @@ impl Driver for OneShot {
         };
         let console = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
         self.discard();
-        awaited.attempt(console, None)
+        let mut attempt = awaited.attempt(console, None);
+        if let (Some(r), Some(out)) = (&self.recipe, attempt.recipe.as_mut()) {
+            if r.recipe == super::cmdloop::READER {
+                let reads = self.cwd.join(&self.dir_name).join("reads");
+                super::cmdloop::reader_counters(&reads, &r.params, &mut out.counters);
+            }
+        }
+        attempt
+    }
+
+    /// Ends a loop recipe (`read.poll`): a `stop` file in the recipe folder, as in loop
+    /// mode. Errors: a harness error when it cannot be written.
+    fn stop(&mut self) -> Result<(), Attempt> {
+        if self.recipe.is_none() {
+            return Ok(());
+        }
+        std::fs::write(self.cwd.join(&self.dir_name).join("stop"), b"").map_err(|e| {
+            Attempt::fault(Report::HarnessError, format!("harness-error: cannot write the cmd probe's stop file: {e}"))
+        })
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {
@@ -130,6 +195,7 @@ impl Driver for OneShot {
         if let Some(mut c) = self.child.take() {
             c.kill();
         }
+        let _ = std::fs::remove_dir_all(self.cwd.join(&self.dir_name));
     }
 }
 
@@ -155,6 +221,13 @@ pub(crate) struct Awaited {
     pub answered: bool,
     /// Output on stdout that was not protocol (the command's own, e.g. a prompt), joined.
     pub stray: String,
+    /// Protocol 2 (the loop's recipes): the step that failed, `None` on success or for a
+    /// variant.
+    pub step: Option<String>,
+    /// Protocol 2 (the loop's recipes): the recipe's counters; empty for a variant.
+    pub counters: std::collections::BTreeMap<String, i64>,
+    /// True when the result carried `step` or `counters`: it answered a recipe.
+    pub is_recipe: bool,
 }
 
 impl Awaited {
@@ -164,7 +237,20 @@ impl Awaited {
     /// prompt. `stamps` (µs since the Unix epoch, before and after the call) replace the
     /// `%TIME%` ones where given.
     pub fn attempt(self, console: String, stamps: Option<(Option<f64>, Option<f64>)>) -> Attempt {
-        let Awaited { ok, errorlevel, error, t0_us, t1_us, t0_text, answered, mut stray, .. } = self;
+        let Awaited {
+            ok,
+            errorlevel,
+            error,
+            t0_us,
+            t1_us,
+            t0_text,
+            answered,
+            mut stray,
+            step,
+            counters,
+            is_recipe,
+            ..
+        } = self;
         let (t0_us, t1_us) = match stamps {
             Some((a, b)) => (a.or(t0_us), b.or(t1_us)),
             None => (t0_us, t1_us),
@@ -205,7 +291,8 @@ impl Awaited {
             Report::Error
         };
         let evidence = (!stray.is_empty()).then_some(stray);
-        Attempt { t0_us, t1_us, error, evidence, unstamped, ..Attempt::new(report) }
+        let recipe = is_recipe.then(|| Box::new(RecipeOutput { step, counters, errors_sample: Vec::new() }));
+        Attempt { t0_us, t1_us, error, evidence, unstamped, recipe, ..Attempt::new(report) }
     }
 }
 
@@ -274,11 +361,26 @@ pub(crate) fn await_result(
             stray.push_str(&prefix);
         }
         match parse_line(&json) {
-            Ok(FromProbe::Result { id, ok, t0_us, t1_us, errorlevel, error, t0, t1, .. }) => {
+            Ok(FromProbe::Result { id, ok, t0_us, t1_us, errorlevel, error, t0, t1, step, counters, .. }) => {
                 let stamp = |s: &Option<String>| s.as_deref().and_then(time_of_day_us).map(epoch_us_of_local_time);
                 let t0_us = t0_us.or_else(|| stamp(&t0));
                 let t1_us = t1_us.or_else(|| stamp(&t1));
-                return Ok(Awaited { ok, id, errorlevel, error, t0_us, t1_us, t0_text: t0, answered, stray });
+                // a recipe's result carries `"step"` (null on success) and counters
+                let is_recipe = step.is_some() || !counters.is_empty() || json.contains("\"step\":");
+                return Ok(Awaited {
+                    ok,
+                    id,
+                    errorlevel,
+                    error,
+                    t0_us,
+                    t1_us,
+                    t0_text: t0,
+                    answered,
+                    stray,
+                    step,
+                    counters,
+                    is_recipe,
+                });
             }
             _ => {
                 // the command's own console output (e.g. "1 file(s) moved."): evidence, not protocol

@@ -166,7 +166,7 @@ impl<'a> Matched<'a> {
         }
         let key = |c: &Cell| {
             if ambiguous.contains(&c.runtime_name) {
-                Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source)
+                Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source, c.contenders)
             } else {
                 c.key()
             }

@@ -183,6 +183,7 @@ impl Common {
             recipes: shape.recipes,
             adaptive: shape.adaptive,
             handoff_amplified: !shape.adaptive || self.amplify == AmplifyArg::On,
+            contender_kind: shape.contender_kind,
         }
     }
 
@@ -267,6 +268,7 @@ struct Shape {
     done_marker: Option<usize>,
     recipes: Vec<String>,
     adaptive: bool,
+    contender_kind: crate::domain::ContenderKind,
 }
 
 /// The nonce that starts every token of a run, from its start time (hex, 32 bits).
@@ -341,6 +343,9 @@ impl RunPlan {
             let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
             paths.home.join("reports").join("runs").join(stamp)
         });
+        // thread runs measure second comers and races only: the hand-offs race processes
+        let threads = a.contender_kind == crate::cli::ContenderKindArg::Thread;
+        let handoff = |s: ScenarioArg| a.scenario.iter().any(|x| *x == s || (*x == ScenarioArg::All && !threads));
         let wants = |s: ScenarioArg| a.scenario.iter().any(|x| *x == s || *x == ScenarioArg::All);
         let shape = Shape {
             contenders: a.contenders as usize,
@@ -350,16 +355,17 @@ impl RunPlan {
             race: wants(ScenarioArg::Race),
             targets,
             relative: !a.no_relative,
-            publish: (wants(ScenarioArg::Publish) && picked(Scenario::Publish)).then_some(PublishOptions {
+            publish: (handoff(ScenarioArg::Publish) && picked(Scenario::Publish)).then_some(PublishOptions {
                 items: a.items as usize,
                 readers: a.readers as usize,
                 size: a.size as usize,
             }),
-            claim: (wants(ScenarioArg::Claim) && picked(Scenario::Claim))
+            claim: (handoff(ScenarioArg::Claim) && picked(Scenario::Claim))
                 .then_some(ClaimOptions { workers: a.workers as usize, items: a.items as usize }),
-            done_marker: (wants(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
+            done_marker: (handoff(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
             recipes: recipes.clone(),
             adaptive: !a.thorough,
+            contender_kind: a.contender_kind.kind(),
         };
         // the hand-offs are run amplified too (with --thorough or --amplify on), beside their
         // natural counts
@@ -492,8 +498,13 @@ impl RunPlan {
         for rt in self.measurable(found) {
             let race = self.race_shape(rt);
             let runtime = (rt.label.as_str(), rt.name, rt.version.as_str());
+            // hand-offs always race processes
+            let kind_of = |s: Scenario| match s {
+                Scenario::SecondComer | Scenario::Race => o.contender_kind,
+                _ => crate::domain::ContenderKind::Processes,
+            };
             let cell = |v: &Variant, scenario, target: TargetState, race: Option<RaceShape>| CellPlan {
-                id: Cell::id_of(runtime.0, &v.id, scenario, target, v.cell_source()),
+                id: Cell::id_of(runtime.0, &v.id, scenario, target, v.cell_source(), kind_of(scenario)),
                 runtime: rt.label.clone(),
                 variant: v.id.clone(),
                 scenario,
@@ -776,7 +787,22 @@ impl RacePlan {
             done_marker: None,
             recipes: Vec::new(),
             adaptive: false,
+            contender_kind: a.contender_kind.kind(),
         };
+        if a.contender_kind == crate::cli::ContenderKindArg::Thread {
+            let first = &slots[0];
+            if let Some(s) = slots.iter().find(|s| {
+                s.runtime != first.runtime || s.version != first.version || s.variant.family != first.variant.family
+            }) {
+                return Err(usage(
+                    "--contender-kind",
+                    format!(
+                        "thread contenders run in one probe process: every --contender must name the same runtime and API family ({}:{} and {}:{} differ)",
+                        first.runtime, first.variant.family, s.runtime, s.variant.family
+                    ),
+                ));
+            }
+        }
         let any_oneshot =
             slots.iter().any(|s| crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot));
         let options = common.options(shape, common.detect_amplifier(true));
@@ -1108,6 +1134,7 @@ impl RuntimesPlan {
             done_marker: None,
             recipes: Vec::new(),
             adaptive: false,
+            contender_kind: Default::default(),
         };
         let options = common.options(shape, Amplify::Off);
         Ok(RuntimesPlan { common, options, variants })
@@ -1337,7 +1364,7 @@ mod tests {
             });
             assert_eq!(m.scratch_failed, None);
             measured
-                .extend(m.findings.iter().map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source)));
+                .extend(m.findings.iter().map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders)));
         }
         cleanup_runtimes(&found, &ctx);
         assert!(!planned.is_empty(), "{args:?}");

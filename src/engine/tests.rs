@@ -120,6 +120,7 @@ fn a_trial_plan_can_kill_a_contender_after_its_release() {
             mark: None,
             hold_ms: 0,
             recipe: None,
+            delay_us: 0,
         };
         c.begin(&spec).unwrap();
     }

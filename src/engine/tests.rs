@@ -31,6 +31,7 @@ pub(super) fn options(trials: usize) -> Options {
         recipes: Vec::new(),
         adaptive: false,
         handoff_amplified: false,
+        contender_kind: Default::default(),
     }
 }
 
@@ -159,6 +160,7 @@ fn a_paused_session_probe_answers_after_it_is_resumed() {
         mark: None,
         hold_ms: 0,
         recipe: None,
+        delay_us: 0,
     };
     c.begin(&spec).unwrap();
     c.ready().unwrap();

@@ -549,6 +549,7 @@ mod tests {
             variants: variants.iter().map(|s| s.to_string()).collect(),
             recipes: vec![],
             clock: None,
+            capabilities: vec![],
         };
         // v1 lists nothing: nothing to check
         assert_eq!(check_hello(&hello(1, &["node"], &[]), &matrix), None);

@@ -1363,8 +1363,11 @@ mod tests {
                 reported += 1;
             });
             assert_eq!(m.scratch_failed, None);
-            measured
-                .extend(m.findings.iter().map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders)));
+            measured.extend(
+                m.findings
+                    .iter()
+                    .map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders)),
+            );
         }
         cleanup_runtimes(&found, &ctx);
         assert!(!planned.is_empty(), "{args:?}");

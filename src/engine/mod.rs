@@ -25,6 +25,7 @@ use second::second_comer_cell;
 use trial::race_core;
 pub use trial::{RaceRun, Sweep};
 
+use crate::domain::ContenderKind;
 use crate::exec::amplify::Amplifier;
 use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
 use crate::exec::health;
@@ -33,7 +34,6 @@ use crate::exec::scratch::{
     clear, make_source, set_up, set_up_cell, source_name, spell, win32_name_problem, PathStyle, Scratch, TargetState,
     TARGET_NAME,
 };
-use crate::domain::ContenderKind;
 use crate::matrix::{Creates, SourceKind, Variant};
 use crate::report::model::{
     CellResult, ControlInfo, CountersResult, ErrorInfo, Finding, ModeRun, OrderingRun, RaceResult, RelativeAttempt,

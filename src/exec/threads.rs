@@ -89,7 +89,10 @@ impl Group {
             return Err(Attempt::fault(Report::Crashed, "no contender began the attempt"));
         }
         if self.specs.iter().flatten().any(|s| s.recipe.is_some()) {
-            return Err(Attempt::fault(Report::Unsupported, "recipes do not run as threads (hand-offs race processes)"));
+            return Err(Attempt::fault(
+                Report::Unsupported,
+                "recipes do not run as threads (hand-offs race processes)",
+            ));
         }
         let id = self.id.unwrap_or(0);
         let contenders = self.specs.iter().flatten().map(thread_contender).collect();
@@ -135,7 +138,9 @@ impl Group {
         let received = clock::now();
         let results = match parse_line(&line) {
             Ok(FromProbe::Results { id, .. }) if id != self.id => {
-                return all(self.session.fail(Report::Crashed, format!("results for attempt {id:?}, expected {:?}", self.id)))
+                return all(self
+                    .session
+                    .fail(Report::Crashed, format!("results for attempt {id:?}, expected {:?}", self.id)))
             }
             Ok(FromProbe::Results { results, .. }) if results.len() == slots.len() => results,
             Ok(FromProbe::Results { results, .. }) => {
@@ -254,9 +259,10 @@ impl Driver for ThreadSlot {
             g.results = Some(r);
         }
         let slot = self.slot;
-        g.results.as_mut().and_then(|r| r[slot].take()).unwrap_or_else(|| {
-            Attempt::fault(Report::Crashed, "no result for this contender in the probe's results")
-        })
+        g.results
+            .as_mut()
+            .and_then(|r| r[slot].take())
+            .unwrap_or_else(|| Attempt::fault(Report::Crashed, "no result for this contender in the probe's results"))
     }
 
     fn shutdown(&mut self) {

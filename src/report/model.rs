@@ -785,3 +785,41 @@ impl Results {
         self.cells.iter().any(|c| c.scenario == Scenario::Race)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ContenderKind;
+
+    #[test]
+    fn thread_cells_never_share_an_id_key_or_row_with_process_cells() {
+        let race = Scenario::Race;
+        let p = Cell::id_of("node 20", "node.x", race, TargetState::Absent, None, ContenderKind::Processes);
+        let t = Cell::id_of("node 20", "node.x", race, TargetState::Absent, None, ContenderKind::Threads);
+        assert_eq!(p, "node 20/node.x/race/absent", "process ids are those before threads existed");
+        assert_eq!(t, "node 20/node.x/race/absent/contenders=threads");
+        let s = Cell::id_of(
+            "n",
+            "v",
+            race,
+            TargetState::Absent,
+            Some(crate::matrix::SourceKind::EmptyDir),
+            ContenderKind::Threads,
+        );
+        assert_eq!(s, "n/v/race/absent/source=empty-dir/contenders=threads");
+        let row = |contenders| Row {
+            variant: "node.x",
+            source: None,
+            call: "",
+            anti_pattern: false,
+            second: BTreeMap::new(),
+            race: None,
+            contenders,
+        };
+        assert_eq!(row(ContenderKind::Processes).label(), "node.x");
+        assert_eq!(row(ContenderKind::Threads).label(), "node.x (threads)");
+        // results.json: the field is left out for processes, so process cells read as before
+        assert!(ContenderKind::Processes.is_processes() && !ContenderKind::Threads.is_processes());
+        assert_eq!(serde_json::to_string(&ContenderKind::Threads).unwrap(), "\"threads\"");
+    }
+}

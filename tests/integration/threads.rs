@@ -26,7 +26,12 @@ fn thread_run(runtime: &str, variants: &str) -> Option<(serde_json::Value, Strin
         .assert();
     let o = assert.get_output();
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(o.status.success(), "{runtime}: exit {:?}\n{stdout}\n{}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{runtime}: exit {:?}\n{stdout}\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     Some((read_json(&out.path().join("results.json")), stdout))
 }
 
@@ -53,7 +58,8 @@ fn thread_cells(r: &serde_json::Value) -> Vec<&serde_json::Value> {
             let wins: u64 = hist.iter().map(|(k, v)| k.parse::<u64>().unwrap() * v.as_u64().unwrap()).sum();
             let by: u64 = s["wins_by_contender"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
             assert_eq!(by, wins, "{mode}: wins per contender must add up to the histogram's winners: {c}");
-            let per: u64 = m["orderings"].as_array().unwrap().iter().map(|o| o["stats"]["trials"].as_u64().unwrap()).sum();
+            let per: u64 =
+                m["orderings"].as_array().unwrap().iter().map(|o| o["stats"]["trials"].as_u64().unwrap()).sum();
             assert_eq!(per, trials, "{mode}: the orderings' trials must add up: {c}");
         }
     }
@@ -148,7 +154,15 @@ fn cmd_has_no_threads_and_says_why() {
 fn a_cross_race_of_threads_is_one_runtime_and_family() {
     // two runtimes cannot share one process: a usage error before anything starts
     let out = conformance()
-        .args(["race", "--contender-kind", "thread", "-c", "node:node.writeFileSync.wx", "-c", "mono:dotnet.FileMode.CreateNew"])
+        .args([
+            "race",
+            "--contender-kind",
+            "thread",
+            "-c",
+            "node:node.writeFileSync.wx",
+            "-c",
+            "mono:dotnet.FileMode.CreateNew",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");

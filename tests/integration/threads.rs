@@ -52,14 +52,18 @@ fn thread_cells(r: &serde_json::Value) -> Vec<&serde_json::Value> {
             let s = &m["stats"];
             let trials = s["trials"].as_u64().unwrap();
             assert_eq!(s["contenders"], 3, "{c}");
-            let hist = s["winners"].as_object().unwrap();
+            // an unsupported cell counted nothing: no histogram
+            let Some(hist) = s["winners"].as_object() else {
+                assert_eq!(trials, 0, "{c}");
+                continue;
+            };
             let sum: u64 = hist.values().map(|v| v.as_u64().unwrap()).sum();
             assert_eq!(sum, trials, "{mode}: the winners histogram must cover every trial: {c}");
             let wins: u64 = hist.iter().map(|(k, v)| k.parse::<u64>().unwrap() * v.as_u64().unwrap()).sum();
             let by: u64 = s["wins_by_contender"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
             assert_eq!(by, wins, "{mode}: wins per contender must add up to the histogram's winners: {c}");
-            let per: u64 =
-                m["orderings"].as_array().unwrap().iter().map(|o| o["stats"]["trials"].as_u64().unwrap()).sum();
+            let orderings = m["orderings"].as_array().map_or(&[][..], Vec::as_slice);
+            let per: u64 = orderings.iter().map(|o| o["stats"]["trials"].as_u64().unwrap()).sum();
             assert_eq!(per, trials, "{mode}: the orderings' trials must add up: {c}");
         }
     }
@@ -184,4 +188,32 @@ fn a_cross_race_of_threads_is_one_runtime_and_family() {
     let sum: u64 = n["winners"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
     assert_eq!(sum, n["trials"].as_u64().unwrap(), "{r}");
     assert_eq!(n["multi_winner_trials"], 0, "{r}");
+}
+
+/// A session probe whose hello does not list the `threads` capability (here a protocol-1 fake,
+/// as PowerShell's probe is) is never sent `prepare-threads`: its thread cells are
+/// `unsupported`, with the reason, and the run succeeds.
+#[test]
+fn a_probe_without_the_capability_is_unsupported_with_the_reason() {
+    use crate::common::fixtures;
+    let _one = one_at_a_time();
+    let out = tempfile::tempdir().unwrap();
+    let fake = fixtures().join("fake-runtimes").join("two-step").join("node");
+    conformance()
+        .arg("--matrices")
+        .arg(fixtures().join("matrices").join("two-step"))
+        .arg("run")
+        .arg("--runtime")
+        .arg(format!("node={}", fake.display()))
+        .args(["--contender-kind", "thread", "--scenario", "race", "-n", "5", "-q", "--amplify", "off", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = read_json(&out.path().join("results.json"));
+    let races = thread_cells(&r);
+    for c in races {
+        assert_eq!(c["result"]["verdict"], "unsupported", "{c}");
+        let ev = c["evidence"].as_str().unwrap_or_default();
+        assert!(ev.contains("protocol 1") && ev.contains("`threads` capability"), "{c}");
+    }
 }

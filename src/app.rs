@@ -309,7 +309,7 @@ fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
 /// every slot making its own family's check-then-create, then the contenders' calls.
 fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &mut Scratch) -> CrossRace {
     let opts = &plan.options;
-    let slots = plan
+    let slots: Vec<_> = plan
         .slots
         .iter()
         .zip(rts)
@@ -318,7 +318,14 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
             (ad.mode(), ad.launch(rt, &s.variant.family, ctx), engine::timeouts_for(ad, opts))
         })
         .collect();
-    let mut pools = engine::Pools::new(slots, scratch.root().to_path_buf());
+    let mut pools = match opts.contender_kind {
+        crate::domain::ContenderKind::Processes => engine::Pools::new(slots, scratch.root().to_path_buf()),
+        // one runtime and family (checked by the plan): one launch for every thread
+        crate::domain::ContenderKind::Threads => {
+            let (mode, launch, timeouts) = slots[0].clone();
+            engine::Pools::threads(slots.len(), mode, launch, timeouts, scratch.root().to_path_buf())
+        }
+    };
     if let Some(why) = rts.iter().find_map(|r| r.adapter().no_amplification()) {
         if matches!(opts.amplify, Amplify::On(_)) {
             pools.amplified_broke(why);
@@ -354,6 +361,7 @@ fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, scratch: &m
             deciding.and_then(|m| m.stats.wins_by_contender.get(slot).copied()).unwrap_or(0);
     }
     CrossRace {
+        contender_kind: opts.contender_kind,
         contenders: plan
             .slots
             .iter()
@@ -688,6 +696,7 @@ fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Results, Results,
             oneshot_trials: crate::cli::DEFAULT_ONESHOT_TRIALS,
             power: a.power.clone(),
             contenders: a.contenders,
+            contender_kind: Default::default(),
             attempt: a.attempt.clone(),
             out: Some(runs.join(sub)),
             thorough: a.thorough,

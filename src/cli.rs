@@ -179,6 +179,27 @@ pub enum RacesArg {
     All,
 }
 
+/// What a race's contenders are (`--contender-kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ContenderKindArg {
+    /// One probe process per contender (the default).
+    #[default]
+    Process,
+    /// K threads (workers) of one probe process, released together through shared memory;
+    /// `unsupported` where the probe has no threads (cmd, PowerShell).
+    Thread,
+}
+
+impl ContenderKindArg {
+    /// The engine's [`crate::domain::ContenderKind`].
+    pub fn kind(self) -> crate::domain::ContenderKind {
+        match self {
+            ContenderKindArg::Process => crate::domain::ContenderKind::Processes,
+            ContenderKindArg::Thread => crate::domain::ContenderKind::Threads,
+        }
+    }
+}
+
 /// Which race modes to run (`--amplify`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AmplifyArg {
@@ -298,9 +319,14 @@ pub struct RunArgs {
     /// Race modes, bounds and adaptive trials.
     #[command(flatten)]
     pub power: PowerArgs,
-    /// Contenders (separate processes) per race.
+    /// Contenders per race (separate processes, or threads with --contender-kind thread).
     #[arg(long, short = 'k', default_value_t = DEFAULT_CONTENDERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub contenders: u32,
+    /// What the contenders of second comers and races are: separate processes, or threads of
+    /// one probe process (cells then say `contenders: threads`; the hand-off scenarios are not
+    /// run).
+    #[arg(long, value_enum, default_value = "process")]
+    pub contender_kind: ContenderKindArg,
     /// Per-attempt timeout and hold time.
     #[command(flatten)]
     pub attempt: AttemptArgs,
@@ -340,6 +366,10 @@ pub struct RaceArgs {
     /// repeated.
     #[arg(long = "contender", short = 'c', value_name = "RUNTIME:VARIANT", required = true, num_args = 1)]
     pub contenders: Vec<String>,
+    /// Separate processes, or threads of one probe process (then every contender must name the
+    /// same runtime and API family).
+    #[arg(long, value_enum, default_value = "process")]
+    pub contender_kind: ContenderKindArg,
     /// Trials (default: 200, or 50 when a one-shot runtime such as cmd takes part).
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: Option<u32>,

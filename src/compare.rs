@@ -167,6 +167,8 @@ struct Asked<'a> {
     /// In a `--races core` run, the rows that were raced (runtime, variant, source kind): the
     /// others' race cells were not asked for.
     raced_core: Option<BTreeSet<(&'a str, &'a str, Option<crate::matrix::SourceKind>)>>,
+    /// The contender kinds of the run's cells: a thread run did not ask for process cells.
+    kinds: BTreeSet<crate::domain::ContenderKind>,
 }
 
 impl<'a> Asked<'a> {
@@ -180,6 +182,7 @@ impl<'a> Asked<'a> {
             measured,
             groups: r.cells.iter().map(|c| (c.runtime_name.as_str(), c.variant.as_str(), c.scenario)).collect(),
             targets: r.cells.iter().map(|c| (c.scenario, c.target)).collect(),
+            kinds: r.cells.iter().map(|c| c.contenders).collect(),
             raced_core: (r.run_info.races.as_deref() == Some("core")).then(|| {
                 r.cells
                     .iter()
@@ -193,6 +196,9 @@ impl<'a> Asked<'a> {
     /// Whether the run asked for cell `c` (of another run).
     fn includes(&self, c: &Cell) -> bool {
         let rt = c.runtime_name.as_str();
+        if !self.kinds.is_empty() && !self.kinds.contains(&c.contenders) {
+            return false;
+        }
         if let (Some(raced), crate::report::Scenario::Race) = (&self.raced_core, c.scenario) {
             if !raced.contains(&(rt, c.variant.as_str(), c.source)) {
                 return false;
@@ -234,7 +240,7 @@ impl<'a> Matched<'a> {
         }
         let key = |c: &Cell| {
             if ambiguous.contains(&c.runtime_name) {
-                Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source)
+                Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source, c.contenders)
             } else {
                 c.key()
             }
@@ -379,7 +385,7 @@ mod tests {
         for c in &mut other.cells {
             c.runtime_name = "bun".into();
             c.runtime = "bun 1.1.0".into();
-            c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source);
+            c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source, c.contenders);
         }
         let mut bun = base.run_info.runtimes[0].clone();
         bun.name = "bun".into();

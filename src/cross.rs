@@ -32,6 +32,9 @@ pub struct CrossContender {
 pub struct CrossRace {
     /// The contenders, in slot order.
     pub contenders: Vec<CrossContender>,
+    /// What the contenders were (`--contender-kind`): `threads`, or (left out) `processes`.
+    #[serde(default, skip_serializing_if = "crate::domain::ContenderKind::is_processes")]
+    pub contender_kind: crate::domain::ContenderKind,
     /// The verdict (glossary race verdicts, or `unsupported`), after the detection control.
     pub verdict: RaceVerdict,
     /// The mode whose run decided the verdict.
@@ -97,6 +100,9 @@ impl CrossRace {
         }
         s.push_str(&v);
         s.push('\n');
+        if !self.contender_kind.is_processes() {
+            s.push_str("contenders: threads of one probe process\n");
+        }
         if let Some(d) = &self.detection {
             s.push_str(&format!(
                 "detection control ({}): {}{}\n",
@@ -147,6 +153,7 @@ mod tests {
             natural: None,
             amplified: None,
             amplified_unavailable: Some("off\u{7}".into()),
+            contender_kind: Default::default(),
             detection: None,
             weak_race: None,
             wins_by_runtime: BTreeMap::new(),

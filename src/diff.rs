@@ -575,7 +575,7 @@ mod tests {
         for c in &mut b.cells {
             c.runtime_name = "bun".into();
             c.runtime = "bun 1.1.44".into();
-            c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source);
+            c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source, c.contenders);
         }
         second(&mut b, "node.writeFileSync.wx", TargetState::File).second_mut().unwrap().outcome = Outcome::Replaced;
         let d = diff(&a, &b, "node", "bun", &sources());

@@ -5,6 +5,36 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What a race's contenders are (`--contender-kind`; `docs/GLOSSARY.md`, "contender kind"):
+/// separate processes, one probe per contender (the default), or threads (workers) of one
+/// probe process, released by the probe through shared memory (`probes/PROTOCOL.md`,
+/// "Threads").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContenderKind {
+    /// One process per contender.
+    #[default]
+    Processes,
+    /// One thread (worker) per contender, all in one probe process.
+    Threads,
+}
+
+impl ContenderKind {
+    /// True for [`ContenderKind::Processes`] (results.json leaves the field out then, so
+    /// process cells read as they did before the field existed).
+    pub fn is_processes(&self) -> bool {
+        *self == ContenderKind::Processes
+    }
+
+    /// The spelling of results.json and of cell ids: `processes`, `threads`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContenderKind::Processes => "processes",
+            ContenderKind::Threads => "threads",
+        }
+    }
+}
+
 /// What stands at the target before a second comer's attempt
 /// (`docs/GLOSSARY.md`, "target state").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -81,7 +81,7 @@ pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
             }));
             cells.extend(r.cells.into_iter().map(|mut c| {
                 c.runtime = relabel(&c.runtime);
-                c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source);
+                c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source, c.contenders);
                 c.machine = Some(label.clone());
                 c
             }));

@@ -184,6 +184,7 @@ impl Common {
             adaptive: shape.adaptive,
             races_all: shape.races_all,
             handoff_amplified: !shape.adaptive || self.amplify == AmplifyArg::On,
+            contender_kind: shape.contender_kind,
         }
     }
 
@@ -271,6 +272,7 @@ struct Shape {
     recipes: Vec<String>,
     adaptive: bool,
     races_all: bool,
+    contender_kind: crate::domain::ContenderKind,
 }
 
 impl Default for Shape {
@@ -289,6 +291,7 @@ impl Default for Shape {
             recipes: Vec::new(),
             adaptive: false,
             races_all: true,
+            contender_kind: crate::domain::ContenderKind::Processes,
         }
     }
 }
@@ -368,6 +371,9 @@ impl RunPlan {
             let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
             paths.home.join("reports").join("runs").join(stamp)
         });
+        // thread runs measure second comers and races only: the hand-offs race processes
+        let threads = a.contender_kind == crate::cli::ContenderKindArg::Thread;
+        let handoff = |s: ScenarioArg| a.scenario.iter().any(|x| *x == s || (*x == ScenarioArg::All && !threads));
         let wants = |s: ScenarioArg| a.scenario.iter().any(|x| *x == s || *x == ScenarioArg::All);
         let shape = Shape {
             contenders: a.contenders as usize,
@@ -377,20 +383,21 @@ impl RunPlan {
             race: wants(ScenarioArg::Race),
             targets,
             relative: !a.no_relative,
-            publish: (wants(ScenarioArg::Publish) && picked(Scenario::Publish)).then_some(PublishOptions {
+            publish: (handoff(ScenarioArg::Publish) && picked(Scenario::Publish)).then_some(PublishOptions {
                 items: a.items as usize,
                 readers: a.readers as usize,
                 size: a.size as usize,
             }),
-            claim: (wants(ScenarioArg::Claim) && picked(Scenario::Claim))
+            claim: (handoff(ScenarioArg::Claim) && picked(Scenario::Claim))
                 .then_some(ClaimOptions { workers: a.workers as usize, items: a.items as usize }),
-            done_marker: (wants(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
+            done_marker: (handoff(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
             recipes: recipes.clone(),
             adaptive: !a.thorough,
             races_all: match a.races {
                 Some(r) => r == crate::cli::RacesArg::All,
                 None => a.thorough || !a.variant.is_empty(),
             },
+            contender_kind: a.contender_kind.kind(),
         };
         // the hand-offs are run amplified too (with --thorough or --amplify on), beside their
         // natural counts
@@ -524,8 +531,13 @@ impl RunPlan {
         for rt in self.measurable(found) {
             let race = self.race_shape(rt);
             let runtime = (rt.label.as_str(), rt.name, rt.version.as_str());
+            // hand-offs always race processes
+            let kind_of = |s: Scenario| match s {
+                Scenario::SecondComer | Scenario::Race => o.contender_kind,
+                _ => crate::domain::ContenderKind::Processes,
+            };
             let cell = |v: &Variant, scenario, target: TargetState, race: Option<RaceShape>| CellPlan {
-                id: Cell::id_of(runtime.0, &v.id, scenario, target, v.cell_source()),
+                id: Cell::id_of(runtime.0, &v.id, scenario, target, v.cell_source(), kind_of(scenario)),
                 runtime: rt.label.clone(),
                 variant: v.id.clone(),
                 scenario,
@@ -820,8 +832,23 @@ impl RacePlan {
             trials: a.trials.unwrap_or(DEFAULT_TRIALS),
             oneshot_trials: a.trials.unwrap_or(DEFAULT_ONESHOT_TRIALS),
             race: true,
+            contender_kind: a.contender_kind.kind(),
             ..Shape::default()
         };
+        if a.contender_kind == crate::cli::ContenderKindArg::Thread {
+            let first = &slots[0];
+            if let Some(s) = slots.iter().find(|s| {
+                s.runtime != first.runtime || s.version != first.version || s.variant.family != first.variant.family
+            }) {
+                return Err(usage(
+                    "--contender-kind",
+                    format!(
+                        "thread contenders run in one probe process: every --contender must name the same runtime and API family ({}:{} and {}:{} differ)",
+                        first.runtime, first.variant.family, s.runtime, s.variant.family
+                    ),
+                ));
+            }
+        }
         let any_oneshot =
             slots.iter().any(|s| crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot));
         let options = common.options(shape, common.detect_amplifier(true));
@@ -1441,8 +1468,11 @@ mod tests {
                 reported += 1;
             });
             assert_eq!(m.scratch_failed, None);
-            measured
-                .extend(m.findings.iter().map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source)));
+            measured.extend(
+                m.findings
+                    .iter()
+                    .map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders)),
+            );
         }
         cleanup_runtimes(&found, &ctx);
         assert!(!planned.is_empty(), "{args:?}");

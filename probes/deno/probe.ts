@@ -7,7 +7,15 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { ffiMonotonicClock, LineReader, runSession, useClock, useModules, wallClock } from "../shared/session.mjs";
+import {
+  ffiMonotonicClock,
+  LineReader,
+  runSession,
+  runThreadWorker,
+  useClock,
+  useModules,
+  wallClock,
+} from "../shared/session.mjs";
 
 useModules({ fs, path, Buffer, process });
 
@@ -135,19 +143,52 @@ function fatal(msg: string, code: number): never {
   Deno.exit(code);
 }
 
-runSession({
-  probe: "deno",
-  families: ["deno"],
-  runtime: "deno",
-  version: Deno.version.deno,
-  pid: Deno.pid,
+// Thread races (../PROTOCOL.md, "Threads"): the workers are Web Workers running this same
+// file, which knows itself a worker by its name.
+const WORKER_NAME = "conformance-worker";
+const probe = {
   variants: VARIANTS,
   // deno-lint-ignore no-explicit-any
   params: (msg: any): Params => ({ target: msg.target, source: msg.source, data: enc.encode(msg.token), text: msg.token }),
   rawError,
   writeMark: (mark: string, token: string) => Deno.writeTextFileSync(mark, token),
-  reader,
-  send,
-  diag: (msg: string) => console.error(`probe: ${msg}`),
-  exit: (code: number) => Deno.exit(code),
-}).catch((e) => fatal(`fatal: ${e?.stack ?? e}`, 4));
+};
+
+// deno-lint-ignore no-explicit-any
+const scope = globalThis as any;
+if (scope.name === WORKER_NAME) {
+  runThreadWorker(probe, {
+    post: (m: unknown) => scope.postMessage(m),
+    onMessage: (fn: (m: unknown) => void) => {
+      scope.onmessage = (e: MessageEvent) => fn(e.data);
+    },
+  });
+} else {
+  runSession({
+    ...probe,
+    probe: "deno",
+    families: ["deno"],
+    runtime: "deno",
+    version: Deno.version.deno,
+    pid: Deno.pid,
+    reader,
+    send,
+    diag: (msg: string) => console.error(`probe: ${msg}`),
+    exit: (code: number) => Deno.exit(code),
+    threads: () => {
+      const w = new Worker(import.meta.url, { type: "module", name: WORKER_NAME });
+      return {
+        post: (m: unknown) => w.postMessage(m),
+        onMessage: (fn: (m: unknown) => void) => {
+          w.onmessage = (e: MessageEvent) => fn(e.data);
+        },
+        onError: (fn: (e: unknown) => void) => {
+          w.onerror = (e: ErrorEvent) => {
+            e.preventDefault();
+            fn(e.message);
+          };
+        },
+      };
+    },
+  }).catch((e) => fatal(`fatal: ${e?.stack ?? e}`, 4));
+}

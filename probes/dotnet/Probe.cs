@@ -301,6 +301,13 @@ sealed class Obj : List<KeyValuePair<string, object>>
         Add(new KeyValuePair<string, object>(key, value));
         return this;
     }
+
+    // This object with the fields of `more` appended.
+    public Obj Concat(Obj more)
+    {
+        AddRange(more);
+        return this;
+    }
 }
 
 // The lines of stdin. The main loop reads them on its own thread, blocking (the release path
@@ -1410,9 +1417,11 @@ static class Probe
         hello.Set("clock", ClockKind);
         hello.Set("variants", new List<object>(VariantIds));
         hello.Set("recipes", new List<object>(Recipes.Ids));
+        hello.Set("capabilities", new List<object> { "threads" });
         Send(hello);
 
         Attempt prepared = null;
+        ThreadRace threads = null;
         for (;;)
         {
             string line = lines.Next();
@@ -1507,6 +1516,43 @@ static class Probe
                 }
                 prepared = new Attempt { Id = id, IdKey = IdKey(id), Call = call, Mark = mark, Data = data, HoldMs = holdMs };
                 Send(new Obj().Set("type", "ready").Set("id", id).Set("supported", true));
+                continue;
+            }
+
+            if (type == "prepare-threads")
+            {
+                prepared = null;
+                threads = null;
+                object id;
+                msg.TryGetValue("id", out id);
+                string reason;
+                try
+                {
+                    threads = ThreadRace.Prepare(id, msg, out reason);
+                }
+                catch (FormatException e)
+                {
+                    Diag("bad prepare-threads: " + e.Message + ": " + line);
+                    return 3;
+                }
+                var ready = new Obj().Set("type", "ready").Set("id", id).Set("supported", threads != null);
+                if (threads == null) ready.Set("reason", reason);
+                Send(ready);
+                continue;
+            }
+
+            if (type == "go" && threads != null)
+            {
+                object id;
+                msg.TryGetValue("id", out id);
+                if (threads.IdKey != IdKey(id))
+                {
+                    Diag("go " + IdKey(id) + " without prepare-threads");
+                    return 3;
+                }
+                ThreadRace t = threads;
+                threads = null;
+                Send(t.Go());
                 continue;
             }
 
@@ -1621,6 +1667,13 @@ static class Probe
 
     static Obj Go(Attempt a)
     {
+        return new Obj().Set("type", "result").Set("id", a.Id).Concat(MakeCall(a));
+    }
+
+    // The call between two stamps, the mark and the hold: the result's fields (ok, t0_us, t1_us,
+    // error), without type and id.
+    static Obj MakeCall(Attempt a)
+    {
         bool ok = true;
         Obj error = null;
         IDisposable handle = null;
@@ -1668,11 +1721,82 @@ static class Probe
             }
         }
         return new Obj()
-            .Set("type", "result")
-            .Set("id", a.Id)
             .Set("ok", ok)
             .Set("t0_us", t0)
             .Set("t1_us", t1)
             .Set("error", error);
+    }
+
+    // A thread race (../PROTOCOL.md, "Threads"): K contenders of one prepare-threads, each
+    // on its own thread of this process, all waiting on one ManualResetEventSlim that `go`
+    // sets; each then waits its delay_us after the release stamp (spinning on the Stopwatch
+    // clock), makes its call between two stamps and keeps its result for the `results` line.
+    sealed class ThreadRace
+    {
+        public string IdKey;
+        object id;
+        Thread[] threads;
+        Obj[] results;
+        readonly ManualResetEventSlim gate = new ManualResetEventSlim(false);
+        long releasedAt; // Stopwatch ticks, written before the gate is set
+
+        // Resolves every contender's call and starts its thread (waiting at the gate); null
+        // with the first reason when a call cannot be made here. Errors: FormatException for a
+        // malformed message.
+        public static ThreadRace Prepare(object id, Dictionary<string, object> msg, out string reason)
+        {
+            reason = null;
+            object v;
+            msg.TryGetValue("contenders", out v);
+            var list = v as List<object>;
+            if (list == null || list.Count == 0) throw new FormatException("field 'contenders' is not a non-empty list");
+            var attempts = new Attempt[list.Count];
+            var delays = new long[list.Count];
+            for (int i = 0; i < list.Count; i++)
+            {
+                var c = list[i] as Dictionary<string, object>;
+                if (c == null) throw new FormatException("a contender is not an object");
+                string token = Str(c, "token") ?? "";
+                byte[] data = Utf8NoBom.GetBytes(token);
+                Call call = null;
+                try
+                {
+                    call = Probe.Prepare(Str(c, "variant") ?? "", Str(c, "target"), Str(c, "source"), token, data, out reason);
+                }
+                catch (Exception e)
+                {
+                    reason = "lookup failed: " + e.GetType().FullName + ": " + e.Message;
+                }
+                if (call == null) return null;
+                attempts[i] = new Attempt { Id = id, IdKey = Probe.IdKey(id), Call = call, Mark = Str(c, "mark"), Data = data, HoldMs = Int(c, "hold_ms") };
+                delays[i] = (long)Int(c, "delay_us") * Stopwatch.Frequency / 1000000L;
+            }
+            var t = new ThreadRace { IdKey = Probe.IdKey(id), id = id, threads = new Thread[list.Count], results = new Obj[list.Count] };
+            for (int i = 0; i < list.Count; i++)
+            {
+                int slot = i;
+                t.threads[i] = new Thread(() =>
+                {
+                    t.gate.Wait();
+                    long at = Volatile.Read(ref t.releasedAt) + delays[slot];
+                    while (delays[slot] > 0 && Stopwatch.GetTimestamp() < at) { }
+                    t.results[slot] = Probe.MakeCall(attempts[slot]);
+                });
+                t.threads[i].IsBackground = true;
+                t.threads[i].Start();
+            }
+            return t;
+        }
+
+        // Releases every thread at once and waits for all of them: the `results` line.
+        public Obj Go()
+        {
+            Volatile.Write(ref releasedAt, Stopwatch.GetTimestamp());
+            gate.Set();
+            foreach (Thread th in threads) th.Join();
+            var all = new List<object>();
+            foreach (Obj r in results) all.Add(r);
+            return new Obj().Set("type", "results").Set("id", id).Set("results", all);
+        }
     }
 }

@@ -8,8 +8,13 @@
 // name second (Node before 12.20 and 14.13.1 has no `node:` specifiers; Deno before 2.x has no
 // bare ones), and the file keeps to Node 12's syntax (no `??`, no `?.`, no top-level await).
 import {
-  Delivered, ffiMonotonicClock, runSession, unsupported, useClock, useModules, wallClock,
+  Delivered, ffiMonotonicClock, runSession, runThreadWorker, unsupported, useClock, useModules, wallClock,
 } from '../shared/session.mjs';
+
+// Thread races (../PROTOCOL.md, "Threads"): the probe's workers run this same file. A worker
+// knows itself by its data (worker_threads: `workerData`, Node and Bun) or its name (Deno's
+// Web Worker).
+const WORKER_NAME = 'conformance-worker';
 
 function builtin(name) {
   return import(`node:${name}`).catch(() => import(name));
@@ -211,21 +216,76 @@ function main(fs, path, Buffer, process) {
     };
   }
 
-  return pickClock(process, info).then((clock) => {
+  const probe = {
+    variants: VARIANTS,
+    api,
+    params: (msg) => ({ target: msg.target, source: msg.source, data: Buffer.from(msg.token, 'utf8') }),
+    rawError,
+    writeMark: (mark, token) => fs.writeFileSync(mark, token),
+  };
+  return Promise.all([pickClock(process, info), threadPorts()]).then(([clock, ports]) => {
     useClock(clock);
-    return runSession({
+    if (ports.worker) return runThreadWorker(probe, ports.worker);
+    return runSession(Object.assign(probe, {
       probe: 'node',
       families: onBun ? ['node', 'bun'] : ['node'],
       runtime: info.runtime,
       version: info.version,
       pid: process.pid,
-      variants: VARIANTS,
-      api,
-      params: (msg) => ({ target: msg.target, source: msg.source, data: Buffer.from(msg.token, 'utf8') }),
-      rawError,
-      writeMark: (mark, token) => fs.writeFileSync(mark, token),
-    });
+      threads: ports.spawn,
+    }));
   });
+}
+
+// How this file runs as a worker of a thread race: `{worker}` (a port to the main thread) when
+// it is one; else `{spawn}`, a function that starts a worker and returns a port to it, or null
+// where the runtime has no workers. A port is `{post(msg), onMessage(fn), onError(fn)}`. Deno
+// uses its Web Worker (`node:worker_threads` is an emulation on top of it there); Node and Bun
+// `worker_threads`.
+function threadPorts() {
+  const self = import.meta.url;
+  if (typeof Deno !== 'undefined') {
+    if (typeof Worker !== 'function') return Promise.resolve({ spawn: null });
+    if (globalThis.name === WORKER_NAME) {
+      return Promise.resolve({
+        worker: {
+          post: (m) => globalThis.postMessage(m),
+          onMessage: (fn) => { globalThis.onmessage = (e) => fn(e.data); },
+        },
+      });
+    }
+    return Promise.resolve({
+      spawn: () => {
+        const w = new Worker(self, { type: 'module', name: WORKER_NAME });
+        return {
+          post: (m) => w.postMessage(m),
+          onMessage: (fn) => { w.onmessage = (e) => fn(e.data); },
+          onError: (fn) => { w.onerror = (e) => { e.preventDefault(); fn(e.message); }; },
+        };
+      },
+    });
+  }
+  return builtin('worker_threads').then((m) => {
+    const wt = mod(m);
+    if (!wt.isMainThread && wt.workerData === WORKER_NAME) {
+      return {
+        worker: {
+          post: (msg) => wt.parentPort.postMessage(msg),
+          onMessage: (fn) => wt.parentPort.on('message', fn),
+        },
+      };
+    }
+    return {
+      spawn: () => {
+        const w = new wt.Worker(new URL(self), { workerData: WORKER_NAME });
+        return {
+          post: (msg) => w.postMessage(msg),
+          onMessage: (fn) => w.on('message', fn),
+          onError: (fn) => w.on('error', fn),
+        };
+      },
+    };
+  }).catch(() => ({ spawn: null }));
 }
 
 const mod = (m) => (m && m.default ? m.default : m);

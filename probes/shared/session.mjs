@@ -730,6 +730,205 @@ function field(msg, k) {
   return msg[k] === undefined ? null : msg[k];
 }
 
+/**
+ * Makes a prepared variant's call between two stamps (`attempt`: {entry, p, mark, token}) and
+ * writes the mark on success. Returns the result's fields (no `type`/`id`): ok, t0_us, t1_us,
+ * error, and delivery (failures) or returned (values the variant reports).
+ */
+async function callVariant(attempt, probe) {
+  const { entry, p, mark, token } = attempt;
+  const rawError = probe.rawError;
+  let ok = true;
+  let error = null;
+  let delivery = null;
+  let value;
+  let release = null;
+  const t0 = nowUs();
+  try {
+    value = entry.call(p);
+    if (value && typeof value.then === 'function') {
+      release = keepAlive();
+      delivery = 'rejected';
+      value = await value;
+      delivery = null;
+    }
+  } catch (e) {
+    ok = false;
+    if (delivery === null) delivery = 'throw';
+    if (e instanceof Delivered) {
+      delivery = e.how;
+      error = rawError(e.error);
+    } else {
+      error = rawError(e);
+    }
+  }
+  if (release) release();
+  const t1 = nowUs();
+  if (ok && mark) {
+    try {
+      probe.writeMark(mark, token);
+    } catch (e) {
+      ok = false;
+      error = Object.assign({}, rawError(e), { type: 'MarkError' });
+      delivery = 'throw';
+    }
+  }
+  const result = { ok, t0_us: t0, t1_us: t1, error };
+  if (!ok) result.delivery = delivery;
+  if (ok && entry.returns) result.returned = describeReturned(value);
+  return result;
+}
+
+/**
+ * Resolves a variant message (`{variant, target, source, token, mark}`) ahead of its call:
+ * `{attempt}` (see callVariant), or `{reason}` when the probe cannot make it here.
+ */
+function resolveVariant(msg, probe) {
+  const variants = probe.variants;
+  const entry = hasOwn(variants, msg.variant) ? entryOf(variants[msg.variant]) : null;
+  if (!entry) return { reason: `unknown variant ${msg.variant}` };
+  const lacking = missingApi(entry.needs, probe.api || {});
+  if (lacking !== null) return { reason: lacking };
+  let p;
+  try {
+    p = probe.params(msg);
+  } catch (e) {
+    if (!(e instanceof Unsupported)) throw e;
+    return { reason: e.message };
+  }
+  return { attempt: { entry, p, mark: msg.mark, token: msg.token } };
+}
+
+// The shared memory of a thread race (../PROTOCOL.md, "Threads"): Int32 [0] the generation
+// released last, [1] 1 when that generation is abandoned (a worker could not get ready);
+// Float64 at byte 8: the release stamp (µs, the probe's clock), written before [0].
+const GATE_BYTES = 16;
+
+/**
+ * The workers of thread races, started on first use and kept: `spawn()` (from the probe)
+ * returns a port `{post(msg), onMessage(fn), onError(fn)}` to a new worker running
+ * `runThreadWorker` on this probe's variants.
+ */
+class ThreadPool {
+  constructor(spawn, diag, exit) {
+    this.spawn = spawn;
+    this.fatal = (m) => { diag(m); exit(4); };
+    this.workers = [];
+    this.sab = new SharedArrayBuffer(GATE_BYTES);
+    this.gate = new Int32Array(this.sab, 0, 2);
+    this.stamp = new Float64Array(this.sab, 8, 1);
+    this.gen = 0;
+    this.n = 0;
+  }
+
+  /** The next message of worker `w` (a promise). */
+  next(w) {
+    if (w.queue.length > 0) return Promise.resolve(w.queue.shift());
+    return new Promise((resolve) => { w.waiting = resolve; });
+  }
+
+  /** A new worker, once it said `up` on the same clock as this process. */
+  async start() {
+    const port = this.spawn();
+    const w = { port, queue: [], waiting: null };
+    port.onMessage((m) => {
+      if (w.waiting) { const r = w.waiting; w.waiting = null; r(m); } else w.queue.push(m);
+    });
+    port.onError((e) => this.fatal(`a worker failed: ${e && e.stack ? e.stack : e}`));
+    port.post({ type: 'init', sab: this.sab });
+    const up = await this.next(w);
+    if (up.clock !== clock.kind) this.fatal(`a worker's clock is ${up.clock}, the probe's ${clock.kind}`);
+    return w;
+  }
+
+  /** prepare-threads: each contender to its worker; the ready answer's fields. */
+  async prepare(msg) {
+    const list = Array.isArray(msg.contenders) ? msg.contenders : [];
+    if (list.length === 0) return { supported: false, reason: 'prepare-threads without contenders' };
+    const release = keepAlive();
+    try {
+      while (this.workers.length < list.length) this.workers.push(await this.start());
+      this.gen = (this.gen % 0x3fffffff) + 1;
+      this.n = list.length;
+      Atomics.store(this.gate, 1, 0);
+      list.forEach((c, i) => this.workers[i].port.post({ type: 'prepare', gen: this.gen, contender: c }));
+      const answers = [];
+      for (let i = 0; i < list.length; i++) answers.push(await this.next(this.workers[i]));
+      const refused = answers.find((a) => !a.supported);
+      if (!refused) return { supported: true };
+      // the ready ones wait at the gate: release them as abandoned, and collect their answers
+      Atomics.store(this.gate, 1, 1);
+      Atomics.store(this.gate, 0, this.gen);
+      Atomics.notify(this.gate, 0);
+      for (let i = 0; i < list.length; i++) if (answers[i].supported) await this.next(this.workers[i]);
+      return { supported: false, reason: refused.reason };
+    } finally {
+      release();
+    }
+  }
+
+  /** go: releases every worker of the prepared generation at once; their results, in order. */
+  async go() {
+    const release = keepAlive();
+    this.stamp[0] = nowUs();
+    Atomics.store(this.gate, 0, this.gen);
+    Atomics.notify(this.gate, 0);
+    const results = [];
+    for (let i = 0; i < this.n; i++) {
+      const r = await this.next(this.workers[i]);
+      delete r.type;
+      results.push(r);
+    }
+    release();
+    return results;
+  }
+}
+
+/**
+ * The body of a worker of a thread race: `probe` as for runSession (variants, api, params,
+ * rawError, writeMark), `port` `{post(msg), onMessage(fn)}` to the probe's main thread. Per
+ * `prepare` it resolves the call, answers `ready`, blocks on the shared gate
+ * (`Atomics.wait`) until its generation is released, waits its `delay_us` after the release
+ * stamp, makes the call between two stamps and answers `result`.
+ */
+export function runThreadWorker(probe, port) {
+  if (clock === null) clock = wallClock();
+  let gate = null;
+  let stamp = null;
+  port.onMessage((msg) => {
+    if (msg.type === 'init') {
+      gate = new Int32Array(msg.sab, 0, 2);
+      stamp = new Float64Array(msg.sab, 8, 1);
+      port.post({ type: 'up', clock: clock.kind });
+      return;
+    }
+    if (msg.type !== 'prepare') return;
+    const c = msg.contender || {};
+    const resolved = resolveVariant(c, probe);
+    if (resolved.reason !== undefined) {
+      port.post({ type: 'ready', supported: false, reason: resolved.reason });
+      return;
+    }
+    port.post({ type: 'ready', supported: true });
+    for (;;) {
+      const seen = Atomics.load(gate, 0);
+      if (seen === msg.gen) break;
+      Atomics.wait(gate, 0, seen, 1000);
+    }
+    if (Atomics.load(gate, 1) === 1) {
+      port.post({ type: 'result', abandoned: true });
+      return;
+    }
+    const delay = typeof c.delay_us === 'number' ? c.delay_us : 0;
+    if (delay > 0) {
+      const at = stamp[0] + delay;
+      while (nowUs() < at) { /* spin: a sleep's granularity is coarser than the offsets */ }
+    }
+    callVariant(resolved.attempt, probe).then((r) => port.post(Object.assign({ type: 'result' }, r)),
+      (e) => port.post({ type: 'result', ok: false, t0_us: null, t1_us: null, error: probe.rawError(e) }));
+  });
+}
+
 // ---- the loop -----------------------------------------------------------------------------
 
 /**
@@ -754,7 +953,6 @@ export async function runSession(probe) {
   const diag = or(probe.diag, nodeDiag);
   const exit = or(probe.exit, (code) => process.exit(code));
   const recipes = or(probe.recipes, RECIPES);
-  const api = or(probe.api, {});
   const { variants, rawError } = probe;
   const fatal = (msg, code) => { diag(msg); exit(code); };
   if (clock === null) clock = wallClock();
@@ -770,7 +968,9 @@ export async function runSession(probe) {
     clock: clock.kind,
     variants: Object.keys(variants),
     recipes: Object.keys(recipes),
+    capabilities: probe.threads ? ['threads'] : undefined,
   });
+  const threads = probe.threads ? new ThreadPool(probe.threads, diag, exit) : null;
 
   let running = null; // the attempt id of a running loop recipe
   const ctx = {
@@ -841,25 +1041,12 @@ export async function runSession(probe) {
         send({ type: 'ready', id: msg.id, supported: true });
         continue;
       }
-      const entry = hasOwn(variants, msg.variant) ? entryOf(variants[msg.variant]) : null;
-      if (!entry) {
-        send({ type: 'ready', id: msg.id, supported: false, reason: `unknown variant ${msg.variant}` });
+      const resolved = resolveVariant(msg, probe);
+      if (resolved.reason !== undefined) {
+        send({ type: 'ready', id: msg.id, supported: false, reason: resolved.reason });
         continue;
       }
-      const lacking = missingApi(entry.needs, api);
-      if (lacking !== null) {
-        send({ type: 'ready', id: msg.id, supported: false, reason: lacking });
-        continue;
-      }
-      let p;
-      try {
-        p = probe.params(msg);
-      } catch (e) {
-        if (!(e instanceof Unsupported)) throw e;
-        send({ type: 'ready', id: msg.id, supported: false, reason: e.message });
-        continue;
-      }
-      prepared = { id: msg.id, entry, p, mark: msg.mark, token: msg.token };
+      prepared = Object.assign({ id: msg.id }, resolved.attempt);
       send({ type: 'ready', id: msg.id, supported: true });
       continue;
     }
@@ -867,6 +1054,11 @@ export async function runSession(probe) {
       if (!prepared || prepared.id !== msg.id) fatal(`go ${msg.id} without prepare`, 3);
       const attempt = prepared;
       prepared = null;
+      if (attempt.threads) {
+        const results = await threads.go();
+        send({ type: 'results', id: msg.id, results });
+        continue;
+      }
       if (attempt.recipe) {
         running = attempt.id;
         const t0 = nowUs();
@@ -898,46 +1090,19 @@ export async function runSession(probe) {
       }
       // A variant: exactly the protocol-1 path (one call between the two timestamps), plus
       // the facts of version 2: how a failure was delivered, and the value it returned.
-      const { entry, p, mark, token } = attempt;
-      let ok = true;
-      let error = null;
-      let delivery = null;
-      let value;
-      let release = null;
-      const t0 = nowUs();
-      try {
-        value = entry.call(p);
-        if (value && typeof value.then === 'function') {
-          release = keepAlive();
-          delivery = 'rejected';
-          value = await value;
-          delivery = null;
-        }
-      } catch (e) {
-        ok = false;
-        if (delivery === null) delivery = 'throw';
-        if (e instanceof Delivered) {
-          delivery = e.how;
-          error = rawError(e.error);
-        } else {
-          error = rawError(e);
-        }
+      const out = await callVariant(attempt, probe);
+      send(Object.assign({ type: 'result', id: msg.id }, out));
+      continue;
+    }
+    if (msg.type === 'prepare-threads') {
+      prepared = null;
+      if (!threads) {
+        send({ type: 'ready', id: msg.id, supported: false, reason: 'this probe has no threads' });
+        continue;
       }
-      if (release) release();
-      const t1 = nowUs();
-      if (ok && mark) {
-        try {
-          probe.writeMark(mark, token);
-        } catch (e) {
-          ok = false;
-          error = Object.assign({}, rawError(e), { type: 'MarkError' });
-          delivery = 'throw';
-        }
-      }
-      const result = { type: 'result', id: msg.id, ok, t0_us: t0, t1_us: t1, error };
-      if (!ok) result.delivery = delivery;
-      if (ok && entry.returns) result.returned = describeReturned(value);
-      send(result);
+      const answer = await threads.prepare(msg);
+      if (answer.supported) prepared = { id: msg.id, threads: true };
+      send(Object.assign({ type: 'ready', id: msg.id }, answer));
       continue;
     }
     fatal(`unknown message type ${msg.type}`, 3);

@@ -37,6 +37,7 @@ pub(super) fn spec_for(
         mark,
         hold_ms: 0,
         recipe: None,
+        delay_us: 0,
     }
 }
 

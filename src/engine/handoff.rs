@@ -29,7 +29,8 @@ pub(super) fn measure_recipes(
     let adapter = rt.adapter();
     let Some(family) = rt.families.first() else { return Vec::new() };
     let launch = adapter.launch(rt, family, ctx);
-    let mut pools = Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, m);
+    let mut pools =
+        Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m);
     let amplify = m.opts.amplify.clone();
     let mut out = Vec::new();
     let selected: Vec<&Recipe> = Recipe::of(scenario).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)).collect();
@@ -229,6 +230,7 @@ pub(super) fn finding(
         control: false,
         evidence: stopped.map(|s| s.why),
         driver: None,
+        contenders: ContenderKind::Processes,
         elapsed_ms: ms(started.elapsed()),
         result: CellResult::Counters(result),
     }

@@ -26,6 +26,7 @@ use second::second_comer_cell;
 use trial::race_core;
 pub use trial::{RaceRun, Sweep};
 
+use crate::domain::ContenderKind;
 use crate::exec::amplify::Amplifier;
 use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
 use crate::exec::health;
@@ -109,6 +110,10 @@ pub struct Options {
     /// otherwise): with `--thorough` or `--amplify on`. The default run leaves it out for time
     /// (it about doubles the hand-offs' share; issue 13) and each cell says so.
     pub handoff_amplified: bool,
+    /// `--contender-kind`: the contenders of second comers and races are processes (one probe
+    /// each) or threads of one probe process ([`crate::exec::threads`]); every cell says which
+    /// ([`crate::report::model::Cell::contenders`]). Hand-offs always run processes.
+    pub contender_kind: ContenderKind,
 }
 
 impl Options {
@@ -119,6 +124,11 @@ impl Options {
         self.race && (self.races_all || v.is_core())
     }
 }
+
+/// Why a runtime without session probes (cmd) has no thread races: every attempt of such a
+/// contender is `unsupported` with this reason.
+pub const NO_THREADS: &str =
+    "no threads: cmd.exe runs one command at a time (a thread race needs a session probe that answers prepare-threads)";
 
 /// Why a hand-off cell of the default run has no amplified run (see
 /// [`Options::handoff_amplified`]); tables show its first words.
@@ -283,7 +293,7 @@ pub fn measure(
             continue;
         }
         let launch = adapter.launch(rt, family, ctx);
-        let mut pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), m);
+        let mut pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), opts.contender_kind, m);
         // start every session up front so that start-up never counts in a measurement
         let start_fault = pools.natural.iter_mut().find_map(|c| c.start().err());
         if stop(&out) {
@@ -302,7 +312,7 @@ pub fn measure(
         let mut control_cell = None;
         let mut detection = None;
         if let (true, Some(cv)) = (opts.race, control) {
-            let base = CellBase { v: cv };
+            let base = CellBase { v: cv, kind: opts.contender_kind };
             let c = match &start_fault {
                 Some(f) => {
                     let mut c = base.fault(Scenario::Race, TargetState::Absent, f);
@@ -359,7 +369,7 @@ pub fn measure(
             if stop(&out) {
                 break;
             }
-            let base = CellBase { v };
+            let base = CellBase { v, kind: opts.contender_kind };
             if let Some(f) = &start_fault {
                 if opts.second_comer {
                     for t in opts.targets.iter().filter(|t| t.applies(v.source == SourceKind::File)) {
@@ -447,6 +457,8 @@ pub fn measure(
 /// pool (the same launches under strace, started on first use).
 pub struct Pools {
     slots: Vec<(Mode, Launch, Timeouts)>,
+    /// Processes, or threads of one probe ([`Pools::threads`]).
+    kind: ContenderKind,
     cwd: std::path::PathBuf,
     /// The natural contenders, one per slot.
     pub natural: Vec<Contender>,
@@ -458,7 +470,31 @@ impl Pools {
     /// starts until used.
     pub fn new(slots: Vec<(Mode, Launch, Timeouts)>, cwd: std::path::PathBuf) -> Pools {
         let natural = slots.iter().map(|(m, l, t)| Contender::new(*m, l.clone(), cwd.clone(), *t)).collect();
-        Pools { slots, cwd, natural, amplified: None }
+        Pools { slots, kind: ContenderKind::Processes, cwd, natural, amplified: None }
+    }
+
+    /// Pools whose contenders are threads of one probe per pool (`--contender-kind threads`):
+    /// one slot per contender, all with `mode`, `launch` and `timeouts`; a runtime whose probes
+    /// are not session probes (cmd) gets contenders whose every attempt is `unsupported`, with
+    /// the reason ([`NO_THREADS`]). Nothing starts until used.
+    pub fn threads(n: usize, mode: Mode, launch: Launch, timeouts: Timeouts, cwd: std::path::PathBuf) -> Pools {
+        let slots = vec![(mode, launch, timeouts); n];
+        let natural = Pools::thread_pool(&slots, &cwd, None);
+        Pools { slots, kind: ContenderKind::Threads, cwd, natural, amplified: None }
+    }
+
+    /// The contenders of a thread pool over `slots` (launches wrapped by `amp`, if given).
+    fn thread_pool(
+        slots: &[(Mode, Launch, Timeouts)],
+        cwd: &std::path::Path,
+        amp: Option<&crate::exec::amplify::Amplifier>,
+    ) -> Vec<Contender> {
+        let Some((mode, launch, timeouts)) = slots.first() else { return Vec::new() };
+        if *mode != Mode::Session {
+            return crate::exec::threads::no_thread_contenders(NO_THREADS, slots.len());
+        }
+        let launch = amp.map_or_else(|| launch.clone(), |a| a.wrap(launch));
+        crate::exec::threads::thread_contenders(launch, cwd.to_path_buf(), *timeouts, slots.len())
     }
 
     /// Pools of `n` contenders of `adapter` started by `launch`, run in the scratch root of
@@ -470,9 +506,14 @@ impl Pools {
         launch: Launch,
         timeouts: Timeouts,
         n: usize,
+        kind: ContenderKind,
         m: &Measurement<'_>,
     ) -> Pools {
-        let mut pools = Pools::new(vec![(adapter.mode(), launch, timeouts); n], m.scratch.root().to_path_buf());
+        let cwd = m.scratch.root().to_path_buf();
+        let mut pools = match kind {
+            ContenderKind::Processes => Pools::new(vec![(adapter.mode(), launch, timeouts); n], cwd),
+            ContenderKind::Threads => Pools::threads(n, adapter.mode(), launch, timeouts, cwd),
+        };
         if let (Amplify::On(_), Some(why)) = (&m.opts.amplify, adapter.no_amplification()) {
             pools.amplified_broke(why);
         }
@@ -483,7 +524,7 @@ impl Pools {
     /// amplified pool (races under them are natural only).
     pub fn of(natural: Vec<Contender>, cwd: std::path::PathBuf) -> Pools {
         let none = "no amplified pool for these contenders".to_string();
-        Pools { slots: Vec::new(), cwd, natural, amplified: Some(Err(none)) }
+        Pools { slots: Vec::new(), kind: ContenderKind::Processes, cwd, natural, amplified: Some(Err(none)) }
     }
 
     /// The amplified pool, started on first use. Errors: why there is none (amplification
@@ -495,8 +536,12 @@ impl Pools {
             other => return Err(other.why_not().unwrap_or_default()),
         };
         if self.amplified.is_none() {
-            let mut pool: Vec<Contender> =
-                self.slots.iter().map(|(m, l, t)| Contender::new(*m, a.wrap(l), self.cwd.clone(), *t)).collect();
+            let mut pool: Vec<Contender> = match self.kind {
+                ContenderKind::Processes => {
+                    self.slots.iter().map(|(m, l, t)| Contender::new(*m, a.wrap(l), self.cwd.clone(), *t)).collect()
+                }
+                ContenderKind::Threads => Pools::thread_pool(&self.slots, &self.cwd, Some(a)),
+            };
             let fault = pool.iter_mut().find_map(|c| c.start().err());
             self.amplified = Some(match fault {
                 None => Ok(pool),
@@ -728,6 +773,8 @@ pub fn timeouts_for(adapter: &dyn crate::runtime::Adapter, opts: &Options) -> Ti
 /// The variant whose cells are being measured.
 struct CellBase<'a> {
     v: &'a Variant,
+    /// What its contenders are (`--contender-kind`).
+    kind: ContenderKind,
 }
 
 impl CellBase<'_> {
@@ -757,6 +804,7 @@ impl CellBase<'_> {
             control: false,
             evidence: None,
             driver: None,
+            contenders: self.kind,
             elapsed_ms: 0.0,
             result,
         }

@@ -32,6 +32,7 @@ pub(super) fn options(trials: usize) -> Options {
         adaptive: false,
         races_all: true,
         handoff_amplified: false,
+        contender_kind: Default::default(),
     }
 }
 
@@ -121,6 +122,7 @@ fn a_trial_plan_can_kill_a_contender_after_its_release() {
             mark: None,
             hold_ms: 0,
             recipe: None,
+            delay_us: 0,
         };
         c.begin(&spec).unwrap();
     }
@@ -159,6 +161,7 @@ fn a_paused_session_probe_answers_after_it_is_resumed() {
         mark: None,
         hold_ms: 0,
         recipe: None,
+        delay_us: 0,
     };
     c.begin(&spec).unwrap();
     c.ready().unwrap();

@@ -377,7 +377,8 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
     let specs: Vec<Spec> = s
         .slots
         .iter()
-        .map(|slot| {
+        .enumerate()
+        .map(|(i, slot)| {
             let v = slot.variant;
             let source_dir = if v.creates == Creates::Symlink { s.dir } else { s.probe_dir };
             let mut spec = spec_for(v, id, s.probe_dir, source_dir, slot.style, slot.index, &slot.token);
@@ -389,6 +390,7 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
                 spec.hold_ms = s.hold_ms;
             }
             spec.recipe.clone_from(&slot.recipe);
+            spec.delay_us = s.plan.release_at(i);
             spec
         })
         .collect();
@@ -523,6 +525,19 @@ impl TrialPlan {
         TrialPlan::new((0..k).map(|slot| Phase::Release { slot, at_us: slot as u64 * offset_us }).collect())
     }
 
+    /// When contender `slot` is released, in µs after the trial's release instant (its first
+    /// [`Phase::Release`]; 0 when the plan has none for it). Thread races hand it to the probe
+    /// ([`crate::exec::contender::Spec::delay_us`]).
+    pub fn release_at(&self, slot: usize) -> u64 {
+        self.0
+            .iter()
+            .find_map(|p| match *p {
+                Phase::Release { slot: s, at_us } if s == slot => Some(at_us),
+                _ => None,
+            })
+            .unwrap_or(0)
+    }
+
     /// Runs the phases on `pool`, skipping contenders whose attempt already ended (`attempts`);
     /// a failed release or control ends that contender's attempt with the fault.
     pub fn run(&self, pool: &mut [Contender], attempts: &mut [Option<Attempt>]) {
@@ -569,6 +584,8 @@ mod tests {
     #[test]
     fn sweeps_and_budgets() {
         assert_eq!(Sweep::amplified(1000).offsets(&mut []), vec![0, 500, 1000, 2000]);
+        let plan = super::TrialPlan::release(3, 250);
+        assert_eq!((plan.release_at(0), plan.release_at(2), plan.release_at(7)), (0, 500, 0));
         assert_eq!(Sweep::NaturalAuto.offsets(&mut [120.0, 95.0, 301.0]), vec![0, 120]);
         assert_eq!(Sweep::NaturalAuto.offsets(&mut []), vec![0], "no stamps, no offset");
         assert_eq!(Sweep::Fixed(vec![]).offsets(&mut []), vec![0]);

@@ -684,6 +684,7 @@ mod tests {
             mark: mark.map(Into::into),
             hold_ms: 0,
             recipe: None,
+            delay_us: 0,
         }
     }
 

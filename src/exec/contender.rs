@@ -58,6 +58,10 @@ pub struct Spec {
     pub hold_ms: u64,
     /// Protocol 2: run this recipe instead of the variant's call.
     pub recipe: Option<RecipeSpec>,
+    /// When this contender is released after the trial's release instant, µs (its slot's
+    /// [`crate::engine::trial::Phase::Release`]). Process drivers ignore it (the harness times
+    /// their `go`); thread races hand it to the probe, which releases its workers itself.
+    pub delay_us: u64,
 }
 
 /// A recipe to run in an attempt (protocol 2, `probes/PROTOCOL.md`): a named multi-step

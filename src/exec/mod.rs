@@ -14,3 +14,4 @@ pub mod process;
 pub mod protocol;
 pub mod scratch;
 pub mod session;
+pub mod threads;

@@ -52,6 +52,10 @@ pub enum FromProbe {
         /// `CLOCK_MONOTONIC` on Linux) or `wall` (µs since the Unix epoch, also when absent).
         #[serde(default)]
         clock: Option<String>,
+        /// Version 2: optional messages the probe answers (`threads`: `prepare-threads`, see
+        /// [`PrepareThreads`]); empty when not sent.
+        #[serde(default)]
+        capabilities: Vec<String>,
     },
     /// Answer to `prepare`.
     Ready {
@@ -110,6 +114,83 @@ pub enum FromProbe {
         #[serde(default)]
         returned: Option<Box<Returned>>,
     },
+    /// Version 2, capability `threads`: answer to the `go` of a [`PrepareThreads`], one result
+    /// per contender in the order of its `contenders`.
+    Results {
+        /// Attempt id.
+        #[serde(default)]
+        id: Option<u64>,
+        /// Each contender's result.
+        results: Vec<ThreadResult>,
+    },
+}
+
+/// The capability a probe lists in its hello when it answers [`PrepareThreads`].
+pub const THREADS_CAPABILITY: &str = "threads";
+
+/// One contender's result in a `results` message: the fields of a variant's `result`
+/// without `type` and `id` (stamps in µs on the probe's clock, the raw error, delivery and
+/// returned value as in `result`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ThreadResult {
+    /// Whether the call returned success.
+    pub ok: bool,
+    /// The probe's clock before the call, µs.
+    #[serde(default)]
+    pub t0_us: Option<f64>,
+    /// The probe's clock after the call, µs.
+    #[serde(default)]
+    pub t1_us: Option<f64>,
+    /// The raw error when `ok` is false.
+    #[serde(default)]
+    pub error: Option<RawError>,
+    /// How a failure reached the caller, as in `result`.
+    #[serde(default)]
+    pub delivery: Option<String>,
+    /// The value a successful call returned, as in `result`.
+    #[serde(default)]
+    pub returned: Option<Box<Returned>>,
+}
+
+/// `prepare-threads` (harness → probe; version 2, only to a probe whose hello lists
+/// [`THREADS_CAPABILITY`]): K contenders to run as K threads (workers) of the one probe
+/// process, released together by the probe on the next `go` (`probes/PROTOCOL.md`, "Threads").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrepareThreads<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// Attempt id.
+    pub id: u64,
+    /// The contenders, in slot order.
+    pub contenders: Vec<ThreadContender<'a>>,
+}
+
+impl<'a> PrepareThreads<'a> {
+    /// A `prepare-threads` for attempt `id`.
+    pub fn new(id: u64, contenders: Vec<ThreadContender<'a>>) -> Self {
+        PrepareThreads { kind: "prepare-threads", id, contenders }
+    }
+}
+
+/// One contender of a [`PrepareThreads`]: the fields of a variant's `prepare` (without `type`
+/// and `id`) and `delay_us`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadContender<'a> {
+    /// Variant id.
+    pub variant: &'a str,
+    /// Target path as the probe should see it.
+    pub target: &'a str,
+    /// Source path, if any.
+    pub source: Option<&'a str>,
+    /// The contender's token.
+    pub token: &'a str,
+    /// Mark-file path, if any.
+    pub mark: Option<&'a str>,
+    /// Handle hold time in milliseconds.
+    pub hold_ms: u64,
+    /// How long after the probe's release stamp this contender makes its call, µs (the
+    /// release ordering: contender `i` at `i × offset`).
+    pub delay_us: u64,
 }
 
 /// `prepare` message (harness → probe).
@@ -468,6 +549,7 @@ mod tests {
             variants: variants.iter().map(|s| s.to_string()).collect(),
             recipes: vec![],
             clock: None,
+            capabilities: vec![],
         };
         // v1 lists nothing: nothing to check
         assert_eq!(check_hello(&hello(1, &["node"], &[]), &matrix), None);

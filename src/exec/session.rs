@@ -61,8 +61,31 @@ impl Session {
     }
 
     /// Kills the process tree and builds a fault attempt with the stderr tail as evidence.
-    fn fail(&mut self, report: Report, why: String) -> Attempt {
+    pub(super) fn fail(&mut self, report: Report, why: String) -> Attempt {
         fail_child(&mut self.child, report, &why)
+    }
+
+    /// Writes one protocol line to the running probe (`what` names it in a fault). Errors: no
+    /// process, or the write failed (the tree is then killed).
+    pub(super) fn send_line(&mut self, line: &str, what: &str) -> Result<(), Attempt> {
+        let Some(child) = self.child.as_mut() else {
+            return Err(Attempt::fault(Report::Crashed, "no probe process"));
+        };
+        if let Err(e) = child.write_line(line) {
+            return Err(self.fail(Report::Crashed, format!("cannot write {what} to probe: {e}")));
+        }
+        Ok(())
+    }
+
+    /// The next line of the probe within the per-attempt timeout; a timeout (`late`) or the end
+    /// of output (`gone`) is a fault, and the tree is killed.
+    pub(super) fn attempt_line(&mut self, late: &str, gone: &str) -> Result<String, Attempt> {
+        self.next_line(Instant::now() + self.timeouts.attempt, late.to_string(), gone)
+    }
+
+    /// What the probe's stamps count (from its hello; `wall` until it said hello).
+    pub(super) fn probe_clock(&self) -> ProbeClock {
+        self.clock
     }
 }
 

@@ -186,7 +186,7 @@ pub fn render(r: &Results) -> String {
         h += "<th>safe as a lock</th></tr>\n";
         for row in &rows {
             let ap = if row.anti_pattern { " (anti-pattern)" } else { "" };
-            let label = crate::matrix::Variant::label(row.variant, row.source);
+            let label = row.label();
             let _ = write!(h, "<tr><th><code>{}</code>{ap}</th>", escape(&label));
             for t in &targets {
                 match row.second.get(t) {

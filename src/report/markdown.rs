@@ -300,6 +300,7 @@ mod tests {
             control: false,
             evidence: None,
             driver: None,
+            contenders: Default::default(),
             elapsed_ms: 1.0,
             result,
         };

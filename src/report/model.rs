@@ -188,6 +188,12 @@ pub struct Cell {
     /// `None` for session probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
+    /// What the contenders were (`--contender-kind`): `threads` (K threads of one probe
+    /// process) or, left out, `processes`. A thread cell's id and key end in
+    /// `/contenders=threads` and its table row in ` (threads)`, so that `compare` and `--expect`
+    /// never match it with a process cell.
+    #[serde(default, skip_serializing_if = "crate::domain::ContenderKind::is_processes")]
+    pub contenders: crate::domain::ContenderKind,
     /// Wall time of the cell, in milliseconds.
     pub elapsed_ms: f64,
     /// What the cell found, by kind (`"kind": "second-comer" | "race" | "counters"`).
@@ -217,6 +223,8 @@ pub struct Finding {
     pub evidence: Option<String>,
     /// How the probe was driven, for runtimes with more than one way ([`Cell::driver`]).
     pub driver: Option<String>,
+    /// What the contenders were ([`Cell::contenders`]).
+    pub contenders: crate::domain::ContenderKind,
     /// Wall time, in milliseconds.
     pub elapsed_ms: f64,
     /// What was found.
@@ -360,7 +368,7 @@ impl Cell {
     pub fn from_finding(runtime: (&str, &str, &str), variant: &crate::matrix::Variant, f: Finding) -> Cell {
         let (label, name, version) = runtime;
         Cell {
-            id: Cell::id_of(label, &variant.id, f.scenario, f.target, f.source),
+            id: Cell::id_of(label, &variant.id, f.scenario, f.target, f.source, f.contenders),
             runtime: label.to_string(),
             runtime_name: name.to_string(),
             runtime_version: version.to_string(),
@@ -376,32 +384,43 @@ impl Cell {
             control: f.control,
             evidence: f.evidence,
             driver: f.driver,
+            contenders: f.contenders,
             elapsed_ms: f.elapsed_ms,
             result: f.result,
             machine: None,
         }
     }
 
-    /// The stable id of a cell: `<runtime label>/<variant>/<scenario>/<target>`, and
-    /// `/source=<kind>` for a source other than the variant's own (`source`).
+    /// The stable id of a cell: `<runtime label>/<variant>/<scenario>/<target>`, then
+    /// `/source=<kind>` for a source other than the variant's own (`source`), and
+    /// `/contenders=threads` for a cell measured with threads (`contenders`).
     pub fn id_of(
         runtime_label: &str,
         variant: &str,
         scenario: Scenario,
         target: TargetState,
         source: Option<crate::matrix::SourceKind>,
+        contenders: crate::domain::ContenderKind,
     ) -> String {
-        let base = format!("{runtime_label}/{variant}/{}/{}", scenario.as_str(), target.as_str());
-        match source {
-            Some(k) => format!("{base}/source={}", k.as_str()),
-            None => base,
+        let mut id = format!("{runtime_label}/{variant}/{}/{}", scenario.as_str(), target.as_str());
+        if let Some(k) = source {
+            id = format!("{id}/source={}", k.as_str());
         }
+        if !contenders.is_processes() {
+            id = format!("{id}/contenders={}", contenders.as_str());
+        }
+        id
     }
 
     /// The variant as tables label its row: the id, and the source kind when it is not the
     /// variant's own (`node.renameSync ← empty-dir`).
     pub fn variant_label(&self) -> String {
-        crate::matrix::Variant::label(&self.variant, self.source)
+        let label = crate::matrix::Variant::label(&self.variant, self.source);
+        if self.contenders.is_processes() {
+            label
+        } else {
+            format!("{label} ({})", self.contenders.as_str())
+        }
     }
 
     /// The second comer's result, for a second-comer cell.
@@ -483,7 +502,7 @@ impl Cell {
 
     /// The key used to compare runs: adapter name instead of label (ignores versions).
     pub fn key(&self) -> String {
-        Cell::id_of(&self.runtime_name, &self.variant, self.scenario, self.target, self.source)
+        Cell::id_of(&self.runtime_name, &self.variant, self.scenario, self.target, self.source, self.contenders)
     }
 }
 
@@ -710,9 +729,22 @@ pub struct Row<'a> {
     pub second: BTreeMap<TargetState, &'a Cell>,
     /// The race cell.
     pub race: Option<&'a Cell>,
+    /// What the contenders of its cells were ([`Cell::contenders`]): a row of its own.
+    pub contenders: crate::domain::ContenderKind,
 }
 
 impl Row<'_> {
+    /// The row's label: the variant, its source kind when not its own, and ` (threads)` for
+    /// cells measured with threads ([`Cell::variant_label`]).
+    pub fn label(&self) -> String {
+        let label = crate::matrix::Variant::label(self.variant, self.source);
+        if self.contenders.is_processes() {
+            label
+        } else {
+            format!("{label} ({})", self.contenders.as_str())
+        }
+    }
+
     /// Safe as a lock, derived from the cells (`None` = undetermined).
     pub fn safe(&self) -> Option<bool> {
         let second: Vec<(TargetState, Outcome, Option<Outcome>)> = self
@@ -780,7 +812,10 @@ impl Results {
             .iter()
             .filter(|c| c.runtime == runtime && matches!(c.scenario, Scenario::SecondComer | Scenario::Race));
         for c in cells {
-            let idx = match rows.iter().position(|r| r.variant == c.variant && r.source == c.source) {
+            let idx = match rows
+                .iter()
+                .position(|r| r.variant == c.variant && r.source == c.source && r.contenders == c.contenders)
+            {
                 Some(i) => i,
                 None => {
                     rows.push(Row {
@@ -790,6 +825,7 @@ impl Results {
                         anti_pattern: c.anti_pattern,
                         second: BTreeMap::new(),
                         race: None,
+                        contenders: c.contenders,
                     });
                     rows.len() - 1
                 }
@@ -839,6 +875,7 @@ impl Results {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ContenderKind;
 
     /// A natural run of the fixture with two orderings of `counts` (multi-winner trials,
     /// trials, offset).
@@ -868,5 +905,37 @@ mod tests {
         assert_eq!(run_with(&[(3, 5, 0), (10, 40, 150)]).control_counts(), (10, 40, 150));
         // no orderings: the whole run
         assert_eq!(run_with(&[]).control_counts(), (0, 0, 0));
+    }
+
+    #[test]
+    fn thread_cells_never_share_an_id_key_or_row_with_process_cells() {
+        let race = Scenario::Race;
+        let p = Cell::id_of("node 20", "node.x", race, TargetState::Absent, None, ContenderKind::Processes);
+        let t = Cell::id_of("node 20", "node.x", race, TargetState::Absent, None, ContenderKind::Threads);
+        assert_eq!(p, "node 20/node.x/race/absent", "process ids are those before threads existed");
+        assert_eq!(t, "node 20/node.x/race/absent/contenders=threads");
+        let s = Cell::id_of(
+            "n",
+            "v",
+            race,
+            TargetState::Absent,
+            Some(crate::matrix::SourceKind::EmptyDir),
+            ContenderKind::Threads,
+        );
+        assert_eq!(s, "n/v/race/absent/source=empty-dir/contenders=threads");
+        let row = |contenders| Row {
+            variant: "node.x",
+            source: None,
+            call: "",
+            anti_pattern: false,
+            second: BTreeMap::new(),
+            race: None,
+            contenders,
+        };
+        assert_eq!(row(ContenderKind::Processes).label(), "node.x");
+        assert_eq!(row(ContenderKind::Threads).label(), "node.x (threads)");
+        // results.json: the field is left out for processes, so process cells read as before
+        assert!(ContenderKind::Processes.is_processes() && !ContenderKind::Threads.is_processes());
+        assert_eq!(serde_json::to_string(&ContenderKind::Threads).unwrap(), "\"threads\"");
     }
 }

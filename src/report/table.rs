@@ -228,7 +228,7 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
     header.push("safe as a lock".into());
     let mut out = Vec::new();
     for r in &rows {
-        let label = crate::matrix::Variant::label(r.variant, r.source);
+        let label = r.label();
         let mut line = vec![if r.anti_pattern { format!("{label} (anti-pattern)") } else { label }];
         if with_call {
             line.push(r.call.to_string());
@@ -577,6 +577,12 @@ fn race_lines_raw(results: &Results, runtime: &str) -> Vec<String> {
         out.push(format!("amplified races: {r}"));
     }
     out.extend(driver_lines(results, runtime));
+    let threads = cells.iter().filter(|c| !c.contenders.is_processes()).count();
+    if threads > 0 {
+        out.push(format!(
+            "contenders: threads of one probe process, released through shared memory ({threads} cells, rows marked (threads))"
+        ));
+    }
     out
 }
 

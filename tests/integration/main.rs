@@ -15,3 +15,4 @@ mod progress;
 mod protocol;
 mod runtimes;
 mod sources;
+mod threads;

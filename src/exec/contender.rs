@@ -64,6 +64,20 @@ pub struct Spec {
     pub delay_us: u64,
 }
 
+impl Spec {
+    /// The variant call this spec asks for, as `prepare` and `prepare-threads` send it.
+    pub fn call(&self) -> super::protocol::Call<'_> {
+        super::protocol::Call {
+            variant: &self.variant,
+            target: &self.target,
+            source: self.source.as_deref(),
+            token: &self.token,
+            mark: self.mark.as_deref(),
+            hold_ms: self.hold_ms,
+        }
+    }
+}
+
 /// A recipe to run in an attempt (protocol 2, `probes/PROTOCOL.md`): a named multi-step
 /// routine of the probe, with its scenario, role and parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -176,6 +176,18 @@ impl<'a> PrepareThreads<'a> {
 /// and `id`) and `delay_us`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ThreadContender<'a> {
+    /// What the contender calls, on which paths.
+    #[serde(flatten)]
+    pub call: Call<'a>,
+    /// How long after the probe's release stamp this contender makes its call, µs (the
+    /// release ordering: contender `i` at `i × offset`).
+    pub delay_us: u64,
+}
+
+/// The fields of one variant's call, in a `prepare` message and in each contender of a
+/// `prepare-threads` (`probes/PROTOCOL.md`, "prepare").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Call<'a> {
     /// Variant id.
     pub variant: &'a str,
     /// Target path as the probe should see it.
@@ -188,9 +200,6 @@ pub struct ThreadContender<'a> {
     pub mark: Option<&'a str>,
     /// Handle hold time in milliseconds.
     pub hold_ms: u64,
-    /// How long after the probe's release stamp this contender makes its call, µs (the
-    /// release ordering: contender `i` at `i × offset`).
-    pub delay_us: u64,
 }
 
 /// `prepare` message (harness → probe).
@@ -200,32 +209,15 @@ pub struct Prepare<'a> {
     kind: &'static str,
     /// Attempt id.
     pub id: u64,
-    /// Variant id.
-    pub variant: &'a str,
-    /// Target path as the probe should see it.
-    pub target: &'a str,
-    /// Source path, if any.
-    pub source: Option<&'a str>,
-    /// The contender's token.
-    pub token: &'a str,
-    /// Mark-file path, if any.
-    pub mark: Option<&'a str>,
-    /// Handle hold time in milliseconds.
-    pub hold_ms: u64,
+    /// What the probe calls, on which paths.
+    #[serde(flatten)]
+    pub call: Call<'a>,
 }
 
 impl<'a> Prepare<'a> {
-    /// Builds a `prepare` message.
-    pub fn new(
-        id: u64,
-        variant: &'a str,
-        target: &'a str,
-        source: Option<&'a str>,
-        token: &'a str,
-        mark: Option<&'a str>,
-        hold_ms: u64,
-    ) -> Self {
-        Prepare { kind: "prepare", id, variant, target, source, token, mark, hold_ms }
+    /// Builds the `prepare` message of attempt `id`.
+    pub fn new(id: u64, call: Call<'a>) -> Self {
+        Prepare { kind: "prepare", id, call }
     }
 }
 
@@ -406,6 +398,11 @@ pub fn parse_line(line: &str) -> Result<FromProbe, String> {
 mod tests {
     use super::*;
 
+    /// A call of `variant` on `target` with token `k`, no source, mark or hold.
+    fn call<'a>(variant: &'a str, target: &'a str) -> Call<'a> {
+        Call { variant, target, source: None, token: "k", mark: None, hold_ms: 0 }
+    }
+
     #[test]
     fn parses_messages() {
         let h =
@@ -529,7 +526,7 @@ mod tests {
         assert_eq!(serde_json::to_string(&Stop::new(4)).unwrap(), r#"{"type":"stop","id":4}"#);
         assert_eq!(serde_json::to_string(&Go::new(4)).unwrap(), r#"{"type":"go","id":4}"#);
         // a v1 prepare is unchanged: no v2 field appears
-        let v1 = serde_json::to_string(&Prepare::new(1, "node.x", "t", None, "k", None, 0)).unwrap();
+        let v1 = serde_json::to_string(&Prepare::new(1, call("node.x", "t"))).unwrap();
         assert_eq!(
             v1,
             r#"{"type":"prepare","id":1,"variant":"node.x","target":"t","source":null,"token":"k","mark":null,"hold_ms":0}"#
@@ -575,7 +572,7 @@ mod tests {
 
     #[test]
     fn prepare_serialises_paths_as_data() {
-        let p = Prepare::new(1, "node.x", "a \"b\" & %c% 日本", None, "t", None, 0);
+        let p = Prepare::new(1, Call { token: "t", ..call("node.x", "a \"b\" & %c% 日本") });
         let s = serde_json::to_string(&p).unwrap();
         assert!(s.contains(r#""target":"a \"b\" & %c% 日本""#), "{s}");
         assert!(s.starts_with(r#"{"type":"prepare""#));

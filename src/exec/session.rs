@@ -143,15 +143,7 @@ impl Driver for Session {
         self.start()?;
         let line = match &spec.recipe {
             None => {
-                let msg = Prepare::new(
-                    spec.id,
-                    &spec.variant,
-                    &spec.target,
-                    spec.source.as_deref(),
-                    &spec.token,
-                    spec.mark.as_deref(),
-                    spec.hold_ms,
-                );
+                let msg = Prepare::new(spec.id, spec.call());
                 serde_json::to_string(&msg).expect("prepare serialises")
             }
             Some(r) => {

@@ -162,15 +162,7 @@ impl Group {
 
 /// The `prepare-threads` entry of one spec.
 fn thread_contender(s: &Spec) -> ThreadContender<'_> {
-    ThreadContender {
-        variant: &s.variant,
-        target: &s.target,
-        source: s.source.as_deref(),
-        token: &s.token,
-        mark: s.mark.as_deref(),
-        hold_ms: s.hold_ms,
-        delay_us: s.delay_us,
-    }
+    ThreadContender { call: s.call(), delay_us: s.delay_us }
 }
 
 /// One contender's [`Attempt`] from its entry of `results`: its stamps placed on the harness's

@@ -15,7 +15,9 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use conformance::exec::protocol::{check_hello, parse_line, FromProbe, Go, Prepare, PrepareRecipe, Stop, PROTOCOL};
+use conformance::exec::protocol::{
+    check_hello, parse_line, Call, FromProbe, Go, Prepare, PrepareRecipe, Stop, PROTOCOL,
+};
 use serde_json::{json, Value};
 
 use crate::common::{available, conformance, one_at_a_time, root};
@@ -301,7 +303,9 @@ fn exercise(l: Launcher) {
 
     // a variant is answered exactly as in protocol 1
     std::fs::create_dir(s.join("v1")).unwrap();
-    a.send(&Prepare::new(1, l.create_new(), "v1/target", None, "tok-v1", None, 0));
+    let call =
+        Call { variant: l.create_new(), target: "v1/target", source: None, token: "tok-v1", mark: None, hold_ms: 0 };
+    a.send(&Prepare::new(1, call));
     a.ready(1);
     a.send(&Go::new(1));
     let r = a.expect("result", 1);

@@ -9,12 +9,15 @@
 //! the cells' verdicts differ (a failure seen only in the natural race): natural verdicts that
 //! differ between `exclusive` and `multiple-winners` count as changed only when Fisher's exact
 //! test says the multi-winner counts differ (p < [`crate::stats::SIGNIFICANT_P`]), and are
-//! listed as within noise otherwise.
+//! listed as within noise otherwise. Hand-off cells (counters) compare their state:
+//! `measured`, `unsupported` (no counters, the probe's reason in the evidence) or
+//! `harness-error`; their counts are natural rates that move from run to run (e.g. Deno's torn
+//! reads of `publish.direct`, 58/6,911 and 303/1,836 in two runs here), which `diff` weighs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::report::model::{Cell, Results};
+use crate::report::model::{Cell, CellResult, Results};
 
 /// One changed cell.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -274,6 +277,17 @@ enum Judged {
     Noise(String, String, f64),
 }
 
+/// The state of a hand-off cell: `harness-error`, `unsupported` (no counters; its evidence
+/// says why) or `measured`; `""` for other cells.
+fn counters_state(c: &Cell) -> &'static str {
+    match &c.result {
+        CellResult::Counters(r) if r.harness_error => "harness-error",
+        CellResult::Counters(r) if r.counters.is_empty() => "unsupported",
+        CellResult::Counters(_) => "measured",
+        _ => "",
+    }
+}
+
 /// Compares one cell of both runs (see the module documentation).
 fn judge(b: &Cell, n: &Cell) -> Judged {
     use crate::verdict::RaceVerdict::{Exclusive, MultipleWinners};
@@ -281,6 +295,10 @@ fn judge(b: &Cell, n: &Cell) -> Judged {
         (Some(x), Some(y)) => (x, y),
         _ if b.result.kind() != n.result.kind() => {
             return Judged::Changed(b.result.kind().to_string(), n.result.kind().to_string())
+        }
+        _ if matches!(b.result, CellResult::Counters(_)) => {
+            let (bs, ns) = (counters_state(b), counters_state(n));
+            return if bs == ns { Judged::Same } else { Judged::Changed(bs.into(), ns.into()) };
         }
         _ => return judge_second(b, n),
     };
@@ -339,6 +357,36 @@ mod tests {
         let text =
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results/base.json")).unwrap();
         serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn a_hand_off_cell_changes_with_its_state_not_its_counts() {
+        use crate::report::model::CountersResult;
+        let mut base = results();
+        let mut cell = base.cells[0].clone();
+        cell.scenario = crate::report::Scenario::Publish;
+        cell.variant = "publish.direct".into();
+        let counts = |torn: u64| {
+            CellResult::Counters(CountersResult {
+                counters: [("torn_reads".to_string(), torn), ("reads".to_string(), 1000)].into(),
+                ..Default::default()
+            })
+        };
+        cell.result = counts(58);
+        base.cells = vec![cell.clone()];
+        let mut new = base.clone();
+        // natural counts move from run to run: the same cell
+        new.cells[0].result = counts(303);
+        let d = compare(&base, &new);
+        assert!(!d.differs(), "{}", d.render());
+        assert_eq!(d.compared, 1);
+        // a recipe that the new run could not measure is a change, and so is a harness error
+        new.cells[0].result = CellResult::Counters(CountersResult::default());
+        let d = compare(&base, &new);
+        assert_eq!(d.changed.len(), 1, "{}", d.render());
+        assert_eq!((d.changed[0].before.0.as_str(), d.changed[0].after.0.as_str()), ("measured", "unsupported"));
+        new.cells[0].result = CellResult::Counters(CountersResult { harness_error: true, ..Default::default() });
+        assert_eq!(compare(&base, &new).changed[0].after.0, "harness-error");
     }
 
     #[test]

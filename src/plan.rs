@@ -991,9 +991,9 @@ fn variant_patterns(patterns: &[String]) -> Result<Vec<(String, Option<SourceKin
                 format!("'{}' has an empty pattern (use '*' for every variant)", given.escape_debug()),
             ));
         }
-        let (glob, kind) = match p.rsplit_once('@') {
-            Some((g, k)) => {
-                let kind = SourceKind::parse(k.trim()).ok_or_else(|| {
+        let (glob, kind) = match crate::matrix::split_source_pattern(p) {
+            (g, Some(k)) => {
+                let kind = SourceKind::parse(k).ok_or_else(|| {
                     let known: Vec<&str> = SourceKind::ALL.iter().map(SourceKind::as_str).collect();
                     usage(
                         "--variant",
@@ -1005,9 +1005,9 @@ fn variant_patterns(patterns: &[String]) -> Result<Vec<(String, Option<SourceKin
                         ),
                     )
                 })?;
-                (g.trim(), Some(kind))
+                (g, Some(kind))
             }
-            None => (p, None),
+            (g, None) => (g, None),
         };
         out.push((glob.to_string(), kind));
     }

@@ -22,6 +22,16 @@ pub enum SourceKind {
     Tree,
 }
 
+/// Splits a `--variant` pattern into its id glob and the source-kind name after its last `@`
+/// (`node.renameSync@empty-dir` → `("node.renameSync", Some("empty-dir"))`); the kind is not
+/// checked here.
+pub fn split_source_pattern(pattern: &str) -> (&str, Option<&str>) {
+    match pattern.rsplit_once('@') {
+        Some((glob, kind)) => (glob.trim(), Some(kind.trim())),
+        None => (pattern, None),
+    }
+}
+
 impl SourceKind {
     /// Every kind, in the order `sources` lists are usually written.
     pub const ALL: [SourceKind; 5] =

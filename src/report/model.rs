@@ -606,10 +606,7 @@ impl Selection {
         target: TargetState,
     ) -> bool {
         let matches = |p: &str| {
-            let (glob, kind) = match p.rsplit_once('@') {
-                Some((g, k)) => (g, Some(k)),
-                None => (p, None),
-            };
+            let (glob, kind) = crate::matrix::split_source_pattern(p);
             kind.is_none_or(|k| source.is_some_and(|s| s.as_str() == k))
                 && globset::Glob::new(glob).is_ok_and(|g| g.compile_matcher().is_match(variant))
         };
@@ -747,7 +744,32 @@ impl Row<'_> {
 
     /// Safe as a lock, derived from the cells (`None` = undetermined).
     pub fn safe(&self) -> Option<bool> {
-        let second: Vec<(TargetState, Outcome, Option<Outcome>)> = self
+        let (second, race) = self.lock_inputs();
+        safe_as_lock(&second, race)
+    }
+
+    /// Where [`Row::safe`] is undetermined for want of a measurement this run chose to skip
+    /// ([`crate::verdict::left_out_for_lock`]), the flag that would make it (issue 13: the
+    /// default run names what would settle a `?`): `--target default`, `without
+    /// --no-relative`, `--races all` for a row the run did not race (only where `races_core`:
+    /// its `run_info.races` is `core`), `-n 100` for an `exclusive` race with too few clean
+    /// trials for the bound. `None` when the row is determined, or undetermined for another
+    /// reason (a fault, a weak race).
+    pub fn settled_by(&self, races_core: bool) -> Option<&'static str> {
+        use crate::verdict::LeftOut;
+        let (second, race) = self.lock_inputs();
+        match crate::verdict::left_out_for_lock(&second, race)? {
+            LeftOut::Targets => Some("--target default"),
+            LeftOut::Relative => Some("without --no-relative"),
+            LeftOut::Race => races_core.then_some("--races all"),
+            LeftOut::Trials => Some("-n 100"),
+        }
+    }
+
+    /// The inputs of [`safe_as_lock`]: each second comer's target, outcome and relative
+    /// outcome, and the race evidence.
+    fn lock_inputs(&self) -> (Vec<crate::verdict::SecondComer>, Option<RaceEvidence>) {
+        let second = self
             .second
             .iter()
             .filter_map(|(t, c)| {
@@ -755,39 +777,7 @@ impl Row<'_> {
                 Some((*t, s.outcome, s.relative.as_ref().map(|r| r.outcome)))
             })
             .collect();
-        safe_as_lock(&second, self.race.and_then(Cell::race_evidence))
-    }
-
-    /// Where [`Row::safe`] is undetermined for want of a measurement this run chose to skip,
-    /// the flag that would make it (issue 13: the default run names what would settle a `?`):
-    /// `--races all` for a row the run did not race (`races_core`: its `run_info.races` is
-    /// `core`), `-n 100` for an `exclusive` race with fewer clean trials than the rule's
-    /// [`crate::verdict::MIN_TRIALS_FOR_SAFE`] or a bound above
-    /// [`crate::verdict::MAX_BOUND_FOR_SAFE`], `--target default` for missing target states
-    /// and `without --no-relative` for missing relative attempts. `None` when the row is
-    /// determined, or undetermined for another reason (a fault, a weak race).
-    pub fn settled_by(&self, races_core: bool) -> Option<&'static str> {
-        use crate::verdict::{LOCK_TARGETS, MAX_BOUND_FOR_SAFE, MIN_TRIALS_FOR_SAFE};
-        if self.safe().is_some() {
-            return None;
-        }
-        if !LOCK_TARGETS.iter().all(|t| self.second.contains_key(t)) {
-            return Some("--target default");
-        }
-        if self.second.values().any(|c| c.second().is_some_and(|s| s.relative.is_none())) {
-            return Some("without --no-relative");
-        }
-        match self.race.and_then(Cell::race_evidence) {
-            None if races_core => Some("--races all"),
-            Some(r)
-                if r.verdict == RaceVerdict::Exclusive
-                    && r.control_worked == Some(true)
-                    && (r.clean_trials < MIN_TRIALS_FOR_SAFE || r.upper95 > MAX_BOUND_FOR_SAFE) =>
-            {
-                Some("-n 100")
-            }
-            _ => None,
-        }
+        (second, self.race.and_then(Cell::race_evidence))
     }
 }
 

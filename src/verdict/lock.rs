@@ -16,6 +16,10 @@ pub const MAX_BOUND_FOR_SAFE: f64 = 0.03;
 pub const LOCK_TARGETS: [TargetState; 4] =
     [TargetState::Absent, TargetState::File, TargetState::EmptyDir, TargetState::Dir];
 
+/// One second comer as "safe as a lock" weighs it: the target state, the outcome with an
+/// absolute path and the outcome with a relative one (`None` where it was not attempted).
+pub type SecondComer = (TargetState, Outcome, Option<Outcome>);
+
 /// The race evidence that "safe as a lock" weighs: the cell's verdict (after the control),
 /// the deciding run's clean trials and bound, and whether the control worked (`None` when no
 /// control ran).
@@ -41,7 +45,7 @@ pub struct RaceEvidence {
 /// Returns `Some(false)` as soon as any observation rules the variant out, `Some(true)` only
 /// when every target state of [`LOCK_TARGETS`] was attempted both ways and a strong enough race
 /// was observed, all agreeing, and `None` otherwise (incomplete, faulty, weak race).
-pub fn safe_as_lock(second: &[(TargetState, Outcome, Option<Outcome>)], race: Option<RaceEvidence>) -> Option<bool> {
+pub fn safe_as_lock(second: &[SecondComer], race: Option<RaceEvidence>) -> Option<bool> {
     let wrong = |target: TargetState, o: Outcome| {
         !o.is_fault() && if target == TargetState::Absent { o != Outcome::Acquired } else { o != Outcome::Refused }
     };
@@ -50,14 +54,53 @@ pub fn safe_as_lock(second: &[(TargetState, Outcome, Option<Outcome>)], race: Op
     if bad_second || bad_race {
         return Some(false);
     }
-    let strong = race.is_some_and(|r| {
-        r.verdict == RaceVerdict::Exclusive
-            && r.clean_trials >= MIN_TRIALS_FOR_SAFE
-            && r.upper95 <= MAX_BOUND_FOR_SAFE
-            && r.control_worked == Some(true)
-    });
+    let strong = race.is_some_and(|r| exclusive_with_control(r) && bound_reached(r));
     let complete = LOCK_TARGETS.iter().all(|t| second.iter().any(|(s, _, r)| s == t && r.is_some()))
         && second.iter().all(|(_, a, r)| !a.is_fault() && r.is_some_and(|r| !r.is_fault()))
         && strong;
     complete.then_some(true)
+}
+
+/// An `exclusive` race in a run whose detection control worked.
+fn exclusive_with_control(r: RaceEvidence) -> bool {
+    r.verdict == RaceVerdict::Exclusive && r.control_worked == Some(true)
+}
+
+/// Enough clean trials, and a bound low enough, for "safe as a lock".
+fn bound_reached(r: RaceEvidence) -> bool {
+    r.clean_trials >= MIN_TRIALS_FOR_SAFE && r.upper95 <= MAX_BOUND_FOR_SAFE
+}
+
+/// The measurement a run left out that keeps [`safe_as_lock`] undetermined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeftOut {
+    /// A target state of [`LOCK_TARGETS`] was not attempted (`--target`).
+    Targets,
+    /// A second comer was not repeated with a relative path (`--no-relative`).
+    Relative,
+    /// The variant was not raced.
+    Race,
+    /// The race was `exclusive` with a working control, but over too few clean trials for the
+    /// bound (`-n`).
+    Trials,
+}
+
+/// Why [`safe_as_lock`] (same inputs) is `None` when the cause is a measurement the run left
+/// out, checked in the order of [`LeftOut`]'s variants; `None` when the verdict is determined
+/// or undetermined for another reason (a fault, a weak race).
+pub fn left_out_for_lock(second: &[SecondComer], race: Option<RaceEvidence>) -> Option<LeftOut> {
+    if safe_as_lock(second, race).is_some() {
+        return None;
+    }
+    if !LOCK_TARGETS.iter().all(|t| second.iter().any(|(s, _, _)| s == t)) {
+        return Some(LeftOut::Targets);
+    }
+    if second.iter().any(|(_, _, r)| r.is_none()) {
+        return Some(LeftOut::Relative);
+    }
+    match race {
+        None => Some(LeftOut::Race),
+        Some(r) if exclusive_with_control(r) && !bound_reached(r) => Some(LeftOut::Trials),
+        Some(_) => None,
+    }
 }

@@ -1175,7 +1175,9 @@ pub fn check_probes(probes: &Path) -> Result<()> {
 pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options, selected: &[&Variant]) -> Vec<String> {
     let matrix: Vec<(&str, &str)> = selected.iter().map(|v| (v.family.as_str(), v.id.as_str())).collect();
     let mut warnings = Vec::new();
-    for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
+    // one session probe per runtime and family, (index in `found`, family, probe)
+    let mut probes = Vec::new();
+    for (i, rt) in found.iter_mut().enumerate().filter(|(_, r)| r.status == Status::Found) {
         if let Err(why) = rt.adapter().prepare(rt, ctx) {
             rt.status = Status::Broken(why);
             continue;
@@ -1186,21 +1188,35 @@ pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options,
         let t = engine::timeouts_for(rt.adapter(), opts);
         for family in rt.families.clone() {
             let launch = rt.adapter().launch(rt, family, ctx);
-            let mut c = Contender::new(Mode::Session, launch, ctx.scratch_top.clone(), t);
-            if let Err(a) = c.start() {
-                let why = a.evidence.unwrap_or_default();
-                rt.status = Status::Broken(format!("its {family} probe did not start: {why}"));
-                break;
-            }
-            let lacks = c.hello().and_then(|h| check_hello(h, &matrix)).map(|h| h.unknown_to_probe).unwrap_or_default();
-            if !lacks.is_empty() {
-                warnings.push(format!(
-                    "warn     {}: its {family} probe does not list {} selected variant(s) in its hello ({}); they will be unsupported",
-                    rt.label,
-                    lacks.len(),
-                    lacks.join(", ")
-                ));
-            }
+            probes.push((i, family, Contender::new(Mode::Session, launch, ctx.scratch_top.clone(), t)));
+        }
+    }
+    // started all at once: the checks wait on runtimes loading, not on the CPU
+    let mut pool: Vec<Contender> = Vec::with_capacity(probes.len());
+    let mut owners = Vec::with_capacity(probes.len());
+    for (i, family, c) in probes {
+        owners.push((i, family));
+        pool.push(c);
+    }
+    let started = crate::exec::contender::start_each(&mut pool);
+    for (((i, family), c), fault) in owners.into_iter().zip(&pool).zip(started) {
+        let rt = &mut found[i];
+        if matches!(rt.status, Status::Broken(_)) {
+            continue;
+        }
+        if let Some(a) = fault {
+            let why = a.evidence.unwrap_or_default();
+            rt.status = Status::Broken(format!("its {family} probe did not start: {why}"));
+            continue;
+        }
+        let lacks = c.hello().and_then(|h| check_hello(h, &matrix)).map(|h| h.unknown_to_probe).unwrap_or_default();
+        if !lacks.is_empty() {
+            warnings.push(format!(
+                "warn     {}: its {family} probe does not list {} selected variant(s) in its hello ({}); they will be unsupported",
+                rt.label,
+                lacks.len(),
+                lacks.join(", ")
+            ));
         }
     }
     warnings

@@ -31,6 +31,8 @@ pub(super) fn measure_recipes(
     let launch = adapter.launch(rt, family, ctx);
     let mut pools =
         Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m);
+    // every probe at once (a fault shows again, as data, in the first item's trial)
+    let _ = crate::exec::contender::start_all(&mut pools.natural);
     let amplify = m.opts.amplify.clone();
     let mut out = Vec::new();
     let selected: Vec<&Recipe> = Recipe::of(scenario).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)).collect();

@@ -295,7 +295,7 @@ pub fn measure(
         let launch = adapter.launch(rt, family, ctx);
         let mut pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), opts.contender_kind, m);
         // start every session up front so that start-up never counts in a measurement
-        let start_fault = pools.natural.iter_mut().find_map(|c| c.start().err());
+        let start_fault = crate::exec::contender::start_all(&mut pools.natural);
         if stop(&out) {
             break;
         }
@@ -542,7 +542,7 @@ impl Pools {
                 }
                 ContenderKind::Threads => Pools::thread_pool(&self.slots, &self.cwd, Some(a)),
             };
-            let fault = pool.iter_mut().find_map(|c| c.start().err());
+            let fault = crate::exec::contender::start_all(&mut pool);
             self.amplified = Some(match fault {
                 None => Ok(pool),
                 Some(f) => Err(format!("the probe did not start under strace: {}", f.evidence.unwrap_or_default())),
@@ -758,16 +758,10 @@ pub fn race_modes(
     }
 }
 
-/// The contender timeouts for a runtime: the per-attempt timeout times the adapter's
-/// multiplier; a one-shot prompt is answered after a quarter of it (at most 1 s: a prompt is
-/// answered only once the command has printed it, so a shorter wait only answers sooner).
+/// The contender timeouts for a runtime: the start-up timeout, and the per-attempt timeout
+/// times the adapter's multiplier.
 pub fn timeouts_for(adapter: &dyn crate::runtime::Adapter, opts: &Options) -> Timeouts {
-    let mult = adapter.timeout_multiplier();
-    Timeouts {
-        startup: opts.startup_timeout,
-        attempt: opts.timeout * mult,
-        prompt_after: (opts.timeout * mult / 4).min(Duration::from_secs(1)),
-    }
+    Timeouts { startup: opts.startup_timeout, attempt: opts.timeout * adapter.timeout_multiplier() }
 }
 
 /// The variant whose cells are being measured.

@@ -149,7 +149,6 @@ fn a_paused_session_probe_answers_after_it_is_resumed() {
     let t = Timeouts {
         startup: Duration::from_secs(20),
         attempt: Duration::from_secs(20),
-        prompt_after: Duration::from_secs(3),
     };
     let mut c = Contender::new(Mode::Session, Launch::new(&fake, ["probe"]), d.path().into(), t);
     let spec = Spec {

@@ -226,7 +226,11 @@ pub(super) fn race_core(
                 .map(|(a, v)| v.holds.then_some(a.t1_us).flatten().map(|t1| (t1, t1 + m.opts.hold_ms as f64 * 1000.0)))
                 .collect(),
         };
-        if t <= WARMUP_TRIALS {
+        // adaptive trials: a prompted contender fixes the verdict (`inconclusive`), warm or
+        // not, so a prompted warm-up trial is counted and ends the run below (each prompt
+        // costs the cmd loops a restart)
+        let prompted_early = budget.disproof_per_ordering.is_some() && trial.reports.contains(&Report::Prompted);
+        if t <= WARMUP_TRIALS && !prompted_early {
             warmup_spreads.extend(trial.spread_us());
             if t == WARMUP_TRIALS {
                 offsets = sweep.offsets(&mut warmup_spreads);

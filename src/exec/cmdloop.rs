@@ -94,6 +94,11 @@ pub struct CmdLoop {
     fallback: Option<(OneShot, String)>,
     /// How many loop processes this driver started.
     starts: u64,
+    /// A loop started ahead of its first use, not yet heard from: the process and the check
+    /// text its hello must quote. A retired loop's successor is started at once, so that its
+    /// start-up (about 0.2 s under Wine) overlaps the other contenders' (see
+    /// [`CmdLoop::retire`]).
+    starting: Option<(Child, String)>,
     /// The running loop's hello: its protocol version and the recipes it lists.
     hello: Option<(u32, Vec<String>)>,
     /// The recipe of the attempt in flight, if it is one.
@@ -129,6 +134,7 @@ impl CmdLoop {
             stderr_from: 0,
             fallback: None,
             starts: 0,
+            starting: None,
             hello: None,
             recipe: None,
         }
@@ -151,17 +157,28 @@ impl CmdLoop {
             .with_env("CONFORMANCE_CLOCK", clock)
     }
 
-    /// Starts the loop and waits for its `hello`. Errors: why it did not start (the process
-    /// tree is then killed), or [`Report::Interrupted`].
-    fn start_loop(&mut self) -> Result<(), LoopStart> {
+    /// Starts a loop process (with a new check file for its hello to quote) without waiting
+    /// for it. Errors: why it could not be started.
+    fn spawn_loop(&mut self) -> Result<(Child, String), LoopStart> {
         let check = format!("loop-{}-{}", self.dir_name.trim_start_matches(".cmd-loop-"), self.starts + 1);
         std::fs::create_dir_all(&self.dir)
             .and_then(|()| std::fs::write(self.dir.join("check"), format!("{check}\r\n")))
             .map_err(|e| LoopStart::Failed(format!("cannot write the loop folder {}: {e}", self.dir.display())))?;
         let launch = self.loop_launch();
-        let mut child = Child::spawn(&launch, &self.cwd)
+        let child = Child::spawn(&launch, &self.cwd)
             .map_err(|e| LoopStart::Failed(format!("cannot start {}: {e}", launch.display())))?;
         self.starts += 1;
+        Ok((child, check))
+    }
+
+    /// Starts the loop (or takes the one started ahead, [`CmdLoop::starting`]) and waits for
+    /// its `hello`. Errors: why it did not start (the process tree is then killed), or
+    /// [`Report::Interrupted`].
+    fn start_loop(&mut self) -> Result<(), LoopStart> {
+        let (mut child, check) = match self.starting.take() {
+            Some(started) => started,
+            None => self.spawn_loop()?,
+        };
         let deadline = Instant::now() + self.timeouts.startup;
         let why = match child.read_line_or_stop(deadline) {
             Err(ReadError::Interrupted) => {
@@ -298,13 +315,30 @@ impl CmdLoop {
         }
     }
 
-    /// Ends the loop process: `quit`, a short wait, then the tree is killed.
+    /// Ends the loop process: `quit`, a short wait, then the tree is killed; a loop started
+    /// ahead is killed too.
     fn stop_loop(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.write_line("quit");
             c.close_stdin();
             let _ = c.exit_status(Duration::from_millis(300));
             c.kill();
+        }
+        if let Some((mut c, _)) = self.starting.take() {
+            c.kill();
+        }
+    }
+
+    /// Replaces a loop whose console state is spoiled (after a prompt or stray output): its
+    /// tree is killed at once (a `quit` could be read as the answer to a prompt), and its
+    /// successor is started now; the next attempt waits for its hello. A successor that
+    /// cannot be started is left to the next attempt, which then falls back as at start.
+    fn retire(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            c.kill();
+        }
+        if self.fallback.is_none() && self.starting.is_none() {
+            self.starting = self.spawn_loop().ok();
         }
     }
 }
@@ -522,6 +556,14 @@ fn hello_check(line: &str) -> Option<String> {
 }
 
 impl Driver for CmdLoop {
+    fn spawn(&mut self) -> Result<(), Attempt> {
+        // a loop that cannot be spawned is left to start, which falls back to one-shot
+        if self.fallback.is_none() && self.child.is_none() && self.starting.is_none() {
+            self.starting = self.spawn_loop().ok();
+        }
+        Ok(())
+    }
+
     fn start(&mut self) -> Result<(), Attempt> {
         self.ensure()?;
         match &mut self.fallback {
@@ -622,7 +664,7 @@ impl Driver for CmdLoop {
             }
         }
         if retire {
-            self.stop_loop();
+            self.retire();
         }
         attempt
     }

@@ -163,8 +163,6 @@ pub struct Timeouts {
     pub startup: Duration,
     /// From `go` to `result`, and from `prepare` to `ready`.
     pub attempt: Duration,
-    /// One-shot only: after this long without a result, answer a possible prompt with `N`.
-    pub prompt_after: Duration,
 }
 
 /// A contender slot: its driver.
@@ -242,6 +240,40 @@ impl Contender {
     pub fn shutdown(&mut self) {
         self.0.shutdown();
     }
+}
+
+/// Starts every contender of `pool` at once, one thread each, so that their start-ups
+/// overlap (a probe's start is mostly waiting: a runtime loading, Wine, strace attaching);
+/// contenders that are already running are left as they are. Returns the first fault in
+/// pool order (see [`Driver::start`]), `None` when all started.
+pub fn start_all(pool: &mut [Contender]) -> Option<Attempt> {
+    start_each(pool).into_iter().flatten().next()
+}
+
+/// [`start_all`], returning each contender's fault (`None`: it started), in pool order. The
+/// processes are spawned from the calling thread ([`Driver::spawn`]); only the waits for
+/// their hellos run in threads of their own.
+pub fn start_each(pool: &mut [Contender]) -> Vec<Option<Attempt>> {
+    let spawned: Vec<Option<Attempt>> = pool.iter_mut().map(|c| c.0.spawn().err()).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = pool
+            .iter_mut()
+            .zip(spawned)
+            .map(|(c, fault)| match fault {
+                Some(f) => Err(f),
+                None => Ok(s.spawn(move || c.start().err())),
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Err(f) => Some(f),
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    Some(Attempt::fault(Report::HarnessError, "harness-error: a probe's start-up thread panicked"))
+                }),
+            })
+            .collect()
+    })
 }
 
 impl Drop for Contender {

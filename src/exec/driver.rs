@@ -25,7 +25,17 @@ use super::contender::{Attempt, Spec};
 /// says what went wrong (crashed, timeout, unsupported, interrupted), with evidence; the
 /// driver has then killed its process tree and restarts on the next attempt.
 pub trait Driver: std::fmt::Debug + Send {
-    /// Gets ready for attempts (a session probe is started and says `hello`). Errors: the fault.
+    /// Starts the probe's process, if it has one to keep, without waiting for it; [`Driver::start`]
+    /// then waits for its `hello`. Called on the thread that will own the process: Linux ties
+    /// a child's parent-death signal to the thread that spawned it
+    /// ([`super::process::Child::spawn`]), so [`super::contender::start_all`] spawns every
+    /// probe from its caller and only waits in other threads. Drivers without a long-lived
+    /// process do nothing. Errors: the fault.
+    fn spawn(&mut self) -> Result<(), Attempt> {
+        Ok(())
+    }
+    /// Gets ready for attempts (a session probe is started, unless [`Driver::spawn`] did, and
+    /// says `hello`). Errors: the fault.
     fn start(&mut self) -> Result<(), Attempt>;
     /// Hands the attempt's data to the probe (`prepare`, or a new one-shot process).
     /// Errors: the fault.

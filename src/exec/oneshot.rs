@@ -299,9 +299,10 @@ impl Awaited {
 /// Waits for the `result` line of a cmd probe (one-shot or loop mode), which shares its
 /// console with the command it runs. `console` gives the probe's console output of this
 /// attempt so far (its stderr). A confirmation prompt the command printed (see
-/// [`shows_prompt`]) with no result within [`Timeouts::prompt_after`] is answered with `N`
-/// lines, and the attempt is then [`Report::Prompted`]. A slow command that printed no prompt
-/// keeps its real ending (its result, a timeout, or a crash). Lines before the result that are
+/// [`shows_prompt`]) is answered with `N` lines as soon as it is seen (the console is looked
+/// at every [`PROMPT_POLL`]: a command that printed its prompt waits for an answer, so a later
+/// answer would only cost time), and the attempt is then [`Report::Prompted`]. A slow command
+/// that printed no prompt keeps its real ending (its result, a timeout, or a crash). Lines before the result that are
 /// not protocol are kept as evidence ([`Awaited::stray`]).
 ///
 /// Errors: the fault (timeout, a probe that exited without a result, an interrupt); the
@@ -311,9 +312,7 @@ pub(crate) fn await_result(
     timeouts: &Timeouts,
     console: &dyn Fn(&Child) -> String,
 ) -> Result<Awaited, Attempt> {
-    let started = Instant::now();
-    let deadline = started + timeouts.attempt;
-    let prompt_at = started + timeouts.prompt_after;
+    let deadline = Instant::now() + timeouts.attempt;
     let mut answered = false;
     let mut stray = String::new();
     loop {
@@ -323,7 +322,7 @@ pub(crate) fn await_result(
             let ev = format!("no result within {} ms", timeouts.attempt.as_millis());
             return Err(fail_child(child, report, &join(&ev, &stray)));
         }
-        if !answered && now >= prompt_at {
+        if !answered {
             // no result yet: answer only a confirmation prompt the command has printed
             let tail = child.as_ref().map(console).unwrap_or_default();
             if shows_prompt(&tail) || shows_prompt(&stray) {
@@ -334,10 +333,7 @@ pub(crate) fn await_result(
                 }
             }
         }
-        let mut wake = deadline.min(now + Duration::from_millis(200));
-        if !answered && now < prompt_at {
-            wake = wake.min(prompt_at);
-        }
+        let wake = deadline.min(now + if answered { Duration::from_millis(200) } else { PROMPT_POLL });
         let line = match child.as_mut().map(|c| c.read_line_or_stop(wake)) {
             None => return Err(Attempt::fault(Report::Crashed, "no probe process")),
             Some(Ok(l)) => l,
@@ -394,6 +390,9 @@ pub(crate) fn await_result(
         }
     }
 }
+
+/// How often [`await_result`] looks at the console for a prompt while no result has come.
+pub const PROMPT_POLL: Duration = Duration::from_millis(10);
 
 /// Microseconds in a day.
 const DAY_US: f64 = 86_400e6;

@@ -20,6 +20,8 @@ pub struct Session {
     cwd: PathBuf,
     timeouts: Timeouts,
     child: Option<Child>,
+    /// The process [`Driver::spawn`] started, until [`Driver::start`] has its hello.
+    spawned: Option<Child>,
     pending: Option<u64>,
     hello: Option<FromProbe>,
     /// What the probe's stamps count (from its hello).
@@ -37,11 +39,18 @@ impl Session {
             cwd,
             timeouts,
             child: None,
+            spawned: None,
             pending: None,
             hello: None,
             clock: ProbeClock::Wall,
             released: None,
         }
+    }
+
+    /// Starts the probe process. Errors: a `crashed` fault naming the launch.
+    fn spawn_child(&self) -> Result<Child, Attempt> {
+        Child::spawn(&self.launch, &self.cwd)
+            .map_err(|e| Attempt::fault(Report::Crashed, format!("cannot start {}: {e}", self.launch.display())))
     }
 
     /// The next line before `deadline`; a timeout or the end of output is a fault described by
@@ -90,12 +99,21 @@ impl Session {
 }
 
 impl Driver for Session {
+    fn spawn(&mut self) -> Result<(), Attempt> {
+        if self.child.is_none() && self.spawned.is_none() {
+            self.spawned = Some(self.spawn_child()?);
+        }
+        Ok(())
+    }
+
     fn start(&mut self) -> Result<(), Attempt> {
         if self.child.is_some() {
             return Ok(());
         }
-        let mut child = Child::spawn(&self.launch, &self.cwd)
-            .map_err(|e| Attempt::fault(Report::Crashed, format!("cannot start {}: {e}", self.launch.display())))?;
+        let mut child = match self.spawned.take() {
+            Some(c) => c,
+            None => self.spawn_child()?,
+        };
         let deadline = Instant::now() + self.timeouts.startup;
         let fault = |child: &mut Child, report, why: String| {
             let tail = child.stderr_tail();
@@ -282,6 +300,9 @@ impl Driver for Session {
             c.close_stdin();
             let _ = c.exit_status(Duration::from_millis(300));
             // whatever the probe left in its process group goes too
+            c.kill();
+        }
+        if let Some(mut c) = self.spawned.take() {
             c.kill();
         }
     }

@@ -211,6 +211,10 @@ impl ThreadSlot {
 }
 
 impl Driver for ThreadSlot {
+    fn spawn(&mut self) -> Result<(), Attempt> {
+        self.group().session.spawn()
+    }
+
     fn start(&mut self) -> Result<(), Attempt> {
         self.start_group()
     }

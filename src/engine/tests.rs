@@ -175,3 +175,24 @@ fn a_paused_session_probe_answers_after_it_is_resumed() {
     assert!(paused_at.elapsed() >= Duration::from_millis(300));
     assert_eq!(std::fs::read_to_string(d.path().join("target")).unwrap(), "tok");
 }
+
+/// Adaptive natural budgets (issue 13): a cell the amplified race found exclusive over all its
+/// trials gets a check of NATURAL_CHECK_TRIALS_PER_ORDERING per ordering; one it disproved, a
+/// round of DISPROOF_TRIALS_PER_ORDERING; a control, all its trials; `--thorough`, all of them.
+#[test]
+fn the_natural_race_gets_what_the_amplified_one_left_to_decide() {
+    let b = Budget { trials: 100, max_rate: None, max_trials: 1000, disproof_per_ordering: Some(5) };
+    let per = Some(DISPROOF_TRIALS_PER_ORDERING);
+    let n = |amp, control, adaptive| natural_budget(b, adaptive, amp, control, 2);
+    let settled = n(Some((RaceVerdict::Exclusive, 100)), false, per);
+    assert_eq!(settled.trials, 2 * NATURAL_CHECK_TRIALS_PER_ORDERING);
+    assert_eq!(settled.disproof_per_ordering, per);
+    assert_eq!(n(Some((RaceVerdict::MultipleWinners, 20)), false, per).trials, 2 * DISPROOF_TRIALS_PER_ORDERING);
+    // an amplified race cut short (too many loose trials) settles nothing
+    assert_eq!(n(Some((RaceVerdict::Exclusive, 30)), false, per).trials, 100);
+    // a detection control's natural run and a run without amplification get every trial
+    assert_eq!(n(Some((RaceVerdict::Exclusive, 100)), true, per).trials, 100);
+    assert_eq!(n(None, false, per).trials, 100);
+    // --thorough: no adaptive trials
+    assert_eq!(n(Some((RaceVerdict::Exclusive, 100)), false, None), b);
+}

@@ -108,13 +108,19 @@ fn race_stats_are_complete(r: &serde_json::Value, trials: u64) {
         for mode in modes {
             let m = &c["result"][*mode]["stats"];
             // adaptive trials: a run that showed multiple winners stops once every ordering had
-            // 5 trials, and so does the natural run of a cell the amplified run disproved;
-            // every other run has all its trials
+            // 5 trials, and so does the natural run of a cell the amplified run disproved; the
+            // natural run of a cell the amplified run found exclusive over all its trials is a
+            // check of 10 per ordering; every other run has all its trials
             let failed = |mode: &str| c["result"][mode]["verdict"] == "multiple-winners";
+            // (a detection control is never exclusive amplified in a run these tests accept)
+            let settled = c["result"]["amplified"]["verdict"] == "exclusive"
+                && c["result"]["amplified"]["stats"]["trials"].as_u64() >= Some(trials);
             let counted = m["trials"].as_u64().unwrap();
+            let orderings = c["result"][*mode]["orderings"].as_array().map_or(1, Vec::len) as u64;
             if failed(mode) || (*mode == "natural" && failed("amplified")) {
-                let orderings = c["result"][*mode]["orderings"].as_array().map_or(1, Vec::len) as u64;
                 assert!(counted >= (5 * orderings).min(trials) && counted <= trials, "{mode}: {c}");
+            } else if *mode == "natural" && settled {
+                assert_eq!(counted, (10 * orderings).min(trials), "{mode}: {c}");
             } else {
                 assert_eq!(counted, trials, "{mode}: {c}");
             }

@@ -146,10 +146,7 @@ fn a_paused_session_probe_answers_after_it_is_resumed() {
     use crate::exec::driver::Control;
     let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-runtimes/faults/node");
     let d = tempfile::tempdir().unwrap();
-    let t = Timeouts {
-        startup: Duration::from_secs(20),
-        attempt: Duration::from_secs(20),
-    };
+    let t = Timeouts { startup: Duration::from_secs(20), attempt: Duration::from_secs(20) };
     let mut c = Contender::new(Mode::Session, Launch::new(&fake, ["probe"]), d.path().into(), t);
     let spec = Spec {
         id: 1,

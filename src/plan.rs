@@ -1175,8 +1175,9 @@ pub fn check_probes(probes: &Path) -> Result<()> {
 pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options, selected: &[&Variant]) -> Vec<String> {
     let matrix: Vec<(&str, &str)> = selected.iter().map(|v| (v.family.as_str(), v.id.as_str())).collect();
     let mut warnings = Vec::new();
-    // one session probe per runtime and family, (index in `found`, family, probe)
-    let mut probes = Vec::new();
+    // one session probe per runtime and family, and whose it is: (index in `found`, family)
+    let mut pool: Vec<Contender> = Vec::new();
+    let mut owners = Vec::new();
     for (i, rt) in found.iter_mut().enumerate().filter(|(_, r)| r.status == Status::Found) {
         if let Err(why) = rt.adapter().prepare(rt, ctx) {
             rt.status = Status::Broken(why);
@@ -1188,16 +1189,11 @@ pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options,
         let t = engine::timeouts_for(rt.adapter(), opts);
         for family in rt.families.clone() {
             let launch = rt.adapter().launch(rt, family, ctx);
-            probes.push((i, family, Contender::new(Mode::Session, launch, ctx.scratch_top.clone(), t)));
+            owners.push((i, family));
+            pool.push(Contender::new(Mode::Session, launch, ctx.scratch_top.clone(), t));
         }
     }
     // started all at once: the checks wait on runtimes loading, not on the CPU
-    let mut pool: Vec<Contender> = Vec::with_capacity(probes.len());
-    let mut owners = Vec::with_capacity(probes.len());
-    for (i, family, c) in probes {
-        owners.push((i, family));
-        pool.push(c);
-    }
     let started = crate::exec::contender::start_each(&mut pool);
     for (((i, family), c), fault) in owners.into_iter().zip(&pool).zip(started) {
         let rt = &mut found[i];

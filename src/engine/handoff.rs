@@ -48,10 +48,10 @@ pub(super) fn measure_recipes(
         // not when the natural run could not start (its evidence already says why)
         let natural_ran = matches!(&f.result, CellResult::Counters(k) if !k.counters.is_empty());
         if natural_ran {
-            let amplified = match (&amplify, m.opts.handoff_amplified, adapter.no_amplification()) {
-                // a runtime that is never amplified says so, not that a flag would run it
-                (Amplify::On(_), _, Some(why)) => Err(why),
-                (Amplify::On(_), false, None) => Err(HANDOFF_AMPLIFIED_OFF.to_string()),
+            let amplified = match (pools.unusable(), &amplify, m.opts.handoff_amplified) {
+                // a runtime that is never amplified (cmd) says so, not that a flag would run it
+                (Some(why), _, _) => Err(why.to_string()),
+                (None, Amplify::On(_), false) => Err(HANDOFF_AMPLIFIED_OFF.to_string()),
                 _ => match pools.amplified(&amplify) {
                     Ok(pool) => match run(pool, recipe, adapter.path_style(), m) {
                         Some(a) => Ok(a),

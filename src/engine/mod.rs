@@ -563,6 +563,16 @@ impl Pools {
         }
     }
 
+    /// Why the amplified pool cannot be used, when that is known before it is asked for (the
+    /// adapter is never amplified, see [`Pools::of_adapter`], or the pool broke); `None`
+    /// while it may still start.
+    fn unusable(&self) -> Option<&str> {
+        match &self.amplified {
+            Some(Err(why)) => Some(why),
+            _ => None,
+        }
+    }
+
     /// Stops the amplified pool so that its next use starts it again (with another delay).
     fn reset_amplified(&mut self) {
         if let Some(Ok(p)) = &mut self.amplified {

@@ -331,15 +331,14 @@ impl CmdLoop {
 
     /// Replaces a loop whose console state is spoiled (after a prompt or stray output): its
     /// tree is killed at once (a `quit` could be read as the answer to a prompt), and its
-    /// successor is started now; the next attempt waits for its hello. A successor that
-    /// cannot be started is left to the next attempt, which then falls back as at start.
+    /// successor is started now ([`Driver::spawn`]); the next attempt waits for its hello. A
+    /// successor that cannot be started is left to the next attempt, which then falls back as
+    /// at start.
     fn retire(&mut self) {
         if let Some(mut c) = self.child.take() {
             c.kill();
         }
-        if self.fallback.is_none() && self.starting.is_none() {
-            self.starting = self.spawn_loop().ok();
-        }
+        let _ = Driver::spawn(self);
     }
 }
 

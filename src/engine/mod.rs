@@ -847,11 +847,17 @@ impl CellBase<'_> {
     }
 
     /// The finding of a cell whose probe could not start (`f` says how it failed): a second
-    /// comer that crashed or timed out, a race that is inconclusive.
+    /// comer that crashed or timed out, a race that is inconclusive; a harness error (the
+    /// harness failed to start it) in either, never the runtime's outcome.
     fn fault(&self, scenario: Scenario, target: TargetState, f: &Attempt) -> Finding {
         let result = match scenario {
             Scenario::SecondComer => CellResult::SecondComer(Box::new(SecondComerResult {
-                outcome: if f.report == Report::Timeout { Outcome::Timeout } else { Outcome::Crashed },
+                outcome: match f.report {
+                    Report::Timeout => Outcome::Timeout,
+                    // the harness failed to start it (a start-up thread panicked): never the runtime's
+                    Report::HarnessError => Outcome::HarnessError,
+                    _ => Outcome::Crashed,
+                },
                 error: None,
                 relative: None,
                 before: String::new(),
@@ -860,7 +866,11 @@ impl CellBase<'_> {
                 returned: None,
             })),
             Scenario::Race => CellResult::Race(Box::new(RaceResult {
-                verdict: RaceVerdict::Inconclusive,
+                verdict: if f.report == Report::HarnessError {
+                    RaceVerdict::HarnessError
+                } else {
+                    RaceVerdict::Inconclusive
+                },
                 decided_by: RaceMode::Natural,
                 error: None,
                 natural: None,

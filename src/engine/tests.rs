@@ -193,3 +193,45 @@ fn the_natural_race_gets_what_the_amplified_one_left_to_decide() {
     // --thorough: no adaptive trials
     assert_eq!(n(Some((RaceVerdict::Exclusive, 100)), false, None), b);
 }
+
+/// A start-up the harness itself failed (its start-up thread panicked) is a harness error, in
+/// `start_all` and in the cells made from it, never the runtime's crash.
+#[test]
+fn a_start_up_the_harness_failed_is_a_harness_error_not_a_crash() {
+    #[derive(Debug)]
+    struct Panics;
+    impl crate::exec::driver::Driver for Panics {
+        fn start(&mut self) -> Result<(), Attempt> {
+            panic!("test: this start-up thread panics")
+        }
+        fn begin(&mut self, _: &Spec) -> Result<(), Attempt> {
+            Ok(())
+        }
+        fn ready(&mut self) -> Result<(), Attempt> {
+            Ok(())
+        }
+        fn release(&mut self) -> Result<(), Attempt> {
+            Ok(())
+        }
+        fn finish(&mut self) -> Attempt {
+            Attempt::new(Report::Success)
+        }
+        fn shutdown(&mut self) {}
+        fn control(&mut self, _: crate::exec::driver::Control) -> Result<(), Attempt> {
+            Ok(())
+        }
+    }
+    let mut pool = vec![Contender::with_driver(Box::new(Panics))];
+    let f = crate::exec::contender::start_all(&mut pool).expect("a fault");
+    assert_eq!(f.report, Report::HarnessError, "{f:?}");
+    let v = variant("fake.wx");
+    let base = CellBase { v: &v, kind: ContenderKind::Processes };
+    match base.fault(Scenario::SecondComer, TargetState::File, &f).result {
+        CellResult::SecondComer(r) => assert_eq!(r.outcome, Outcome::HarnessError),
+        other => panic!("{other:?}"),
+    }
+    match base.fault(Scenario::Race, TargetState::Absent, &f).result {
+        CellResult::Race(r) => assert_eq!(r.verdict, RaceVerdict::HarnessError),
+        other => panic!("{other:?}"),
+    }
+}

@@ -10,7 +10,7 @@ use super::clock::{self, Now, ProbeClock};
 use super::contender::{join, Attempt, RecipeOutput, Spec, Timeouts};
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
-use super::protocol::{accepts, parse_line, FromProbe, Prepare, PrepareRecipe, Stop, OLDEST_PROTOCOL, PROTOCOL};
+use super::protocol::{accepts, parse_line, FromProbe, Go, Prepare, PrepareRecipe, Stop, OLDEST_PROTOCOL, PROTOCOL};
 use crate::verdict::Report;
 
 /// A session probe: started once, answering many attempts.
@@ -219,7 +219,7 @@ impl Driver for Session {
     }
 
     fn release(&mut self) -> Result<(), Attempt> {
-        let line = format!("{{\"type\":\"go\",\"id\":{}}}", self.pending.unwrap_or(0));
+        let line = serde_json::to_string(&Go::new(self.pending.unwrap_or(0))).expect("go serialises");
         let Some(child) = self.child.as_mut() else {
             return Err(Attempt::fault(Report::Crashed, "no probe process"));
         };

@@ -19,7 +19,7 @@ use super::clock::{self, Now};
 use super::contender::{Attempt, Contender, Spec, Timeouts};
 use super::driver::{Control, Driver};
 use super::process::Launch;
-use super::protocol::{parse_line, FromProbe, PrepareThreads, ThreadContender, ThreadResult, THREADS_CAPABILITY};
+use super::protocol::{parse_line, FromProbe, Go, PrepareThreads, ThreadContender, ThreadResult, THREADS_CAPABILITY};
 use super::session::Session;
 use crate::verdict::Report;
 
@@ -118,7 +118,7 @@ impl Group {
             return Ok(());
         }
         self.released = Some(clock::now());
-        let line = format!("{{\"type\":\"go\",\"id\":{}}}", self.id.unwrap_or(0));
+        let line = serde_json::to_string(&Go::new(self.id.unwrap_or(0))).expect("go serialises");
         self.session.send_line(&line, "go")
     }
 

@@ -715,7 +715,9 @@ pub struct CellPlan {
 impl CellPlan {
     /// The probe attempts this cell makes: (at least, at most). A second comer makes one (two
     /// with the relative repeat); a race `contenders × trials` per mode, up to `max_trials`
-    /// with `--max-rate`. Warm-up and discarded trials are not counted.
+    /// with `--max-rate`. Warm-up and discarded trials are not counted, nor what adaptive
+    /// trials (the default run's, [`engine::Options::adaptive`]) save: a failing or
+    /// naturally checked cell makes fewer, so "at least" holds for `--thorough` only.
     pub fn attempts(&self) -> (usize, usize) {
         match &self.race {
             None => {
@@ -735,7 +737,8 @@ impl CellPlan {
 pub struct Estimate {
     /// Second-comer attempts.
     pub second_comer: usize,
-    /// Race attempts at least (every contender of every counted trial, every mode).
+    /// Race attempts at least (every contender of every counted trial, every mode; without
+    /// adaptive trials, see [`CellPlan::attempts`]).
     pub race_min: usize,
     /// Race attempts at most (`--max-rate` may add trials up to `--max-trials`).
     pub race_max: usize,

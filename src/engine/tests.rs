@@ -97,6 +97,55 @@ fn a_check_then_create_double_wins_every_trial() {
     assert_eq!(n.found_at_offset_us, Some(0), "found in lockstep (the first, smaller offset on a tie)");
 }
 
+/// Adaptive trials (issue 13): the natural check runs first; a failure there decides the cell
+/// and its amplified race is skipped, with the reason; an exclusive call gets its amplified race
+/// (which decides, with the bound) and keeps the check as its natural run.
+#[test]
+fn a_natural_failure_decides_the_cell_before_any_amplified_trial() {
+    for call in [FakeCall::CheckThenCreate, FakeCall::CreateNew] {
+        let mut scratch = Scratch::new(&std::env::temp_dir(), None).unwrap();
+        let root = scratch.root().to_path_buf();
+        let fakes = || -> Vec<Contender> {
+            (0..3).map(|_| Contender::with_driver(Box::new(crate::exec::fake::Fake::new(call, root.clone())))).collect()
+        };
+        let mut pools = Pools {
+            slots: Vec::new(),
+            kind: ContenderKind::Processes,
+            cwd: root.clone(),
+            natural: fakes(),
+            amplified: Some(Ok(fakes())),
+        };
+        let v = variant("fake.call");
+        let mut opts = options(40);
+        opts.adaptive = true;
+        opts.max_trials = 40;
+        // a delay far above the in-process fakes' release spread (every amplified trial is
+        // tight), and one ordering (released together) so that the offsets cost no time
+        opts.amplify = Amplify::On(crate::exec::amplify::Amplifier::for_tests(100_000));
+        opts.offsets = Some(vec![0]);
+        let r = race_modes(
+            &mut pools,
+            &[&v; 3],
+            &[PathStyle::Native; 3],
+            40,
+            &mut Measurement::new(&opts, &mut scratch, "n0"),
+        )
+        .race;
+        let n = r.natural.as_ref().expect("the natural check ran");
+        if call == FakeCall::CheckThenCreate {
+            assert_eq!((r.verdict, r.decided_by), (RaceVerdict::MultipleWinners, RaceMode::Natural), "{r:?}");
+            assert!(r.amplified.is_none(), "{r:?}");
+            assert_eq!(r.amplified_unavailable.as_deref(), Some(AMPLIFIED_SKIPPED));
+            assert_eq!(n.stats.trials, DISPROOF_TRIALS_PER_ORDERING, "one disproof round: {n:?}");
+        } else {
+            assert_eq!((r.verdict, r.decided_by), (RaceVerdict::Exclusive, RaceMode::Amplified), "{r:?}");
+            assert_eq!(r.amplified.as_ref().expect("amplified ran").stats.trials, 40);
+            assert!(r.amplified_unavailable.is_none(), "{r:?}");
+            assert_eq!(n.stats.trials, NATURAL_CHECK_TRIALS_PER_ORDERING, "the check stands: {n:?}");
+        }
+    }
+}
+
 #[test]
 fn a_contender_failing_before_the_release_discards_the_trial() {
     let r = race(FakeCall::CreateNew, 40, Some(7));

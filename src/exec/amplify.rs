@@ -119,6 +119,12 @@ impl Amplifier {
         Amplifier { delay_us, ..self.clone() }
     }
 
+    /// An amplifier that is never started (unit tests drive fake pools with it).
+    #[cfg(test)]
+    pub(crate) fn for_tests(delay_us: u64) -> Amplifier {
+        Amplifier { strace: PathBuf::from("strace"), delay_us, version: "test".into() }
+    }
+
     /// `strace -V`'s first line, e.g. `strace -- version 6.1`.
     pub fn version(&self) -> &str {
         &self.version

@@ -165,7 +165,9 @@ pub fn race_text(c: &Cell) -> String {
         parts.extend(nat);
         parts.extend(amp);
     }
-    if c.amplified.is_none() && c.amplified_unavailable.as_deref().is_some_and(|w| !w.starts_with("off")) {
+    // off by request, or skipped because the natural race decided (said once per runtime)
+    let unavailable = |w: &str| !w.starts_with("off") && !w.starts_with("skipped");
+    if c.amplified.is_none() && c.amplified_unavailable.as_deref().is_some_and(unavailable) {
         parts.push("amp unavailable".into());
     }
     match &c.weak_race {
@@ -571,10 +573,16 @@ fn race_lines_raw(results: &Results, runtime: &str) -> Vec<String> {
             d.variant, ctl.family
         ));
     }
-    let mut reasons: Vec<&str> = cells.iter().filter_map(|c| c.race()?.amplified_unavailable.as_deref()).collect();
-    reasons.dedup();
-    for r in reasons {
-        out.push(format!("amplified races: {r}"));
+    // each reason once, with the number of race cells it stands for
+    let mut reasons: Vec<(&str, usize)> = Vec::new();
+    for r in cells.iter().filter_map(|c| c.race()?.amplified_unavailable.as_deref()) {
+        match reasons.iter_mut().find(|(w, _)| *w == r) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((r, 1)),
+        }
+    }
+    for (r, n) in reasons {
+        out.push(format!("amplified races: {r} ({n} {})", if n == 1 { "cell" } else { "cells" }));
     }
     out.extend(driver_lines(results, runtime));
     let threads = cells.iter().filter(|c| !c.contenders.is_processes()).count();

@@ -101,6 +101,9 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
     for w in ready_runtimes(&mut found, &ctx, &plan.options, &selected) {
         eprintln!("{w}");
     }
+    // nothing of one runtime may run while another is measured (an idle Wine server and its
+    // services slowed Bun's races by 15-20% here): each is started again when its turn comes
+    cleanup_runtimes(&found, &ctx);
     if crate::interrupt::requested() {
         give_up(&found, &ctx, &mut outdir);
         eprintln!("interrupted before measuring: nothing measured, nothing written");
@@ -163,6 +166,10 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
             let v = known.into_iter().find(|v| v.id == f.variant).expect("a finding of a planned variant or recipe");
             Cell::from_finding((&rt.label, rt.name, &rt.version), v, f)
         };
+        // the hello check's background processes were stopped (see below): start them again
+        if let Err(why) = rt.adapter().resume(rt, &ctx) {
+            bar.suspend(|| eprintln!("warn     {}: could not start again after the hello check: {why}", rt.label));
+        }
         let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |f| {
             bar.inc(1);
             // the cells are measured in the plan's order: the next one is under way

@@ -50,44 +50,49 @@ fn claim_recipe(
 ) -> Option<Finding> {
     let started = Instant::now();
     let v = recipe.as_variant();
-    let (done, evidence) = handoff::run_items(m, CLAIM_TRIALS, &mut |n, tdir, m| {
-        let id = m.next_id();
-        let incoming = tdir.join("incoming");
-        let items: Vec<String> = (0..o.items).map(|i| format!("{}-b{n}-item{i}", m.nonce)).collect();
-        let processing = |w: usize| tdir.join("processing").join(format!("w{w}"));
-        std::fs::create_dir_all(&incoming)
-            .and_then(|()| {
-                for (i, item) in items.iter().enumerate() {
-                    std::fs::write(incoming.join(format!("item-{i:05}")), item)?;
-                }
-                (0..o.workers).try_for_each(|w| std::fs::create_dir_all(processing(w)))
-            })
-            .map_err(|e| format!("could not set up incoming/: {e}"))?;
-        let output = |w: usize| tdir.join(format!("out-{w}.txt"));
-        let slots: Vec<Slot<'_>> = (0..o.workers)
-            .map(|w| {
-                let params = serde_json::json!({
-                    "incoming": spell(&incoming, style),
-                    "processing": spell(&processing(w), style),
-                    "output": spell(&output(w), style),
-                });
-                let token = format!("{}-b{n}-w{w}", m.nonce);
-                let recipe = handoff::recipe_spec(Scenario::Claim, recipe.id, "worker", params, false);
-                Slot { variant: &v, style, index: w, token, recipe }
-            })
-            .collect();
-        let end = handoff::run_item(pool, tdir, &slots, TrialPlan::release(o.workers, 0), id);
-        let outputs: Vec<Option<Vec<String>>> = (0..o.workers).map(|w| lines(&output(w))).collect();
-        let remaining: Vec<String> = std::fs::read_dir(&incoming)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .filter(|e| !e.file_name().to_string_lossy().ends_with(".claim"))
-                    .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok((end, (items, outputs, remaining)))
-    })?;
+    let (done, evidence) = handoff::run_items(
+        m,
+        CLAIM_TRIALS,
+        &mut |n, tdir, m| {
+            let id = m.next_id();
+            let incoming = tdir.join("incoming");
+            let items: Vec<String> = (0..o.items).map(|i| format!("{}-b{n}-item{i}", m.nonce)).collect();
+            let processing = |w: usize| tdir.join("processing").join(format!("w{w}"));
+            std::fs::create_dir_all(&incoming)
+                .and_then(|()| {
+                    for (i, item) in items.iter().enumerate() {
+                        std::fs::write(incoming.join(format!("item-{i:05}")), item)?;
+                    }
+                    (0..o.workers).try_for_each(|w| std::fs::create_dir_all(processing(w)))
+                })
+                .map_err(|e| format!("could not set up incoming/: {e}"))?;
+            let output = |w: usize| tdir.join(format!("out-{w}.txt"));
+            let slots: Vec<Slot<'_>> = (0..o.workers)
+                .map(|w| {
+                    let params = serde_json::json!({
+                        "incoming": spell(&incoming, style),
+                        "processing": spell(&processing(w), style),
+                        "output": spell(&output(w), style),
+                    });
+                    let token = format!("{}-b{n}-w{w}", m.nonce);
+                    let recipe = handoff::recipe_spec(Scenario::Claim, recipe.id, "worker", params, false);
+                    Slot { variant: &v, style, index: w, token, recipe }
+                })
+                .collect();
+            let end = handoff::run_item(pool, tdir, &slots, TrialPlan::release(o.workers, 0), id);
+            let outputs: Vec<Option<Vec<String>>> = (0..o.workers).map(|w| lines(&output(w))).collect();
+            let remaining: Vec<String> = std::fs::read_dir(&incoming)
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .filter(|e| !e.file_name().to_string_lossy().ends_with(".claim"))
+                        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            Ok((end, (items, outputs, remaining)))
+        },
+        &|_| false,
+    )?;
     let mut result = CountersResult::default();
     let mut trials = Vec::with_capacity(done.len());
     for (attempts, (items, outputs, remaining)) in done {

@@ -21,6 +21,9 @@ use crate::verdict::done::{judge_done, DoneItem};
 /// in 10 of 10 items on all five session runtimes (the pause is forced, not left to chance),
 /// so 5 show the failure at a quarter of the cost of 20 (issue 13's budget).
 pub const DONE_ITEMS: usize = 5;
+/// Adaptive trials (the default run): a recipe stops after this many items once one of them
+/// was consumed prematurely; every wrong recipe here failed on its first item (issue 13).
+pub const DONE_DISPROOF_ITEMS: usize = 2;
 /// Items per done-marker recipe with `--thorough` (no adaptive trials).
 pub const DONE_ITEMS_THOROUGH: usize = 20;
 /// Milliseconds between the writer's 4 KiB writes.
@@ -56,62 +59,80 @@ fn done_recipe(
 ) -> Option<Finding> {
     let started = Instant::now();
     let v = recipe.as_variant();
-    let items = if m.opts.adaptive { DONE_ITEMS } else { DONE_ITEMS_THOROUGH };
-    let (done, evidence) = handoff::run_items(m, items, &mut |n, tdir, m| {
-        let id = m.next_id();
-        let token = format!("{}-d{n}", m.nonce);
-        let content = framed(&token, size);
-        let marker = spell(&tdir.join("target.done"), style);
-        let spec = |recipe: &str, role: &str, params, until_stopped| {
-            handoff::recipe_spec(Scenario::DoneMarker, recipe, role, params, until_stopped)
-        };
-        let writer = serde_json::json!({ "size": size, "chunk_ms": CHUNK_MS, "marker": marker });
-        let consumer = serde_json::json!({
-            "rule": recipe.consumer_rule(),
-            "marker": marker,
-            "stable_ms": STABLE_MS,
-            "expect": [String::from_utf8_lossy(&content)],
-        });
-        let slots = [
-            Slot {
-                variant: &v,
-                style,
-                index: 0,
-                token: token.clone(),
-                recipe: spec(recipe.id, "writer", writer, false),
-            },
-            Slot {
-                variant: &v,
-                style,
-                index: 1,
-                token: format!("{token}-c"),
-                recipe: spec(CONSUMER, "consumer", consumer, true),
-            },
-        ];
-        let plan = TrialPlan::new(vec![
-            Phase::Release { slot: 1, at_us: 0 },
-            Phase::Release { slot: 0, at_us: 0 },
-            Phase::Control { slot: 0, at_us: PAUSE_AT_US, control: Control::Pause },
-            Phase::Control { slot: 0, at_us: PAUSE_AT_US + PAUSE_US, control: Control::Resume },
-        ]);
-        let end = handoff::run_item(pool, tdir, &slots, plan, id);
-        Ok((end, std::fs::read(tdir.join("target")).is_ok_and(|b| b == content)))
-    })?;
+    let m_adaptive = m.opts.adaptive;
+    let items = if m_adaptive { DONE_ITEMS } else { DONE_ITEMS_THOROUGH };
+    let (done, evidence) = handoff::run_items(
+        m,
+        items,
+        &mut |n, tdir, m| {
+            let id = m.next_id();
+            let token = format!("{}-d{n}", m.nonce);
+            let content = framed(&token, size);
+            let marker = spell(&tdir.join("target.done"), style);
+            let spec = |recipe: &str, role: &str, params, until_stopped| {
+                handoff::recipe_spec(Scenario::DoneMarker, recipe, role, params, until_stopped)
+            };
+            let writer = serde_json::json!({ "size": size, "chunk_ms": CHUNK_MS, "marker": marker });
+            let consumer = serde_json::json!({
+                "rule": recipe.consumer_rule(),
+                "marker": marker,
+                "stable_ms": STABLE_MS,
+                "expect": [String::from_utf8_lossy(&content)],
+            });
+            let slots = [
+                Slot {
+                    variant: &v,
+                    style,
+                    index: 0,
+                    token: token.clone(),
+                    recipe: spec(recipe.id, "writer", writer, false),
+                },
+                Slot {
+                    variant: &v,
+                    style,
+                    index: 1,
+                    token: format!("{token}-c"),
+                    recipe: spec(CONSUMER, "consumer", consumer, true),
+                },
+            ];
+            let plan = TrialPlan::new(vec![
+                Phase::Release { slot: 1, at_us: 0 },
+                Phase::Release { slot: 0, at_us: 0 },
+                Phase::Control { slot: 0, at_us: PAUSE_AT_US, control: Control::Pause },
+                Phase::Control { slot: 0, at_us: PAUSE_AT_US + PAUSE_US, control: Control::Resume },
+            ]);
+            let end = handoff::run_item(pool, tdir, &slots, plan, id);
+            Ok((end, std::fs::read(tdir.join("target")).is_ok_and(|b| b == content)))
+        },
+        &|done| m_adaptive && disproved(done),
+    )?;
     let mut result = CountersResult::default();
     let mut items = Vec::with_capacity(done.len());
-    for (attempts, whole) in done {
+    for (attempts, whole) in &done {
         if let Some(code) = error_info(&attempts[0]).map(|e| e.code) {
             *result.errors.entry(code).or_insert(0) += 1;
         }
-        let c = &attempts[1];
-        items.push(DoneItem {
-            writer: attempts[0].report,
-            consumer: c.recipe.as_ref().filter(|_| c.report == Report::Success).map(|r| r.counters.clone()),
-            target_whole: whole,
-        });
+        items.push(done_item(attempts, *whole));
     }
     if !items.is_empty() {
         result.counters = judge_done(&items);
     }
     Some(handoff::finding(recipe, result, evidence, started))
+}
+
+/// What the harness observed of one item: the writer's and the consumer's attempts, and whether
+/// the data file was whole afterwards.
+fn done_item(attempts: &[Attempt], whole: bool) -> DoneItem {
+    let c = &attempts[1];
+    DoneItem {
+        writer: attempts[0].report,
+        consumer: c.recipe.as_ref().filter(|_| c.report == Report::Success).map(|r| r.counters.clone()),
+        target_whole: whole,
+    }
+}
+
+/// Adaptive trials: the items so far settle a recipe once [`DONE_DISPROOF_ITEMS`] have run and
+/// one of them was consumed before it was whole (more items cannot make the recipe correct).
+fn disproved(done: &[(Vec<Attempt>, bool)]) -> bool {
+    done.len() >= DONE_DISPROOF_ITEMS && done.iter().any(|(a, whole)| done_item(a, *whole).premature())
 }

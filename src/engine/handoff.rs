@@ -178,9 +178,15 @@ impl Stopped {
 /// Runs up to `count` items of a recipe in a new cell folder: `item(n, folder, m)` sets up item
 /// `n` in its own empty folder, runs its trial and reads the folder (which is removed
 /// afterwards); it returns the trial's end and what it read, or the evidence of a harness error.
-/// The items stop at the first that cannot go on ([`ItemEnd::Stop`]); `None` when the run was
+/// The items stop at the first that cannot go on ([`ItemEnd::Stop`]), or once `enough` says
+/// the items done so far settle the cell (adaptive trials); `None` when the run was
 /// interrupted (the recipe's finding is dropped).
-pub(super) fn run_items<T>(m: &mut Measurement<'_>, count: usize, item: &mut ItemRunner<'_, T>) -> Option<Items<T>> {
+pub(super) fn run_items<T>(
+    m: &mut Measurement<'_>,
+    count: usize,
+    item: &mut ItemRunner<'_, T>,
+    enough: &dyn Fn(&[(Vec<Attempt>, T)]) -> bool,
+) -> Option<Items<T>> {
     let dir = match m.scratch.cell_dir() {
         Ok((abs, _)) => abs,
         Err(e) => return Some((Vec::new(), Some(Stopped::harness(format!("could not create a cell folder: {e}"))))),
@@ -202,7 +208,12 @@ pub(super) fn run_items<T>(m: &mut Measurement<'_>, count: usize, item: &mut Ite
                 clear(&dir);
                 return None;
             }
-            Ok((ItemEnd::Done(attempts), seen)) => done.push((attempts, seen)),
+            Ok((ItemEnd::Done(attempts), seen)) => {
+                done.push((attempts, seen));
+                if enough(&done) {
+                    break;
+                }
+            }
             Ok((ItemEnd::Stop(why), _)) => {
                 evidence = Some(why);
                 break;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 mod attempt;
 mod claim;
 mod done;
-pub use done::{DONE_ITEMS, DONE_ITEMS_THOROUGH};
+pub use done::{DONE_DISPROOF_ITEMS, DONE_ITEMS, DONE_ITEMS_THOROUGH};
 mod handoff;
 mod publish;
 mod second;
@@ -817,7 +817,8 @@ pub fn race_modes(
 /// The budget of a cell's natural race, given the cell's `budget`, the adaptive trials per
 /// ordering (`None`: not adaptive, `--thorough`), the amplified race's verdict and counted
 /// trials (`None` when it did not run), whether the cell is a detection control, and the
-/// natural sweep's number of `orderings`. See [`Options::adaptive`].
+/// natural sweep's number of `orderings`. See [`Options::adaptive`]; a detection control
+/// without an amplified run gets at least [`crate::verdict::CONTROL_MIN_TRIALS`] per ordering.
 fn natural_budget(
     budget: Budget,
     adaptive: Option<usize>,
@@ -825,6 +826,12 @@ fn natural_budget(
     control: bool,
     orderings: usize,
 ) -> Budget {
+    if control && amplified.is_none() {
+        // the control is judged on its natural run: every ordering gets CONTROL_MIN_TRIALS
+        // (at -n 30, 15 per ordering made every natural-only control weak: cmd, issue 13)
+        let trials = budget.trials.max(crate::verdict::CONTROL_MIN_TRIALS * orderings);
+        return Budget { trials, max_trials: budget.max_trials.max(trials), ..budget };
+    }
     let Some(per) = adaptive else { return budget };
     let disproved = amplified.is_some_and(|(v, _)| v == RaceVerdict::MultipleWinners);
     let settled = amplified.is_some_and(|(v, n)| !control && v == RaceVerdict::Exclusive && n >= budget.trials);

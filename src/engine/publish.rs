@@ -79,46 +79,54 @@ fn publish_recipe(
         },
         _ => None,
     };
-    let (done, evidence) = handoff::run_items(m, p.items, &mut |n, tdir, m| {
-        let id = m.next_id();
-        let token = format!("{}-i{n}", m.nonce);
-        let content = framed(&token, p.size);
-        let expect = serde_json::json!([String::from_utf8_lossy(&content)]);
-        let spec = |recipe: &str, role: &str, params, until_stopped| {
-            handoff::recipe_spec(Scenario::Publish, recipe, role, params, until_stopped)
-        };
-        let mut writer_params = serde_json::json!({ "size": p.size });
-        if let Some(o) = &other {
-            writer_params["temp"] = spell(&o.path().join(format!("{token}.tmp")), style).into();
-        }
-        let mut slots = vec![Slot {
-            variant: &v,
-            style,
-            index: 0,
-            token: token.clone(),
-            recipe: spec(recipe.id, "writer", writer_params, false),
-        }];
-        for r in 1..=p.readers {
-            slots.push(Slot {
+    let (done, evidence) = handoff::run_items(
+        m,
+        p.items,
+        &mut |n, tdir, m| {
+            let id = m.next_id();
+            let token = format!("{}-i{n}", m.nonce);
+            let content = framed(&token, p.size);
+            let expect = serde_json::json!([String::from_utf8_lossy(&content)]);
+            let spec = |recipe: &str, role: &str, params, until_stopped| {
+                handoff::recipe_spec(Scenario::Publish, recipe, role, params, until_stopped)
+            };
+            let mut writer_params = serde_json::json!({ "size": p.size });
+            if let Some(o) = &other {
+                writer_params["temp"] = spell(&o.path().join(format!("{token}.tmp")), style).into();
+            }
+            let mut slots = vec![Slot {
                 variant: &v,
                 style,
-                index: r,
-                token: format!("{token}-r{r}"),
-                recipe: spec(READER, "reader", serde_json::json!({ "expect": expect }), true),
-            });
-        }
-        // the readers first, so that they are reading when the writer starts
-        let plan = TrialPlan::new(
-            (1..=p.readers).chain(std::iter::once(0)).map(|slot| trial::Phase::Release { slot, at_us: 0 }).collect(),
-        );
-        let end = handoff::run_item(pool, tdir, &slots, plan, id);
-        // what the folder holds afterwards
-        let whole = std::fs::read(tdir.join("target")).is_ok_and(|b| b == content);
-        let leftovers = std::fs::read_dir(tdir)
-            .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name() != "target").count())
-            .unwrap_or(0);
-        Ok((end, (whole, leftovers)))
-    })?;
+                index: 0,
+                token: token.clone(),
+                recipe: spec(recipe.id, "writer", writer_params, false),
+            }];
+            for r in 1..=p.readers {
+                slots.push(Slot {
+                    variant: &v,
+                    style,
+                    index: r,
+                    token: format!("{token}-r{r}"),
+                    recipe: spec(READER, "reader", serde_json::json!({ "expect": expect }), true),
+                });
+            }
+            // the readers first, so that they are reading when the writer starts
+            let plan = TrialPlan::new(
+                (1..=p.readers)
+                    .chain(std::iter::once(0))
+                    .map(|slot| trial::Phase::Release { slot, at_us: 0 })
+                    .collect(),
+            );
+            let end = handoff::run_item(pool, tdir, &slots, plan, id);
+            // what the folder holds afterwards
+            let whole = std::fs::read(tdir.join("target")).is_ok_and(|b| b == content);
+            let leftovers = std::fs::read_dir(tdir)
+                .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name() != "target").count())
+                .unwrap_or(0);
+            Ok((end, (whole, leftovers)))
+        },
+        &|_| false,
+    )?;
     let mut result = CountersResult::default();
     let items: Vec<PublishItem> = done
         .iter()

@@ -239,6 +239,12 @@ fn the_natural_race_gets_what_the_amplified_one_left_to_decide() {
     // a detection control's natural run and a run without amplification get every trial
     assert_eq!(n(Some((RaceVerdict::Exclusive, 100)), true, per).trials, 100);
     assert_eq!(n(None, false, per).trials, 100);
+    // a control judged on its natural run gets CONTROL_MIN_TRIALS per ordering, even at -n 30
+    let quick = Budget { trials: 30, max_trials: 30, disproof_per_ordering: None, ..b };
+    let natural_control = natural_budget(quick, per, None, true, 2);
+    assert_eq!((natural_control.trials, natural_control.max_trials), (2 * crate::verdict::CONTROL_MIN_TRIALS, 40));
+    assert_eq!(natural_control.disproof_per_ordering, None, "the judged run runs all its trials");
+    assert_eq!(natural_budget(quick, None, None, true, 2).trials, 40, "--thorough -n 30 too");
     // --thorough: no adaptive trials
     assert_eq!(n(Some((RaceVerdict::Exclusive, 100)), false, None), b);
 }

@@ -110,6 +110,14 @@ pub trait Adapter: Sync + std::fmt::Debug {
     }
     /// Undoes what [`Adapter::prepare`] started (e.g. a persistent Wine server). Never fails.
     fn cleanup(&self, _rt: &Runtime, _ctx: &ProbeContext) {}
+    /// Starts again what [`Adapter::cleanup`] stopped, right before the runtime is measured:
+    /// `run` stops every runtime's background processes after the hello check, so that they
+    /// do not share the cores with another runtime's races (issue 13: an idle Wine server
+    /// and its services slowed Bun's races by 15–20% here). Errors: why it could not start
+    /// (the runtime's cells then say how its probes failed).
+    fn resume(&self, _rt: &Runtime, _ctx: &ProbeContext) -> Result<(), String> {
+        Ok(())
+    }
     /// How to start the probe for `family`.
     fn launch(&self, rt: &Runtime, family: &str, ctx: &ProbeContext) -> Launch;
     /// A multiplier for the per-attempt timeout (slow starters such as Wine).

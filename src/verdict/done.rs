@@ -23,6 +23,14 @@ pub struct DoneItem {
     pub target_whole: bool,
 }
 
+impl DoneItem {
+    /// True when the consumer read the file before it was whole (a `premature_consumes` item).
+    pub fn premature(&self) -> bool {
+        let n = |k: &BTreeMap<String, i64>, key: &str| k.get(key).copied().unwrap_or(0).max(0);
+        self.consumer.as_ref().is_some_and(|k| n(k, "consumed") > 0 && n(k, "whole") == 0)
+    }
+}
+
 /// The counters of a done-marker cell over `items` (see the module documentation).
 pub fn judge_done(items: &[DoneItem]) -> BTreeMap<String, u64> {
     let mut c = super::zeroed(&[
@@ -51,7 +59,7 @@ pub fn judge_done(items: &[DoneItem]) -> BTreeMap<String, u64> {
         let n = |key: &str| k.get(key).copied().unwrap_or(0).max(0) as u64;
         if n("consumed") > 0 {
             add("consumed", 1);
-            add(if n("whole") > 0 { "whole_consumes" } else { "premature_consumes" }, 1);
+            add(if it.premature() { "premature_consumes" } else { "whole_consumes" }, 1);
         } else if ok {
             add("never_consumed", 1);
         }

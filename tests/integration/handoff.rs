@@ -416,6 +416,13 @@ fn done_marker_on_session_runtimes() {
                     let got = (n("premature_consumes"), n("never_consumed"), n("items"));
                     assert_eq!(got, (0, 0, conformance::engine::DONE_ITEMS as u64), "{name} {mode}: {c}");
                 } else {
+                    // adaptive trials: a recipe stops early only once an item was premature
+                    let items = n("items") as usize;
+                    assert!((1..=conformance::engine::DONE_ITEMS).contains(&items), "{name} {mode}: {c}");
+                    if items < conformance::engine::DONE_ITEMS {
+                        assert!(items >= conformance::engine::DONE_DISPROOF_ITEMS, "{name} {mode}: {c}");
+                        assert!(n("premature_consumes") >= 1, "stopped early without a failure: {name} {mode}: {c}");
+                    }
                     eprintln!(
                         "{name} {mode}: {} premature {}/{}",
                         c["variant"],

@@ -157,7 +157,10 @@ pub(super) type ItemRunner<'a, T> = dyn FnMut(usize, &Path, &mut Measurement<'_>
 
 /// What the items of one recipe produced: each item's attempts with what the harness read of
 /// its folder, and the evidence of why the items stopped early, if they did.
-pub(super) type Items<T> = (Vec<(Vec<Attempt>, T)>, Option<Stopped>);
+pub(super) type Items<T> = (Vec<Item<T>>, Option<Stopped>);
+
+/// One item's attempts, with what the harness read of its folder.
+pub(super) type Item<T> = (Vec<Attempt>, T);
 
 /// Why a recipe's items stopped before their count.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,7 +188,7 @@ pub(super) fn run_items<T>(
     m: &mut Measurement<'_>,
     count: usize,
     item: &mut ItemRunner<'_, T>,
-    enough: &dyn Fn(&[(Vec<Attempt>, T)]) -> bool,
+    enough: &dyn Fn(&[Item<T>]) -> bool,
 ) -> Option<Items<T>> {
     let dir = match m.scratch.cell_dir() {
         Ok((abs, _)) => abs,

@@ -26,10 +26,10 @@ pub(super) fn measure_claim(
     rt: &Runtime,
     o: ClaimOptions,
     m: &mut Measurement<'_>,
-    ctx: &ProbeContext,
+    pools: &mut Pools,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(rt, Scenario::Claim, o.workers, m, ctx, on_finding, &mut |pool, recipe, style, m| {
+    handoff::measure_recipes(rt, Scenario::Claim, o.workers, pools, m, on_finding, &mut |pool, recipe, style, m| {
         claim_recipe(pool, recipe, style, o, m)
     })
 }

@@ -41,10 +41,10 @@ pub(super) fn measure_done(
     rt: &Runtime,
     size: usize,
     m: &mut Measurement<'_>,
-    ctx: &ProbeContext,
+    pools: &mut Pools,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(rt, Scenario::DoneMarker, 2, m, ctx, on_finding, &mut |pool, recipe, style, m| {
+    handoff::measure_recipes(rt, Scenario::DoneMarker, 2, pools, m, on_finding, &mut |pool, recipe, style, m| {
         done_recipe(pool, recipe, style, size, m)
     })
 }

@@ -14,25 +14,35 @@ use std::path::Path;
 pub(super) type RecipeRunner<'a> =
     dyn FnMut(&mut [Contender], &Recipe, PathStyle, &mut Measurement<'_>) -> Option<Finding> + 'a;
 
-/// Measures each selected recipe of `scenario` on `rt` with a pool of `slots` probes of its
-/// first family: `run` makes one recipe's finding (`None` when the run was interrupted);
-/// `on_finding` is called after each. Returns the findings in recipe order.
+/// The probes every hand-off scenario of `rt` shares: `slots` probes of its first family,
+/// started at once (a fault shows again, as data, in the first item's trial); `None` when it
+/// has no family. One pool per runtime instead of one per scenario saves two start-ups of
+/// every runtime (issue 13).
+pub(super) fn pools(rt: &Runtime, slots: usize, m: &Measurement<'_>, ctx: &ProbeContext) -> Option<Pools> {
+    let adapter = rt.adapter();
+    let family = rt.families.first()?;
+    let launch = adapter.launch(rt, family, ctx);
+    let mut pools =
+        Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m);
+    let _ = crate::exec::contender::start_all(&mut pools.natural);
+    Some(pools)
+}
+
+/// Measures each selected recipe of `scenario` on `rt` with the first `slots` probes of
+/// `pools` ([`pools`]): `run` makes one recipe's finding (`None` when the run was
+/// interrupted); `on_finding` is called after each. Returns the findings in recipe order.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn measure_recipes(
     rt: &Runtime,
     scenario: Scenario,
     slots: usize,
+    pools: &mut Pools,
     m: &mut Measurement<'_>,
-    ctx: &ProbeContext,
     on_finding: &mut dyn FnMut(&Finding),
     run: &mut RecipeRunner<'_>,
 ) -> Vec<Finding> {
     let adapter = rt.adapter();
-    let Some(family) = rt.families.first() else { return Vec::new() };
-    let launch = adapter.launch(rt, family, ctx);
-    let mut pools =
-        Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m);
-    // every probe at once (a fault shows again, as data, in the first item's trial)
-    let _ = crate::exec::contender::start_all(&mut pools.natural);
+    let slots = slots.min(pools.natural.len());
     let amplify = m.opts.amplify.clone();
     let mut out = Vec::new();
     let selected: Vec<&Recipe> = Recipe::of(scenario).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)).collect();
@@ -41,7 +51,7 @@ pub(super) fn measure_recipes(
             break;
         }
         let started = Instant::now();
-        let Some(mut f) = run(&mut pools.natural, recipe, adapter.path_style(), m) else { break };
+        let Some(mut f) = run(&mut pools.natural[..slots], recipe, adapter.path_style(), m) else { break };
         // how the probes were driven (the cmd loop, or one-shot after it did not start)
         f.driver = pools.natural.iter().find_map(Contender::note);
         // the same items again with every file-system call delayed, reported beside them;
@@ -53,7 +63,7 @@ pub(super) fn measure_recipes(
                 (Some(why), _, _) => Err(why.to_string()),
                 (None, Amplify::On(_), false) => Err(HANDOFF_AMPLIFIED_OFF.to_string()),
                 _ => match pools.amplified(&amplify) {
-                    Ok(pool) => match run(pool, recipe, adapter.path_style(), m) {
+                    Ok(pool) => match run(&mut pool[..slots], recipe, adapter.path_style(), m) {
                         Some(a) => Ok(a),
                         None => break,
                     },
@@ -76,7 +86,6 @@ pub(super) fn measure_recipes(
         on_finding(&f);
         out.push(f);
     }
-    pools.shutdown();
     out
 }
 

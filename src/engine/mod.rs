@@ -461,17 +461,26 @@ pub fn measure(
         }
         out.findings.extend(found);
     };
-    if let (Some(p), false) = (opts.publish, stop(&out)) {
-        let found = publish::measure_publish(rt, p, m, ctx, on_finding);
-        handoffs(found, &mut out, m.scratch.root());
-    }
-    if let (Some(c), false) = (opts.claim, stop(&out)) {
-        let found = claim::measure_claim(rt, c, m, ctx, on_finding);
-        handoffs(found, &mut out, m.scratch.root());
-    }
-    if let (Some(size), false) = (opts.done_marker, stop(&out)) {
-        let found = done::measure_done(rt, size, m, ctx, on_finding);
-        handoffs(found, &mut out, m.scratch.root());
+    // one pool for every hand-off scenario, as large as the largest needs
+    let slots = [opts.publish.map(|p| 1 + p.readers), opts.claim.map(|c| c.workers), opts.done_marker.map(|_| 2)];
+    let mut pools = match slots.into_iter().flatten().max() {
+        Some(n) if !stop(&out) => handoff::pools(rt, n, m, ctx),
+        _ => None,
+    };
+    if let Some(pools) = &mut pools {
+        if let (Some(p), false) = (opts.publish, stop(&out)) {
+            let found = publish::measure_publish(rt, p, m, pools, on_finding);
+            handoffs(found, &mut out, m.scratch.root());
+        }
+        if let (Some(c), false) = (opts.claim, stop(&out)) {
+            let found = claim::measure_claim(rt, c, m, pools, on_finding);
+            handoffs(found, &mut out, m.scratch.root());
+        }
+        if let (Some(size), false) = (opts.done_marker, stop(&out)) {
+            let found = done::measure_done(rt, size, m, pools, on_finding);
+            handoffs(found, &mut out, m.scratch.root());
+        }
+        pools.shutdown();
     }
     out
 }

@@ -27,12 +27,18 @@ pub(super) fn measure_publish(
     rt: &Runtime,
     p: PublishOptions,
     m: &mut Measurement<'_>,
-    ctx: &ProbeContext,
+    pools: &mut Pools,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(rt, Scenario::Publish, 1 + p.readers, m, ctx, on_finding, &mut |pool, recipe, style, m| {
-        publish_recipe(pool, recipe, style, p, m)
-    })
+    handoff::measure_recipes(
+        rt,
+        Scenario::Publish,
+        1 + p.readers,
+        pools,
+        m,
+        on_finding,
+        &mut |pool, recipe, style, m| publish_recipe(pool, recipe, style, p, m),
+    )
 }
 
 /// A new folder of the harness's own on a file system other than `root`'s (`/dev/shm`, then

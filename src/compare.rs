@@ -6,7 +6,9 @@
 //! amplified verdicts where both runs have one (amplification makes a window certain, so its
 //! verdict does not depend on how busy the machine was). Their natural races are compared only
 //! where no amplified verdicts exist on both sides, or where the amplified verdicts agree but
-//! the cells' verdicts differ (a failure seen only in the natural race): natural verdicts that
+//! the cells' verdicts differ (a failure seen only in the natural race); a cell whose amplified
+//! race one run skipped ([`crate::engine::AMPLIFIED_SKIPPED`]) is the same where both runs
+//! found a failure (of any kind). Natural verdicts that
 //! differ between `exclusive` and `multiple-winners` count as changed only when Fisher's exact
 //! test says the multi-winner counts differ (p < [`crate::stats::SIGNIFICANT_P`]), and are
 //! listed as within noise otherwise. Hand-off cells (counters) compare their state:
@@ -320,6 +322,17 @@ fn judge(b: &Cell, n: &Cell) -> Judged {
             return Judged::Same;
         }
     }
+    // a cell whose amplified race one run skipped (its natural check failed first, issue 13)
+    // has no amplified verdict to compare: where both cells failed, the finding is the same
+    let skipped = |r: &crate::report::model::RaceResult| {
+        r.amplified.is_none() && r.amplified_unavailable.as_deref() == Some(crate::engine::AMPLIFIED_SKIPPED)
+    };
+    if (skipped(b_race) || skipped(n_race))
+        && crate::verdict::is_disproof(b_race.verdict)
+        && crate::verdict::is_disproof(n_race.verdict)
+    {
+        return Judged::Same;
+    }
     let (bn, nn) = (b_race.natural.as_ref(), n_race.natural.as_ref());
     let (bw, nw) = (word(bn, b_race), word(nn, n_race));
     if bw == nw {
@@ -573,6 +586,31 @@ mod tests {
         let d = compare(&base, &new);
         assert_eq!(d.changed.len(), 1, "{}", d.render());
         assert_eq!(d.changed[0].before.0, "exclusive (amplified)");
+    }
+
+    /// A run whose natural check decided a failing cell (amplified race skipped) against one
+    /// whose amplified race decided it: the same failure, not a change; a failure against
+    /// `exclusive` still is one.
+    #[test]
+    fn a_skipped_amplified_race_is_no_change_where_both_runs_failed() {
+        let base = results();
+        let mut new = base.clone();
+        let c = race_cell(&mut new, "node.existsSync+writeFileSync");
+        let r = c.race_mut().unwrap();
+        r.amplified = None;
+        r.amplified_unavailable = Some(crate::engine::AMPLIFIED_SKIPPED.into());
+        let m = r.natural.as_mut().unwrap();
+        (m.verdict, m.stats.multi_winner_trials, m.stats.lost_update_trials) =
+            (crate::verdict::RaceVerdict::LostUpdate, 0, m.stats.trials);
+        r.verdict = crate::verdict::RaceVerdict::LostUpdate;
+        assert!(!compare(&base, &new).differs(), "{}", compare(&base, &new).render());
+        assert!(!compare(&new, &base).differs(), "{}", compare(&new, &base).render());
+        let c = race_cell(&mut new, "node.existsSync+writeFileSync");
+        c.race_mut().unwrap().verdict = crate::verdict::RaceVerdict::Exclusive;
+        c.race_mut().unwrap().natural.as_mut().unwrap().verdict = crate::verdict::RaceVerdict::Exclusive;
+        // compared as natural races again (here within noise: 3/20 against 0/20), not the same
+        let text = compare(&base, &new).render();
+        assert!(text.contains("node/node.existsSync+writeFileSync/race/absent: multiple-winners"), "{text}");
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub(super) fn measure_recipes(
         let started = Instant::now();
         let Some(mut f) = run(&mut pools.natural[..slots], recipe, adapter.path_style(), m) else { break };
         // how the probes were driven (the cmd loop, or one-shot after it did not start)
-        f.driver = pools.natural.iter().find_map(Contender::note);
+        f.driver = pools.natural[..slots].iter().find_map(Contender::note);
         // the same items again with every file-system call delayed, reported beside them;
         // not when the natural run could not start (its evidence already says why)
         let natural_ran = matches!(&f.result, CellResult::Counters(k) if !k.counters.is_empty());

@@ -487,8 +487,9 @@ pub fn measure(
     out
 }
 
-/// One contender pool per race mode: the natural pool (started up front) and the amplified
-/// pool (the same launches under strace, started on first use).
+/// One contender pool per race mode: the natural pool and the amplified pool (the same
+/// launches under strace), started together up front ([`Pools::start`]) or, the amplified
+/// one, on first use.
 pub struct Pools {
     slots: Vec<(Mode, Launch, Timeouts)>,
     /// Processes, or threads of one probe ([`Pools::threads`]).
@@ -601,7 +602,7 @@ impl Pools {
         faults[..n].iter().flatten().next().cloned()
     }
 
-    /// The amplified pool, started on first use. Errors: why there is none (amplification
+    /// The amplified pool, started on first use if [`Pools::start`] did not start it. Errors: why there is none (amplification
     /// off or unavailable, or a probe that does not start or run under the tracer; then it is
     /// unavailable for the rest of this pool's life).
     fn amplified(&mut self, amp: &Amplify) -> Result<&mut [Contender], String> {
@@ -766,13 +767,14 @@ pub fn race_modes(
         let check = natural_budget(budget, adaptive, Some((RaceVerdict::Exclusive, trials)), control, orderings);
         race_core(&mut pools.natural, variants, styles, check, &natural_sweep, None, m)
     });
-    let natural_decided = natural.as_ref().map(|r| {
-        crate::verdict::is_disproof(r.summary.verdict) || r.unsupported || r.harness_error.is_some() || r.interrupted
-    });
+    // a failure decides the cell; an unsupported call, a harness error or an interrupt ends it
+    let natural_failed = natural.as_ref().is_some_and(|r| crate::verdict::is_disproof(r.summary.verdict));
+    let natural_decided =
+        natural.as_ref().map(|r| natural_failed || r.unsupported || r.harness_error.is_some() || r.interrupted);
     let (mut amplified, mut unavailable) = (None, None);
-    if natural_decided == Some(true) {
+    if natural_failed {
         unavailable = Some(AMPLIFIED_SKIPPED.to_string());
-    } else if !crate::interrupt::requested() {
+    } else if natural_decided != Some(true) && !crate::interrupt::requested() {
         match pools.amplified(&amplify) {
             Ok(pool) => {
                 let trials = trials.max(m.min_amplified_trials);
@@ -876,7 +878,7 @@ fn natural_budget(
         return Budget { trials, max_trials: budget.max_trials.max(trials), ..budget };
     }
     let Some(per) = adaptive else { return budget };
-    let disproved = amplified.is_some_and(|(v, _)| v == RaceVerdict::MultipleWinners);
+    let disproved = amplified.is_some_and(|(v, _)| crate::verdict::is_disproof(v));
     let settled = amplified.is_some_and(|(v, n)| !control && v == RaceVerdict::Exclusive && n >= budget.trials);
     let trials = if disproved {
         per * orderings

@@ -14,18 +14,14 @@ use std::path::Path;
 pub(super) type RecipeRunner<'a> =
     dyn FnMut(&mut [Contender], &Recipe, PathStyle, &mut Measurement<'_>) -> Option<Finding> + 'a;
 
-/// The probes every hand-off scenario of `rt` shares: `slots` probes of its first family,
-/// started at once (a fault shows again, as data, in the first item's trial); `None` when it
-/// has no family. One pool per runtime instead of one per scenario saves two start-ups of
-/// every runtime (issue 13).
+/// The probes every hand-off scenario of `rt` shares: `slots` probes of its first family, not
+/// started yet; `None` when it has no family. One pool per runtime instead of one per scenario
+/// saves two start-ups of every runtime (issue 13).
 pub(super) fn pools(rt: &Runtime, slots: usize, m: &Measurement<'_>, ctx: &ProbeContext) -> Option<Pools> {
     let adapter = rt.adapter();
     let family = rt.families.first()?;
     let launch = adapter.launch(rt, family, ctx);
-    let mut pools =
-        Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m);
-    let _ = crate::exec::contender::start_all(&mut pools.natural);
-    Some(pools)
+    Some(Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m))
 }
 
 /// Measures each selected recipe of `scenario` on `rt` with the first `slots` probes of

@@ -307,20 +307,42 @@ pub fn measure(
             }
         }
     };
+    // every pool of the runtime, made first: each family's race pools (the amplified one too
+    // where the family races amplified) and the hand-off pool, as large as the largest
+    // hand-off scenario needs
+    let mut families = Vec::new();
     for family in &rt.families {
-        if stop(&out) {
-            break;
-        }
         let fam: Vec<&Variant> = variants.iter().copied().filter(|v| v.family == *family).collect();
         if fam.is_empty() {
             continue;
         }
         let launch = adapter.launch(rt, family, ctx);
-        let mut pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), opts.contender_kind, m);
-        // start every session up front so that start-up never counts in a measurement; the
-        // amplified pool too where this family races amplified
+        let pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), opts.contender_kind, m);
         let races = opts.race && (fam.iter().any(|v| opts.races(v)) || controls.iter().any(|c| c.family == *family));
-        let start_fault = pools.start(races.then(|| m.amplify()));
+        families.push((family, fam, pools, races));
+    }
+    let slots = [opts.publish.map(|p| 1 + p.readers), opts.claim.map(|c| c.workers), opts.done_marker.map(|_| 2)];
+    let mut handoff_pools = slots.into_iter().flatten().max().and_then(|n| handoff::pools(rt, n, m, ctx));
+    // start every session up front so that start-up never counts in a measurement, all of the
+    // runtime's at once (they then wait idle, blocked on their input); a loop driver (cmd)
+    // polls while it waits, so its pools start one at a time, when used
+    let amplify = m.amplify().clone();
+    let mut started: Vec<Option<Option<Attempt>>> = vec![None; families.len()];
+    if adapter.mode() == Mode::Session && !stop(&out) {
+        let mut all: Vec<(&mut Pools, Option<&Amplify>)> =
+            families.iter_mut().map(|(_, _, p, races)| (p, races.then_some(&amplify))).collect();
+        all.extend(handoff_pools.as_mut().map(|p| (p, None)));
+        let faults = start_together(&mut all);
+        started = faults.into_iter().take(families.len()).map(Some).collect();
+    }
+    for ((family, fam, mut pools, races), pre) in families.into_iter().zip(started) {
+        if stop(&out) {
+            break;
+        }
+        let start_fault = match pre {
+            Some(f) => f,
+            None => pools.start(races.then_some(&amplify)),
+        };
         if stop(&out) {
             break;
         }
@@ -463,13 +485,10 @@ pub fn measure(
         }
         out.findings.extend(found);
     };
-    // one pool for every hand-off scenario, as large as the largest needs
-    let slots = [opts.publish.map(|p| 1 + p.readers), opts.claim.map(|c| c.workers), opts.done_marker.map(|_| 2)];
-    let mut pools = match slots.into_iter().flatten().max() {
-        Some(n) if !stop(&out) => handoff::pools(rt, n, m, ctx),
-        _ => None,
-    };
-    if let Some(pools) = &mut pools {
+    // one pool for every hand-off scenario, started above (a loop driver's now; start_all
+    // leaves running probes as they are); a fault shows again, as data, in the first item
+    if let (Some(pools), false) = (&mut handoff_pools, stop(&out)) {
+        let _ = crate::exec::contender::start_all(&mut pools.natural);
         if let (Some(p), false) = (opts.publish, stop(&out)) {
             let found = publish::measure_publish(rt, p, m, pools, on_finding);
             handoffs(found, &mut out, m.scratch.root());
@@ -587,19 +606,7 @@ impl Pools {
     /// [`crate::exec::contender::start_all`] does; the amplified pool's fault makes it
     /// unusable, with the reason, as on first use.
     pub fn start(&mut self, amplified: Option<&Amplify>) -> Option<Attempt> {
-        let a = match (amplified, &self.amplified) {
-            (Some(Amplify::On(a)), None) => a.clone(),
-            _ => return crate::exec::contender::start_all(&mut self.natural),
-        };
-        let n = self.natural.len();
-        let mut all = std::mem::take(&mut self.natural);
-        all.extend(self.amplified_pool(&a));
-        let faults = crate::exec::contender::start_each(&mut all);
-        let amp_pool = all.split_off(n);
-        self.natural = all;
-        let amp_fault = faults[n..].iter().flatten().next().cloned();
-        self.amplified = Some(Pools::amplified_started(amp_pool, amp_fault));
-        faults[..n].iter().flatten().next().cloned()
+        start_together(&mut [(self, amplified)]).pop().flatten()
     }
 
     /// The amplified pool, started on first use if [`Pools::start`] did not start it. Errors: why there is none (amplification
@@ -674,6 +681,42 @@ impl Pools {
             }
         }
     }
+}
+
+/// Starts every pool of `pools` as [`Pools::start`] does (each with its amplification, or
+/// `None` for its natural contenders only), all of them at the same time: a runtime's start-ups
+/// overlap instead of following each other (issue 13). Returns each pool's natural fault.
+pub fn start_together(pools: &mut [(&mut Pools, Option<&Amplify>)]) -> Vec<Option<Attempt>> {
+    let mut all = Vec::new();
+    // per pool: its natural contenders' count, and its amplified ones' (0: none started here)
+    let mut sizes = Vec::with_capacity(pools.len());
+    for (p, amp) in pools.iter_mut() {
+        let natural = std::mem::take(&mut p.natural);
+        let n = natural.len();
+        all.extend(natural);
+        let amplified = match (amp, &p.amplified) {
+            (Some(Amplify::On(a)), None) => p.amplified_pool(a),
+            _ => Vec::new(),
+        };
+        sizes.push((n, amplified.len()));
+        all.extend(amplified);
+    }
+    let faults = crate::exec::contender::start_each(&mut all);
+    let mut contenders = all.into_iter();
+    let mut faults = faults.into_iter();
+    let mut natural_faults = Vec::with_capacity(pools.len());
+    for ((p, _), (n, a)) in pools.iter_mut().zip(sizes) {
+        // each segment taken whole (collected) so that the next pool's starts where it should
+        let mut first_fault = |k: usize| faults.by_ref().take(k).collect::<Vec<_>>().into_iter().flatten().next();
+        p.natural = contenders.by_ref().take(n).collect();
+        natural_faults.push(first_fault(n));
+        if a > 0 {
+            let amp_pool: Vec<Contender> = contenders.by_ref().take(a).collect();
+            let amp_fault = first_fault(a);
+            p.amplified = Some(Pools::amplified_started(amp_pool, amp_fault));
+        }
+    }
+    natural_faults
 }
 
 /// What the races of one cell produced in both modes, before the detection control is

@@ -198,6 +198,11 @@ pub struct Budget {
     /// Adaptive trials ([`Options::adaptive`]): once a multi-winner trial was seen, the run may
     /// stop when every ordering has had this many trials. `None`: it runs `trials`.
     pub disproof_per_ordering: Option<usize>,
+    /// Adaptive trials, a detection control's amplified run: its orderings run one after
+    /// another in blocks of this many trials (not in turn), and the run stops after the first
+    /// block the control rule accepts ([`crate::verdict::control::caught_enough`]): the control
+    /// is judged on its best ordering, and one that passes is enough. `None`: in turn, all.
+    pub control_blocks: Option<usize>,
 }
 
 impl Budget {
@@ -790,6 +795,7 @@ pub fn race_modes(
         max_rate: opts.max_rate,
         max_trials: opts.max_trials.max(trials),
         disproof_per_ordering: adaptive.filter(|_| !control),
+        control_blocks: None,
     };
     let (tight, amplified_sweep) = match &amplify {
         Amplify::On(a) => (
@@ -824,7 +830,11 @@ pub fn race_modes(
         match pools.amplified(&amplify) {
             Ok(pool) => {
                 let trials = trials.max(m.min_amplified_trials);
-                let budget = Budget { trials, max_trials: budget.max_trials.max(trials), ..budget };
+                // a control's ordering blocks (issue 13): ordering 0 usually passes with 20/20,
+                // where the three others took 60 more trials
+                let blocks = (control && adaptive.is_some()).then_some(crate::verdict::CONTROL_MIN_TRIALS);
+                let budget =
+                    Budget { trials, max_trials: budget.max_trials.max(trials), control_blocks: blocks, ..budget };
                 let r = race_core(pool, variants, styles, budget, &amplified_sweep, tight, m);
                 if r.summary.stats.trials == 0 && !r.unsupported && !r.interrupted && r.harness_error.is_none() {
                     let why = format!(

@@ -146,6 +146,43 @@ fn a_natural_failure_decides_the_cell_before_any_amplified_trial() {
     }
 }
 
+/// Adaptive trials (issue 13): a detection control's amplified orderings run in blocks of
+/// CONTROL_MIN_TRIALS, and the run stops after the first block the control rule accepts; a
+/// control that is never caught runs every block (and is judged weak on its best ordering).
+#[test]
+fn a_control_stops_after_the_first_ordering_that_catches_it() {
+    let min = crate::verdict::CONTROL_MIN_TRIALS;
+    for (call, blocks) in [(FakeCall::CheckThenCreate, 1), (FakeCall::CreateNew, 4)] {
+        let mut scratch = Scratch::new(&std::env::temp_dir(), None).unwrap();
+        let root = scratch.root().to_path_buf();
+        let fakes = || -> Vec<Contender> {
+            (0..3).map(|_| Contender::with_driver(Box::new(crate::exec::fake::Fake::new(call, root.clone())))).collect()
+        };
+        let mut pools = Pools {
+            slots: Vec::new(),
+            kind: ContenderKind::Processes,
+            cwd: root.clone(),
+            natural: fakes(),
+            amplified: Some(Ok(fakes())),
+        };
+        let v = variant("fake.control");
+        let mut opts = options(30);
+        opts.adaptive = true;
+        opts.amplify = Amplify::On(crate::exec::amplify::Amplifier::for_tests(100_000));
+        opts.offsets = Some(vec![0, 10, 20, 40]);
+        let mut m = Measurement::new(&opts, &mut scratch, "n0");
+        m.min_amplified_trials = 4 * min;
+        let r = race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 30, &mut m).race;
+        let a = r.amplified.as_ref().expect("a control runs amplified");
+        assert_eq!(a.stats.trials, blocks * min, "{a:?}");
+        assert_eq!(a.orderings.len(), blocks, "one ordering after another: {a:?}");
+        assert!(a.orderings.iter().all(|o| o.stats.trials == min), "{a:?}");
+        let (caught, trials, _) = a.control_counts();
+        let d = crate::verdict::Detection::judge("fake.control", None, Some((caught, trials, 0)));
+        assert_eq!(d.worked, call == FakeCall::CheckThenCreate, "{d:?}");
+    }
+}
+
 #[test]
 fn a_contender_failing_before_the_release_discards_the_trial() {
     let r = race(FakeCall::CreateNew, 40, Some(7));
@@ -227,7 +264,8 @@ fn a_paused_session_probe_answers_after_it_is_resumed() {
 /// round of DISPROOF_TRIALS_PER_ORDERING; a control, all its trials; `--thorough`, all of them.
 #[test]
 fn the_natural_race_gets_what_the_amplified_one_left_to_decide() {
-    let b = Budget { trials: 100, max_rate: None, max_trials: 1000, disproof_per_ordering: Some(5) };
+    let b =
+        Budget { trials: 100, max_rate: None, max_trials: 1000, disproof_per_ordering: Some(5), control_blocks: None };
     let per = Some(DISPROOF_TRIALS_PER_ORDERING);
     let n = |amp, control, adaptive| natural_budget(b, adaptive, amp, control, 2);
     let settled = n(Some((RaceVerdict::Exclusive, 100)), false, per);

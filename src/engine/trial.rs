@@ -144,8 +144,15 @@ pub(super) fn race_core(
     let mut warmup_spreads = Vec::new();
     let mut offsets: Vec<u64> = vec![0];
     // t counts finished trials including the warm-up
-    while t < WARMUP_TRIALS || !budget.enough(observed.len(), clean, multi, offsets.len()) {
-        let offset_us = if t < WARMUP_TRIALS { 0 } else { offsets[observed.len() % offsets.len()] };
+    while t < WARMUP_TRIALS
+        || !(budget.enough(observed.len(), clean, multi, offsets.len())
+            || budget.control_blocks.is_some_and(|per| block_passed(&observed, per)))
+    {
+        let offset_us = match (t < WARMUP_TRIALS, budget.control_blocks) {
+            (true, _) => 0,
+            (false, Some(per)) => offsets[(observed.len() / per.max(1)).min(offsets.len() - 1)],
+            (false, None) => offsets[observed.len() % offsets.len()],
+        };
         folder += 1;
         if crate::interrupt::requested() {
             run.interrupted = true;
@@ -287,6 +294,17 @@ pub(super) fn race_core(
     }
     clear(&dir);
     finish_race(run, k, &observed, measured_time)
+}
+
+/// True when `observed` ends with a whole block of `per` trials (one ordering, see
+/// [`Budget::control_blocks`]) whose multi-winner count the amplified control rule accepts.
+fn block_passed(observed: &[Trial], per: usize) -> bool {
+    let n = observed.len();
+    if per == 0 || n == 0 || !n.is_multiple_of(per) {
+        return false;
+    }
+    let caught = observed[n - per..].iter().filter(|t| t.concurrent_winners() >= 2).count();
+    crate::verdict::control::caught_enough(caught, per, crate::verdict::RaceMode::Amplified)
 }
 
 /// One contender's part in a trial.
@@ -593,14 +611,33 @@ mod tests {
         assert_eq!(Sweep::NaturalAuto.offsets(&mut [120.0, 95.0, 301.0]), vec![0, 120]);
         assert_eq!(Sweep::NaturalAuto.offsets(&mut []), vec![0], "no stamps, no offset");
         assert_eq!(Sweep::Fixed(vec![]).offsets(&mut []), vec![0]);
-        let b = Budget { trials: 10, max_rate: Some(0.02), max_trials: 500, disproof_per_ordering: None };
+        let b = Budget {
+            trials: 10,
+            max_rate: Some(0.02),
+            max_trials: 500,
+            disproof_per_ordering: None,
+            control_blocks: None,
+        };
         assert!(!b.enough(9, 9, 1, 1), "at least the trials asked for");
         assert!(b.enough(10, 10, 1, 1), "a failure ends it");
         assert!(!b.enough(148, 148, 0, 1) && b.enough(149, 149, 0, 1), "1 - 0.05^(1/149) <= 2%");
         assert!(b.enough(500, 400, 0, 1), "the cap");
-        assert!(Budget { trials: 10, max_rate: None, max_trials: 10, disproof_per_ordering: None }.enough(10, 0, 0, 1));
+        assert!(Budget {
+            trials: 10,
+            max_rate: None,
+            max_trials: 10,
+            disproof_per_ordering: None,
+            control_blocks: None
+        }
+        .enough(10, 0, 0, 1));
         // adaptive: a failure ends the run once every ordering had its trials; clean runs go on
-        let a = Budget { trials: 100, max_rate: None, max_trials: 100, disproof_per_ordering: Some(5) };
+        let a = Budget {
+            trials: 100,
+            max_rate: None,
+            max_trials: 100,
+            disproof_per_ordering: Some(5),
+            control_blocks: None,
+        };
         assert!(!a.enough(19, 19, 1, 4) && a.enough(20, 20, 1, 4), "4 orderings × 5");
         assert!(!a.enough(99, 99, 0, 4) && a.enough(100, 100, 0, 4), "exclusive so far: all the trials");
     }

@@ -57,10 +57,10 @@ impl Detection {
         natural: Option<(usize, usize, u64)>,
         amplified: Option<(usize, usize, u64)>,
     ) -> Detection {
-        let (mode, (caught, trials, offset_us), min) = match (natural, amplified) {
-            (_, Some(a)) => (RaceMode::Amplified, a, CONTROL_MIN_AMPLIFIED),
-            (Some(n), None) => (RaceMode::Natural, n, CONTROL_MIN_NATURAL),
-            (None, None) => (RaceMode::Natural, (0, 0, 0), CONTROL_MIN_NATURAL),
+        let (mode, (caught, trials, offset_us)) = match (natural, amplified) {
+            (_, Some(a)) => (RaceMode::Amplified, a),
+            (Some(n), None) => (RaceMode::Natural, n),
+            (None, None) => (RaceMode::Natural, (0, 0, 0)),
         };
         Detection {
             variant: variant.to_string(),
@@ -70,10 +70,7 @@ impl Detection {
             offset_us,
             natural: natural.map(|(a, b, _)| [a, b]),
             amplified: amplified.map(|(a, b, _)| [a, b]),
-            // weak only when the count is significantly below the threshold (a one-sided exact
-            // binomial test): a hard cut at the threshold flips with sampling noise for a
-            // runtime whose true rate sits near it (CoreCLR under load: about 93%)
-            worked: trials >= CONTROL_MIN_TRIALS && crate::stats::below_p(caught, trials, min) >= CONTROL_ALPHA,
+            worked: caught_enough(caught, trials, mode),
         }
     }
 
@@ -88,6 +85,20 @@ impl Detection {
         };
         format!("control caught {}/{} ({}{at}{few})", self.caught, self.trials, self.mode.as_str())
     }
+}
+
+/// The control rule on one ordering's counts: at least [`CONTROL_MIN_TRIALS`] trials, and
+/// `caught` of `trials` not significantly below [`CONTROL_MIN_AMPLIFIED`] (amplified) or
+/// [`CONTROL_MIN_NATURAL`] (natural): weak only when the count is significantly below the
+/// threshold (a one-sided exact binomial test, p < [`CONTROL_ALPHA`]), since a hard cut flips
+/// with sampling noise for a runtime whose true rate sits near it (CoreCLR under load: about
+/// 93%).
+pub fn caught_enough(caught: usize, trials: usize, mode: RaceMode) -> bool {
+    let min = match mode {
+        RaceMode::Amplified => CONTROL_MIN_AMPLIFIED,
+        RaceMode::Natural => CONTROL_MIN_NATURAL,
+    };
+    trials >= CONTROL_MIN_TRIALS && crate::stats::below_p(caught, trials, min) >= CONTROL_ALPHA
 }
 
 /// Applies the detection control to a race verdict: an `exclusive` verdict from a race whose

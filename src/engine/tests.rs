@@ -97,6 +97,33 @@ fn a_check_then_create_double_wins_every_trial() {
     assert_eq!(n.found_at_offset_us, Some(0), "found in lockstep (the first, smaller offset on a tie)");
 }
 
+/// A natural and an amplified pool of three in-process fake contenders making `call`, in the
+/// scratch folder of `scratch` (the amplified one is never run under strace).
+fn fake_pools(call: FakeCall, scratch: &Scratch) -> Pools {
+    let root = scratch.root().to_path_buf();
+    let fakes = || -> Vec<Contender> {
+        (0..3).map(|_| Contender::with_driver(Box::new(crate::exec::fake::Fake::new(call, root.clone())))).collect()
+    };
+    Pools {
+        slots: Vec::new(),
+        kind: ContenderKind::Processes,
+        cwd: root.clone(),
+        natural: fakes(),
+        amplified: Some(Ok(fakes())),
+    }
+}
+
+/// The default run's options (adaptive trials) with `trials` and amplification on at release
+/// `offsets` (µs, small so that they cost no time), its delay far above the in-process fakes'
+/// release spread (every amplified trial is tight).
+fn adaptive_amplified(trials: usize, offsets: Vec<u64>) -> Options {
+    let mut opts = options(trials);
+    opts.adaptive = true;
+    opts.amplify = Amplify::On(crate::exec::amplify::Amplifier::for_tests(100_000));
+    opts.offsets = Some(offsets);
+    opts
+}
+
 /// Adaptive trials (issue 13): the natural check runs first; a failure there decides the cell
 /// and its amplified race is skipped, with the reason; an exclusive call gets its amplified race
 /// (which decides, with the bound) and keeps the check as its natural run.
@@ -104,25 +131,10 @@ fn a_check_then_create_double_wins_every_trial() {
 fn a_natural_failure_decides_the_cell_before_any_amplified_trial() {
     for call in [FakeCall::CheckThenCreate, FakeCall::CreateNew] {
         let mut scratch = Scratch::new(&std::env::temp_dir(), None).unwrap();
-        let root = scratch.root().to_path_buf();
-        let fakes = || -> Vec<Contender> {
-            (0..3).map(|_| Contender::with_driver(Box::new(crate::exec::fake::Fake::new(call, root.clone())))).collect()
-        };
-        let mut pools = Pools {
-            slots: Vec::new(),
-            kind: ContenderKind::Processes,
-            cwd: root.clone(),
-            natural: fakes(),
-            amplified: Some(Ok(fakes())),
-        };
+        let mut pools = fake_pools(call, &scratch);
         let v = variant("fake.call");
-        let mut opts = options(40);
-        opts.adaptive = true;
-        opts.max_trials = 40;
-        // a delay far above the in-process fakes' release spread (every amplified trial is
-        // tight), and one ordering (released together) so that the offsets cost no time
-        opts.amplify = Amplify::On(crate::exec::amplify::Amplifier::for_tests(100_000));
-        opts.offsets = Some(vec![0]);
+        // one ordering (released together)
+        let opts = adaptive_amplified(40, vec![0]);
         let r = race_modes(
             &mut pools,
             &[&v; 3],
@@ -154,22 +166,9 @@ fn a_control_stops_after_the_first_ordering_that_catches_it() {
     let min = crate::verdict::CONTROL_MIN_TRIALS;
     for (call, blocks) in [(FakeCall::CheckThenCreate, 1), (FakeCall::CreateNew, 4)] {
         let mut scratch = Scratch::new(&std::env::temp_dir(), None).unwrap();
-        let root = scratch.root().to_path_buf();
-        let fakes = || -> Vec<Contender> {
-            (0..3).map(|_| Contender::with_driver(Box::new(crate::exec::fake::Fake::new(call, root.clone())))).collect()
-        };
-        let mut pools = Pools {
-            slots: Vec::new(),
-            kind: ContenderKind::Processes,
-            cwd: root.clone(),
-            natural: fakes(),
-            amplified: Some(Ok(fakes())),
-        };
+        let mut pools = fake_pools(call, &scratch);
         let v = variant("fake.control");
-        let mut opts = options(30);
-        opts.adaptive = true;
-        opts.amplify = Amplify::On(crate::exec::amplify::Amplifier::for_tests(100_000));
-        opts.offsets = Some(vec![0, 10, 20, 40]);
+        let opts = adaptive_amplified(30, vec![0, 10, 20, 40]);
         let mut m = Measurement::new(&opts, &mut scratch, "n0");
         m.min_amplified_trials = 4 * min;
         let r = race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 30, &mut m).race;

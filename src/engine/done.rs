@@ -24,6 +24,8 @@ pub const DONE_ITEMS: usize = 5;
 /// Adaptive trials (the default run): a recipe stops after this many items once one of them
 /// was consumed prematurely; every wrong recipe here failed on its first item (issue 13).
 pub const DONE_DISPROOF_ITEMS: usize = 2;
+/// Probes per done-marker item: the writer and the consumer.
+pub(super) const DONE_SLOTS: usize = 2;
 /// Items per done-marker recipe with `--thorough` (no adaptive trials).
 pub const DONE_ITEMS_THOROUGH: usize = 20;
 /// Milliseconds between the writer's 4 KiB writes.
@@ -44,9 +46,15 @@ pub(super) fn measure_done(
     pools: &mut Pools,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(rt, Scenario::DoneMarker, 2, pools, m, on_finding, &mut |pool, recipe, style, m| {
-        done_recipe(pool, recipe, style, size, m)
-    })
+    handoff::measure_recipes(
+        rt,
+        Scenario::DoneMarker,
+        DONE_SLOTS,
+        pools,
+        m,
+        on_finding,
+        &mut |pool, recipe, style, m| done_recipe(pool, recipe, style, size, m),
+    )
 }
 
 /// One recipe's finding; `None` when the run was interrupted.

@@ -326,14 +326,19 @@ pub fn measure(
         let races = opts.race && (fam.iter().any(|v| opts.races(v)) || controls.iter().any(|c| c.family == *family));
         families.push((family, fam, pools, races));
     }
-    let slots = [opts.publish.map(|p| 1 + p.readers), opts.claim.map(|c| c.workers), opts.done_marker.map(|_| 2)];
+    let slots = [
+        opts.publish.map(|p| 1 + p.readers),
+        opts.claim.map(|c| c.workers),
+        opts.done_marker.map(|_| done::DONE_SLOTS),
+    ];
     let mut handoff_pools = slots.into_iter().flatten().max().and_then(|n| handoff::pools(rt, n, m, ctx));
     // start every session up front so that start-up never counts in a measurement, all of the
     // runtime's at once (they then wait idle, blocked on their input); a loop driver (cmd)
     // polls while it waits, so its pools start one at a time, when used
     let amplify = m.amplify().clone();
     let mut started: Vec<Option<Option<Attempt>>> = vec![None; families.len()];
-    if adapter.mode() == Mode::Session && !stop(&out) {
+    let together = adapter.mode() == Mode::Session && !stop(&out);
+    if together {
         let mut all: Vec<(&mut Pools, Option<&Amplify>)> =
             families.iter_mut().map(|(_, _, p, races)| (p, races.then_some(&amplify))).collect();
         all.extend(handoff_pools.as_mut().map(|p| (p, None)));
@@ -490,10 +495,12 @@ pub fn measure(
         }
         out.findings.extend(found);
     };
-    // one pool for every hand-off scenario, started above (a loop driver's now; start_all
-    // leaves running probes as they are); a fault shows again, as data, in the first item
+    // one pool for every hand-off scenario, started above (a loop driver's now, once); a
+    // fault shows again, as data, in the first item
     if let (Some(pools), false) = (&mut handoff_pools, stop(&out)) {
-        let _ = crate::exec::contender::start_all(&mut pools.natural);
+        if !together {
+            let _ = crate::exec::contender::start_all(&mut pools.natural);
+        }
         if let (Some(p), false) = (opts.publish, stop(&out)) {
             let found = publish::measure_publish(rt, p, m, pools, on_finding);
             handoffs(found, &mut out, m.scratch.root());
@@ -822,11 +829,11 @@ pub fn race_modes(
     // a failure decides the cell; an unsupported call, a harness error or an interrupt ends it
     let natural_failed = natural.as_ref().is_some_and(|r| crate::verdict::is_disproof(r.summary.verdict));
     let natural_decided =
-        natural.as_ref().map(|r| natural_failed || r.unsupported || r.harness_error.is_some() || r.interrupted);
+        natural.as_ref().is_some_and(|r| natural_failed || r.unsupported || r.harness_error.is_some() || r.interrupted);
     let (mut amplified, mut unavailable) = (None, None);
     if natural_failed {
         unavailable = Some(AMPLIFIED_SKIPPED.to_string());
-    } else if natural_decided != Some(true) && !crate::interrupt::requested() {
+    } else if !natural_decided && !crate::interrupt::requested() {
         match pools.amplified(&amplify) {
             Ok(pool) => {
                 let trials = trials.max(m.min_amplified_trials);
@@ -864,11 +871,7 @@ pub fn race_modes(
     // the natural check that ran first stands unless the amplified race left more to decide
     // (it did not run, or did not settle the cell): then a natural race of that budget replaces it
     let checked = natural.as_ref().map_or(0, |r| r.summary.stats.trials);
-    if natural_decided != Some(true)
-        && natural_budget.trials > checked
-        && natural_wanted
-        && !crate::interrupt::requested()
-    {
+    if !natural_decided && natural_budget.trials > checked && natural_wanted && !crate::interrupt::requested() {
         natural = Some(race_core(&mut pools.natural, variants, styles, natural_budget, &natural_sweep, None, m));
     }
     let unsupported = natural.iter().chain(amplified.iter()).find(|r| r.unsupported);

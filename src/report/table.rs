@@ -166,7 +166,7 @@ pub fn race_text(c: &Cell) -> String {
         parts.extend(amp);
     }
     // off by request, or skipped because the natural race decided (said once per runtime)
-    let unavailable = |w: &str| !w.starts_with("off") && !w.starts_with("skipped");
+    let unavailable = |w: &str| !w.starts_with("off") && w != crate::engine::AMPLIFIED_SKIPPED;
     if c.amplified.is_none() && c.amplified_unavailable.as_deref().is_some_and(unavailable) {
         parts.push("amp unavailable".into());
     }

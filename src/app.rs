@@ -205,6 +205,12 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
             let _ = writeln!(stdout, "\n{} (hand-off: counted from the files)\n{t}", scenario.as_str());
         }
     }
+    if show && !plan.json {
+        let answers = crate::report::answers::render(&results, crate::report::answers::ANSWER_WIDTH);
+        if !answers.is_empty() {
+            let _ = write!(stdout, "\n{answers}");
+        }
+    }
     results.run_info.duration_s = started.elapsed().as_secs_f64();
     let results_json = json::render(&results);
     outdir.write("results.json", &results_json)?;
@@ -766,6 +772,12 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
         (_, Some(_)) => return Err(usage("only --format junit uses a baseline")),
         _ => {}
     }
+    if a.answers && a.format != Format::Table {
+        return Err(Error::Usage {
+            flag: "--answers".into(),
+            message: "prints the answer lists as text: use it with --format table (the default)".into(),
+        });
+    }
     let r = json::read(&a.results)?;
     if r.cells.is_empty() {
         return Err(Error::input(&a.results, "holds no cells: nothing to report (the run measured nothing)".into()));
@@ -784,7 +796,11 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
             }
             junit::render(&diff, base_path, &a.results)
         }
-        Format::Table => table::render_report(&r),
+        Format::Table if a.answers => crate::report::answers::render(&r, crate::report::answers::ANSWER_WIDTH),
+        Format::Table => {
+            let answers = crate::report::answers::render(&r, crate::report::answers::ANSWER_WIDTH);
+            format!("{answers}{}", table::render_report(&r))
+        }
     };
     output(a.out.as_deref(), &text)?;
     Ok(code)

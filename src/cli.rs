@@ -579,6 +579,10 @@ pub struct ReportArgs {
     /// Write the output to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print only the answers: per runtime, the calls to use and not to use by intent, and
+    /// the undetermined ones with what would settle them (`--format table` only).
+    #[arg(long)]
+    pub answers: bool,
 }
 
 /// `merge` flags.

@@ -128,6 +128,7 @@ impl Recipe {
             control: false,
             holds: false,
             form: Default::default(),
+            intent: None,
             show: Vec::new(),
             note: String::new(),
         }

@@ -49,6 +49,7 @@ pub(super) fn variant(id: &str) -> Variant {
         control: false,
         holds: false,
         form: Default::default(),
+        intent: None,
         show: Vec::new(),
         note: String::new(),
     }

@@ -107,6 +107,54 @@ pub enum Fact {
     Delivery,
 }
 
+/// The job a call is used for in file hand-offs: what a person reaching for it wants. The
+/// answer lists ("use" and "don't use" per runtime) are grouped by it. Matrix data: it says what
+/// the call is *for*, never what it will do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Intent {
+    /// Create a lock file: a new file at a name nobody holds (`O_EXCL`, `CREATE_NEW`).
+    LockFile,
+    /// Create a lock directory (`mkdir` as a lock).
+    LockDir,
+    /// Take the name with a link to a file of one's own (`link(2)`, `symlink(2)`).
+    LockLink,
+    /// Publish a file (a copy or a write of finished data) without replacing what is there.
+    Publish,
+    /// Claim an item by renaming it, or move a file to a name, without replacing another's.
+    ClaimByRename,
+    /// Move or copy a directory into place without merging into or replacing another's.
+    PlaceDir,
+}
+
+impl Intent {
+    /// Every intent, in the order the answer lists show them.
+    pub const ALL: [Intent; 6] =
+        [Intent::LockFile, Intent::LockDir, Intent::LockLink, Intent::Publish, Intent::ClaimByRename, Intent::PlaceDir];
+    /// The matrix spelling (`lock-file`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Intent::LockFile => "lock-file",
+            Intent::LockDir => "lock-dir",
+            Intent::LockLink => "lock-link",
+            Intent::Publish => "publish",
+            Intent::ClaimByRename => "claim-by-rename",
+            Intent::PlaceDir => "place-dir",
+        }
+    }
+    /// What a person wants, in words (`create a lock file`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Intent::LockFile => "create a lock file",
+            Intent::LockDir => "create a lock directory",
+            Intent::LockLink => "take a name with a link",
+            Intent::Publish => "publish a file without replacing",
+            Intent::ClaimByRename => "claim by rename (move a file to a name)",
+            Intent::PlaceDir => "move or copy a directory into place",
+        }
+    }
+}
+
 /// One way of trying to take a name, in one API family (`docs/GLOSSARY.md`, "variant").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -152,6 +200,10 @@ pub struct Variant {
     /// How the call hands back its result (default `sync`).
     #[serde(default)]
     pub form: Form,
+    /// The job a person uses the call for ([`Intent`]); the answer lists group by it. Every
+    /// built-in variant has one; a variant without is listed under "other".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<Intent>,
     /// Facts of the result the tables show beside the outcome (default none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub show: Vec<Fact>,

@@ -156,6 +156,13 @@ pub fn render(r: &Results) -> String {
         s,
         "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Races run *natural* (as the calls happen) and *amplified* (each file-system system call of every contender delayed on return, which widens any check-then-act window; where amplification ran, it decides unless the natural race found a failure; without `--thorough`, the natural race runs first and a failure it shows decides without an amplified race). A race cell shows each run's count of trials with that verdict (`amp`, `nat`); `exclusive` carries the one-sided 95% upper bound on the multi-winner rate (`0/200 < 1.5%`). Each family's check-then-create anti-pattern is the *detection control*: where it was caught significantly less often than 90% of the trials of its best ordering amplified (20% natural-only; one-sided binomial test, p < 0.05, at least 20 trials), `exclusive` verdicts become `inconclusive` (weak race). *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the deciding race was exclusive with its bound ≤ 3% (at least 100 clean trials) in a run whose detection control worked; `?` when something needed is missing, faulty or weak, with the flag that would measure what this run left out (`? (--races all)`: the run raced each call's plain form only, and the row says `not raced`; `? (-n 100)`: too few trials for the bound). Every outcome is classified from the probe's report and the file system afterwards.\n"
     );
+    let answers = super::answers::render(r, super::answers::ANSWER_WIDTH);
+    if !answers.is_empty() {
+        let _ = writeln!(
+            s,
+            "## Which call to use\n\nPer runtime, the calls that held as a lock in every way this run measured them (*use*), those that failed in at least one (*don't use*, with the first failure), by the job they are used for; `?` names what would settle an undetermined call.\n\n```text\n{answers}```\n"
+        );
+    }
     for rt in r.measured_runtimes().into_iter().filter(|rt| !r.rows(rt).is_empty()) {
         let info = r.run_info.runtimes.iter().find(|x| x.label == rt);
         let _ = writeln!(s, "## {}\n", md_escape(rt));
@@ -289,6 +296,7 @@ mod tests {
             control: false,
             holds: false,
             form: Default::default(),
+            intent: None,
             show: Vec::new(),
             note: String::new(),
         };

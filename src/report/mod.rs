@@ -1,6 +1,7 @@
 //! Reports: the results model and one exporter per format. Exporters take the model and
 //! return text; only the caller writes files (hyperfine's `export/` layout).
 
+pub mod answers;
 pub mod csv;
 pub mod html;
 pub mod json;

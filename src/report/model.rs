@@ -162,6 +162,10 @@ pub struct Cell {
     /// How the call hands back its result (the matrix's `form`; absent: `sync`).
     #[serde(default, skip_serializing_if = "crate::matrix::Form::is_sync")]
     pub form: crate::matrix::Form,
+    /// The job the call is used for (the matrix's `intent`); absent in files written before
+    /// intents existed, and for hand-off recipes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<crate::matrix::Intent>,
     /// The facts of a second comer's result the tables show beside its outcome (the matrix's
     /// `show`: `returned`, `delivery`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -377,6 +381,7 @@ impl Cell {
             call: variant.call.clone(),
             anti_pattern: variant.anti_pattern,
             form: variant.form,
+            intent: variant.intent,
             show: variant.show.clone(),
             scenario: f.scenario,
             target: f.target,
@@ -768,7 +773,7 @@ impl Row<'_> {
 
     /// The inputs of [`safe_as_lock`]: each second comer's target, outcome and relative
     /// outcome, and the race evidence.
-    fn lock_inputs(&self) -> (Vec<crate::verdict::SecondComer>, Option<RaceEvidence>) {
+    pub(crate) fn lock_inputs(&self) -> (Vec<crate::verdict::SecondComer>, Option<RaceEvidence>) {
         let second = self
             .second
             .iter()

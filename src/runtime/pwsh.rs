@@ -45,7 +45,9 @@ fn ps_version(exe: &Path) -> Result<String, String> {
     Ok(first_line(&out))
 }
 
-const ABSENT: &str = "not installable from the package registries on Linux; measured by the Windows CI job";
+/// How to get PowerShell 7 where it is missing: NuGet serves it as a .NET tool, the package
+/// `PowerShell` (https://www.nuget.org/packages/PowerShell).
+const PWSH_HINT: &str = "install PowerShell 7, e.g. `dotnet tool install PowerShell --tool-path DIR` and DIR on PATH";
 
 impl Adapter for Pwsh {
     fn name(&self) -> &'static str {
@@ -68,7 +70,7 @@ impl Adapter for Pwsh {
         2
     }
     fn absent_hint(&self) -> String {
-        format!("no pwsh on PATH ({ABSENT})")
+        format!("no pwsh on PATH ({PWSH_HINT})")
     }
 }
 
@@ -96,6 +98,6 @@ impl Adapter for WindowsPowerShell {
         2
     }
     fn absent_hint(&self) -> String {
-        format!("no powershell.exe on PATH (Windows only; {ABSENT})")
+        "no powershell.exe on PATH (Windows PowerShell 5.1 is Windows only; measured by the Windows CI job)".to_string()
     }
 }

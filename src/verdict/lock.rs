@@ -46,10 +46,7 @@ pub struct RaceEvidence {
 /// when every target state of [`LOCK_TARGETS`] was attempted both ways and a strong enough race
 /// was observed, all agreeing, and `None` otherwise (incomplete, faulty, weak race).
 pub fn safe_as_lock(second: &[SecondComer], race: Option<RaceEvidence>) -> Option<bool> {
-    let wrong = |target: TargetState, o: Outcome| {
-        !o.is_fault() && if target == TargetState::Absent { o != Outcome::Acquired } else { o != Outcome::Refused }
-    };
-    let bad_second = second.iter().any(|(t, a, r)| wrong(*t, *a) || r.is_some_and(|r| wrong(*t, r)));
+    let bad_second = second.iter().any(|(t, a, r)| wrong_second(*t, *a) || r.is_some_and(|r| wrong_second(*t, r)));
     let bad_race = race.is_some_and(|r| is_disproof(r.verdict));
     if bad_second || bad_race {
         return Some(false);
@@ -59,6 +56,14 @@ pub fn safe_as_lock(second: &[SecondComer], race: Option<RaceEvidence>) -> Optio
         && second.iter().all(|(_, a, r)| !a.is_fault() && r.is_some_and(|r| !r.is_fault()))
         && strong;
     complete.then_some(true)
+}
+
+/// True when a second comer's `outcome` against `target` rules a variant out of "safe as a
+/// lock": anything but `acquired` on `absent`, anything but `refused` on a taken name; faults
+/// (timeout, crashed, unsupported, harness error) rule nothing out.
+pub fn wrong_second(target: TargetState, outcome: Outcome) -> bool {
+    !outcome.is_fault()
+        && if target == TargetState::Absent { outcome != Outcome::Acquired } else { outcome != Outcome::Refused }
 }
 
 /// An `exclusive` race in a run whose detection control worked.
@@ -72,7 +77,8 @@ fn bound_reached(r: RaceEvidence) -> bool {
 }
 
 /// The measurement a run left out that keeps [`safe_as_lock`] undetermined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum LeftOut {
     /// A target state of [`LOCK_TARGETS`] was not attempted (`--target`).
     Targets,

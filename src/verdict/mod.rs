@@ -7,6 +7,8 @@
 //! - [`control`]: the detection control's counts → whether the race machinery found windows,
 //!   and what that does to an `exclusive` verdict.
 //! - [`lock`]: a variant's cells → "safe as a lock".
+//! - [`answer`]: a call's rows (one per source kind) → the answer: yes, no (how, and the
+//!   condition it held under) or undetermined (why).
 //! - [`publish`]: what readers saw of files published by a recipe → counted failures.
 //! - [`claim`]: what workers wrote to their output files → duplicate and lost items.
 //! - [`done`]: what a consumer read when its completion rule held → premature consumes.
@@ -16,6 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod answer;
 pub mod claim;
 pub mod control;
 pub mod done;

@@ -1,0 +1,271 @@
+//! The answer per call and the use / don't-use lists by intent: what a person reads first.
+//!
+//! The rule is [`crate::verdict::answer`] (pure); this module gathers a runtime's rows into
+//! calls, hands them to the rule, and words the result: `yes`, `no: replaced on file`,
+//! `no: multiple-winners 5/5 (nat) with an empty-dir source; holds with a dir source`,
+//! `? (-n 100)`.
+
+use std::fmt::Write as _;
+
+use super::model::{Results, Row};
+use crate::matrix::{Intent, SourceKind};
+use crate::verdict::answer::{answer, Answer, AnswerVerdict, Failure, RowInput, Unsettled};
+use crate::verdict::LeftOut;
+
+/// Width the answer block is wrapped to on a terminal (columns).
+pub const ANSWER_WIDTH: usize = 100;
+
+/// One call's answer, with the rows it rests on.
+#[derive(Debug, Clone)]
+pub struct CallAnswer<'a> {
+    /// The variant id.
+    pub variant: &'a str,
+    /// Marked as an anti-pattern in the matrix.
+    pub anti_pattern: bool,
+    /// The job it is used for; `None` in files written before intents existed.
+    pub intent: Option<Intent>,
+    /// The rows (one per source kind), in the table's order.
+    pub rows: Vec<Row<'a>>,
+    /// The answer.
+    pub answer: Answer,
+}
+
+/// The answers of one runtime, a call each, in table order. Only rows raced by processes count
+/// (thread rows answer another question: `--contender-kind thread`).
+pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'a>> {
+    let mut out: Vec<CallAnswer<'a>> = Vec::new();
+    for row in results.rows(runtime).into_iter().filter(|r| r.contenders.is_processes()) {
+        match out.iter_mut().find(|c| c.variant == row.variant) {
+            Some(c) => c.rows.push(row),
+            None => {
+                let intent = row.second.values().chain(row.race.iter()).find_map(|c| c.intent);
+                out.push(CallAnswer {
+                    variant: row.variant,
+                    anti_pattern: row.anti_pattern,
+                    intent,
+                    rows: vec![row],
+                    answer: answer(&[]),
+                })
+            }
+        }
+    }
+    for c in &mut out {
+        let inputs: Vec<RowInput> = c
+            .rows
+            .iter()
+            .map(|r| {
+                let (second, race) = r.lock_inputs();
+                RowInput { source: r.source, second, race }
+            })
+            .collect();
+        c.answer = answer(&inputs);
+    }
+    out
+}
+
+/// ` with a dir source` for a source kind, nothing for the call's own.
+fn source_words(source: Option<SourceKind>) -> String {
+    match source {
+        Some(k @ SourceKind::EmptyDir) => format!(" with an {} source", k.as_str()),
+        Some(k) => format!(" with a {} source", k.as_str()),
+        None => String::new(),
+    }
+}
+
+/// ` (not for dir sources: the call fails there)` where some source kinds could not take a
+/// free name (see [`Answer::not_applicable`]).
+fn limited_text(a: &Answer) -> String {
+    if a.not_applicable.is_empty() {
+        return String::new();
+    }
+    let kinds: Vec<String> = a.not_applicable.iter().map(|s| s.map_or("its own", |k| k.as_str()).to_string()).collect();
+    format!(" (not for {} sources: the call fails there)", kinds.join(" or "))
+}
+
+/// `; holds only with a dir source` where some rows held (the condition), else nothing.
+fn holds_text(a: &Answer) -> String {
+    if a.holds_with.is_empty() {
+        return String::new();
+    }
+    let with: Vec<String> =
+        a.holds_with.iter().map(|s| source_words(*s).trim_start().to_string()).filter(|s| !s.is_empty()).collect();
+    let with = if with.is_empty() { "with its own source".to_string() } else { with.join(", ") };
+    format!("; holds only {with}")
+}
+
+/// How a failure showed: `replaced on file`, `kept on empty-dir (relative path)`,
+/// `multiple-winners 5/5 (nat)`.
+fn failure_text(c: &CallAnswer<'_>, source: Option<SourceKind>, f: Failure) -> String {
+    match f {
+        Failure::Second { target, outcome, relative } => {
+            let rel = if relative { " (relative path)" } else { "" };
+            let on = if target == crate::domain::TargetState::Absent { "a free name" } else { target.as_str() };
+            format!("{} on {on}{rel}", outcome.as_str())
+        }
+        Failure::Race { verdict } => {
+            let race = c.rows.iter().find(|r| r.source == source).and_then(|r| r.race).and_then(|cell| cell.race());
+            match race.and_then(|r| Some((r.deciding()?, r.decided_by))) {
+                Some((m, by)) => {
+                    let mode = if by == crate::verdict::RaceMode::Amplified { "amp" } else { "nat" };
+                    format!("{} {}/{} ({mode})", verdict.as_str(), m.stats.trials_showing(verdict), m.stats.trials)
+                }
+                None => verdict.as_str().to_string(),
+            }
+        }
+    }
+}
+
+/// The flag or reason of an [`Unsettled`], as the `?` says it.
+pub fn unsettled_text(u: Unsettled) -> &'static str {
+    match u {
+        Unsettled::LeftOut(LeftOut::Targets) => "--target default",
+        Unsettled::LeftOut(LeftOut::Relative) => "without --no-relative",
+        Unsettled::LeftOut(LeftOut::Race) => "--races all",
+        Unsettled::LeftOut(LeftOut::Trials) => "-n 100",
+        Unsettled::Unsupported => "not in this runtime",
+        Unsettled::Fault => "a probe or the harness failed: see the cells",
+        Unsettled::WeakRace => "race too weak to tell",
+    }
+}
+
+/// The answer in a few words, for the lists: the first failure only, with the condition it
+/// held under (`replaced on file`, `multiple-winners 2/10 (nat); holds only with a dir
+/// source`); `yes`, or the `?` of [`answer_text`], otherwise.
+pub fn short_text(c: &CallAnswer<'_>) -> String {
+    match c.answer.failures.first() {
+        Some((s, f)) if c.answer.verdict == AnswerVerdict::No => {
+            let more = c.answer.failures.len() - 1;
+            let more = if more > 0 { format!(" (+{more} more)") } else { String::new() };
+            format!("{}{}{more}{}", failure_text(c, *s, *f), source_words(*s), holds_text(&c.answer))
+        }
+        _ => answer_text(c),
+    }
+}
+
+/// The answer in words: `yes`; `no: replaced on file`; `no: multiple-winners 5/5 (nat) with
+/// an empty-dir source; holds with a dir source`; `? (--races all, -n 100)`.
+pub fn answer_text(c: &CallAnswer<'_>) -> String {
+    let a = &c.answer;
+    match a.verdict {
+        AnswerVerdict::Yes => format!("yes{}", limited_text(a)),
+        AnswerVerdict::No => {
+            let how: Vec<String> =
+                a.failures.iter().map(|(s, f)| format!("{}{}", failure_text(c, *s, *f), source_words(*s))).collect();
+            format!("no: {}{}", how.join("; "), holds_text(a))
+        }
+        AnswerVerdict::Undetermined => {
+            let why: Vec<&str> = a.unsettled.iter().map(|u| unsettled_text(*u)).collect();
+            format!("? ({})", why.join(", "))
+        }
+    }
+}
+
+/// The heading of an intent's group: its words, or `other` for calls without an intent.
+fn intent_words(i: Option<Intent>) -> &'static str {
+    i.map_or("other", Intent::describe)
+}
+
+/// `items` as one wrapped paragraph at `indent`, each item kept whole where it fits.
+fn wrapped(items: &[String], indent: usize, width: usize) -> String {
+    let pad = " ".repeat(indent);
+    let text = items.join(", ");
+    let opts = textwrap::Options::new(width.max(indent + 20))
+        .initial_indent(&pad)
+        .subsequent_indent(&pad)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::fill(&text, opts)
+}
+
+/// The answer block of one runtime, wrapped to `width` columns: the calls to use and not to
+/// use, by intent, then the undetermined ones with what would settle them. Empty when the
+/// runtime has no second-comer or race rows.
+pub fn render_runtime(results: &Results, runtime: &str, width: usize) -> String {
+    let calls = call_answers(results, runtime);
+    if calls.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("{}: which call to use\n", super::table::escape_controls(runtime));
+    let mut intents: Vec<Option<Intent>> = Intent::ALL.iter().map(|i| Some(*i)).collect();
+    intents.push(None);
+    for (verdict, head) in [(AnswerVerdict::Yes, "use"), (AnswerVerdict::No, "don't use")] {
+        let mut block = String::new();
+        for i in &intents {
+            let items: Vec<String> = calls
+                .iter()
+                .filter(|c| c.intent == *i && c.answer.verdict == verdict)
+                .map(|c| match verdict {
+                    AnswerVerdict::Yes if c.answer.not_applicable.is_empty() => c.variant.to_string(),
+                    AnswerVerdict::Yes => format!("{}{}", c.variant, limited_text(&c.answer)),
+                    _ => format!("{} ({})", c.variant, short_text(c)),
+                })
+                .collect();
+            if !items.is_empty() {
+                let _ = writeln!(block, "    {}:", intent_words(*i));
+                let _ = writeln!(block, "{}", wrapped(&items, 6, width));
+            }
+        }
+        if block.is_empty() {
+            let _ = writeln!(s, "  {head}: none");
+        } else {
+            let _ = write!(s, "  {head}:\n{block}");
+        }
+    }
+    let undetermined = |c: &&CallAnswer<'_>| c.answer.verdict == AnswerVerdict::Undetermined;
+    let missing: Vec<String> = calls
+        .iter()
+        .filter(undetermined)
+        .filter(|c| c.answer.unsettled == [Unsettled::Unsupported])
+        .map(|c| c.variant.to_string())
+        .collect();
+    let open: Vec<String> = calls
+        .iter()
+        .filter(undetermined)
+        .filter(|c| c.answer.unsettled != [Unsettled::Unsupported])
+        .map(|c| format!("{} {}", c.variant, answer_text(c)))
+        .collect();
+    if !open.is_empty() {
+        let _ = writeln!(s, "  undetermined:");
+        let _ = writeln!(s, "{}", wrapped(&open, 6, width));
+    }
+    if !missing.is_empty() {
+        let _ = writeln!(s, "  not in this runtime:");
+        let _ = writeln!(s, "{}", wrapped(&missing, 6, width));
+    }
+    s
+}
+
+/// Every measured runtime's answer block, one after another (`width` as [`render_runtime`]).
+pub fn render(results: &Results, width: usize) -> String {
+    results
+        .measured_runtimes()
+        .into_iter()
+        .map(|rt| render_runtime(results, rt, width))
+        .filter(|b| !b.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixture_answers_every_call_and_wraps_to_the_width() {
+        let r = crate::report::fixture("base.json");
+        let text = render(&r, ANSWER_WIDTH);
+        assert!(!text.is_empty());
+        for line in text.lines() {
+            assert!(unicode_width(line) <= ANSWER_WIDTH, "too wide: {line}");
+        }
+        for rt in r.measured_runtimes() {
+            for c in call_answers(&r, rt) {
+                let t = answer_text(&c);
+                assert!(t == "yes" || t.starts_with("no: ") || t.starts_with("? ("), "{t}");
+            }
+        }
+    }
+
+    fn unicode_width(s: &str) -> usize {
+        s.chars().count()
+    }
+}

@@ -1,0 +1,339 @@
+//! The answer per call: may a person use this call (variant) to take a name exclusively?
+//!
+//! A call is measured in one row per source kind it takes (`sources` in its matrix); each row
+//! is judged "safe as a lock" by [`safe_as_lock`]. The answer combines them
+//! (`docs/GLOSSARY.md`, "answer"):
+//!
+//! - `yes`: every row the run measured is safe as a lock;
+//! - `no`: at least one row fails (a second comer that was not refused, a race that was not
+//!   exclusive), with the first failure of each failing row; where other rows are safe, the
+//!   source kinds with which the call held are its *condition* (`no`, yet safe with a `dir`
+//!   source): never a bare `yes`;
+//! - `undetermined`: no row fails but at least one is not settled, with why
+//!   ([`Unsettled`]): a measurement the run left out (and so the flag that makes it), a fault,
+//!   a call the runtime does not have, or a race too weak to tell.
+//!
+//! A row whose control *failed* (the call could not take a free name with that source kind:
+//! `File.Move` given a directory) is *not applicable*: the call fails loudly there and cannot be
+//! misused that way, so the answer rests on the other rows and names the kinds it is limited
+//! to. When every row is so, the call cannot take a name at all: `no`.
+//!
+//! Thresholds live in [`super::lock`] only; this module adds none.
+
+use serde::{Deserialize, Serialize};
+
+use super::lock::{left_out_for_lock, safe_as_lock, wrong_second, LeftOut, RaceEvidence, SecondComer};
+use super::{is_disproof, Outcome, RaceVerdict};
+use crate::domain::TargetState;
+use crate::matrix::SourceKind;
+
+/// One row of a call: the source kind it was measured with (`None`: the call's own, first,
+/// kind) and the inputs of [`safe_as_lock`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowInput {
+    /// The source kind, `None` for the call's own.
+    pub source: Option<SourceKind>,
+    /// Second comers: target, absolute outcome, relative outcome.
+    pub second: Vec<SecondComer>,
+    /// The race evidence, `None` where the row was not raced.
+    pub race: Option<RaceEvidence>,
+}
+
+/// The verdict of an [`Answer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnswerVerdict {
+    /// Safe as a lock in every measured row.
+    Yes,
+    /// Fails in at least one measured row.
+    No,
+    /// Neither: see [`Unsettled`].
+    Undetermined,
+}
+
+impl AnswerVerdict {
+    /// The word: `yes`, `no`, `undetermined`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerVerdict::Yes => "yes",
+            AnswerVerdict::No => "no",
+            AnswerVerdict::Undetermined => "undetermined",
+        }
+    }
+}
+
+/// The first observation that rules a row out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Failure {
+    /// A second comer's outcome: anything but `acquired` on `absent`, anything but `refused`
+    /// on a taken name.
+    Second {
+        /// The target state the second comer met.
+        target: TargetState,
+        /// Its outcome.
+        outcome: Outcome,
+        /// True when only the relative-path attempt showed it.
+        relative: bool,
+    },
+    /// The race: `multiple-winners`, `lost-update` or `no-winner`.
+    Race {
+        /// The race verdict.
+        verdict: RaceVerdict,
+    },
+}
+
+/// Why an answer (or a row) is undetermined, most actionable first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unsettled {
+    /// The run left out a measurement that would settle it ([`LeftOut`]: a flag names it).
+    LeftOut(LeftOut),
+    /// The runtime does not have the call (its control was `unsupported`).
+    Unsupported,
+    /// A second comer timed out, crashed, or the harness failed around it.
+    Fault,
+    /// The race was inconclusive, or exclusive in a run whose detection control was weak.
+    WeakRace,
+}
+
+/// The answer for one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// yes, no or undetermined.
+    pub verdict: AnswerVerdict,
+    /// For `no`: each failing row's source kind and first failure, in row order.
+    pub failures: Vec<(Option<SourceKind>, Failure)>,
+    /// For `no`: the source kinds of the rows that were safe as a lock (the condition under
+    /// which the call held); empty when none was.
+    pub holds_with: Vec<Option<SourceKind>>,
+    /// For `undetermined`: why, each reason once, most actionable first (every unsettled
+    /// row's; a user who wants the answer must settle them all). Empty otherwise.
+    pub unsettled: Vec<Unsettled>,
+    /// The source kinds with which the call could not take a free name (its control
+    /// `failed`), left out of the answer because other kinds could; empty when none were, or
+    /// when every kind failed (then the answer is `no` with those failures).
+    pub not_applicable: Vec<Option<SourceKind>>,
+}
+
+/// The first observation in `second` (target order, absolute before relative) or `race` that
+/// rules the row out, `None` when none does. Agrees with [`safe_as_lock`]: `Some` exactly when
+/// it returns `Some(false)`.
+pub fn first_failure(second: &[SecondComer], race: Option<RaceEvidence>) -> Option<Failure> {
+    let mut sorted: Vec<&SecondComer> = second.iter().collect();
+    sorted.sort_by_key(|(t, _, _)| *t);
+    for (t, a, r) in sorted {
+        if wrong_second(*t, *a) {
+            return Some(Failure::Second { target: *t, outcome: *a, relative: false });
+        }
+        if let Some(r) = r.filter(|r| wrong_second(*t, *r)) {
+            return Some(Failure::Second { target: *t, outcome: r, relative: true });
+        }
+    }
+    race.filter(|r| is_disproof(r.verdict)).map(|r| Failure::Race { verdict: r.verdict })
+}
+
+/// Why a row that is neither safe nor failing is undetermined.
+/// A call the runtime does not have is that, whatever else the run left out.
+fn unsettled(row: &RowInput) -> Unsettled {
+    let control = row.second.iter().find(|(t, _, _)| *t == TargetState::Absent);
+    if control.is_some_and(|(_, a, _)| *a == Outcome::Unsupported) {
+        return Unsettled::Unsupported;
+    }
+    if let Some(l) = left_out_for_lock(&row.second, row.race) {
+        return Unsettled::LeftOut(l);
+    }
+    if row.second.iter().any(|(_, a, r)| a.is_fault() || r.is_some_and(|r| r.is_fault())) {
+        return Unsettled::Fault;
+    }
+    Unsettled::WeakRace
+}
+
+/// The answer for a call measured in `rows` (one per source kind, in the matrix's order).
+/// No rows at all is `undetermined` (the call was not measured: [`LeftOut::Race`]).
+pub fn answer(rows: &[RowInput]) -> Answer {
+    let mut failures = Vec::new();
+    let mut holds_with = Vec::new();
+    let mut open: Vec<Unsettled> = Vec::new();
+    let control_failed =
+        |row: &&RowInput| row.second.iter().any(|(t, a, _)| *t == TargetState::Absent && *a == Outcome::Failed);
+    let not_applicable: Vec<Option<SourceKind>> = if rows.iter().all(|r| control_failed(&r)) {
+        Vec::new()
+    } else {
+        rows.iter().filter(control_failed).map(|r| r.source).collect()
+    };
+    for row in rows.iter().filter(|r| !not_applicable.contains(&r.source)) {
+        match safe_as_lock(&row.second, row.race) {
+            Some(true) => holds_with.push(row.source),
+            Some(false) => {
+                let f = first_failure(&row.second, row.race).expect("safe_as_lock(..) == Some(false) has a failure");
+                failures.push((row.source, f));
+            }
+            None => open.push(unsettled(row)),
+        }
+    }
+    if !failures.is_empty() {
+        return Answer { verdict: AnswerVerdict::No, failures, holds_with, unsettled: Vec::new(), not_applicable };
+    }
+    if rows.is_empty() {
+        return Answer {
+            verdict: AnswerVerdict::Undetermined,
+            failures,
+            holds_with,
+            unsettled: vec![Unsettled::LeftOut(LeftOut::Race)],
+            not_applicable,
+        };
+    }
+    open.sort();
+    open.dedup();
+    let verdict = if open.is_empty() { AnswerVerdict::Yes } else { AnswerVerdict::Undetermined };
+    Answer { verdict, failures, holds_with, unsettled: open, not_applicable }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::lock::LOCK_TARGETS;
+    use Outcome::*;
+    use TargetState as T;
+
+    fn clean() -> Vec<SecondComer> {
+        LOCK_TARGETS
+            .iter()
+            .map(|&t| if t == T::Absent { (t, Acquired, Some(Acquired)) } else { (t, Refused, Some(Refused)) })
+            .collect()
+    }
+    fn race(verdict: RaceVerdict, trials: usize, control: bool) -> Option<RaceEvidence> {
+        Some(RaceEvidence {
+            verdict,
+            clean_trials: trials,
+            upper95: 3.0 / trials as f64,
+            control_worked: Some(control),
+        })
+    }
+    fn row(source: Option<SourceKind>, second: Vec<SecondComer>, race: Option<RaceEvidence>) -> RowInput {
+        RowInput { source, second, race }
+    }
+    fn with(target: T, a: Outcome, r: Option<Outcome>) -> Vec<SecondComer> {
+        clean().into_iter().map(|(t, x, y)| if t == target { (t, a, r) } else { (t, x, y) }).collect()
+    }
+
+    #[test]
+    fn yes_only_when_every_row_is_safe() {
+        let a = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, true))]);
+        assert_eq!((a.verdict, a.unsettled), (AnswerVerdict::Yes, vec![]));
+        assert_eq!(a.holds_with, vec![None]);
+        let two = [
+            row(None, clean(), race(RaceVerdict::Exclusive, 100, true)),
+            row(Some(SourceKind::Dir), clean(), race(RaceVerdict::Exclusive, 200, true)),
+        ];
+        assert_eq!(answer(&two).verdict, AnswerVerdict::Yes);
+    }
+
+    #[test]
+    fn a_failing_source_kind_makes_no_and_the_safe_ones_are_the_condition() {
+        let rows = [
+            row(None, clean(), race(RaceVerdict::MultipleWinners, 10, true)),
+            row(Some(SourceKind::Dir), clean(), race(RaceVerdict::Exclusive, 100, true)),
+        ];
+        let a = answer(&rows);
+        assert_eq!(a.verdict, AnswerVerdict::No);
+        assert_eq!(a.failures, vec![(None, Failure::Race { verdict: RaceVerdict::MultipleWinners })]);
+        assert_eq!(a.holds_with, vec![Some(SourceKind::Dir)]);
+    }
+
+    #[test]
+    fn second_comer_failures_come_first_in_target_order_absolute_before_relative() {
+        let s = with(T::File, Replaced, Some(Replaced));
+        let a = answer(&[row(None, s, race(RaceVerdict::MultipleWinners, 10, true))]);
+        assert_eq!(a.failures[0].1, Failure::Second { target: T::File, outcome: Replaced, relative: false });
+        let s = with(T::Dir, Refused, Some(Nested));
+        let a = answer(&[row(None, s, None)]);
+        assert_eq!(a.failures, vec![(None, Failure::Second { target: T::Dir, outcome: Nested, relative: true })]);
+        // the control failing to take a free name rules the call out too
+        let s = with(T::Absent, Failed, Some(Failed));
+        assert_eq!(
+            answer(&[row(None, s, None)]).failures[0].1,
+            Failure::Second { target: T::Absent, outcome: Failed, relative: false }
+        );
+    }
+
+    #[test]
+    fn a_failure_wins_over_an_unsettled_row() {
+        let rows = [
+            row(None, clean(), race(RaceVerdict::Exclusive, 30, true)),
+            row(Some(SourceKind::EmptyDir), with(T::File, Kept, Some(Kept)), None),
+        ];
+        let a = answer(&rows);
+        assert_eq!(a.verdict, AnswerVerdict::No);
+        assert_eq!(a.failures.len(), 1);
+        assert!(a.holds_with.is_empty(), "the exclusive row had too few trials to be safe");
+    }
+
+    #[test]
+    fn undetermined_names_what_was_left_out_most_actionable_first() {
+        // too few trials on one row, not raced on another: both named, in LeftOut's order
+        // (targets, relative, race, trials)
+        let rows = [
+            row(None, clean(), race(RaceVerdict::Exclusive, 30, true)),
+            row(Some(SourceKind::Dir), clean(), None),
+            row(Some(SourceKind::Tree), clean(), None),
+        ];
+        let a = answer(&rows);
+        assert_eq!(a.verdict, AnswerVerdict::Undetermined);
+        assert_eq!(a.unsettled, vec![Unsettled::LeftOut(LeftOut::Race), Unsettled::LeftOut(LeftOut::Trials)]);
+        let a = answer(&rows[..1]);
+        assert_eq!(a.unsettled, vec![Unsettled::LeftOut(LeftOut::Trials)]);
+        let no_relative: Vec<SecondComer> = clean().into_iter().map(|(t, a, _)| (t, a, None)).collect();
+        let a = answer(&[row(None, no_relative, race(RaceVerdict::Exclusive, 100, true))]);
+        assert_eq!(a.unsettled, vec![Unsettled::LeftOut(LeftOut::Relative)]);
+        let targets: Vec<SecondComer> = clean().into_iter().filter(|(t, _, _)| *t != T::Dir).collect();
+        let a = answer(&[row(None, targets, race(RaceVerdict::Exclusive, 100, true))]);
+        assert_eq!(a.unsettled, vec![Unsettled::LeftOut(LeftOut::Targets)]);
+        assert_eq!(answer(&[]).unsettled, vec![Unsettled::LeftOut(LeftOut::Race)]);
+    }
+
+    #[test]
+    fn unsupported_faults_and_weak_races_are_undetermined_with_their_reason() {
+        let unsupported: Vec<SecondComer> = LOCK_TARGETS.iter().map(|&t| (t, Unsupported, Some(Unsupported))).collect();
+        let a = answer(&[row(None, unsupported, None)]);
+        assert_eq!((a.verdict, a.unsettled), (AnswerVerdict::Undetermined, vec![Unsettled::Unsupported]));
+        let a = answer(&[row(None, with(T::Dir, Timeout, Some(Refused)), race(RaceVerdict::Exclusive, 100, true))]);
+        assert_eq!(a.unsettled, vec![Unsettled::Fault]);
+        let a = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, false))]);
+        assert_eq!(a.unsettled, vec![Unsettled::WeakRace]);
+        let a = answer(&[row(None, clean(), race(RaceVerdict::Inconclusive, 100, true))]);
+        assert_eq!(a.unsettled, vec![Unsettled::WeakRace]);
+    }
+
+    #[test]
+    fn a_source_kind_the_call_cannot_take_a_name_with_is_left_out_unless_all_are() {
+        let failed = with(T::Absent, Failed, Some(Failed));
+        let rows = [
+            row(None, clean(), race(RaceVerdict::Exclusive, 100, true)),
+            row(Some(SourceKind::Dir), failed.clone(), None),
+        ];
+        let a = answer(&rows);
+        assert_eq!(a.verdict, AnswerVerdict::Yes);
+        assert_eq!(a.not_applicable, vec![Some(SourceKind::Dir)]);
+        let a = answer(&[row(None, failed.clone(), None), row(Some(SourceKind::Dir), failed, None)]);
+        assert_eq!(a.verdict, AnswerVerdict::No);
+        assert!(a.not_applicable.is_empty());
+        assert_eq!(a.failures.len(), 2);
+    }
+
+    #[test]
+    fn first_failure_agrees_with_safe_as_lock() {
+        let cases = [
+            (clean(), race(RaceVerdict::Exclusive, 100, true)),
+            (clean(), race(RaceVerdict::LostUpdate, 10, true)),
+            (clean(), race(RaceVerdict::NoWinner, 10, true)),
+            (with(T::EmptyDir, Damaged, Some(Damaged)), None),
+            (with(T::File, Crashed, Some(Refused)), None),
+            (with(T::File, Prompted, Some(Prompted)), None),
+        ];
+        for (s, r) in cases {
+            assert_eq!(first_failure(&s, r).is_some(), safe_as_lock(&s, r) == Some(false), "{s:?} {r:?}");
+        }
+    }
+}

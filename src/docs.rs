@@ -62,6 +62,9 @@ pub enum Scenarios {
     },
     /// One hand-off table (recipe × runtime): `publish`, `done-marker` or `claim`.
     Handoff(Scenario),
+    /// `scenario=answers`: the answer lists (use / don't use by intent) of the selected
+    /// runtimes, as `report --answers` prints them, in a text block.
+    Answers,
 }
 
 /// What one marker selects from a results file, parsed from its keys.
@@ -291,7 +294,7 @@ impl Selector {
 
 /// `scenario=`'s value: `second-comer`, `race` or both, or exactly one hand-off scenario.
 fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
-    const KNOWN: &str = "second-comer, race, publish, done-marker, claim";
+    const KNOWN: &str = "second-comer, race, publish, done-marker, claim, answers";
     let (mut second_comer, mut race, mut handoff) = (false, false, Vec::new());
     for s in value.split(',').map(str::trim) {
         match s {
@@ -300,6 +303,8 @@ fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
             "publish" => handoff.push(Scenario::Publish),
             "done-marker" => handoff.push(Scenario::DoneMarker),
             "claim" => handoff.push(Scenario::Claim),
+            "answers" if value.trim() == "answers" => return Ok(Scenarios::Answers),
+            "answers" => return Err("key 'scenario': answers is a table kind of its own: give it alone".into()),
             _ => return Err(format!("key 'scenario': unknown scenario '{s}' (known: {KNOWN})")),
         }
     }
@@ -324,7 +329,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
     let globs = sel.variant_set();
     let wanted = |s: Scenario| match sel.scenarios {
         // both kinds of cell make a runtime's rows: safe as a lock is judged from all of them
-        Scenarios::Runtime { .. } => matches!(s, Scenario::SecondComer | Scenario::Race),
+        Scenarios::Runtime { .. } | Scenarios::Answers => matches!(s, Scenario::SecondComer | Scenario::Race),
         Scenarios::Handoff(h) => s == h,
     };
     let mut sub = Results { schema: results.schema, run_info: results.run_info.clone(), cells: Vec::new() };
@@ -360,6 +365,10 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
         Scenarios::Handoff(h) => {
             return Ok(markdown::handoff_table(&sub, h, sel.call).expect("the selection holds cells of the scenario"));
         }
+        Scenarios::Answers => {
+            let text = crate::report::answers::render(&sub, crate::report::answers::ANSWER_WIDTH);
+            return Ok(format!("```text\n{text}```\n"));
+        }
         Scenarios::Runtime { second_comer, race } => (second_comer, race),
     };
     let have = sub.targets();
@@ -394,7 +403,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
 
 fn scenario_words(s: &Scenarios) -> String {
     match s {
-        Scenarios::Runtime { .. } => "second-comer or race".into(),
+        Scenarios::Runtime { .. } | Scenarios::Answers => "second-comer or race".into(),
         Scenarios::Handoff(h) => h.as_str().into(),
     }
 }
@@ -454,6 +463,17 @@ mod tests {
             "{out}"
         );
         insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn an_answers_marker_holds_the_answer_lists_of_its_runtimes() {
+        let doc = "<!-- conformance:table runtime=node scenario=answers -->\nstale\n<!-- /conformance:table -->\n";
+        let out = regenerate(doc, &base()).unwrap();
+        assert!(out.contains("```text\nnode 20"), "{out}");
+        assert!(out.contains("which call to use") && out.contains("  use:"), "{out}");
+        assert!(!out.contains("stale"));
+        let e = Selector::parse("scenario=answers,race").unwrap_err();
+        assert!(e.contains("answers is a table kind of its own"), "{e}");
     }
 
     #[test]

@@ -216,6 +216,15 @@ mod tests {
         Path::new("m.toml")
     }
 
+    /// Every built-in variant names its intent: the answer lists group by it, and one
+    /// without would be listed under "other".
+    #[test]
+    fn every_built_in_variant_has_an_intent() {
+        let missing: Vec<String> =
+            load_builtin().unwrap().into_iter().filter(|v| v.intent.is_none()).map(|v| v.id).collect();
+        assert!(missing.is_empty(), "variants without an intent: {missing:?}");
+    }
+
     /// The built-in matrices are the project's `matrices/`, variant for variant.
     #[test]
     fn the_built_in_matrices_equal_the_folder() {

@@ -222,3 +222,32 @@ fn png_colours(png: &[u8]) -> std::collections::BTreeSet<[u8; 3]> {
     let step = info.color_type.samples();
     buf[..info.buffer_size()].chunks(step).map(|p| [p[0], p[1], p[2]]).collect()
 }
+
+/// `report --answers` prints the answer lists alone (per runtime: use, don't use by intent, with
+/// the first failure); the default table report opens with them; `--answers` with another
+/// format is a usage error naming the flag.
+#[test]
+fn report_answers_prints_the_use_and_dont_use_lists() {
+    let baseline = crate::common::root().join("reports/linux/results.json");
+    let out = conformance().args(["report", "--answers"]).arg(&baseline).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("node ") && text.contains(": which call to use\n  use:\n    create a lock file:\n"),
+        "{text}"
+    );
+    assert!(text.contains("node.writeFileSync.w (replaced on file)"), "{text}");
+    assert!(!text.contains('┌'), "--answers prints no tables: {text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "wider than 100 columns: {line}");
+    }
+    let full = conformance().arg("report").arg(&baseline).output().unwrap();
+    let full = String::from_utf8(full.stdout).unwrap();
+    assert!(full.starts_with(text.lines().next().unwrap()), "{full}");
+    conformance()
+        .args(["report", "--answers", "-f", "md"])
+        .arg(&baseline)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--answers"));
+}

@@ -2,7 +2,7 @@
 //! prints. Everything here returns an exit code or an [`Error`]; `main` only maps them.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -56,6 +56,38 @@ fn open_out(out: &Path) -> Result<OutDir> {
     Ok(o)
 }
 
+/// What an output folder already holds of an earlier run, described for the refusal
+/// (`results.json: 234 cells measured 2026-12-01T10:00:00Z`, `summary.md`); `None` when it holds
+/// neither file.
+fn earlier_results(dir: &Path) -> Option<String> {
+    let results = dir.join("results.json");
+    let summary = dir.join("summary.md");
+    if results.exists() {
+        return Some(match json::read(&results) {
+            Ok(r) => format!("results.json: {} cells measured {}", r.cells.len(), r.run_info.date),
+            Err(_) => "results.json".to_string(),
+        });
+    }
+    summary.exists().then(|| "summary.md".to_string())
+}
+
+/// Refuses to measure into `dir` when it holds an earlier run's results, unless `force`:
+/// a run would replace them. `flag` is the flag that named the folder.
+///
+/// Errors: [`Error::Usage`] naming `flag`, the folder and what it holds (exit 2).
+fn refuse_earlier_results(dir: &Path, force: bool, flag: &str) -> Result<()> {
+    match earlier_results(dir).filter(|_| !force) {
+        Some(what) => Err(Error::Usage {
+            flag: flag.into(),
+            message: format!(
+                "{} already holds an earlier run's results ({what}); choose another folder, or give --force to replace them",
+                dir.display()
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// On an early return: undoes the runtimes' preparation and removes a new, empty `--out`.
 fn give_up(found: &[Runtime], ctx: &ProbeContext, outdir: &mut Option<OutDir>) {
     cleanup_runtimes(found, ctx);
@@ -84,6 +116,11 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
     }
     // a dry run writes nothing, so it takes no output folder
     let mut outdir = if plan.dry_run { None } else { Some(open_out(&plan.out)?) };
+    // after the lock: a folder another run is writing to is named as such
+    if let Err(e) = outdir.as_ref().map_or(Ok(()), |_| refuse_earlier_results(&plan.out, a.force, "--out")) {
+        outdir.iter_mut().for_each(OutDir::abandon);
+        return Err(e);
+    }
     let (mut scratch, ctx) = match plan.common.workspace() {
         Ok(w) => w,
         Err(e) => {
@@ -588,6 +625,7 @@ fn cmd_variants(a: &VariantsArgs, matrices: Option<&Path>) -> Result<i32> {
 }
 
 fn cmd_compare(a: &CompareArgs) -> Result<i32> {
+    refuse_out_onto_input(a.out.as_deref(), &[&a.base, &a.new])?;
     let base = json::read(&a.base)?;
     let new = json::read(&a.new)?;
     let diff = crate::compare::compare(&base, &new);
@@ -606,6 +644,7 @@ fn cmd_compare(a: &CompareArgs) -> Result<i32> {
 /// [`Error::Input`] naming a results file that cannot be read, and with `-r` those of
 /// [`measure_run`] (a runtime not found or not installable: exit 4 or 5).
 fn cmd_diff(a: &DiffArgs, paths: &Paths) -> Result<i32> {
+    refuse_out_onto_input(a.out.as_deref(), &a.files.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
     let sources: std::collections::BTreeMap<String, crate::matrix::SourceKind> =
         crate::matrix::load(paths.matrices.as_deref())?.into_iter().map(|v| (v.id, v.source)).collect();
     let (ra, rb, na, nb) = if a.runtime.is_empty() {
@@ -691,6 +730,9 @@ fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Results, Results,
         let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
         paths.home.join("reports").join("runs").join(format!("{stamp}-diff"))
     });
+    for sub in ["a", "b"] {
+        refuse_earlier_results(&runs.join(sub), false, "--runs-dir")?;
+    }
     let mut measured = Vec::new();
     for (item, sub) in items.iter().zip(["a", "b"]) {
         // a NAME=PATH item is required by its name, NAME and NAME@VERSION as given
@@ -720,6 +762,7 @@ fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Results, Results,
             quiet: a.quiet,
             dry_run: false,
             json: false,
+            force: false,
         };
         if !a.quiet {
             eprintln!("diff: measuring {} {item} into {}", sub.to_uppercase(), runs.join(sub).display());
@@ -735,6 +778,26 @@ fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Results, Results,
 }
 
 /// Prints `text`, or writes it atomically to `out`.
+/// Refuses an `--out FILE` that is one of the command's `inputs` (the same file by identity:
+/// another spelling, a link or `..` path included), before anything is read or written:
+/// writing the output would replace the input.
+///
+/// Errors: [`Error::Usage`] naming `--out` and the input (exit 2).
+fn refuse_out_onto_input(out: Option<&Path>, inputs: &[&Path]) -> Result<()> {
+    let Some(out) = out else { return Ok(()) };
+    match inputs.iter().find(|i| same_file::is_same_file(out, i).unwrap_or(false)) {
+        Some(input) => Err(Error::Usage {
+            flag: "--out".into(),
+            message: format!(
+                "{} is also an input of this command (given as {}): writing would replace it; choose another file",
+                out.display(),
+                input.display()
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn output(out: Option<&Path>, text: &str) -> Result<()> {
     match out {
         Some(p) => crate::outdir::write_file(p, text),
@@ -746,6 +809,7 @@ fn output(out: Option<&Path>, text: &str) -> Result<()> {
 }
 
 fn cmd_merge(a: &MergeArgs) -> Result<i32> {
+    refuse_out_onto_input(a.out.as_deref(), &a.results.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
     // the same file twice would compare a machine with itself
     for (i, p) in a.results.iter().enumerate() {
         if let Some(q) = a.results[..i].iter().find(|q| same_file::is_same_file(q, p).unwrap_or(*q == p)) {
@@ -778,6 +842,10 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
             message: "prints the answer lists as text: use it with --format table (the default)".into(),
         });
     }
+    refuse_out_onto_input(
+        a.out.as_deref(),
+        &[Some(a.results.as_path()), a.expect.as_deref()].into_iter().flatten().collect::<Vec<_>>(),
+    )?;
     let r = json::read(&a.results)?;
     if r.cells.is_empty() {
         return Err(Error::input(&a.results, "holds no cells: nothing to report (the run measured nothing)".into()));

@@ -332,9 +332,13 @@ pub struct RunArgs {
     /// Per-attempt timeout and hold time.
     #[command(flatten)]
     pub attempt: AttemptArgs,
-    /// Output folder for results.json and summary.md (default: reports/runs/TIMESTAMP/).
+    /// Output folder for results.json and summary.md (default: reports/runs/TIMESTAMP/). A
+    /// folder that holds an earlier run's results is refused unless --force.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace the results an earlier run left in --out.
+    #[arg(long)]
+    pub force: bool,
     /// Skip the relative-path repeat of each second-comer attempt.
     #[arg(long)]
     pub no_relative: bool,

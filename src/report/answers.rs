@@ -7,6 +7,8 @@
 
 use std::fmt::Write as _;
 
+use serde::Serialize;
+
 use super::model::{Results, Row};
 use crate::matrix::{Intent, SourceKind};
 use crate::verdict::answer::{answer, Answer, AnswerVerdict, Failure, RowInput, Unsettled};
@@ -232,6 +234,142 @@ pub fn render_runtime(results: &Results, runtime: &str, width: usize) -> String 
         let _ = writeln!(s, "{}", wrapped(&missing, 6, width));
     }
     s
+}
+
+/// One call's answer in `results.json` (`answers`): derived from the cells each time the
+/// file is written, never read back (a reader derives them again).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnswerRecord {
+    /// The runtime row label (`node 20.20.2`).
+    pub runtime: String,
+    /// The adapter name (`node`).
+    pub runtime_name: String,
+    /// The variant id.
+    pub variant: String,
+    /// The job it is used for (absent for cells written before intents existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<Intent>,
+    /// Marked as an anti-pattern in the matrix.
+    pub anti_pattern: bool,
+    /// The answer.
+    pub answer: AnswerData,
+}
+
+/// The answer of an [`AnswerRecord`]: the verdict, its words, and the facts behind them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnswerData {
+    /// `yes`, `no` or `undetermined`.
+    pub verdict: AnswerVerdict,
+    /// The answer in words ([`answer_text`]): `no: replaced on file`, `? (-n 100)`.
+    pub how: String,
+    /// For `no`: each failing source kind (`null`: the call's own) and its first failure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailureRecord>,
+    /// The condition the answer carries, in words: `holds only with a dir source` (a `no`
+    /// whose other source kinds held) or `not for dir sources: the call fails there`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// For `undetermined`: what would settle it (`{"left-out": "trials"}`, `unsupported`,
+    /// `fault`, `weak-race`), most actionable first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs: Vec<Unsettled>,
+}
+
+/// A failing source kind and how it failed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailureRecord {
+    /// The source kind (`null`: the call's own).
+    pub source: Option<SourceKind>,
+    /// The first observation that ruled it out.
+    pub failure: Failure,
+    /// That failure in words (`multiple-winners 5/10 (nat)`).
+    pub text: String,
+}
+
+/// One runtime's lists for one intent in `results.json` (`intents`): the calls to use, not to
+/// use, and the undetermined ones.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntentRecord {
+    /// The runtime row label.
+    pub runtime: String,
+    /// The intent (`null`: calls without one).
+    pub intent: Option<Intent>,
+    /// Variant ids answered `yes`.
+    #[serde(rename = "use")]
+    pub use_: Vec<String>,
+    /// Variant ids answered `no`.
+    pub dont_use: Vec<String>,
+    /// Variant ids answered `undetermined`.
+    pub undetermined: Vec<String>,
+}
+
+/// The condition of an answer in words, if it has one.
+fn condition(a: &Answer) -> Option<String> {
+    match a.verdict {
+        AnswerVerdict::No if !a.holds_with.is_empty() => Some(holds_text(a).trim_start_matches("; ").to_string()),
+        _ if !a.not_applicable.is_empty() => {
+            Some(limited_text(a).trim().trim_start_matches('(').trim_end_matches(')').to_string())
+        }
+        _ => None,
+    }
+}
+
+/// Every runtime's answers, a record per call, in runtime and table order.
+pub fn records(results: &Results) -> Vec<AnswerRecord> {
+    let mut out = Vec::new();
+    for rt in results.measured_runtimes() {
+        let name = results.cells.iter().find(|c| c.runtime == rt).map(|c| c.runtime_name.clone()).unwrap_or_default();
+        for c in call_answers(results, rt) {
+            let failures = c
+                .answer
+                .failures
+                .iter()
+                .map(|(s, f)| FailureRecord { source: *s, failure: *f, text: failure_text(&c, *s, *f) })
+                .collect();
+            out.push(AnswerRecord {
+                runtime: rt.to_string(),
+                runtime_name: name.clone(),
+                variant: c.variant.to_string(),
+                intent: c.intent,
+                anti_pattern: c.anti_pattern,
+                answer: AnswerData {
+                    verdict: c.answer.verdict,
+                    how: answer_text(&c),
+                    failures,
+                    condition: condition(&c.answer),
+                    needs: c.answer.unsettled.clone(),
+                },
+            });
+        }
+    }
+    out
+}
+
+/// Every runtime's use / don't-use lists per intent (intents with no call left out).
+pub fn intent_records(answers: &[AnswerRecord]) -> Vec<IntentRecord> {
+    let mut out: Vec<IntentRecord> = Vec::new();
+    for a in answers {
+        let i = match out.iter().position(|r| r.runtime == a.runtime && r.intent == a.intent) {
+            Some(i) => i,
+            None => {
+                out.push(IntentRecord {
+                    runtime: a.runtime.clone(),
+                    intent: a.intent,
+                    use_: Vec::new(),
+                    dont_use: Vec::new(),
+                    undetermined: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let list = match a.answer.verdict {
+            AnswerVerdict::Yes => &mut out[i].use_,
+            AnswerVerdict::No => &mut out[i].dont_use,
+            AnswerVerdict::Undetermined => &mut out[i].undetermined,
+        };
+        list.push(a.variant.clone());
+    }
+    out
 }
 
 /// Every measured runtime's answer block, one after another (`width` as [`render_runtime`]).

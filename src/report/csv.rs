@@ -4,14 +4,16 @@
 //! adapter name and version, variant, family, scenario, target, the outcome or verdict word
 //! ([`Cell::word`]), the error code; for races the deciding mode, the natural and amplified
 //! verdicts, and the deciding run's trials, multi-winner trials and 95% upper bound on the
-//! multi-winner rate; for hand-off cells the counters as `name=value;…`; last, the source kind
-//! when it is not the variant's own (`empty-dir`, [`Cell::source`]). Fields are quoted by the
+//! multi-winner rate; for hand-off cells the counters as `name=value;…`; the source kind
+//! when it is not the variant's own (`empty-dir`, [`Cell::source`]); last, the answer for the
+//! cell's call on its runtime (`yes`, `no: replaced on file`, `? (-n 100)`; empty for hand-off
+//! and thread cells). Fields are quoted by the
 //! `csv` crate wherever needed (labels and errors come from probes).
 
 use super::model::{Cell, CellResult, Results};
 
 /// The header row.
-pub const HEADER: [&str; 18] = [
+pub const HEADER: [&str; 19] = [
     "machine",
     "runtime",
     "runtime_name",
@@ -30,11 +32,14 @@ pub const HEADER: [&str; 18] = [
     "multi_winner_upper95",
     "counters",
     "source",
+    "answer",
 ];
 
 /// The fields of one cell, in [`HEADER`] order; empty where the column does not apply.
-pub fn record(c: &Cell) -> [String; 18] {
-    let mut f: [String; 18] = Default::default();
+/// `answer` is the answer text of the cell's call, given by the caller.
+pub fn record(c: &Cell, answer: &str) -> [String; 19] {
+    let mut f: [String; 19] = Default::default();
+    f[18] = answer.to_string();
     f[17] = c.source.map(|k| k.as_str().to_string()).unwrap_or_default();
     f[0] = c.machine.clone().unwrap_or_default();
     f[1] = c.runtime.clone();
@@ -76,8 +81,13 @@ pub fn record(c: &Cell) -> [String; 18] {
 pub fn render(r: &Results) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(HEADER).expect("writes to memory");
+    let answers = super::answers::records(r);
     for c in &r.cells {
-        w.write_record(record(c)).expect("writes to memory");
+        let answer = answers
+            .iter()
+            .find(|a| a.runtime == c.runtime && a.variant == c.variant && c.contenders.is_processes())
+            .filter(|_| matches!(c.scenario, super::model::Scenario::SecondComer | super::model::Scenario::Race));
+        w.write_record(record(c, answer.map_or("", |a| a.answer.how.as_str()))).expect("writes to memory");
     }
     String::from_utf8(w.into_inner().expect("flushes to memory")).expect("fields are UTF-8")
 }
@@ -111,7 +121,7 @@ mod tests {
         r.cells[0].result = CellResult::Counters(k);
         let text = render(&r);
         let line = text.lines().nth(1).unwrap();
-        assert!(line.contains(",publish,") && line.ends_with(",counters,,,,,,,,reads=4888;torn_reads=4,"), "{line}");
+        assert!(line.contains(",publish,") && line.ends_with(",counters,,,,,,,,reads=4888;torn_reads=4,,"), "{line}");
         let page = crate::report::html::render(&r);
         assert!(
             page.contains("publish (hand-off: counted from the files)") && page.contains("torn_reads = 4"),

@@ -8,9 +8,22 @@ use super::model::{CellResult, ModeRun, Results, Scenario, TargetState, SCHEMA};
 use crate::error::{Error, Result};
 use crate::verdict::{Detection, RaceStats, RaceVerdict};
 
-/// Serialises results as pretty JSON with a trailing newline.
+/// Serialises results as pretty JSON with a trailing newline: `schema`, `run_info`, `cells`,
+/// then the answers derived from the cells (`answers`, a record per runtime × call, and
+/// `intents`, the use / don't-use lists per runtime × intent; [`super::answers`]).
 pub fn render(r: &Results) -> String {
-    let mut s = serde_json::to_string_pretty(r).expect("results serialise");
+    /// The file as written: the results, then what is derived from their cells (a reader
+    /// ignores both derived keys and derives them again).
+    #[derive(serde::Serialize)]
+    struct Written<'a> {
+        #[serde(flatten)]
+        results: &'a Results,
+        answers: Vec<super::answers::AnswerRecord>,
+        intents: Vec<super::answers::IntentRecord>,
+    }
+    let answers = super::answers::records(r);
+    let intents = super::answers::intent_records(&answers);
+    let mut s = serde_json::to_string_pretty(&Written { results: r, answers, intents }).expect("results serialise");
     s.push('\n');
     s
 }

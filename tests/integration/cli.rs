@@ -723,3 +723,80 @@ fn docs_markers_name_the_file_and_line_at_fault() {
             .stderr(predicate::str::contains(at));
     }
 }
+
+/// `--out` naming one of the command's inputs, by any spelling, is refused (exit 2, naming
+/// `--out` and the input) before anything is written: the input keeps its bytes.
+#[test]
+fn out_naming_an_input_is_refused_and_the_input_kept() {
+    let d = tempfile::tempdir().unwrap();
+    let b = d.path().join("B.json");
+    let c = d.path().join("C.json");
+    std::fs::copy(fixtures().join("results/base.json"), &b).unwrap();
+    std::fs::copy(fixtures().join("results/base.json"), &c).unwrap();
+    let bytes = std::fs::read(&b).unwrap();
+    // another spelling of B.json: through `sub/..`
+    std::fs::create_dir(d.path().join("sub")).unwrap();
+    let b_again = d.path().join("sub").join("..").join("B.json");
+    let (bs, cs, b2) = (b.to_str().unwrap(), c.to_str().unwrap(), b_again.to_str().unwrap());
+    let cases: [&[&str]; 6] = [
+        &["compare", bs, bs, "--out", bs],
+        &["compare", bs, cs, "--out", b2],
+        &["diff", cs, bs, "--out", bs],
+        &["merge", cs, bs, "--out", b2],
+        &["report", bs, "--out", bs],
+        &["report", cs, "-f", "junit", "--expect", bs, "--out", bs],
+    ];
+    for args in cases {
+        conformance()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--out").and(predicate::str::contains("is also an input")));
+        assert_eq!(std::fs::read(&b).unwrap(), bytes, "{args:?} changed the input");
+    }
+}
+
+/// `run --out DIR` where DIR holds an earlier run's results is refused (exit 2, saying what is
+/// there) and leaves them; `--force` replaces them.
+#[test]
+fn run_into_earlier_results_is_refused_unless_force() {
+    if !crate::common::available("node") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let fs_root = tempfile::tempdir().unwrap();
+    let earlier = d.path().join("results.json");
+    std::fs::copy(fixtures().join("results/base.json"), &earlier).unwrap();
+    let bytes = std::fs::read(&earlier).unwrap();
+    let run = |force: bool| {
+        let mut cmd = conformance();
+        cmd.args([
+            "run",
+            "-r",
+            "node",
+            "-v",
+            "node.writeFileSync.wx",
+            "--scenario",
+            "second-comer",
+            "--target",
+            "file",
+        ])
+        .args(["--no-relative", "-q", "--out"])
+        .arg(d.path())
+        .arg("--fs-root")
+        .arg(fs_root.path());
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.assert()
+    };
+    run(false).code(2).stderr(
+        predicate::str::contains("--out")
+            .and(predicate::str::contains("already holds an earlier run's results (results.json: ")),
+    );
+    assert_eq!(std::fs::read(&earlier).unwrap(), bytes, "the earlier results were changed");
+    assert!(!d.path().join("summary.md").exists());
+    run(true).success();
+    let now = crate::common::read_json(&earlier);
+    assert_eq!(now["cells"].as_array().unwrap().len(), 1, "--force replaced the results");
+}

@@ -113,6 +113,16 @@ fn run_json_prints_the_results_file() {
     assert_eq!(String::from_utf8_lossy(&stdout), String::from_utf8_lossy(&file));
     let v: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     assert_eq!(v["cells"].as_array().unwrap().len(), n);
+    // it ends with the answers derived from the cells: one per call, with its verdict and words
+    let answers = v["answers"].as_array().unwrap();
+    assert!(!answers.is_empty(), "{v}");
+    for a in answers {
+        let verdict = a["answer"]["verdict"].as_str().unwrap();
+        assert!(["yes", "no", "undetermined"].contains(&verdict), "{a}");
+        assert!(a["answer"]["how"].as_str().is_some_and(|h| !h.is_empty()), "{a}");
+        assert!(v["cells"].as_array().unwrap().iter().any(|c| c["variant"] == a["variant"]), "{a}");
+    }
+    assert!(v["intents"].as_array().is_some_and(|i| !i.is_empty()), "{v}");
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
     assert!(err.contains(&format!("{n} cells in ")) && !err.contains('┌'), "{err}");
 }

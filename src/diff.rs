@@ -463,7 +463,7 @@ pub fn render_markdown(r: &Report) -> String {
         let _ = writeln!(s, "- runtimes: {} → {}", cell(&labels(r, |c| &c.a)), cell(&labels(r, |c| &c.b)));
     }
     for g in &r.groups {
-        let code = crate::report::markdown::code_span;
+        let code = |t: &str| crate::report::markdown::code_span(&crate::report::markdown::code_text(t));
         let _ = writeln!(s, "\n## {}\n\n{}\n", code(&g.variant), code(&g.call));
         let _ = writeln!(s, "| cell | changed | A | B | A raw error | B raw error |");
         let _ = writeln!(s, "|---|---|---|---|---|---|");
@@ -492,7 +492,8 @@ pub fn render_markdown(r: &Report) -> String {
     if !r.missing.is_empty() {
         let _ = writeln!(s, "\n## Only in A (B asked for them)\n");
         for k in &r.missing {
-            let _ = writeln!(s, "- missing {}", crate::report::markdown::code_span(k));
+            let _ =
+                writeln!(s, "- missing {}", crate::report::markdown::code_span(&crate::report::markdown::code_text(k)));
         }
     }
     if !r.differs() {

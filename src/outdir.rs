@@ -185,11 +185,21 @@ fn write_atomic(dir: &Path, name: &str, text: &str) -> Result<()> {
     write_atomic_with(dir, name, text, None)
 }
 
-/// [`write_atomic`], giving the file `perms` when given.
+/// [`write_atomic`], giving the file `perms` when given; otherwise the file gets the mode any
+/// tool's new file gets, `0666` less the user's umask (a temp file alone would be `0600`): the
+/// mode is asked for when the temp file is created, and the kernel applies the umask (open(2)).
 fn write_atomic_with(dir: &Path, name: &str, text: &str, perms: Option<std::fs::Permissions>) -> Result<()> {
     let target = dir.join(name);
     let err = |source| Error::Output { path: target.clone(), source };
-    let mut tmp = tempfile::Builder::new().prefix(&format!(".{name}.")).tempfile_in(dir).map_err(err)?;
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    #[cfg(unix)]
+    if perms.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(err)?;
     tmp.write_all(text.as_bytes()).and_then(|()| tmp.flush()).map_err(err)?;
     if let Some(p) = perms {
         tmp.as_file().set_permissions(p).map_err(err)?;

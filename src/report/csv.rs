@@ -76,6 +76,21 @@ pub fn record(c: &Cell, answer: &str) -> [String; 19] {
     f
 }
 
+/// A field's text: control characters escaped (`\u{1b}`) as in every other format, since a CSV
+/// is also read with `cat` and an escape sequence from a probe's error text would drive the
+/// terminal; line breaks and tabs are kept, as CSV quoting carries them (RFC 4180).
+fn csv_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() && !matches!(c, '\n' | '\r' | '\t') {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The CSV of every cell of `r`, in cell order, with [`HEADER`] first (RFC 4180 quoting,
 /// `\n` line ends).
 pub fn render(r: &Results) -> String {
@@ -87,7 +102,8 @@ pub fn render(r: &Results) -> String {
             .iter()
             .find(|a| a.runtime == c.runtime && a.variant == c.variant && c.contenders.is_processes())
             .filter(|_| matches!(c.scenario, super::model::Scenario::SecondComer | super::model::Scenario::Race));
-        w.write_record(record(c, answer.map_or("", |a| a.answer.how.as_str()))).expect("writes to memory");
+        let fields = record(c, answer.map_or("", |a| a.answer.how.as_str()));
+        w.write_record(fields.iter().map(|f| csv_text(f))).expect("writes to memory");
     }
     String::from_utf8(w.into_inner().expect("flushes to memory")).expect("fields are UTF-8")
 }
@@ -138,5 +154,15 @@ mod tests {
         let mut rd = csv::Reader::from_reader(text.as_bytes());
         let rec = rd.records().next().unwrap().unwrap();
         assert_eq!(&rec[1], "node, \"evil\"\nrow");
+    }
+
+    #[test]
+    fn csv_escapes_terminal_control_bytes() {
+        let mut r = base();
+        r.cells.truncate(1);
+        r.cells[0].runtime = "node\u{1b}[31mred\u{7}".into();
+        let text = render(&r);
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+        assert!(text.contains("node\\u{1b}[31mred\\u{7}"), "{text}");
     }
 }

@@ -6,8 +6,24 @@ use super::model::{Results, Scenario, TargetState};
 use super::table::{counts_text, escape_controls, orderings_text, race_lines, text_rows};
 
 /// Text for a Markdown line: `s` with its control characters (newlines too) escaped, so no
-/// value can end its line, start a block or drive a terminal showing the file.
+/// value can end its line, start a block or drive a terminal showing the file, and `<`, `>` and
+/// `&` backslash-escaped, so that no value (a variant id or an error text from a results file)
+/// becomes raw HTML or an entity (CommonMark 0.31, "Backslash escapes": any ASCII punctuation).
+/// Not for code spans, where a backslash is shown as written: use [`code_text`] there.
 pub fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in escape_controls(s).chars() {
+        if matches!(c, '<' | '>' | '&') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Text for a code span: control characters escaped as in [`md_escape`]; nothing else, since
+/// a code span shows its content as written (raw HTML and entities included, harmlessly).
+pub fn code_text(s: &str) -> String {
     escape_controls(s).into_owned()
 }
 
@@ -17,18 +33,22 @@ pub fn md_cell(s: &str) -> String {
     md_escape(s).replace('|', "\\|")
 }
 
+/// A table cell holding `s` as a code span ([`code_span`] of [`code_text`], with `|` escaped,
+/// which GFM requires inside a table's code spans too).
+fn md_code_cell(s: &str) -> String {
+    code_span(&code_text(s)).replace('|', "\\|")
+}
+
 fn md_table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut s = String::new();
-    let line = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "));
-    s.push_str(&line(header));
+    let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+    s.push_str(&line(&header.iter().map(|c| md_cell(c)).collect::<Vec<_>>()));
     s.push_str(&format!("|{}\n", "---|".repeat(header.len())));
+    let call = header.get(1).is_some_and(|h| h == "call");
     for r in rows {
-        let quoted: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, c)| if i == 1 && header.get(1).is_some_and(|h| h == "call") { code_span(c) } else { c.clone() })
-            .collect();
-        s.push_str(&line(&quoted));
+        let cells: Vec<String> =
+            r.iter().enumerate().map(|(i, c)| if i == 1 && call { md_code_cell(c) } else { md_cell(c) }).collect();
+        s.push_str(&line(&cells));
     }
     s
 }
@@ -125,7 +145,7 @@ pub fn render(r: &Results) -> String {
         let _ = writeln!(
             s,
             "Measured {} on {} {} (kernel {}, {}), scratch on {} ({}; {}), conformance {}; {} contenders × {} trials per race ({} for one-shot runtimes); run took {:.1} s.\n",
-            e(&i.date), e(&i.os), e(&i.os_version), e(&i.kernel), e(&i.arch), code_span(&e(&i.fs.fs_type)), e(&i.fs.mount_point), e(&i.fs.mount_options), e(&i.harness_version), i.contenders, i.trials, i.oneshot_trials, i.duration_s
+            e(&i.date), e(&i.os), e(&i.os_version), e(&i.kernel), e(&i.arch), code_span(&code_text(&i.fs.fs_type)), e(&i.fs.mount_point), e(&i.fs.mount_options), e(&i.harness_version), i.contenders, i.trials, i.oneshot_trials, i.duration_s
         );
     } else {
         // a merged file: its run_info's machine fields are the first run's; name every machine
@@ -140,10 +160,10 @@ pub fn render(r: &Results) -> String {
                 e(&m.os_version),
                 e(&m.kernel),
                 e(&m.arch),
-                code_span(&e(&m.fs.fs_type)),
+                code_span(&code_text(&m.fs.fs_type)),
                 e(&m.fs.mount_point),
                 e(&m.fs.mount_options),
-                code_span(&e(&m.source))
+                code_span(&code_text(&m.source))
             );
         }
         let _ = writeln!(
@@ -167,7 +187,7 @@ pub fn render(r: &Results) -> String {
         let info = r.run_info.runtimes.iter().find(|x| x.label == rt);
         let _ = writeln!(s, "## {}\n", md_escape(rt));
         if let Some(p) = info.and_then(|x| x.path.as_ref()) {
-            let _ = writeln!(s, "{}\n", code_span(&md_escape(p)));
+            let _ = writeln!(s, "{}\n", code_span(&code_text(p)));
         }
         s.push_str(&runtime_table(r, rt, &Columns::all()));
         let lines = race_lines(r, rt);
@@ -243,7 +263,7 @@ pub fn render(r: &Results) -> String {
         let _ = writeln!(s, "## Evidence (faults, prompts, stray output)\n");
         for c in faults {
             let evidence = md_escape(c.evidence.as_deref().unwrap_or(""));
-            let _ = writeln!(s, "- {} {}: {evidence}", code_span(&md_escape(&c.id)), c.word());
+            let _ = writeln!(s, "- {} {}: {evidence}", code_span(&code_text(&c.id)), c.word());
         }
     }
     let dis = super::table::disagreement_text(r);

@@ -251,3 +251,75 @@ fn report_answers_prints_the_use_and_dont_use_lists() {
         .code(2)
         .stderr(predicate::str::contains("--answers"));
 }
+
+/// Every output file gets the user's umask as any tool's new file does (0644 under umask 022,
+/// 0600 under 077), not a temp file's 0600: report, merge and a run's results.json/summary.md.
+#[cfg(unix)]
+#[test]
+fn outputs_get_the_users_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let bin = conformance().get_program().to_owned();
+    let tmpfs = tmpfs_run(d.path());
+    for (umask, mode) in [("022", 0o644), ("077", 0o600)] {
+        let md = d.path().join(format!("r{umask}.md"));
+        let merged = d.path().join(format!("m{umask}.json"));
+        for args in [
+            vec![
+                "report".into(),
+                base().into_os_string(),
+                "-f".into(),
+                "md".into(),
+                "--out".into(),
+                md.clone().into_os_string(),
+            ],
+            vec![
+                "merge".into(),
+                base().into_os_string(),
+                tmpfs.clone().into_os_string(),
+                "--out".into(),
+                merged.clone().into_os_string(),
+            ],
+        ] {
+            let status = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+                .arg(&bin)
+                .args(&args)
+                .status()
+                .unwrap();
+            assert!(status.success(), "{args:?}");
+        }
+        for f in [&md, &merged] {
+            let m = std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+            assert_eq!(m, mode, "{} under umask {umask}: {m:o}", f.display());
+        }
+    }
+}
+
+/// Text from a results file never becomes markup: a `<script>` variant id is escaped in the
+/// Markdown report (and in the HTML one), and raw escape bytes never reach a CSV.
+#[test]
+fn markdown_and_csv_escape_what_a_results_file_holds() {
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(base())
+        .unwrap()
+        .replace("\"node.writeFileSync.wx\"", "\"<script>alert(1)</script>\"")
+        .replace("\"node 20.20.2\"", "\"node \\u001b[31m20\"");
+    let p = d.path().join("evil.json");
+    std::fs::write(&p, text).unwrap();
+    for (format, bad) in [("md", "<script>"), ("html", "<script>"), ("csv", "\u{1b}")] {
+        let out = conformance().args(["report", "-f", format]).arg(&p).output().unwrap();
+        assert!(out.status.success(), "{format}");
+        let mut s = String::from_utf8(out.stdout).unwrap();
+        if format == "md" {
+            // what a Markdown viewer makes of it (CommonMark with GFM tables)
+            let parser = pulldown_cmark::Parser::new_ext(&s, pulldown_cmark::Options::ENABLE_TABLES);
+            let mut html = String::new();
+            pulldown_cmark::html::push_html(&mut html, parser);
+            s = html;
+        }
+        assert!(!s.contains(bad), "{format} passes {bad:?} through:\n{s}");
+        assert!(s.contains("alert(1)"), "{format} lost the id:\n{s}");
+    }
+}

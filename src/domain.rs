@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 /// separate processes, one probe per contender (the default), or threads (workers) of one
 /// probe process, released by the probe through shared memory (`probes/PROTOCOL.md`,
 /// "Threads").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ContenderKind {
     /// One process per contender.
@@ -37,7 +39,7 @@ impl ContenderKind {
 
 /// What stands at the target before a second comer's attempt
 /// (`docs/GLOSSARY.md`, "target state").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetState {
     /// Nothing: the control.
@@ -137,7 +139,7 @@ pub enum PathStyle {
 }
 
 /// Which scenario a cell measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scenario {
     /// One attempt against a target state put in place by a first comer.
@@ -167,7 +169,7 @@ impl Scenario {
 }
 
 /// The raw error a probe reports, exactly as the runtime gave it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct RawError {
     /// Exception class or error name (`Error`, `AlreadyExists`, `System.IO.IOException`).
     #[serde(rename = "type", default)]
@@ -192,7 +194,7 @@ pub struct RawError {
 /// A value a call returned, as a probe reports it (protocol 2 `returned`): its JavaScript
 /// `typeof` (or `null`), and the value itself for strings, numbers and booleans, or the class
 /// of an object. Never the object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Returned {
     /// `undefined`, `null`, `string`, `number`, `boolean`, `bigint`, `object`, `function`.
     #[serde(rename = "type")]

@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 
 /// What the harness must prepare, before the release, for a variant that moves, links or
 /// copies something onto the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SourceKind {
     /// Nothing: the variant writes its token itself.
@@ -61,7 +63,7 @@ impl SourceKind {
 }
 
 /// What a successful call leaves at the target name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Creates {
     /// A regular file holding the token.
@@ -74,7 +76,7 @@ pub enum Creates {
 }
 
 /// How a call hands back its result (`docs/GLOSSARY.md`, "call form"): what a caller waits on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Form {
     /// Returns or throws before the caller continues (the default).
@@ -97,7 +99,7 @@ impl Form {
 
 /// A fact of the probe's result that the tables show beside the outcome (`show` in a matrix):
 /// results.json keeps every fact a probe reports; the tables show only these, to stay short.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fact {
     /// The value the call returned (protocol 2 `returned`), e.g. `returned target`.
@@ -110,7 +112,7 @@ pub enum Fact {
 /// The job a call is used for in file hand-offs: what a person reaching for it wants. The
 /// answer lists ("use" and "don't use" per runtime) are grouped by it. Matrix data: it says what
 /// the call is *for*, never what it will do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Intent {
     /// Create a lock file: a new file at a name nobody holds (`O_EXCL`, `CREATE_NEW`).
@@ -156,7 +158,7 @@ impl Intent {
 }
 
 /// One way of trying to take a name, in one API family (`docs/GLOSSARY.md`, "variant").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Variant {
     /// Stable id, `<family>.<call>[.<option>]`, e.g. `node.writeFileSync.wx`.

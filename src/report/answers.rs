@@ -238,7 +238,7 @@ pub fn render_runtime(results: &Results, runtime: &str, width: usize) -> String 
 
 /// One call's answer in `results.json` (`answers`): derived from the cells each time the
 /// file is written, never read back (a reader derives them again).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AnswerRecord {
     /// The runtime row label (`node 20.20.2`).
     pub runtime: String,
@@ -256,7 +256,7 @@ pub struct AnswerRecord {
 }
 
 /// The answer of an [`AnswerRecord`]: the verdict, its words, and the facts behind them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AnswerData {
     /// `yes`, `no` or `undetermined`.
     pub verdict: AnswerVerdict,
@@ -276,7 +276,7 @@ pub struct AnswerData {
 }
 
 /// A failing source kind and how it failed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FailureRecord {
     /// The source kind (`null`: the call's own).
     pub source: Option<SourceKind>,
@@ -288,7 +288,7 @@ pub struct FailureRecord {
 
 /// One runtime's lists for one intent in `results.json` (`intents`): the calls to use, not to
 /// use, and the undetermined ones.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct IntentRecord {
     /// The runtime row label.
     pub runtime: String,

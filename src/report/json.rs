@@ -8,19 +8,39 @@ use super::model::{CellResult, ModeRun, Results, Scenario, TargetState, SCHEMA};
 use crate::error::{Error, Result};
 use crate::verdict::{Detection, RaceStats, RaceVerdict};
 
+/// `results.json` as written: the results, then what is derived from their cells (a reader
+/// ignores both derived keys and derives them again). [`schema`] describes it.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(
+    title = "conformance results.json",
+    description = "What one conformance run (or a merge of runs) measured: run information, one record per cell, and the answers derived from the cells. docs/GLOSSARY.md defines the words."
+)]
+pub struct Written<'a> {
+    #[serde(flatten)]
+    results: &'a Results,
+    /// Per runtime × call, the answer (derived from the cells).
+    answers: Vec<super::answers::AnswerRecord>,
+    /// Per runtime × intent, the calls to use, not to use, and undetermined.
+    intents: Vec<super::answers::IntentRecord>,
+}
+
+/// The JSON Schema (draft 2020-12) of `results.json` as [`render`] writes it, generated from
+/// the types (schemars); committed as `docs/results.schema.json`.
+pub fn schema() -> String {
+    // the serialisation contract: fields that are left out when empty are optional
+    let s = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<Written<'static>>();
+    let mut text = serde_json::to_string_pretty(&s).expect("schemas serialise");
+    text.push('\n');
+    text
+}
+
 /// Serialises results as pretty JSON with a trailing newline: `schema`, `run_info`, `cells`,
 /// then the answers derived from the cells (`answers`, a record per runtime × call, and
 /// `intents`, the use / don't-use lists per runtime × intent; [`super::answers`]).
 pub fn render(r: &Results) -> String {
-    /// The file as written: the results, then what is derived from their cells (a reader
-    /// ignores both derived keys and derives them again).
-    #[derive(serde::Serialize)]
-    struct Written<'a> {
-        #[serde(flatten)]
-        results: &'a Results,
-        answers: Vec<super::answers::AnswerRecord>,
-        intents: Vec<super::answers::IntentRecord>,
-    }
     let answers = super::answers::records(r);
     let intents = super::answers::intent_records(&answers);
     let mut s = serde_json::to_string_pretty(&Written { results: r, answers, intents }).expect("results serialise");

@@ -15,7 +15,7 @@ pub use crate::domain::{Scenario, TargetState};
 use crate::verdict::{safe_as_lock, Detection, Outcome, RaceEvidence, RaceMode, RaceStats, RaceVerdict};
 
 /// A normalised error code with the raw error beside it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorInfo {
     /// `EEXIST`, `ENOENT`, … or `OTHER` (`docs/GLOSSARY.md`).
     pub code: String,
@@ -24,7 +24,7 @@ pub struct ErrorInfo {
 }
 
 /// The same second-comer attempt made with a path relative to the probe's working folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RelativeAttempt {
     /// Its outcome.
     pub outcome: Outcome,
@@ -52,7 +52,7 @@ pub fn deciding_run<'a>(
 }
 
 /// One way a race cell was run (natural or amplified): its verdict and counts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModeRun {
     /// The verdict of this run alone.
     pub verdict: RaceVerdict,
@@ -91,7 +91,7 @@ pub struct ModeRun {
 
 /// One release ordering of a race run: contender `i` released `i × offset_us` µs after
 /// contender 0.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OrderingRun {
     /// The offset, µs.
     pub offset_us: u64,
@@ -139,7 +139,7 @@ impl ModeRun {
 }
 
 /// One measured cell: (runtime, variant, scenario, target) and what was found there.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cell {
     /// Stable id `<runtime label>/<variant>/<scenario>/<target>`, for diffs; with
     /// `/source=<kind>` after it for a source kind other than the variant's own ([`Cell::source`]).
@@ -236,7 +236,7 @@ pub struct Finding {
 }
 
 /// What a cell found: one shape per kind of scenario, tagged with `kind` in the JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum CellResult {
     /// A second comer's attempt (boxed, as the race: both are large beside counters).
@@ -248,7 +248,7 @@ pub enum CellResult {
 }
 
 /// A second comer's attempt against a target state put in place by a first comer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SecondComerResult {
     /// The outcome (absolute path), judged from the probe's report and the target before and
@@ -276,7 +276,7 @@ pub struct SecondComerResult {
 
 /// A race's verdict: its natural and amplified runs, the mode that decided, and the family's
 /// detection control.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RaceResult {
     /// The verdict, after the detection control was applied.
@@ -339,7 +339,7 @@ impl RaceResult {
 /// A multi-step scenario's counted failures: counters read from the file system after the
 /// run (`torn_reads`, `duplicate_claims`, …) beside the counts they are out of (`reads`,
 /// `items`, …). Which counters exist is the scenario's; none is expected to be zero here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CountersResult {
     /// Counter name → count.
@@ -512,7 +512,7 @@ impl Cell {
 }
 
 /// A file system as the harness found it under the scratch folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct FsInfo {
     /// The scratch folder's parent (`--fs-root`).
     pub root: String,
@@ -525,7 +525,7 @@ pub struct FsInfo {
 }
 
 /// What the run measured on, and with which options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
     /// `conformance` version.
     pub harness_version: String,
@@ -585,7 +585,7 @@ pub struct RunInfo {
 }
 
 /// The selection of a run ([`RunInfo::selection`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Selection {
     /// The `--variant` patterns (globs over variant and recipe ids) as given, one per item;
     /// empty for every variant.
@@ -623,7 +623,7 @@ impl Selection {
 }
 
 /// One run merged into a results file (`conformance merge`): where it was measured.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MachineInfo {
     /// The label its cells carry in [`Cell::machine`] and in their runtime labels
     /// (`linux 6.1.0 ext4`: OS, kernel, file-system type).
@@ -645,7 +645,7 @@ pub struct MachineInfo {
 }
 
 /// How races were amplified in a run (`--amplify`, `--amplify-delay-us`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AmplificationInfo {
     /// `both`, `on` (amplified only) or `off` (natural only), as requested.
     pub requested: String,
@@ -671,7 +671,7 @@ pub struct AmplificationInfo {
 }
 
 /// One runtime's detection control for one API family.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ControlInfo {
     /// Runtime row label.
     pub runtime: String,
@@ -686,7 +686,7 @@ pub struct ControlInfo {
 }
 
 /// A runtime as discovered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuntimeInfo {
     /// Adapter name.
     pub name: String,
@@ -706,7 +706,7 @@ pub struct RuntimeInfo {
 }
 
 /// Everything a run produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Results {
     /// Schema version of this file.
     pub schema: u32,

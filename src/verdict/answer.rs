@@ -40,7 +40,7 @@ pub struct RowInput {
 }
 
 /// The verdict of an [`Answer`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AnswerVerdict {
     /// Safe as a lock in every measured row.
@@ -63,7 +63,7 @@ impl AnswerVerdict {
 }
 
 /// The first observation that rules a row out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Failure {
     /// A second comer's outcome: anything but `acquired` on `absent`, anything but `refused`
@@ -84,7 +84,7 @@ pub enum Failure {
 }
 
 /// Why an answer (or a row) is undetermined, most actionable first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Unsettled {
     /// The run left out a measurement that would settle it ([`LeftOut`]: a flag names it).

@@ -23,7 +23,7 @@ pub const CONTROL_MIN_TRIALS: usize = 20;
 
 /// How well the detection control (the family's check-then-create anti-pattern, raced like
 /// any variant) was caught in one run: the evidence that the race machinery finds windows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Detection {
     /// The control variant's id.
     pub variant: String,

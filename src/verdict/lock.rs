@@ -77,7 +77,9 @@ fn bound_reached(r: RaceEvidence) -> bool {
 }
 
 /// The measurement a run left out that keeps [`safe_as_lock`] undetermined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum LeftOut {
     /// A target state of [`LOCK_TARGETS`] was not attempted (`--target`).

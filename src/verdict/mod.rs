@@ -39,7 +39,7 @@ pub use race::*;
 pub use second::*;
 
 /// The outcome of one attempt on a target (second-comer scenario; `absent` is the control).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// Control: the call succeeded on a free name and the target holds the contender's token.
@@ -126,7 +126,7 @@ pub enum Report {
 }
 
 /// The verdict of a race cell (`docs/GLOSSARY.md`, "Race").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RaceVerdict {
     /// Every trial had exactly one success and the target held that contender's token.
@@ -162,7 +162,7 @@ impl RaceVerdict {
 }
 
 /// How a race was run (the glossary's "Race": natural and amplified).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RaceMode {
     /// As the calls happen.

@@ -99,7 +99,7 @@ pub fn entry_spread_us(t0_us: &[Option<f64>], offset_us: u64) -> Option<f64> {
 }
 
 /// Barrier spread percentiles, in microseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Spread {
     /// Median spread (µs) between the first and last contender entering the call.
     pub p50: f64,
@@ -110,7 +110,7 @@ pub struct Spread {
 }
 
 /// The counts behind a race verdict (`results.json` keeps them flat in the race cell).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RaceStats {
     /// Contenders per trial.
     pub contenders: usize,
@@ -118,6 +118,7 @@ pub struct RaceStats {
     pub trials: usize,
     /// Number of successes in a trial → number of trials with that count (keys are decimal strings in JSON).
     #[serde(with = "count_keys")]
+    #[schemars(with = "BTreeMap<String, usize>")]
     pub winners: BTreeMap<usize, usize>,
     /// Trials in which two or more contenders reported success.
     pub multi_winner_trials: usize,
@@ -193,7 +194,7 @@ mod count_keys {
 }
 
 /// The summary of a race cell: verdict and counts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RaceSummary {
     /// The verdict.
     pub verdict: RaceVerdict,

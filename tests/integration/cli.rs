@@ -89,9 +89,10 @@ fn missing_explicit_runtime_exits_4() {
 fn required_runtime_missing_exits_5() {
     let t = tempfile::tempdir().unwrap();
     conformance()
-        .args(["run", "--runtime", "pwsh", "--require", "pwsh", "--out"])
+        // an explicit path that does not exist: the project's .runtimes/bin (searched after
+        // PATH) may hold a pwsh
+        .args(["run", "--runtime", "pwsh=/nonexistent/bin/pwsh", "--require", "pwsh", "--out"])
         .arg(t.path())
-        .env("PATH", "/nonexistent")
         .assert()
         .code(5)
         .stderr(predicate::str::contains("required runtime(s) not available: pwsh"));

@@ -323,3 +323,43 @@ fn markdown_and_csv_escape_what_a_results_file_holds() {
         assert!(s.contains("alert(1)"), "{format} lost the id:\n{s}");
     }
 }
+
+/// `docs/results.schema.json` is the schema the types give (regenerate it with
+/// `CONFORMANCE_WRITE_SCHEMA=1 cargo test --release --test integration results_schema`), and the
+/// committed baseline, a fresh `report -f json` of the fixture and `run --json` output all
+/// validate against it.
+#[test]
+fn results_schema_is_committed_and_the_baseline_validates() {
+    let committed = crate::common::root().join("docs/results.schema.json");
+    let generated = conformance::report::json::schema();
+    if std::env::var_os("CONFORMANCE_WRITE_SCHEMA").is_some() {
+        std::fs::write(&committed, &generated).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&committed).unwrap_or_default();
+    assert!(
+        on_disk == generated,
+        "{} differs from the schema the types give: regenerate it with CONFORMANCE_WRITE_SCHEMA=1 cargo test --release --test integration results_schema",
+        committed.display()
+    );
+    let schema: serde_json::Value = serde_json::from_str(&generated).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let fixture = conformance().args(["report", "-f", "json"]).arg(base()).output().unwrap().stdout;
+    for (name, text) in [
+        (
+            "reports/linux/results.json",
+            std::fs::read(crate::common::root().join("reports/linux/results.json")).unwrap(),
+        ),
+        ("report -f json of the fixture", fixture),
+    ] {
+        let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        let errors: Vec<String> =
+            validator.iter_errors(&v).take(5).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        assert!(errors.is_empty(), "{name} does not validate:\n{}", errors.join("\n"));
+    }
+    // and the check can fail: a verdict the schema does not know
+    let mut bad: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(crate::common::root().join("reports/linux/results.json")).unwrap())
+            .unwrap();
+    bad["answers"][0]["answer"]["verdict"] = "maybe".into();
+    assert!(!validator.is_valid(&bad));
+}

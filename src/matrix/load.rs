@@ -72,6 +72,10 @@ fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
     }
     let prefix = format!("{}.", file.family);
     let mut out: Vec<Located> = Vec::with_capacity(file.variant.len());
+    // ids seen so far, with their offsets, and whether a control was: linear in the variants
+    // (a search of `out` per variant made 100,000 variants take minutes)
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::with_capacity(out.capacity());
+    let mut has_control = false;
     for (i, mut v) in file.variant.into_iter().enumerate() {
         let here = id_at(i);
         let id = v.id.escape_debug().to_string();
@@ -87,8 +91,8 @@ fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
         if let Some(bad) = v.id.chars().find(|c| !(c.is_ascii_alphanumeric() || "._+-".contains(*c))) {
             return Err(at(here, format!("variant id '{id}' has the character {bad:?}; ids use [A-Za-z0-9._+-]")));
         }
-        if let Some(first) = out.iter().find(|o| o.variant.id == v.id) {
-            let (line, _) = crate::error::line_col(text, first.at);
+        if let Some(&first) = seen.get(&v.id) {
+            let (line, _) = crate::error::line_col(text, first);
             return Err(at(here, format!("variant id '{id}' appears twice (first on line {line})")));
         }
         if v.call.trim().is_empty() {
@@ -100,9 +104,11 @@ fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
         if let Some(&first) = v.sources.first() {
             v.source = first;
         }
-        if v.control && out.iter().any(|o| o.variant.control) {
+        if v.control && has_control {
             return Err(at(here, format!("variant '{id}' is a second detection control; a family has at most one")));
         }
+        has_control |= v.control;
+        seen.insert(v.id.clone(), here);
         v.family = file.family.clone();
         out.push(Located { variant: v, at: here });
     }
@@ -180,15 +186,22 @@ pub fn load(dir: Option<&Path>) -> Result<Vec<Variant>> {
 /// Parses `files` (name, bytes) in order; `dir` names the whole for the "no variants" error.
 fn load_files(dir: &Path, files: Vec<(PathBuf, Vec<u8>)>) -> Result<Vec<Variant>> {
     let mut all: Vec<Variant> = Vec::new();
-    let mut origin: BTreeMap<String, (PathBuf, usize)> = BTreeMap::new();
-    for (f, bytes) in files {
-        let text = utf8(&f, &bytes)?;
-        for l in parse_located(&f, text)? {
+    // where each id was defined: its file's index and byte offset (its line is counted only
+    // for the error: counting it for every variant made loading quadratic in the file's size)
+    let mut origin: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut texts: Vec<(PathBuf, Vec<u8>)> = Vec::with_capacity(files.len());
+    for (n, (f, bytes)) in files.into_iter().enumerate() {
+        utf8(&f, &bytes)?;
+        texts.push((f, bytes));
+        let (f, bytes) = &texts[n];
+        let text = utf8(f, bytes)?;
+        for l in parse_located(f, text)? {
             let v = l.variant;
-            let (line, _) = crate::error::line_col(text, l.at);
-            if let Some((prev, prev_line)) = origin.insert(v.id.clone(), (f.clone(), line)) {
+            if let Some((prev_file, prev_at)) = origin.insert(v.id.clone(), (n, l.at)) {
+                let (prev, prev_bytes) = &texts[prev_file];
+                let (prev_line, _) = crate::error::line_col(utf8(prev, prev_bytes)?, prev_at);
                 return Err(Error::input_at(
-                    &f,
+                    f,
                     text,
                     Some(l.at),
                     format!(

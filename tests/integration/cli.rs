@@ -605,9 +605,11 @@ fn a_runtime_gone_from_the_new_run_is_missing_and_fails() {
         v["cells"].as_array_mut().unwrap().retain(|c| !is_cmd(c));
         v["run_info"]["runtimes"].as_array_mut().unwrap().retain(|r| r["name"] != "cmd");
     });
-    conformance().arg("compare").arg(&base).arg(&narrower).assert().code(0).stdout(predicate::str::contains(format!(
-        "0 missing, 0 new, 0 within noise, 0 weak; {cmd_cells} not asked for"
-    )));
+    // (weak cells, such as pwsh's where its control was not caught, are listed but pass)
+    conformance().arg("compare").arg(&base).arg(&narrower).assert().code(0).stdout(
+        predicate::str::contains("0 changed, 0 missing, 0 new, 0 within noise, ")
+            .and(predicate::str::contains(format!(" weak; {cmd_cells} not asked for"))),
+    );
     conformance().arg("diff").arg(&base).arg(&narrower).assert().code(0);
     // a results file without cells compares nothing: never a pass
     let empty = edited_baseline(t.path(), "empty.json", |v| {

@@ -29,7 +29,18 @@ use crate::status::{self, amplify_line, emit, status_line};
 ///
 /// Errors: see [`Error`]; each maps to its own exit code.
 pub fn run(cli: Cli) -> Result<i32> {
-    crate::interrupt::install();
+    // Only commands that start processes or measure take over Ctrl-C and SIGTERM (to stop
+    // probes and keep what was measured); the others write their outputs atomically and have
+    // nothing to clean up, so the signal's default action ends them at once, as `timeout`, a
+    // CI cancel or systemd expect.
+    let measures = match &cli.command {
+        Command::Run(_) | Command::Race(_) | Command::Runtimes(_) | Command::Install(_) => true,
+        Command::Diff(a) => !a.runtime.is_empty(),
+        Command::Variants(_) | Command::Compare(_) | Command::Report(_) | Command::Merge(_) | Command::Docs(_) => false,
+    };
+    if measures {
+        crate::interrupt::install();
+    }
     let paths = Paths::of(&cli);
     match cli.command {
         Command::Run(a) => cmd_run(&a, &paths),

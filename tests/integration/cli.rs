@@ -803,3 +803,30 @@ fn run_into_earlier_results_is_refused_unless_force() {
     let now = crate::common::read_json(&earlier);
     assert_eq!(now["cells"].as_array().unwrap().len(), 1, "--force replaced the results");
 }
+
+/// Commands that only read and render (here `variants` on a large matrix) end at the first
+/// SIGTERM, as `timeout` and CI cancels expect: they start no process and write atomically.
+#[cfg(unix)]
+#[test]
+fn reading_commands_end_at_the_first_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = tempfile::tempdir().unwrap();
+    let mut text = String::from("family = \"big\"\n");
+    for i in 0..300_000 {
+        text.push_str(&format!("\n[[variant]]\nid = \"big.v{i}\"\ncall = \"c{i}(p)\"\ncreates = \"file\"\n"));
+    }
+    std::fs::write(d.path().join("big.toml"), text).unwrap();
+    let bin = conformance().get_program().to_owned();
+    let mut child = std::process::Command::new(bin)
+        .arg("--matrices")
+        .arg(d.path())
+        .arg("variants")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::process::Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(15), "variants went on after SIGTERM: {status:?}");
+}

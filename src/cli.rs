@@ -88,7 +88,9 @@ pub struct Cli {
     #[arg(long, global = true, env = "CONFORMANCE_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Never ask the npm registry: a NAME@VERSION that is not installed is not found.
-    #[arg(long, global = true, env = "CONFORMANCE_OFFLINE")]
+    /// `CONFORMANCE_OFFLINE` takes the usual boolean spellings (1/0, true/false, yes/no, on/off).
+    #[arg(long, global = true, env = "CONFORMANCE_OFFLINE", action = clap::ArgAction::SetTrue,
+          value_parser = clap::builder::BoolishValueParser::new())]
     pub offline: bool,
     /// What to do.
     #[command(subcommand)]

@@ -830,3 +830,17 @@ fn reading_commands_end_at_the_first_signal() {
     let status = child.wait().unwrap();
     assert_eq!(status.signal(), Some(15), "variants went on after SIGTERM: {status:?}");
 }
+
+/// `CONFORMANCE_OFFLINE` takes the usual boolean spellings, not only `true`.
+#[test]
+fn offline_env_takes_the_usual_boolean_spellings() {
+    for v in ["1", "true", "yes", "on"] {
+        conformance()
+            .args(["install", "deno@1.0.0"])
+            .env("CONFORMANCE_OFFLINE", v)
+            .assert()
+            .code(4)
+            .stderr(predicate::str::contains("--offline forbids fetching it"));
+    }
+    conformance().args(["install", "deno@1.0.0"]).env("CONFORMANCE_OFFLINE", "maybe").assert().code(2);
+}

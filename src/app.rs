@@ -835,6 +835,10 @@ fn cmd_merge(a: &MergeArgs) -> Result<i32> {
     }
     let runs = a.results.iter().map(|p| Ok((p.display().to_string(), json::read(p)?))).collect::<Result<Vec<_>>>()?;
     let merged = crate::merge::merge(runs)?;
+    // a merge of runs that measured nothing is a file `report` refuses: refuse it here
+    if merged.cells.is_empty() {
+        return Err(Error::input(&a.results[0], "the runs given hold no cells: nothing to merge".into()));
+    }
     output(a.out.as_deref(), &json::render(&merged))?;
     Ok(exit_code::OK)
 }

@@ -1101,7 +1101,10 @@ pub fn parse_timeout(t: f64) -> Result<Duration> {
 pub fn parse_offsets(raw: Option<&str>) -> Result<Option<Vec<u64>>> {
     let Some(raw) = raw else { return Ok(None) };
     let mut v = Vec::new();
-    for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for part in raw.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(usage("--offsets", format!("'{raw}' has an empty item (give offsets as 0,500,1000)")));
+        }
         match part.parse::<u64>() {
             Ok(x) if x <= 1_000_000 => {
                 if !v.contains(&x) {
@@ -1410,7 +1413,7 @@ mod tests {
     #[test]
     fn flag_values_are_parsed_once() {
         assert_eq!(parse_offsets(Some("0, 500,1000,500")).unwrap(), Some(vec![0, 500, 1000]));
-        for bad in ["", "x", "-5", "2000000", "1.5"] {
+        for bad in ["", "x", "-5", "2000000", "1.5", "1,,2", "1,"] {
             assert!(parse_offsets(Some(bad)).unwrap_err().to_string().contains("--offsets"), "{bad}");
         }
         assert_eq!(parse_max_rate(Some("0.01")).unwrap(), Some(0.01));

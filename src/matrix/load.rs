@@ -56,6 +56,10 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Variant>> {
     Ok(parse_located(path, text)?.into_iter().map(|l| l.variant).collect())
 }
 
+/// The longest variant id a matrix may give (bytes): ids are table labels and file-name
+/// parts, and the longest built-in one has 49.
+pub const MAX_ID_LEN: usize = 120;
+
 fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
     let at = |offset: usize, message: String| Error::input_at(path, text, Some(offset), message);
     let file: MatrixFile = toml::from_str(text).map_err(|e| {
@@ -86,6 +90,16 @@ fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
             return Err(at(
                 here,
                 format!("variant id '{id}' names no call after '{prefix}' (ids are <family>.<call>[.<option>])"),
+            ));
+        }
+        if v.id.len() > MAX_ID_LEN {
+            return Err(at(
+                here,
+                format!(
+                    "variant id '{}…' is {} bytes long; ids are at most {MAX_ID_LEN}",
+                    v.id.chars().take(40).collect::<String>().escape_debug(),
+                    v.id.len()
+                ),
             ));
         }
         if let Some(bad) = v.id.chars().find(|c| !(c.is_ascii_alphanumeric() || "._+-".contains(*c))) {
@@ -150,8 +164,18 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Variant>> {
         std::fs::read_dir(dir).map_err(|e| Error::input(dir, format!("cannot read the matrices folder: {e}")))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
+    // a `*.toml` that is not a readable file (a folder, a dangling link, a link loop) is an
+    // error naming it, never skipped: the user meant it as a matrix
+    if let Some(f) = files.iter().find(|p| !p.is_file()) {
+        let what = match std::fs::metadata(f) {
+            Ok(m) if m.is_dir() => "is a folder, not a matrix file".to_string(),
+            Ok(_) => "is not a regular file".to_string(),
+            Err(e) => format!("cannot be read: {e}"),
+        };
+        return Err(Error::input(f, what));
+    }
     files.sort();
     let mut read = Vec::with_capacity(files.len());
     for f in files {

@@ -136,6 +136,15 @@ fn check(r: &Results) -> std::result::Result<(), String> {
         if let Some(j) = keys.insert((&c.runtime, &c.variant, c.source, c.scenario, c.target), i) {
             return Err(at(format!("repeats cell {j} (same runtime, variant, source kind, scenario and target)")));
         }
+        // what no run writes: a cell that cannot be told apart or whose time runs backwards
+        for (field, value) in [("runtime", &c.runtime), ("runtime_name", &c.runtime_name), ("variant", &c.variant)] {
+            if value.trim().is_empty() {
+                return Err(at(format!("its {field} is empty")));
+            }
+        }
+        if !c.elapsed_ms.is_finite() || c.elapsed_ms < 0.0 {
+            return Err(at(format!("elapsed_ms is {}, not a duration", c.elapsed_ms)));
+        }
         match (c.scenario, &c.result) {
             (Scenario::SecondComer, CellResult::SecondComer(_)) => {}
             (Scenario::Race, CellResult::Race(race)) => {

@@ -844,3 +844,65 @@ fn offline_env_takes_the_usual_boolean_spellings() {
     }
     conformance().args(["install", "deno@1.0.0"]).env("CONFORMANCE_OFFLINE", "maybe").assert().code(2);
 }
+
+/// Doubtful input is refused with exit 2 and a message naming the file or flag: a `*.toml`
+/// that is a folder or a link loop, a 1 MB variant id, a results file with a negative
+/// `elapsed_ms` or an empty `runtime_name`, a merge of runs without cells, `--offsets 1,,2`.
+#[cfg(unix)]
+#[test]
+fn doubtful_input_is_refused_with_its_place() {
+    let t = tempfile::tempdir().unwrap();
+    let node = std::fs::read_to_string(crate::common::root().join("matrices/node.toml")).unwrap();
+    let matrices = |name: &str, extra: &dyn Fn(&std::path::Path)| {
+        let d = t.path().join(name);
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("node.toml"), &node).unwrap();
+        extra(&d);
+        d
+    };
+    let folder = matrices("folder", &|d| std::fs::create_dir(d.join("more.toml")).unwrap());
+    let looped = matrices("loop", &|d| std::os::unix::fs::symlink("x.toml", d.join("x.toml")).unwrap());
+    let long = "a".repeat(1 << 20);
+    let long_id = matrices("long", &|d| {
+        std::fs::write(
+            d.join("big.toml"),
+            format!("family = \"big\"\n[[variant]]\nid = \"big.{long}\"\ncall = \"c(p)\"\ncreates = \"file\"\n"),
+        )
+        .unwrap()
+    });
+    for (d, says) in
+        [(&folder, "more.toml: is a folder"), (&looped, "x.toml: cannot be read"), (&long_id, "ids are at most")]
+    {
+        conformance().arg("--matrices").arg(d).arg("variants").assert().code(2).stderr(predicate::str::contains(says));
+    }
+    let negative = edited_baseline(t.path(), "negative.json", |v| v["cells"][0]["elapsed_ms"] = (-5.0).into());
+    let nameless = edited_baseline(t.path(), "nameless.json", |v| v["cells"][3]["runtime_name"] = "".into());
+    for (f, says) in [(&negative, "elapsed_ms is -5"), (&nameless, "runtime_name is empty")] {
+        conformance().arg("report").arg(f).assert().code(2).stderr(
+            predicate::str::contains(f.file_name().unwrap().to_str().unwrap()).and(predicate::str::contains(says)),
+        );
+    }
+    let empty = |name: &str, os: &str| {
+        edited_baseline(t.path(), name, |v| {
+            v["cells"] = serde_json::json!([]);
+            v["run_info"]["os"] = os.into();
+        })
+    };
+    let (a, b) = (empty("a.json", "linux-a"), empty("b.json", "linux-b"));
+    let out = t.path().join("merged.json");
+    conformance()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("hold no cells"));
+    assert!(!out.exists(), "a merge of nothing was written");
+    conformance()
+        .args(["run", "--dry-run", "-r", "node", "--offsets", "1,,2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--offsets").and(predicate::str::contains("empty item")));
+}

@@ -143,8 +143,12 @@ pub enum ReadError {
     Interrupted,
 }
 
-/// How often a wait for a child's output looks at the interrupt flag.
+/// How often a wait for a child's output looks at the interrupt flag and whether the child
+/// has exited.
 const STOP_POLL: Duration = Duration::from_millis(100);
+
+/// How long a line an exited child wrote may take to arrive from the reader thread.
+const EXITED_LINE_GRACE: Duration = Duration::from_millis(50);
 
 /// A running child with line-oriented stdout.
 pub struct Child {
@@ -251,7 +255,8 @@ impl Child {
     }
 
     /// Like [`Child::read_line`], but gives up with [`ReadError::Interrupted`] within 100 ms of
-    /// a stop request ([`crate::interrupt::requested`]).
+    /// a stop request ([`crate::interrupt::requested`]), and with [`ReadError::Closed`] within
+    /// 100 ms of the child's exit, even where a process it started keeps its stdout open.
     pub fn read_line_or_stop(&mut self, deadline: Instant) -> Result<String, ReadError> {
         loop {
             if crate::interrupt::requested() {
@@ -259,7 +264,20 @@ impl Child {
             }
             let step = deadline.min(Instant::now() + STOP_POLL);
             match self.read_line(step) {
-                Err(ReadError::Timeout) if Instant::now() < deadline => {}
+                Err(ReadError::Timeout) if Instant::now() < deadline => {
+                    // a child that exited while a process it started still holds its stdout
+                    // never closes the pipe: notice the exit itself (a line it wrote just
+                    // before may still be on its way from the reader thread)
+                    if matches!(self.child.try_wait(), Ok(Some(_))) {
+                        return match self.lines.recv_timeout(EXITED_LINE_GRACE) {
+                            Ok(Line::Text(s)) => Ok(s),
+                            _ => {
+                                self.stdout_closed = true;
+                                Err(ReadError::Closed)
+                            }
+                        };
+                    }
+                }
                 other => return other,
             }
         }

@@ -293,6 +293,24 @@ fn runtimes_agrees_with_run() {
     assert!(err.contains("broken") && err.contains("Unexpected token"), "{err}");
 }
 
+/// A probe that exits at once while a process it started keeps its stdout open is seen to
+/// exit (`probe exited before hello (exit status: 3)`, with its stderr), not waited for until
+/// the start-up timeout and called silent (`no hello within 30000 ms`).
+#[cfg(unix)]
+#[test]
+fn a_probe_that_exits_is_noticed_though_a_child_holds_its_stdout() {
+    let fake = format!(
+        "node={}",
+        crate::common::fixtures().join("fake-runtimes").join("exits-child-holds").join("node").display()
+    );
+    let out = conformance().args(["runtimes", "--json", "-r", &fake]).output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["status"], "broken", "{v}");
+    let reason = v[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("probe exited before hello (exit status: 3)") && reason.contains("probe gave up"), "{v}");
+}
+
 /// A copied binary runs from its own built-in probes and matrices, with the checkout hidden
 /// (a bind mount over it in a private mount namespace, `unshare -rm`): `variants` lists the
 /// matrices and a run measures Node, recording `built-in probes/` in run_info.

@@ -10,8 +10,12 @@ use std::sync::Mutex;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-/// The scratch folders to remove on an immediate exit (see [`remove_on_abort`]).
+/// The scratch folders (and the output folder's lock file) to remove on an immediate exit (see
+/// [`remove_on_abort`]).
 static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Commands to run on an immediate exit, with their working folders (see [`run_on_abort`]).
+static ON_ABORT: Mutex<Vec<(crate::exec::process::Launch, PathBuf)>> = Mutex::new(Vec::new());
 
 /// Installs the handler (once; later calls are no-ops).
 pub fn install() {
@@ -26,15 +30,36 @@ pub fn install() {
 /// The second signal: kill every live probe tree, remove the scratch folders, exit 130.
 fn abort_now() -> ! {
     crate::exec::process::kill_live_groups();
+    // daemons the run started outside its process groups (Wine's server and services): their
+    // own way down, a few seconds at most each
+    let commands = ON_ABORT.lock().map(|c| c.clone()).unwrap_or_default();
+    for (l, cwd) in commands {
+        let _ = crate::exec::process::run_status(&l, &cwd, std::time::Duration::from_secs(5));
+    }
     let dirs = SCRATCH.lock().map(|d| d.clone()).unwrap_or_default();
     for d in dirs {
-        let _ = std::fs::remove_dir_all(d);
+        if d.is_dir() {
+            let _ = std::fs::remove_dir_all(d);
+        } else {
+            let _ = std::fs::remove_file(d);
+        }
     }
     eprintln!("interrupted twice: exiting at once; results written so far are kept");
     std::process::exit(crate::exit_code::INTERRUPTED);
 }
 
-/// Records a scratch folder to remove if the run must exit at once (second Ctrl-C).
+/// Records a command to run if the run must exit at once (second Ctrl-C), such as stopping the
+/// Wine server of the run's own prefix (`wineserver -k`), which no process group holds.
+pub fn run_on_abort(launch: crate::exec::process::Launch, cwd: PathBuf) {
+    if let Ok(mut c) = ON_ABORT.lock() {
+        if !c.iter().any(|(l, d)| *l == launch && *d == cwd) {
+            c.push((launch, cwd));
+        }
+    }
+}
+
+/// Records a scratch folder (or a file) to remove if the run must exit at once (second
+/// Ctrl-C).
 pub fn remove_on_abort(dir: PathBuf) {
     if let Ok(mut d) = SCRATCH.lock() {
         d.push(dir);

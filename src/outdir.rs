@@ -75,6 +75,8 @@ impl OutDir {
                 err(source)
             })?;
             out.lock = Some(f);
+            // a second Ctrl-C exits without destructors: the lock file must not stay behind
+            crate::interrupt::remove_on_abort(lock_path.clone());
             return Ok(out);
         }
         Err(err(std::io::Error::other("the lock file kept changing; is another run starting?")))

@@ -37,8 +37,11 @@ fn start_wine(exe: &Path, ctx: &ProbeContext) -> Result<(), String> {
     // A persistent wine server for the prefix turns a 0.7 s cmd start into about 0.1 s;
     // `-p30` makes it exit by itself 30 s after its last client, should the run die.
     if let Some(ws) = wineserver(exe) {
-        let l = wine_env(Launch::new(ws, ["-p30"]), ctx);
+        let l = wine_env(Launch::new(&ws, ["-p30"]), ctx);
         let _ = run_status(&l, &ctx.cache_dir, Duration::from_secs(30));
+        // a second Ctrl-C exits at once: the server and Wine's services (outside the harness's
+        // process groups) are stopped the way cleanup stops them
+        crate::interrupt::run_on_abort(wine_env(Launch::new(ws, ["-k"]), ctx), ctx.cache_dir.clone());
     }
     // the first start of a prefix creates it (seconds); the wine services it starts keep
     // inherited pipes open, so wait for the exit, not for the end of output

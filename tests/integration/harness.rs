@@ -537,3 +537,37 @@ fn a_weak_amplified_control_is_raced_again_with_a_longer_delay() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("amplified delay raised from 1000 µs"), "{stdout}");
 }
+
+/// A second Ctrl-C while cmd runs under Wine exits at once (130) and leaves no process of the
+/// run behind — Wine's server and services included, which no process group of the harness
+/// holds (`wineserver -k` for the run's own prefix) — and no lock file in `--out`.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_second_interrupt_leaves_no_wine_process_and_no_lock() {
+    let _serial = one_at_a_time();
+    if !crate::common::available("cmd") {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().join("o");
+    let args: Vec<std::ffi::OsString> =
+        vec!["run".into(), "-r".into(), "cmd".into(), "-q".into(), "--out".into(), o.clone().into()];
+    let (c, mark) = spawn(&args, &[]);
+    // measuring: the partial results of the first cells are on disk, Wine's server is up
+    until("the partial results", Duration::from_secs(120), || o.join("results.json").exists());
+    assert!(processes_marked(&mark).iter().any(|p| p.contains("wineserver")), "{:?}", processes_marked(&mark));
+    // two signals 20 ms apart: the second usually lands while the first stop is under way
+    // (the exit at once); where the stop was quicker, the ordinary exit path is checked, which
+    // must leave nothing either
+    signal(&c, "-INT");
+    std::thread::sleep(Duration::from_millis(20));
+    let _ = Command::new("kill").args(["-INT", &c.id().to_string()]).status();
+    let (code, err) = wait(c, Duration::from_secs(30));
+    assert_eq!(code, Some(130), "{err}");
+    eprintln!(
+        "exit path: {}",
+        if err.contains("interrupted twice") { "at once (second signal)" } else { "ordinary stop" }
+    );
+    no_process_left(&mark);
+    assert!(!o.join(".conformance.lock").exists(), "the lock file was left in --out");
+}

@@ -33,12 +33,12 @@ export CONFORMANCE_WINEPREFIX=${CONFORMANCE_WINEPREFIX:-$out/wineprefix}
 
 # one untimed run starts Wine once (its prefix is made on first use: seconds)
 "$bin" run -r cmd -v cmd.mkdir --scenario second-comer --target absent --no-relative --quiet \
-    --out "$out/warm" >/dev/null 2>&1 || true
+    --force --out "$out/warm" >/dev/null 2>&1 || true
 
 hyperfine --runs "$runs" --style basic \
     --export-json "$out/hyperfine.json" --export-markdown "$out/hyperfine.md" \
-    -n "run (all runtimes)" "'$bin' run --quiet --out '$out/all'" \
-    -n "run -r node,bun,deno" "'$bin' run -r node,bun,deno --quiet --out '$out/nbd'"
+    -n "run (all runtimes)" "'$bin' run --quiet --force --out '$out/all'" \
+    -n "run -r node,bun,deno" "'$bin' run -r node,bun,deno --quiet --force --out '$out/nbd'"
 
 # the share of each runtime in the last run of each command, from the cells' elapsed_ms
 for r in all nbd; do

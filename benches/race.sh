@@ -14,7 +14,7 @@ cargo build --release -q
 bin="$PWD/target/release/conformance"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-run() { echo "$bin run -r $rt -v $variant --scenario race -n $trials -q --amplify $1 --out $out/$1"; }
+run() { echo "$bin run -r $rt -v $variant --scenario race -n $trials -q --amplify $1 --force --out $out/$1"; }
 hyperfine --warmup 1 --runs 5 --export-json "$out/hyperfine.json" -n natural "$(run off)" -n amplified "$(run on)"
 python3 - "$out" "$variant" <<'PY'
 import json, sys

@@ -372,6 +372,35 @@ pub fn intent_records(answers: &[AnswerRecord]) -> Vec<IntentRecord> {
     out
 }
 
+/// The intent × runtime grid as a Markdown table: per intent (rows) and runtime (columns), the
+/// variant ids to use, `none` where the runtime has calls for the intent but none held, `—` where it has none.
+/// Empty when no call has an intent.
+pub fn grid_markdown(results: &Results) -> String {
+    let answers = records(results);
+    let intents = intent_records(&answers);
+    let runtimes: Vec<&str> =
+        results.measured_runtimes().into_iter().filter(|rt| intents.iter().any(|i| i.runtime == *rt)).collect();
+    let rows: Vec<Intent> = Intent::ALL.into_iter().filter(|i| intents.iter().any(|r| r.intent == Some(*i))).collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let cell = |s: &str| super::markdown::md_cell(s);
+    let mut t = format!("| intent | {} |\n", runtimes.iter().map(|r| cell(r)).collect::<Vec<_>>().join(" | "));
+    t.push_str(&format!("|{}\n", "---|".repeat(runtimes.len() + 1)));
+    for i in rows {
+        let line: Vec<String> = runtimes
+            .iter()
+            .map(|rt| match intents.iter().find(|r| r.runtime == *rt && r.intent == Some(i)) {
+                None => "—".to_string(),
+                Some(r) if r.use_.is_empty() => "none".to_string(),
+                Some(r) => cell(&r.use_.join(", ")),
+            })
+            .collect();
+        t.push_str(&format!("| {} | {} |\n", i.describe(), line.join(" | ")));
+    }
+    t
+}
+
 /// Every measured runtime's answer block, one after another (`width` as [`render_runtime`]).
 pub fn render(results: &Results, width: usize) -> String {
     results
@@ -401,6 +430,27 @@ mod tests {
                 assert!(t == "yes" || t.starts_with("no: ") || t.starts_with("? ("), "{t}");
             }
         }
+    }
+
+    #[test]
+    fn the_grid_has_a_row_per_intent_and_a_column_per_runtime() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let r = crate::report::json::read(&path).unwrap();
+        let grid = grid_markdown(&r);
+        let lines: Vec<&str> = grid.lines().collect();
+        let runtimes = r.measured_runtimes().len();
+        assert!(lines[0].starts_with("| intent | node "), "{grid}");
+        // every line has the intent column and one per runtime: runtimes + 2 pipes outside cells
+        for l in &lines {
+            assert_eq!(l.replace("\\|", "").matches('|').count(), runtimes + 2, "{l}");
+        }
+        let lock_file = lines.iter().find(|l| l.starts_with("| create a lock file |")).expect("a lock-file row");
+        assert!(
+            lock_file.contains("node.writeFileSync.wx") && !lock_file.contains("node.writeFileSync.w,"),
+            "{lock_file}"
+        );
+        // the fixture predates intents: no grid
+        assert!(grid_markdown(&crate::report::fixture("base.json")).is_empty());
     }
 
     fn unicode_width(s: &str) -> usize {

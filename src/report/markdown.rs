@@ -182,6 +182,10 @@ pub fn render(r: &Results) -> String {
             s,
             "## Which call to use\n\nPer runtime, the calls that held as a lock in every way this run measured them (*use*), those that failed in at least one (*don't use*, with the first failure), by the job they are used for; `?` names what would settle an undetermined call.\n\n```text\n{answers}```\n"
         );
+        let grid = super::answers::grid_markdown(r);
+        if !grid.is_empty() {
+            let _ = writeln!(s, "The calls to use, by job and runtime (`none`: the runtime has calls for the job, and none held; `—`: it has none):\n\n{grid}");
+        }
     }
     for rt in r.measured_runtimes().into_iter().filter(|rt| !r.rows(rt).is_empty()) {
         let info = r.run_info.runtimes.iter().find(|x| x.label == rt);

@@ -12,7 +12,6 @@ use serde::Serialize;
 use super::model::{Results, Row};
 use crate::matrix::{Intent, SourceKind};
 use crate::verdict::answer::{answer, Answer, AnswerVerdict, Failure, RowInput, Unsettled};
-use crate::verdict::LeftOut;
 
 /// Width the answer block is wrapped to on a terminal (columns).
 pub const ANSWER_WIDTH: usize = 100;
@@ -74,25 +73,35 @@ fn source_words(source: Option<SourceKind>) -> String {
     }
 }
 
-/// ` (not for dir sources: the call fails there)` where some source kinds could not take a
-/// free name (see [`Answer::not_applicable`]).
-fn limited_text(a: &Answer) -> String {
+/// `not for dir sources: the call fails there` where some source kinds could not take a free
+/// name (see [`Answer::not_applicable`]).
+fn limited_phrase(a: &Answer) -> Option<String> {
     if a.not_applicable.is_empty() {
-        return String::new();
+        return None;
     }
     let kinds: Vec<String> = a.not_applicable.iter().map(|s| s.map_or("its own", |k| k.as_str()).to_string()).collect();
-    format!(" (not for {} sources: the call fails there)", kinds.join(" or "))
+    Some(format!("not for {} sources: the call fails there", kinds.join(" or ")))
 }
 
-/// `; holds only with a dir source` where some rows held (the condition), else nothing.
-fn holds_text(a: &Answer) -> String {
+/// `holds only with a dir source` where some rows held (the condition of a `no`).
+fn holds_phrase(a: &Answer) -> Option<String> {
     if a.holds_with.is_empty() {
-        return String::new();
+        return None;
     }
     let with: Vec<String> =
         a.holds_with.iter().map(|s| source_words(*s).trim_start().to_string()).filter(|s| !s.is_empty()).collect();
     let with = if with.is_empty() { "with its own source".to_string() } else { with.join(", ") };
-    format!("; holds only {with}")
+    Some(format!("holds only {with}"))
+}
+
+/// [`limited_phrase`] in parentheses after a `yes`, or nothing.
+fn limited_text(a: &Answer) -> String {
+    limited_phrase(a).map(|p| format!(" ({p})")).unwrap_or_default()
+}
+
+/// [`holds_phrase`] after a `no`'s failures, or nothing.
+fn holds_text(a: &Answer) -> String {
+    holds_phrase(a).map(|p| format!("; {p}")).unwrap_or_default()
 }
 
 /// How a failure showed: `replaced on file`, `kept on empty-dir (relative path)`,
@@ -120,10 +129,7 @@ fn failure_text(c: &CallAnswer<'_>, source: Option<SourceKind>, f: Failure) -> S
 /// The flag or reason of an [`Unsettled`], as the `?` says it.
 pub fn unsettled_text(u: Unsettled) -> &'static str {
     match u {
-        Unsettled::LeftOut(LeftOut::Targets) => "--target default",
-        Unsettled::LeftOut(LeftOut::Relative) => "without --no-relative",
-        Unsettled::LeftOut(LeftOut::Race) => "--races all",
-        Unsettled::LeftOut(LeftOut::Trials) => "-n 100",
+        Unsettled::LeftOut(l) => super::model::left_out_flag(l),
         Unsettled::Unsupported => "not in this runtime",
         Unsettled::Fault => "a probe or the harness failed: see the cells",
         Unsettled::WeakRace => "race too weak to tell",
@@ -306,11 +312,8 @@ pub struct IntentRecord {
 /// The condition of an answer in words, if it has one.
 fn condition(a: &Answer) -> Option<String> {
     match a.verdict {
-        AnswerVerdict::No if !a.holds_with.is_empty() => Some(holds_text(a).trim_start_matches("; ").to_string()),
-        _ if !a.not_applicable.is_empty() => {
-            Some(limited_text(a).trim().trim_start_matches('(').trim_end_matches(')').to_string())
-        }
-        _ => None,
+        AnswerVerdict::No => holds_phrase(a).or_else(|| limited_phrase(a)),
+        _ => limited_phrase(a),
     }
 }
 

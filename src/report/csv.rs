@@ -80,15 +80,7 @@ pub fn record(c: &Cell, answer: &str) -> [String; 19] {
 /// is also read with `cat` and an escape sequence from a probe's error text would drive the
 /// terminal; line breaks and tabs are kept, as CSV quoting carries them (RFC 4180).
 fn csv_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() && !matches!(c, '\n' | '\r' | '\t') {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    super::table::escape_controls_but(s, &['\n', '\r', '\t']).into_owned()
 }
 
 /// The CSV of every cell of `r`, in cell order, with [`HEADER`] first (RFC 4180 quoting,

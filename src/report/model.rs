@@ -716,6 +716,18 @@ pub struct Results {
     pub cells: Vec<Cell>,
 }
 
+/// The flag that makes the measurement a run left out ([`crate::verdict::LeftOut`]):
+/// `--target default`, `without --no-relative`, `--races all`, `-n 100`.
+pub fn left_out_flag(l: crate::verdict::LeftOut) -> &'static str {
+    use crate::verdict::LeftOut;
+    match l {
+        LeftOut::Targets => "--target default",
+        LeftOut::Relative => "without --no-relative",
+        LeftOut::Race => "--races all",
+        LeftOut::Trials => "-n 100",
+    }
+}
+
 /// One row of a runtime's table: a variant with its cells.
 #[derive(Debug, Clone)]
 pub struct Row<'a> {
@@ -761,13 +773,10 @@ impl Row<'_> {
     /// trials for the bound. `None` when the row is determined, or undetermined for another
     /// reason (a fault, a weak race).
     pub fn settled_by(&self, races_core: bool) -> Option<&'static str> {
-        use crate::verdict::LeftOut;
         let (second, race) = self.lock_inputs();
         match crate::verdict::left_out_for_lock(&second, race)? {
-            LeftOut::Targets => Some("--target default"),
-            LeftOut::Relative => Some("without --no-relative"),
-            LeftOut::Race => races_core.then_some("--races all"),
-            LeftOut::Trials => Some("-n 100"),
+            crate::verdict::LeftOut::Race if !races_core => None,
+            l => Some(left_out_flag(l)),
         }
     }
 

@@ -20,12 +20,19 @@ pub const MAX_CELL_WIDTH: usize = 100;
 /// cannot drive the terminal or break a table or a Markdown line. Returns `s` itself when it
 /// has none.
 pub fn escape_controls(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
+    escape_controls_but(s, &[])
+}
+
+/// [`escape_controls`], keeping the control characters in `keep` as they are (a CSV keeps its
+/// line breaks and tabs: quoting carries them).
+pub fn escape_controls_but<'a>(s: &'a str, keep: &[char]) -> Cow<'a, str> {
+    let escaped = |c: char| c.is_control() && !keep.contains(&c);
+    if !s.chars().any(escaped) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if c.is_control() {
+        if escaped(c) {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);

@@ -194,7 +194,8 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
     // --thorough (no adaptive trials) may take long: its bar says about how long is left
     let bar = progress_bar(cells.len(), plan.quiet, !plan.options.adaptive);
     bar.set_message(status::progress_message(&cells, 0));
-    let mut results = Results { schema: SCHEMA, run_info: plan.run_info(&found), cells: Vec::new() };
+    let mut results =
+        Results { schema: SCHEMA, run_info: plan.run_info(&found), cells: Vec::new(), against: Vec::new() };
     let controls = plan.control_refs();
     let mut stdout = std::io::stdout().lock();
     let mut scratch_failed = None;
@@ -219,9 +220,12 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
             bar.suspend(|| eprintln!("warn     {}: could not start again after the hello check: {why}", rt.label));
         }
         let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |f| {
-            bar.inc(1);
-            // the cells are measured in the plan's order: the next one is under way
-            bar.set_message(status::progress_message(&cells, bar.position() as usize));
+            // the cells are measured in the plan's order, some conditional races left out
+            // (`--races auto`): the bar goes to this cell's place, and names the next one
+            let id = Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders);
+            let done = cells.iter().position(|c| c.id == id).map_or(bar.position() + 1, |i| i as u64 + 1);
+            bar.set_position(done);
+            bar.set_message(status::progress_message(&cells, done as usize));
             partial.send(&cell(f.clone()));
         });
         rt.adapter().cleanup(rt, &ctx);
@@ -242,6 +246,11 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
             });
         }
         // keep partial results on disk after each runtime, so a crash keeps the data
+        results.run_info.duration_s = started.elapsed().as_secs_f64();
+        outdir.write("results.json", &json::render(&results))?;
+    }
+    if plan.against != crate::against::AgainstScope::None && scratch_failed.is_none() {
+        race_against(&plan, &found, &mut results, &mut measurement, &ctx, &bar);
         results.run_info.duration_s = started.elapsed().as_secs_f64();
         outdir.write("results.json", &json::render(&results))?;
     }
@@ -291,7 +300,7 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
     }
     let mut code = exit_code::OK;
     if let Some(base) = &plan.baseline {
-        let diff = crate::compare::compare(base, &results);
+        let diff = crate::compare::compare_ignoring(base, &results, &plan.ignore);
         if plan.json {
             eprint!("{}", diff.render());
         } else {
@@ -601,6 +610,72 @@ fn locate_versions(req: &mut Requested, paths: &Paths, flag: &str) -> Result<()>
 /// The progress bar of `run`: cells done of `total`, elapsed time, and the cell under way. It
 /// draws on stderr only when stderr is a terminal (indicatif's `ProgressDrawTarget::stderr`
 /// hides itself otherwise), and never with `--quiet`; with `eta`, also the time left.
+/// Races the pairs `plan.against` picks ([`crate::against::pairs`]) among the rows of
+/// `results` that held against copies of themselves, one contender each, and appends them to
+/// `results.against`; the bar grows by the pairs. Stops between pairs on an interrupt.
+fn race_against(
+    plan: &RunPlan,
+    found: &[Runtime],
+    results: &mut Results,
+    m: &mut engine::Measurement<'_>,
+    ctx: &ProbeContext,
+    bar: &ProgressBar,
+) {
+    use crate::against::Candidate;
+    let mut rows: Vec<(Candidate, &Runtime, Variant)> = Vec::new();
+    for rt in plan.measurable(found) {
+        let vs = plan.variants_of(rt);
+        let safe =
+            results.rows(&rt.label).into_iter().filter(|r| r.contenders.is_processes() && r.safe() == Some(true));
+        for row in safe {
+            if let Some(v) = vs.iter().find(|v| v.id == row.variant && v.cell_source() == row.source) {
+                rows.push((Candidate::of(&rt.label, v), rt, (*v).clone()));
+            }
+        }
+    }
+    let cands: Vec<Candidate> = rows.iter().map(|r| r.0.clone()).collect();
+    let pairs = crate::against::pairs(&cands, plan.against);
+    if pairs.is_empty() {
+        return;
+    }
+    bar.inc_length(pairs.len() as u64);
+    let detection = |label: &str, family: &str| {
+        results.run_info.controls.iter().find(|c| c.runtime == label && c.family == family).map(|c| c.detection.clone())
+    };
+    let detections: Vec<Option<crate::verdict::Detection>> =
+        rows.iter().map(|(_, rt, v)| detection(&rt.label, &v.family)).collect();
+    // the runtimes' background processes were stopped after each was measured (cmd's Wine
+    // server): started again for the pairs, stopped after
+    let mut used: Vec<&Runtime> = Vec::new();
+    for &(a, b) in &pairs {
+        for rt in [rows[a].1, rows[b].1] {
+            if !used.iter().any(|u| u.label == rt.label) {
+                used.push(rt);
+            }
+        }
+    }
+    for rt in &used {
+        if let Err(why) = rt.adapter().resume(rt, ctx) {
+            bar.suspend(|| eprintln!("warn     {}: could not start again for the pairs: {why}", rt.label));
+        }
+    }
+    for (a, b) in pairs {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let side = |i: usize| engine::against::Side { rt: rows[i].1, v: &rows[i].2, detection: detections[i].as_ref() };
+        let label = |i: usize| format!("{} {}", rows[i].1.name, Variant::label(&rows[i].2.id, rows[i].2.cell_source()));
+        bar.set_message(table::escape_controls(&format!("against · {} vs {}", label(a), label(b))).into_owned());
+        if let Some(r) = engine::against::race_pair([side(a), side(b)], m, ctx) {
+            results.against.push(r);
+        }
+        bar.inc(1);
+    }
+    for rt in used {
+        rt.adapter().cleanup(rt, ctx);
+    }
+}
+
 fn progress_bar(total: usize, quiet: bool, eta: bool) -> ProgressBar {
     let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
     let bar = ProgressBar::with_draw_target(Some(total as u64), target);
@@ -639,7 +714,7 @@ fn cmd_compare(a: &CompareArgs) -> Result<i32> {
     refuse_out_onto_input(a.out.as_deref(), &[&a.base, &a.new])?;
     let base = json::read(&a.base)?;
     let new = json::read(&a.new)?;
-    let diff = crate::compare::compare(&base, &new);
+    let diff = crate::compare::compare_ignoring(&base, &new, &a.ignore);
     let text = match a.format {
         CompareFormat::Text => diff.render(),
         CompareFormat::Junit => junit::render(&diff, &a.base, &a.new),
@@ -687,7 +762,7 @@ fn cmd_diff(a: &DiffArgs, paths: &Paths) -> Result<i32> {
             }
         }
     };
-    let report = crate::diff::diff(&ra, &rb, &na, &nb, &sources);
+    let report = crate::diff::diff(&ra, &rb, &na, &nb, &sources, &a.ignore);
     let text = match a.format {
         DiffFormat::Table => crate::diff::render_text(&report),
         DiffFormat::Md => crate::diff::render_markdown(&report),
@@ -766,7 +841,10 @@ fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Results, Results,
             attempt: a.attempt.clone(),
             out: Some(runs.join(sub)),
             thorough: a.thorough,
+            quick: a.quick,
             races: None,
+            against: None,
+            ignore: Vec::new(),
             no_relative: a.no_relative,
             require: vec![require],
             expect: None,
@@ -873,7 +951,7 @@ fn cmd_report(a: &ReportArgs) -> Result<i32> {
         Format::Html => html::render(&r),
         Format::Junit => {
             let base_path = a.expect.as_deref().expect("checked above");
-            let diff = crate::compare::compare(&json::read(base_path)?, &r);
+            let diff = crate::compare::compare_ignoring(&json::read(base_path)?, &r, &a.ignore);
             if diff.differs() {
                 code = exit_code::DIFFERENCES;
             }

@@ -31,12 +31,14 @@ pub const MAX_HOLD_MS: u64 = 60_000;
 /// Trials per race for session-mode runtimes: `race` without `--trials`, and `run --thorough`.
 pub const DEFAULT_TRIALS: u32 = 200;
 
-/// Trials per race cell of `run` without `--trials` or `--thorough`: the quick default of issue
-/// 13 (a default run of at most about a minute here). Its bound on a clean race, `1 − 0.05^(1/30)`
-/// = 9.5%, is above the "safe as a lock" rule's 3% (which takes 100 clean trials), so those rows
-/// say `? (-n 100)` and `-n 100` settles them; at 100, exclusive cells took about 16 s of the
-/// 40 s of `run -r node,bun,deno` here. With adaptive trials, a failing cell stops sooner.
-pub const DEFAULT_RUN_TRIALS: u32 = 30;
+/// Trials per race cell of `run` without `--trials`, `--quick` or `--thorough`: the fewest with
+/// which a clean race reaches the "safe as a lock" bound (`1 − 0.05^(1/100)` = 2.95% ≤ 3%), so
+/// that a default run answers every row. Adaptive trials stop a failing race long before.
+pub const DEFAULT_RUN_TRIALS: u32 = 100;
+
+/// Trials per race cell of `run --quick`: its bound on a clean race, `1 − 0.05^(1/30)` = 9.5%,
+/// is above the "safe as a lock" rule's 3%, so such rows say `? (-n 100)`.
+pub const QUICK_RUN_TRIALS: u32 = 30;
 
 /// Default files published per recipe in the publish scenario (`--items`).
 pub const DEFAULT_ITEMS: u32 = 40;
@@ -179,8 +181,45 @@ pub enum RacesArg {
     /// source kind, plus every detection control; other forms and source kinds get their
     /// second-comer cells, and their race column says `not raced (--races all)`.
     Core,
+    /// Every form and source kind whose second comer did not already rule it out as a lock
+    /// (a name replaced, kept or gone into: no race can change that answer), plus every
+    /// detection control.
+    Auto,
     /// Every selected variant, in every form and with every source kind.
     All,
+}
+
+impl RacesArg {
+    /// The scope `run_info.races` records.
+    pub fn scope(self) -> crate::domain::RaceScope {
+        match self {
+            RacesArg::Core => crate::domain::RaceScope::Core,
+            RacesArg::Auto => crate::domain::RaceScope::Auto,
+            RacesArg::All => crate::domain::RaceScope::All,
+        }
+    }
+}
+
+/// Which pairs of rows `run` races against each other (`--against`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgainstArg {
+    /// No pair.
+    None,
+    /// Each (runtime, family, intent, name kind) at least once, placers against creators.
+    Cover,
+    /// Every pair of them within a name kind.
+    All,
+}
+
+impl AgainstArg {
+    /// The scope `run_info.against` records.
+    pub fn scope(self) -> crate::against::AgainstScope {
+        match self {
+            AgainstArg::None => crate::against::AgainstScope::None,
+            AgainstArg::Cover => crate::against::AgainstScope::Cover,
+            AgainstArg::All => crate::against::AgainstScope::All,
+        }
+    }
 }
 
 /// What a race's contenders are (`--contender-kind`).
@@ -303,20 +342,35 @@ pub struct RunArgs {
     /// Scratch folder options.
     #[command(flatten)]
     pub scratch: ScratchArgs,
-    /// Trials per race cell [default: 30, or 200 with --thorough]; "safe as a lock" needs 100.
+    /// Trials per race cell [default: 100, 30 with --quick, 200 with --thorough]; "safe as a
+    /// lock" needs 100 clean trials.
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: Option<u32>,
     /// Measure thoroughly, as long as it takes: 200 trials per race cell (unless --trials
     /// says otherwise), every target state (unless --target), and every race runs all its
     /// trials in every ordering (no adaptive stop once a failure is seen).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "quick")]
     pub thorough: bool,
-    /// Which variants are raced: `core` (each call in its synchronous form with its first
-    /// source kind; the second comer still measures every form and source kind) or `all`.
-    /// Default: `core`, or `all` with --thorough or --variant (a variant asked for by name
-    /// is raced).
+    /// A first look in about half the time: 30 trials per race cell (unless --trials) and
+    /// each call raced in its plain form only (unless --races); rows that need more say
+    /// `? (-n 100)` or `? (--races all)`.
+    #[arg(long)]
+    pub quick: bool,
+    /// Which variants are raced: `auto` (every form and source kind whose second comer did
+    /// not already rule it out), `core` (each call in its synchronous form with its first
+    /// source kind) or `all`. Default: `auto`; `core` with --quick; `all` with --thorough or
+    /// --variant (a variant asked for by name is raced).
     #[arg(long, value_enum, value_name = "SCOPE")]
     pub races: Option<RacesArg>,
+    /// Against whom a call holds: after the rows are measured, those that held against
+    /// copies of themselves are raced in pairs of two different calls that leave the same
+    /// kind of entry (file, directory, symbolic link) at the name. `cover` races each
+    /// (runtime, family, intent) at least once, a call that places a source of its own
+    /// (rename, move, copy, link) against one that creates the entry, from another runtime
+    /// where there is one; `all` every pair; `none` no pair. Default: `cover`; `all` with
+    /// --thorough; `none` with --quick.
+    #[arg(long, value_enum, value_name = "SCOPE")]
+    pub against: Option<AgainstArg>,
     /// Trials per race cell for one-shot runtimes (one process per attempt: cmd on Windows, or where its loop cannot start).
     #[arg(long, default_value_t = DEFAULT_ONESHOT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub oneshot_trials: u32,
@@ -351,6 +405,10 @@ pub struct RunArgs {
     /// Compare with a baseline results.json and exit 1 when an outcome differs.
     #[arg(long, value_name = "FILE")]
     pub expect: Option<PathBuf>,
+    /// With --expect: second-comer facts not to compare, comma-separated: `error-code`,
+    /// `delivery`, `returned` (the outcome is always compared).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT", requires = "expect")]
+    pub ignore: Vec<crate::compare::Fact>,
     /// Print only the tables and the summary lines: no status lines and no progress bar (skip
     /// lines, warnings and installations are still said).
     #[arg(long, short = 'q')]
@@ -458,6 +516,10 @@ pub struct DiffArgs {
     /// with --runtime.
     #[arg(value_name = "FILE", num_args = 0..=2, conflicts_with = "runtime")]
     pub files: Vec<PathBuf>,
+    /// Second-comer facts not to compare, comma-separated: `error-code`, `delivery`,
+    /// `returned` (the outcome is always compared).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT")]
+    pub ignore: Vec<crate::compare::Fact>,
     /// Two runtimes to measure and compare, A then B, as for `run --runtime` (NAME,
     /// NAME@VERSION installed on first use, NAME=PATH); repeated or comma-separated.
     #[arg(long, short = 'r', value_name = "RUNTIME")]
@@ -473,13 +535,18 @@ pub struct DiffArgs {
     /// or `all` with --thorough].
     #[arg(long, value_name = "LIST")]
     pub target: Option<String>,
-    /// With -r: trials per race cell, as for `run` [default: 30, or 200 with --thorough].
+    /// With -r: trials per race cell, as for `run` [default: 100, 30 with --quick, 200 with
+    /// --thorough].
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: Option<u32>,
     /// With -r: measure both as `run --thorough` does (200 trials, every target state, no
     /// adaptive stop, hand-offs amplified too).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "quick")]
     pub thorough: bool,
+    /// With -r: measure both as `run --quick` does (30 trials, each call raced in its plain
+    /// form only).
+    #[arg(long)]
+    pub quick: bool,
     /// With -r: contenders (separate processes) per race.
     #[arg(long, short = 'k', default_value_t = DEFAULT_CONTENDERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub contenders: u32,
@@ -541,6 +608,10 @@ pub struct CompareArgs {
     /// Write the output to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Second-comer facts not to compare, comma-separated: `error-code`, `delivery`,
+    /// `returned` (the outcome is always compared).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT")]
+    pub ignore: Vec<crate::compare::Fact>,
 }
 
 /// Output formats of `compare`.
@@ -582,6 +653,10 @@ pub struct ReportArgs {
     /// `--format junit`).
     #[arg(long, value_name = "BASE")]
     pub expect: Option<PathBuf>,
+    /// With --expect: second-comer facts not to compare, comma-separated: `error-code`,
+    /// `delivery`, `returned`.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT", requires = "expect")]
+    pub ignore: Vec<crate::compare::Fact>,
     /// Write the output to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -1,8 +1,10 @@
 //! Comparing two runs cell by cell: the regression check for a new runtime version.
 //!
 //! Cells are matched by [`Cell::key`] (adapter name, variant, scenario, target), so versions
-//! may differ. Second-comer cells compare their outcome word and, where both runs made it,
-//! the outcome of the relative-path repeat. Race cells compare their
+//! may differ. Second-comer cells compare what the tables show: their outcome word and, where
+//! both runs made it, the outcome of the relative-path repeat; then, where both cells show
+//! them, the normalised error code, how a failure was delivered and the returned value
+//! ([`Fact`]; each may be ignored, `--ignore`). Race cells compare their
 //! amplified verdicts where both runs have one (amplification makes a window certain, so its
 //! verdict does not depend on how busy the machine was). Their natural races are compared only
 //! where no amplified verdicts exist on both sides, or where the amplified verdicts agree but
@@ -20,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::report::model::{Cell, CellResult, Results};
+use crate::verdict::Outcome;
 
 /// One changed cell.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,6 +133,11 @@ impl Diff {
 /// the rows a `--races core` run did not race; a baseline cell the new run asked for but does
 /// not hold is missing, and fails the comparison.
 pub fn compare(base: &Results, new: &Results) -> Diff {
+    compare_ignoring(base, new, &[])
+}
+
+/// [`compare`], leaving out the second-comer facts in `ignore` (`--ignore`).
+pub fn compare_ignoring(base: &Results, new: &Results, ignore: &[Fact]) -> Diff {
     let m = Matched::of(base, new);
     let (b, n) = (&m.base, &m.new);
     let asked = Asked::of(new);
@@ -138,7 +146,7 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
         match n.get(k) {
             Some(nc) => {
                 d.compared += 1;
-                match judge(bc, nc) {
+                match judge(bc, nc, ignore) {
                     Judged::Same => d.same.push((k.clone(), nc.word().to_string())),
                     Judged::Changed(before, after) => d.changed.push(Change {
                         key: k.clone(),
@@ -169,9 +177,10 @@ struct Asked<'a> {
     measured: BTreeSet<&'a str>,
     groups: BTreeSet<(&'a str, &'a str, crate::report::Scenario)>,
     targets: BTreeSet<(crate::report::Scenario, crate::report::model::TargetState)>,
-    /// In a `--races core` run, the rows that were raced (runtime, variant, source kind): the
-    /// others' race cells were not asked for.
-    raced_core: Option<BTreeSet<(&'a str, &'a str, Option<crate::matrix::SourceKind>)>>,
+    /// In a `--races core` or `auto` run, the rows that were raced (runtime, variant, source
+    /// kind): the others' race cells were not asked for (not the plain form, or a second comer
+    /// had already settled the row).
+    raced_only: Option<BTreeSet<(&'a str, &'a str, Option<crate::matrix::SourceKind>)>>,
     /// The contender kinds of the run's cells: a thread run did not ask for process cells.
     kinds: BTreeSet<crate::domain::ContenderKind>,
 }
@@ -188,7 +197,11 @@ impl<'a> Asked<'a> {
             groups: r.cells.iter().map(|c| (c.runtime_name.as_str(), c.variant.as_str(), c.scenario)).collect(),
             targets: r.cells.iter().map(|c| (c.scenario, c.target)).collect(),
             kinds: r.cells.iter().map(|c| c.contenders).collect(),
-            raced_core: (r.run_info.races.as_deref() == Some("core")).then(|| {
+            raced_only: matches!(
+                r.run_info.races,
+                Some(crate::domain::RaceScope::Core | crate::domain::RaceScope::Auto)
+            )
+            .then(|| {
                 r.cells
                     .iter()
                     .filter(|c| c.scenario == crate::report::Scenario::Race)
@@ -204,7 +217,7 @@ impl<'a> Asked<'a> {
         if !self.kinds.is_empty() && !self.kinds.contains(&c.contenders) {
             return false;
         }
-        if let (Some(raced), crate::report::Scenario::Race) = (&self.raced_core, c.scenario) {
+        if let (Some(raced), crate::report::Scenario::Race) = (&self.raced_only, c.scenario) {
             if !raced.contains(&(rt, c.variant.as_str(), c.source)) {
                 return false;
             }
@@ -255,21 +268,82 @@ impl<'a> Matched<'a> {
     }
 }
 
-/// Compares two second-comer (or counters) cells by their words: the relative-path repeat
-/// counts where both runs made it (safe-as-lock rests on it); a run without it
-/// (`--no-relative`) measured less, it did not change.
-fn judge_second(b: &Cell, n: &Cell) -> Judged {
+/// A fact of a second-comer cell that the tables show besides its outcome
+/// ([`crate::report::table::second_text`]); comparisons check each one unless told to ignore
+/// it (`--ignore`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fact {
+    /// The normalised error code of a `refused`, `failed` or `damaged` call (`EEXIST`).
+    ErrorCode,
+    /// How a failure reached the caller (`throw`, `rejected`, `callback`, `error-event`),
+    /// where the matrix shows it (`show = ["delivery"]`).
+    Delivery,
+    /// The value the call returned (`returned target`), where the matrix shows it.
+    Returned,
+}
+
+impl Fact {
+    /// Every fact, in the order they are checked.
+    pub const ALL: [Fact; 3] = [Fact::ErrorCode, Fact::Delivery, Fact::Returned];
+
+    /// `error code`, `delivery`, `returned value`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Fact::ErrorCode => "error code",
+            Fact::Delivery => "delivery",
+            Fact::Returned => "returned value",
+        }
+    }
+
+    /// The fact as cell `c` shows it; `None` where the tables do not show it for `c` (another
+    /// outcome, a matrix that does not ask for it, a file written before it was recorded).
+    fn of(self, c: &Cell) -> Option<String> {
+        use crate::matrix::Fact as Show;
+        let s = c.second()?;
+        match self {
+            Fact::ErrorCode => matches!(s.outcome, Outcome::Refused | Outcome::Failed | Outcome::Damaged)
+                .then(|| s.error.as_ref().map_or_else(|| "no error".to_string(), |e| e.code.clone())),
+            Fact::Delivery => c.show.contains(&Show::Delivery).then(|| s.delivery.clone().unwrap_or_default()),
+            Fact::Returned => c.show.contains(&Show::Returned).then(|| s.returned.clone().unwrap_or_default()),
+        }
+    }
+}
+
+/// What differs between two second comers matched by key: `Some(None)` when the outcome or
+/// the relative-path repeat's outcome does (the repeat counts where both runs made it: a run
+/// without it, `--no-relative`, measured less, it did not change), `Some(Some(fact))` for the
+/// first other fact both cells show that differs and `ignore` does not list, `None` when
+/// nothing does.
+pub fn second_change(b: &Cell, n: &Cell, ignore: &[Fact]) -> Option<Option<Fact>> {
+    let rel = |c: &Cell| c.second().and_then(|s| s.relative.as_ref()).map(|r| r.outcome);
+    let both = rel(b).is_some() && rel(n).is_some();
+    if b.word() != n.word() || (both && rel(b) != rel(n)) {
+        return Some(None);
+    }
+    Fact::ALL
+        .into_iter()
+        .filter(|f| !ignore.contains(f))
+        .find(|f| matches!((f.of(b), f.of(n)), (Some(x), Some(y)) if x != y))
+        .map(Some)
+}
+
+/// Compares two second-comer (or counters) cells ([`second_change`]), worded as the tables
+/// word them.
+fn judge_second(b: &Cell, n: &Cell, ignore: &[Fact]) -> Judged {
     let rel = |c: &Cell| c.second().and_then(|s| s.relative.as_ref()).map(|r| r.outcome);
     // as in the tables: the relative outcome is shown where it differs from the absolute one
     let word = |c: &Cell| match (c.outcome(), rel(c)) {
         (Some(o), Some(r)) if o != r => format!("{} (rel: {})", c.word(), r.as_str()),
         _ => c.word().to_string(),
     };
-    let both = rel(b).is_some() && rel(n).is_some();
-    if b.word() == n.word() && (!both || rel(b) == rel(n)) {
-        Judged::Same
-    } else {
-        Judged::Changed(word(b), word(n))
+    match second_change(b, n, ignore) {
+        None => Judged::Same,
+        Some(None) => Judged::Changed(word(b), word(n)),
+        Some(Some(f)) => Judged::Changed(
+            format!("{} ({})", crate::report::table::second_text(b), f.words()),
+            crate::report::table::second_text(n),
+        ),
     }
 }
 
@@ -291,7 +365,7 @@ fn counters_state(c: &Cell) -> &'static str {
 }
 
 /// Compares one cell of both runs (see the module documentation).
-fn judge(b: &Cell, n: &Cell) -> Judged {
+fn judge(b: &Cell, n: &Cell, ignore: &[Fact]) -> Judged {
     use crate::verdict::RaceVerdict::{Exclusive, MultipleWinners};
     let (b_race, n_race) = match (b.race(), n.race()) {
         (Some(x), Some(y)) => (x, y),
@@ -302,7 +376,7 @@ fn judge(b: &Cell, n: &Cell) -> Judged {
             let (bs, ns) = (counters_state(b), counters_state(n));
             return if bs == ns { Judged::Same } else { Judged::Changed(bs.into(), ns.into()) };
         }
-        _ => return judge_second(b, n),
+        _ => return judge_second(b, n, ignore),
     };
     let word = |m: Option<&crate::report::model::ModeRun>, r: &crate::report::model::RaceResult| {
         m.map_or(r.verdict, |m| m.verdict).as_str().to_string()
@@ -521,6 +595,41 @@ mod tests {
         let d = compare(&base, &new);
         assert_eq!(d.changed.len(), 1);
         assert_eq!(d.changed[0].before.0, "refused");
+    }
+
+    /// Every fact the tables show is compared (issue 23: Deno 2.0.0 returned `undefined` where
+    /// 2.9.6 returns the target; Bun 1.1.44 threw EEXIST where 1.4.5 emits an error event),
+    /// unless ignored; a fact a matrix does not show is not compared.
+    #[test]
+    fn error_codes_deliveries_and_returned_values_are_compared_unless_ignored() {
+        use crate::matrix::Fact as Show;
+        let base = results();
+        let pick = |r: &mut Results| -> usize {
+            r.cells.iter().position(|c| c.target == TargetState::File && c.variant == "node.writeFileSync.wx").unwrap()
+        };
+        let (mut b, mut n) = (base.clone(), base.clone());
+        let (i, j) = (pick(&mut b), pick(&mut n));
+        for (r, k, code, delivery, returned) in
+            [(&mut b, i, "EEXIST", "throw", "undefined"), (&mut n, j, "EPERM", "error-event", "target")]
+        {
+            let c = &mut r.cells[k];
+            c.show = vec![Show::Delivery, Show::Returned];
+            let s = c.second_mut().unwrap();
+            s.error.as_mut().unwrap().code = code.into();
+            s.delivery = Some(delivery.into());
+            s.returned = Some(returned.into());
+        }
+        let d = compare(&b, &n);
+        assert_eq!(d.changed.len(), 1);
+        assert!(d.changed[0].before.0.ends_with("(error code)"), "{:?}", d.changed[0]);
+        assert_eq!(second_change(&b.cells[i], &n.cells[j], &[]), Some(Some(Fact::ErrorCode)));
+        assert_eq!(second_change(&b.cells[i], &n.cells[j], &[Fact::ErrorCode]), Some(Some(Fact::Delivery)));
+        let no_code_or_delivery = [Fact::ErrorCode, Fact::Delivery];
+        assert_eq!(second_change(&b.cells[i], &n.cells[j], &no_code_or_delivery), Some(Some(Fact::Returned)));
+        assert!(compare_ignoring(&b, &n, &Fact::ALL).changed.is_empty(), "everything but the outcome ignored");
+        // a matrix that does not show delivery and returned value: only the code counts
+        n.cells[j].show.clear();
+        assert!(compare_ignoring(&b, &n, &[Fact::ErrorCode]).changed.is_empty());
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! and returns a [`Report`]; reading files and measuring are the caller's ([`crate::app`]).
 //!
 //! Which cells differ is decided by [`crate::compare::compare`] (outcomes, the relative-path
-//! repeat, amplified verdicts, natural verdicts by Fisher's exact test), plus two things that
-//! `compare` does not fail on: a second comer whose outcome is the same but whose normalised
-//! error code changed (`refused EEXIST` → `refused EPERM`), and a hand-off cell one of whose
-//! failure counters changed materially (Fisher's exact test of, e.g., torn reads over reads,
-//! p < [`crate::stats::SIGNIFICANT_P`]).
+//! repeat, the error code, delivery and returned value the tables show, amplified verdicts,
+//! natural verdicts by Fisher's exact test), plus two things that `compare` does not fail on: a
+//! second comer whose relative-path repeat's error code changed (the tables do not show it),
+//! and a hand-off cell one of whose failure counters changed materially (Fisher's exact test
+//! of, e.g., torn reads over reads, p < [`crate::stats::SIGNIFICANT_P`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -29,17 +29,23 @@ pub enum What {
     Verdict,
     /// A second comer's normalised error code, with the same outcome.
     ErrorCode,
+    /// How a second comer's failure reached the caller, with the same outcome.
+    Delivery,
+    /// The value a second comer's call returned, with the same outcome.
+    Returned,
     /// A hand-off cell's failure counters.
     Counters,
 }
 
 impl What {
-    /// `outcome`, `verdict`, `error code` or `counters`.
+    /// `outcome`, `verdict`, `error code`, `delivery`, `returned value` or `counters`.
     pub fn as_str(self) -> &'static str {
         match self {
             What::Outcome => "outcome",
             What::Verdict => "verdict",
             What::ErrorCode => "error code",
+            What::Delivery => "delivery",
+            What::Returned => "returned value",
             What::Counters => "counters",
         }
     }
@@ -235,7 +241,14 @@ fn single_runtime(r: &Results) -> Option<&str> {
 /// each variant's source kind (from the matrices), for the reproductions. When each run holds
 /// one runtime kind and the kinds differ (`-r node -r deno`), cells are matched by variant,
 /// scenario and target alone. Never fails: an empty comparison is a report without groups.
-pub fn diff(a: &Results, b: &Results, a_name: &str, b_name: &str, sources: &BTreeMap<String, SourceKind>) -> Report {
+pub fn diff(
+    a: &Results,
+    b: &Results,
+    a_name: &str,
+    b_name: &str,
+    sources: &BTreeMap<String, SourceKind>,
+    ignore: &[compare::Fact],
+) -> Report {
     // one runtime on each side, of different kinds: match them as one
     let renamed;
     let b_cmp = match (single_runtime(a), single_runtime(b)) {
@@ -248,7 +261,7 @@ pub fn diff(a: &Results, b: &Results, a_name: &str, b_name: &str, sources: &BTre
         }
         _ => b,
     };
-    let d = compare::compare(a, b_cmp);
+    let d = compare::compare_ignoring(a, b_cmp, ignore);
     let m = Matched::of(a, b_cmp);
     // the cells as measured (before any renaming), by id
     let by_id: BTreeMap<&str, &Cell> = b.cells.iter().map(|c| (c.id.as_str(), c)).collect();
@@ -289,7 +302,15 @@ pub fn diff(a: &Results, b: &Results, a_name: &str, b_name: &str, sources: &BTre
         // with the error code (`refused EEXIST`)
         let (what, before, after) = match (x.scenario, x.result.kind() == y.result.kind()) {
             (Scenario::Race, true) => (What::Verdict, c.before.0.clone(), c.after.0.clone()),
-            (Scenario::SecondComer, true) => (What::Outcome, cell_text(x), cell_text(y)),
+            (Scenario::SecondComer, true) => {
+                let what = match compare::second_change(x, y, ignore) {
+                    Some(Some(compare::Fact::ErrorCode)) => What::ErrorCode,
+                    Some(Some(compare::Fact::Delivery)) => What::Delivery,
+                    Some(Some(compare::Fact::Returned)) => What::Returned,
+                    _ => What::Outcome,
+                };
+                (what, cell_text(x), cell_text(y))
+            }
             _ => (What::Outcome, c.before.0.clone(), c.after.0.clone()),
         };
         changed.extend(make(&c.key, what, before, after));
@@ -297,7 +318,9 @@ pub fn diff(a: &Results, b: &Results, a_name: &str, b_name: &str, sources: &BTre
     let mut unchanged = Vec::new();
     for (k, word) in &d.same {
         let (Some(x), Some(y)) = (m.base.get(k), m.new.get(k)) else { continue };
-        let extra = if let Some((ca, cb)) = codes_differ(x, y) {
+        // the relative repeat's error code (the tables do not show it); the absolute one is
+        // compare's
+        let extra = if let Some((ca, cb)) = codes_differ(x, y).filter(|_| !ignore.contains(&compare::Fact::ErrorCode)) {
             Some((What::ErrorCode, format!("{} {ca}", x.word()), format!("{} {cb}", y.word())))
         } else {
             let cs = counters_differ(x, y);
@@ -527,7 +550,7 @@ mod tests {
     #[test]
     fn identical_runs_have_no_groups() {
         let r = base();
-        let d = diff(&r, &r, "a.json", "b.json", &sources());
+        let d = diff(&r, &r, "a.json", "b.json", &sources(), &[]);
         assert!(!d.differs());
         assert_eq!(d.unchanged.len(), d.compared);
         assert!(render_text(&d).contains("no cell differs"), "{}", render_text(&d));
@@ -540,7 +563,7 @@ mod tests {
         second(&mut b, "node.writeFileSync.wx", TargetState::File).second_mut().unwrap().outcome = Outcome::Replaced;
         let c = second(&mut b, "node.writeFileSync.wx", TargetState::Dir);
         c.second_mut().unwrap().error.as_mut().unwrap().code = "EISDIR".into();
-        let d = diff(&a, &b, "a.json", "b.json", &sources());
+        let d = diff(&a, &b, "a.json", "b.json", &sources(), &[]);
         assert!(d.differs());
         assert_eq!(d.groups.len(), 1, "{d:#?}");
         let g = &d.groups[0];
@@ -579,7 +602,7 @@ mod tests {
             c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source, c.contenders);
         }
         second(&mut b, "node.writeFileSync.wx", TargetState::File).second_mut().unwrap().outcome = Outcome::Replaced;
-        let d = diff(&a, &b, "node", "bun", &sources());
+        let d = diff(&a, &b, "node", "bun", &sources(), &[]);
         assert_eq!(d.changed(), 1, "{d:#?}");
         let c = &d.groups[0].cells[0];
         assert_eq!(c.b.runtime, "bun 1.1.44");

@@ -332,7 +332,18 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
         Scenarios::Runtime { .. } | Scenarios::Answers => matches!(s, Scenario::SecondComer | Scenario::Race),
         Scenarios::Handoff(h) => s == h,
     };
-    let mut sub = Results { schema: results.schema, run_info: results.run_info.clone(), cells: Vec::new() };
+    let mut sub = Results {
+        schema: results.schema,
+        run_info: results.run_info.clone(),
+        cells: Vec::new(),
+        // a pair is kept where a selected runtime takes part
+        against: results
+            .against
+            .iter()
+            .filter(|a| sel.runtimes.is_empty() || a.contenders.iter().any(|s| sel.runtimes.contains(&s.runtime_name)))
+            .cloned()
+            .collect(),
+    };
     let by_runtime: Vec<_> = results
         .cells
         .iter()

@@ -168,6 +168,32 @@ impl Scenario {
     }
 }
 
+/// Which rows a run races (`run --races`), as `run_info.races` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaceScope {
+    /// Each call's plain form only (its synchronous form with its first source kind); the
+    /// other rows have second-comer cells only (`--races core`, `run --quick`).
+    Core,
+    /// Every row, except one whose second comer already rules it out as a lock (a name it
+    /// replaced, kept, or went inside): a race cannot change that row's answer, and its race
+    /// column says so (`--races auto`, the default run).
+    Auto,
+    /// Every row, in every form and with every source kind (`--races all`, `--thorough`).
+    All,
+}
+
+impl RaceScope {
+    /// `core`, `auto` or `all`: the `--races` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaceScope::Core => "core",
+            RaceScope::Auto => "auto",
+            RaceScope::All => "all",
+        }
+    }
+}
+
 /// The raw error a probe reports, exactly as the runtime gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct RawError {

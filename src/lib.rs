@@ -5,6 +5,7 @@
 //! controlled races ([`engine`], over [`exec`]) → observations (probe reports plus
 //! [`snapshot`]s of the disk) → outcomes ([`verdict`], pure) → [`report`]s.
 
+pub mod against;
 pub mod app;
 pub mod builtin;
 pub mod cli;

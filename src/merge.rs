@@ -31,6 +31,7 @@ pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
     }
     let mut info: Option<RunInfo> = None;
     let mut cells: Vec<Cell> = Vec::new();
+    let mut against = Vec::new();
     let mut machines: Vec<MachineInfo> = Vec::new();
     let mut runtimes = Vec::new();
     let mut controls = Vec::new();
@@ -51,6 +52,7 @@ pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
             runtimes.extend(r.run_info.runtimes.iter().cloned());
             controls.extend(r.run_info.controls.iter().cloned());
             cells.extend(r.cells);
+            against.extend(r.against);
         } else {
             let base = machine_label(&r.run_info);
             let mut label = base.clone();
@@ -79,6 +81,10 @@ pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
                 x.runtime = relabel(&x.runtime);
                 x
             }));
+            against.extend(r.against.into_iter().map(|mut a| {
+                a.contenders.iter_mut().for_each(|s| s.runtime = relabel(&s.runtime));
+                a
+            }));
             cells.extend(r.cells.into_iter().map(|mut c| {
                 c.runtime = relabel(&c.runtime);
                 c.id = Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source, c.contenders);
@@ -98,7 +104,7 @@ pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
     run_info.machines = machines;
     // each run asked for its own cells; comparisons fall back to what the merged file holds
     run_info.selection = None;
-    Ok(Results { schema: SCHEMA, run_info, cells })
+    Ok(Results { schema: SCHEMA, run_info, cells, against })
 }
 
 #[cfg(test)]

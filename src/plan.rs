@@ -12,10 +12,12 @@ use std::time::Duration;
 use globset::{Glob, GlobSetBuilder};
 use serde::Serialize;
 
+use crate::against::AgainstScope;
 use crate::cli::{
     AmplifyArg, AttemptArgs, Cli, PowerArgs, RaceArgs, RunArgs, ScenarioArg, ScratchArgs, DEFAULT_ONESHOT_TRIALS,
     DEFAULT_RUN_TRIALS, DEFAULT_TRIALS, MAX_CONTENDERS,
 };
+use crate::domain::RaceScope;
 use crate::engine::{self, Amplify, ClaimOptions, Options, PublishOptions, Sweep};
 use crate::error::{Error, Result};
 use crate::exec::contender::{Contender, Mode};
@@ -182,7 +184,7 @@ impl Common {
             done_marker: shape.done_marker,
             recipes: shape.recipes,
             adaptive: shape.adaptive,
-            races_all: shape.races_all,
+            races: shape.races,
             handoff_amplified: !shape.adaptive || self.amplify == AmplifyArg::On,
             contender_kind: shape.contender_kind,
         }
@@ -271,7 +273,7 @@ struct Shape {
     done_marker: Option<usize>,
     recipes: Vec<String>,
     adaptive: bool,
-    races_all: bool,
+    races: RaceScope,
     contender_kind: crate::domain::ContenderKind,
 }
 
@@ -290,7 +292,7 @@ impl Default for Shape {
             done_marker: None,
             recipes: Vec::new(),
             adaptive: false,
-            races_all: true,
+            races: RaceScope::All,
             contender_kind: crate::domain::ContenderKind::Processes,
         }
     }
@@ -335,6 +337,11 @@ pub struct RunPlan {
     pub dry_run: bool,
     /// `--json` (with `--dry-run`).
     pub json: bool,
+    /// Which pairs of rows are raced against each other once the rows are measured
+    /// (`--against`; [`crate::against`]); `None` when races do not run or run in threads.
+    pub against: crate::against::AgainstScope,
+    /// `--ignore`: second-comer facts `--expect` does not compare.
+    pub ignore: Vec<crate::compare::Fact>,
 }
 
 impl RunPlan {
@@ -347,7 +354,11 @@ impl RunPlan {
     /// `--require`, [`Error::Input`] for a malformed matrix or `--expect` file.
     pub fn new(a: &RunArgs, paths: &Paths) -> Result<RunPlan> {
         let date = jiff::Timestamp::now();
-        let trials = a.trials.unwrap_or(if a.thorough { DEFAULT_TRIALS } else { DEFAULT_RUN_TRIALS });
+        let trials = a.trials.unwrap_or(match (a.thorough, a.quick) {
+            (true, _) => DEFAULT_TRIALS,
+            (false, true) => crate::cli::QUICK_RUN_TRIALS,
+            (false, false) => DEFAULT_RUN_TRIALS,
+        });
         let common = Common::new(&a.power, &a.attempt, &a.scratch, paths, Some(trials))?;
         check_contenders(a.contenders as usize, "--contenders")?;
         let all = crate::matrix::load(paths.matrices.as_deref())?;
@@ -393,9 +404,11 @@ impl RunPlan {
             done_marker: (handoff(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
             recipes: recipes.clone(),
             adaptive: !a.thorough,
-            races_all: match a.races {
-                Some(r) => r == crate::cli::RacesArg::All,
-                None => a.thorough || !a.variant.is_empty(),
+            races: match a.races {
+                Some(r) => r.scope(),
+                None if a.thorough || !a.variant.is_empty() => RaceScope::All,
+                None if a.quick => RaceScope::Core,
+                None => RaceScope::Auto,
             },
             contender_kind: a.contender_kind.kind(),
         };
@@ -404,6 +417,14 @@ impl RunPlan {
         let handoffs = shape.publish.is_some() || shape.claim.is_some() || shape.done_marker.is_some();
         let amplify = common.detect_amplifier(shape.race || handoffs);
         let options = common.options(shape, amplify);
+        // pairs are raced as processes, after the rows they rest on
+        let against = match a.against {
+            _ if !options.race || a.contender_kind == crate::cli::ContenderKindArg::Thread => AgainstScope::None,
+            Some(x) => x.scope(),
+            None if a.thorough => AgainstScope::All,
+            None if a.quick => AgainstScope::None,
+            None => AgainstScope::Cover,
+        };
         Ok(RunPlan {
             common,
             variants,
@@ -423,6 +444,8 @@ impl RunPlan {
             quiet: a.quiet,
             dry_run: a.dry_run,
             json: a.json,
+            against,
+            ignore: a.ignore.clone(),
         })
     }
 
@@ -545,6 +568,7 @@ impl RunPlan {
                 source: v.cell_source(),
                 control: v.control,
                 relative: scenario == Scenario::SecondComer && o.relative,
+                conditional: scenario == Scenario::Race && o.races == RaceScope::Auto && o.second_comer && !v.control,
                 race,
             };
             for family in &rt.families {
@@ -611,7 +635,8 @@ impl RunPlan {
                     .map_or_else(|| crate::builtin::describe("probes"), |p| p.display().to_string()),
             ),
             matrices: Some(self.matrices.clone()),
-            races: o.race.then(|| if o.races_all { "all" } else { "core" }.to_string()),
+            races: o.race.then_some(o.races),
+            against: o.race.then_some(self.against),
             runtimes: found.iter().map(crate::status::runtime_info).collect(),
             amplification: self.common.amplification_info(&o.amplify),
             controls: Vec::new(),
@@ -710,6 +735,10 @@ pub struct CellPlan {
     /// Race: how it runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub race: Option<RaceShape>,
+    /// Race under `--races auto`: measured only when the row's second comers leave its answer
+    /// open ([`engine::needs_race`]), so the run may have fewer cells than its plan.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub conditional: bool,
 }
 
 impl CellPlan {
@@ -738,7 +767,7 @@ pub struct Estimate {
     /// Second-comer attempts.
     pub second_comer: usize,
     /// Race attempts at least (every contender of every counted trial, every mode; without
-    /// adaptive trials, see [`CellPlan::attempts`]).
+    /// adaptive trials, see [`CellPlan::attempts`]; conditional races not counted).
     pub race_min: usize,
     /// Race attempts at most (`--max-rate` may add trials up to `--max-trials`).
     pub race_max: usize,
@@ -751,7 +780,8 @@ impl Estimate {
         for c in cells {
             let (lo, hi) = c.attempts();
             if c.race.is_some() {
-                e.race_min += lo;
+                // a conditional race may not run at all
+                e.race_min += if c.conditional { 0 } else { lo };
                 e.race_max += hi;
             } else {
                 e.second_comer += lo;
@@ -1451,6 +1481,7 @@ mod tests {
             control: false,
             relative,
             race,
+            conditional: false,
         };
         let cells = [
             cell(Scenario::SecondComer, true, None),
@@ -1463,8 +1494,9 @@ mod tests {
 
     /// Measures `args` for real with [`engine::measure`] and checks that the cell plans are
     /// the cells measured, in order, and that the callback (the progress bar) saw as many.
-    /// Returns false when a runtime was not found or its probe did not start.
-    fn cells_match_a_real_run(args: &[&str]) -> bool {
+    /// Returns the ids measured, `None` when a runtime was not found or its probe did not
+    /// start.
+    fn cells_match_a_real_run(args: &[&str]) -> Option<Vec<String>> {
         let root = tempfile::tempdir().unwrap();
         let root_arg = root.path().display().to_string();
         let plan = run_plan(&[args, &["--fs-root", &root_arg, "--amplify", "off", "--timeout", "5"]].concat()).unwrap();
@@ -1475,9 +1507,9 @@ mod tests {
         if let Some(rt) = found.iter().find(|r| r.status != Status::Found) {
             eprintln!("SKIPPED: {}", crate::status::status_line(rt));
             cleanup_runtimes(&found, &ctx);
-            return false;
+            return None;
         }
-        let planned: Vec<String> = plan.cells(&found).into_iter().map(|c| c.id).collect();
+        let planned: Vec<(String, bool)> = plan.cells(&found).into_iter().map(|c| (c.id, c.conditional)).collect();
         let (mut measured, mut reported) = (Vec::new(), 0);
         for rt in plan.measurable(&found) {
             let (vs, controls) = (plan.variants_of(rt), plan.control_refs());
@@ -1494,11 +1526,18 @@ mod tests {
         }
         cleanup_runtimes(&found, &ctx);
         assert!(!planned.is_empty(), "{args:?}");
-        assert_eq!(planned, measured, "{args:?}");
-        assert_eq!(reported, planned.len(), "{args:?}");
+        // a conditional race (`--races auto`) is left out where its second comers settled the
+        // row; every other planned cell is measured, in order
+        let kept: Vec<&String> = planned
+            .iter()
+            .filter(|(id, conditional)| !conditional || measured.contains(id))
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(kept, measured.iter().collect::<Vec<_>>(), "{args:?}");
+        assert_eq!(reported, measured.len(), "{args:?}");
         drop(scratch);
         assert!(std::fs::read_dir(root.path()).unwrap().next().is_none(), "scratch folder left");
-        true
+        Some(measured)
     }
 
     /// The cell list is what a run measures: with the fake runtime of the fault tests (its
@@ -1516,9 +1555,18 @@ mod tests {
             &["-v", "node.fake.wx,node.fake.check-then-create", "--scenario", "race"],
             &["-v", "node.fake.check-then-create", "--target", "dir"],
         ] {
-            assert!(cells_match_a_real_run(&[&common[..], selection].concat()), "the fake runtime must start");
+            assert!(
+                cells_match_a_real_run(&[&common[..], selection].concat()).is_some(),
+                "the fake runtime must start"
+            );
         }
         cells_match_a_real_run(&["-r", "node", "-v", "node.writeFileSync.wx,node.mkdirSync", "-n", "3"]);
+        // `--races auto`: a row whose second comer failed (`w` replaces a file) is not raced
+        let auto = ["-r", "node", "-v", "node.writeFileSync.wx,node.writeFileSync.w", "--races", "auto", "-n", "3"];
+        if let Some(measured) = cells_match_a_real_run(&auto) {
+            let raced = |id: &str| measured.iter().any(|m| m.contains(&format!("/{id}/race/")));
+            assert!(raced("node.writeFileSync.wx") && !raced("node.writeFileSync.w"), "{measured:?}");
+        }
         // `--races core`: a promise form and the other source kinds get no race cell, in the
         // plan as in the run
         let core = ["-r", "node", "-v", "node.writeFileSync.wx,node.promises.writeFile.wx,node.renameSync"];
@@ -1552,29 +1600,46 @@ mod tests {
     }
 
     #[test]
-    fn the_default_run_races_each_calls_plain_form_and_a_named_variant_in_every_form() {
+    fn the_default_run_races_every_open_row_and_quick_races_each_calls_plain_form() {
+        let plan_of = |args: &[&str]| run_plan(&[args, &["--amplify", "off"]].concat()).unwrap();
         let races = |args: &[&str]| {
-            let plan = run_plan(&[args, &["--amplify", "off"]].concat()).unwrap();
+            let plan = plan_of(args);
             plan.variants
                 .iter()
                 .filter(|v| plan.options.races(v))
                 .map(|v| (v.id.clone(), v.cell_source()))
                 .collect::<Vec<_>>()
         };
-        let default = races(&[]);
         let has = |set: &[(String, Option<SourceKind>)], id: &str, src: Option<SourceKind>| {
             set.iter().any(|(i, s)| i == id && *s == src)
         };
-        assert!(has(&default, "node.writeFileSync.wx", None));
-        assert!(has(&default, "node.renameSync", None), "the first source kind is the plain form");
-        assert!(!has(&default, "node.renameSync", Some(SourceKind::EmptyDir)));
-        assert!(!has(&default, "node.promises.writeFile.wx", None), "a promise form is not raced by default");
-        assert!(!has(&default, "node.createWriteStream.wx", None));
+        // the default: every form and source kind may be raced, each only if its second comers
+        // leave the row open (the engine decides), with the trials the bound needs
+        let default = plan_of(&[]);
+        assert_eq!(default.options.races, RaceScope::Auto);
+        assert_eq!(default.options.trials, DEFAULT_RUN_TRIALS as usize);
+        assert_eq!(DEFAULT_RUN_TRIALS as usize, crate::verdict::MIN_TRIALS_FOR_SAFE, "the default reaches the bound");
+        let cells = default.cells(&[]);
+        assert!(cells.iter().all(|c| c.race.is_none() || c.conditional || c.control));
+        for auto in [races(&[]), races(&["--races", "auto"])] {
+            assert!(has(&auto, "node.promises.writeFile.wx", None));
+            assert!(has(&auto, "node.renameSync", Some(SourceKind::EmptyDir)));
+        }
+        // --quick: each call's plain form, 30 trials
+        let quick = races(&["--quick"]);
+        assert_eq!(plan_of(&["--quick"]).options.trials, crate::cli::QUICK_RUN_TRIALS as usize);
+        assert!(has(&quick, "node.writeFileSync.wx", None));
+        assert!(has(&quick, "node.renameSync", None), "the first source kind is the plain form");
+        assert!(!has(&quick, "node.renameSync", Some(SourceKind::EmptyDir)));
+        assert!(!has(&quick, "node.promises.writeFile.wx", None), "a promise form is not raced by --quick");
+        assert!(!has(&quick, "node.createWriteStream.wx", None));
         for all in [races(&["--thorough"]), races(&["--races", "all"]), races(&["-v", "node.*"])] {
             assert!(has(&all, "node.promises.writeFile.wx", None));
             assert!(has(&all, "node.renameSync", Some(SourceKind::EmptyDir)));
         }
         assert!(!has(&races(&["-v", "node.*", "--races", "core"]), "node.promises.writeFile.wx", None));
         assert!(races(&["--scenario", "second-comer"]).is_empty(), "no race without the race scenario");
+        let both = Cli::try_parse_from(["conformance", "run", "--quick", "--thorough"]);
+        assert!(both.is_err_and(|e| e.kind() == clap::error::ErrorKind::ArgumentConflict));
     }
 }

@@ -242,7 +242,8 @@ pub fn dry_run_text(d: &DryRun) -> String {
     let measured = d.runtimes.iter().filter(|r| r.measured).count();
     let _ = writeln!(
         s,
-        "dry run: {} cells on {measured} runtime(s) would be measured; nothing was raced or written",
+        "dry run: {}{} cells on {measured} runtime(s) would be measured; nothing was raced or written",
+        if d.cells.iter().any(|c| c.conditional) { "up to " } else { "" },
         d.cells.len()
     );
     for r in &d.runtimes {
@@ -257,7 +258,17 @@ pub fn dry_run_text(d: &DryRun) -> String {
                 let _ = writeln!(s, "{label}: skipped, it runs none of the selected variants");
             }
             (None, true) => {
-                let _ = writeln!(s, "{label}: {} cells", mine.len());
+                let conditional = mine.iter().filter(|c| c.conditional).count();
+                if conditional > 0 {
+                    let _ = writeln!(
+                        s,
+                        "{label}: {} cells, {conditional} of them races made only where the row's second comers \
+                         leave its answer open (--races auto)",
+                        mine.len()
+                    );
+                } else {
+                    let _ = writeln!(s, "{label}: {} cells", mine.len());
+                }
                 if let Some(l) = second_comer_line(&mine) {
                     let _ = writeln!(s, "  {l}");
                 }
@@ -275,7 +286,7 @@ pub fn dry_run_text(d: &DryRun) -> String {
     let _ =
         write!(s, "{} cells; estimated attempts: {} second-comer, {} race", d.cells.len(), a.second_comer, a.race_min);
     if a.race_max > a.race_min {
-        let _ = write!(s, " (up to {} with --max-rate)", a.race_max);
+        let _ = write!(s, " (up to {}: conditional races, --max-rate)", a.race_max);
     }
     let _ = writeln!(s, ", besides warm-up and discarded trials");
     let _ = writeln!(s, "results would go to {}", table::escape_controls(&d.out.display().to_string()));
@@ -300,6 +311,7 @@ mod tests {
             control: false,
             relative: false,
             race: None,
+            conditional: false,
         };
         let cells = [
             cell("bun 1.3.14", "node.mkdirSync", Scenario::SecondComer, TargetState::EmptyDir),

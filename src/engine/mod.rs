@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+pub mod against;
 mod attempt;
 mod claim;
 mod done;
@@ -26,7 +27,7 @@ use second::second_comer_cell;
 use trial::race_core;
 pub use trial::{RaceRun, Sweep};
 
-use crate::domain::ContenderKind;
+use crate::domain::{ContenderKind, RaceScope};
 use crate::exec::amplify::Amplifier;
 use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
 use crate::exec::health;
@@ -102,12 +103,14 @@ pub struct Options {
     /// per ordering first; a failure there decides the cell without an amplified race
     /// ([`AMPLIFIED_SKIPPED`]). Trials go to the deciding runs of the cells still
     /// `exclusive`, whose bound needs them. A detection control runs both modes, and its
-    /// judged mode all its trials.
+    /// judged mode all its trials. A family whose control was weak races its other cells with
+    /// at most [`crate::cli::QUICK_RUN_TRIALS`]: an `exclusive` there is `inconclusive`
+    /// whatever the trials, so only a failure can still show.
     pub adaptive: bool,
-    /// Whether every selected variant is raced (`--races all`, the default with `--thorough`
-    /// or `--variant`), or only each call's plain form ([`Variant::is_core`], `--races core`,
-    /// the default run's choice for issue 13's time budget); see [`Options::races`].
-    pub races_all: bool,
+    /// Which rows are raced (`--races`): every one, each call's plain form only
+    /// ([`Variant::is_core`]), or every one whose second comer did not already rule it out
+    /// ([`RaceScope::Auto`], the default run's; see [`Options::races`] and [`needs_race`]).
+    pub races: RaceScope,
     /// Whether the hand-offs run their items a second time amplified ([`HANDOFF_AMPLIFIED_OFF`]
     /// otherwise): with `--thorough` or `--amplify on`. The default run leaves it out for time
     /// (it about doubles the hand-offs' share; issue 13) and each cell says so.
@@ -119,12 +122,27 @@ pub struct Options {
 }
 
 impl Options {
-    /// True when `v` gets a race cell: races run, and `v` is in their scope
-    /// ([`Options::races_all`]). Detection controls are raced whenever races run, in or out
-    /// of scope (see [`measure`]).
+    /// True when `v` may get a race cell: races run, and `v` is in their scope
+    /// ([`Options::races`]). Under [`RaceScope::Auto`] the cell is made only when its second
+    /// comers, measured first, leave the answer open ([`needs_race`]). Detection controls are
+    /// raced whenever races run, in or out of scope (see [`measure`]).
     pub fn races(&self, v: &Variant) -> bool {
-        self.race && (self.races_all || v.is_core())
+        self.race
+            && match self.races {
+                RaceScope::Core => v.is_core(),
+                RaceScope::Auto | RaceScope::All => true,
+            }
     }
+}
+
+/// Under [`RaceScope::Auto`]: whether a row whose second comers gave `second` (target,
+/// absolute outcome, relative outcome) still needs its race. False once one of them rules the
+/// row out as a lock ([`crate::verdict::wrong_second`]: the row's answer is `no` whatever a
+/// race shows); true otherwise, also when no second comer ran or they faulted.
+pub fn needs_race(second: &[crate::verdict::SecondComer]) -> bool {
+    !second
+        .iter()
+        .any(|(t, a, r)| crate::verdict::wrong_second(*t, *a) || r.is_some_and(|r| crate::verdict::wrong_second(*t, r)))
 }
 
 /// Why a runtime without session probes (cmd) has no thread races: every attempt of such a
@@ -358,7 +376,7 @@ pub fn measure(
         }
         // one process per attempt (one-shot mode, also a cmd loop that did not start) costs a
         // process start per attempt: such races get --oneshot-trials
-        let trials =
+        let mut trials =
             if pools.natural.iter().any(Contender::process_per_attempt) { opts.oneshot_trials } else { opts.trials };
         // the control is judged on its best ordering: its amplified run gives every ordering
         // at least CONTROL_MIN_TRIALS trials (a sweep of 4 at -n 50 would otherwise leave 12
@@ -418,6 +436,12 @@ pub fn measure(
                 detection: d.clone(),
                 escalations,
             });
+            // a weak control makes every `exclusive` of the family `inconclusive`, whatever its
+            // trials: with adaptive trials the family's races look for a failure only, with the
+            // quick run's trials
+            if opts.adaptive && !d.worked {
+                trials = trials.min(crate::cli::QUICK_RUN_TRIALS as usize);
+            }
             detection = Some(d);
             control_cell = Some(c);
         }
@@ -450,6 +474,8 @@ pub fn measure(
                 }
                 continue;
             }
+            // what the second comers showed, for `--races auto`
+            let mut seconds = Vec::new();
             if opts.second_comer {
                 for &t in opts.targets.iter().filter(|t| t.applies(v.source == SourceKind::File)) {
                     if stop(&out) {
@@ -460,10 +486,14 @@ pub fn measure(
                     c.driver = pools.natural[0].note();
                     check(&c, &mut out, m.scratch.root());
                     on_finding(&c);
+                    if let CellResult::SecondComer(s) = &c.result {
+                        seconds.push((t, s.outcome, s.relative.as_ref().map(|r| r.outcome)));
+                    }
                     out.findings.push(c);
                 }
             }
-            if opts.races(v) && !stop(&out) {
+            let wanted = opts.races != RaceScope::Auto || v.control || needs_race(&seconds);
+            if opts.races(v) && wanted && !stop(&out) {
                 let c = match control_cell.take_if(|c: &mut Finding| c.variant == v.id) {
                     Some(c) => Some(c),
                     None => base.race(&mut pools, style, trials, m),

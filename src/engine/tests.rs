@@ -30,7 +30,7 @@ pub(super) fn options(trials: usize) -> Options {
         done_marker: None,
         recipes: Vec::new(),
         adaptive: false,
-        races_all: true,
+        races: crate::domain::RaceScope::All,
         handoff_amplified: false,
         contender_kind: Default::default(),
     }

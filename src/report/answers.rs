@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::model::{Results, Row};
+use super::model::{AgainstRace, AgainstSide, Results, Row};
 use crate::matrix::{Intent, SourceKind};
-use crate::verdict::answer::{answer, Answer, AnswerVerdict, Failure, RowInput, Unsettled};
+use crate::verdict::answer::{answer, with_against, Answer, AnswerVerdict, Failure, RowInput, Unsettled};
 
 /// Width the answer block is wrapped to on a terminal (columns).
 pub const ANSWER_WIDTH: usize = 100;
@@ -27,8 +27,20 @@ pub struct CallAnswer<'a> {
     pub intent: Option<Intent>,
     /// The rows (one per source kind), in the table's order.
     pub rows: Vec<Row<'a>>,
+    /// The races of this call against other parties' calls (`run --against`), each with the
+    /// slot of the other party, in the file's order; [`Answer::holds_against`] and
+    /// [`Answer::fails_against`] index into it.
+    pub against: Vec<(&'a AgainstRace, usize)>,
     /// The answer.
     pub answer: Answer,
+}
+
+impl CallAnswer<'_> {
+    /// `mono dotnet.Directory.Move` for the other party of race `i` of [`CallAnswer::against`].
+    pub fn other(&self, i: usize) -> String {
+        let (r, slot) = self.against[i];
+        r.contenders.get(slot).map(AgainstSide::label).unwrap_or_default()
+    }
 }
 
 /// The answers of one runtime, a call each, in table order. Only rows raced by processes count
@@ -45,6 +57,7 @@ pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'
                     anti_pattern: row.anti_pattern,
                     intent,
                     rows: vec![row],
+                    against: Vec::new(),
                     answer: answer(&[]),
                 })
             }
@@ -59,7 +72,19 @@ pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'
                 RowInput { source: r.source, second, race }
             })
             .collect();
-        c.answer = answer(&inputs);
+        // the races against other parties' calls in which one of this call's rows took part
+        c.against = results
+            .against
+            .iter()
+            .filter_map(|r| {
+                let mine = r.contenders.iter().position(|s| {
+                    s.runtime == runtime && s.variant == c.variant && c.rows.iter().any(|row| row.source == s.source)
+                })?;
+                Some((r, if mine == 0 { 1 } else { 0 }))
+            })
+            .collect();
+        let verdicts: Vec<_> = c.against.iter().map(|(r, _)| r.race.verdict).collect();
+        c.answer = with_against(answer(&inputs), &verdicts);
     }
     out
 }
@@ -155,15 +180,87 @@ pub fn short_text(c: &CallAnswer<'_>) -> String {
 pub fn answer_text(c: &CallAnswer<'_>) -> String {
     let a = &c.answer;
     match a.verdict {
-        AnswerVerdict::Yes => format!("yes{}", limited_text(a)),
+        AnswerVerdict::Yes => format!("yes{}{}", limited_text(a), held_against_text(c)),
+        AnswerVerdict::No if a.only_against() => {
+            format!("no against {}; holds against itself{}", fails_against_text(c), also_held(c))
+        }
         AnswerVerdict::No => {
-            let how: Vec<String> =
+            let mut how: Vec<String> =
                 a.failures.iter().map(|(s, f)| format!("{}{}", failure_text(c, *s, *f), source_words(*s))).collect();
+            if !a.fails_against.is_empty() {
+                how.push(format!("against {}", fails_against_text(c)));
+            }
             format!("no: {}{}", how.join("; "), holds_text(a))
         }
         AnswerVerdict::Undetermined => {
             let why: Vec<&str> = a.unsettled.iter().map(|u| unsettled_text(*u)).collect();
             format!("? ({})", why.join(", "))
+        }
+    }
+}
+
+/// `mono dotnet.Directory.Move (multiple-winners 3/30, amp)` for each race against another
+/// party's call that failed, joined with `, `.
+fn fails_against_text(c: &CallAnswer<'_>) -> String {
+    let parts: Vec<String> = c
+        .answer
+        .fails_against
+        .iter()
+        .map(|&i| {
+            let r = &c.against[i].0.race;
+            let counts = r.deciding().map(|m| {
+                let mode = if r.decided_by == crate::verdict::RaceMode::Amplified { "amp" } else { "nat" };
+                format!(" {}/{}, {mode}", m.stats.trials_showing(r.verdict), m.stats.trials)
+            });
+            format!("{} ({}{})", c.other(i), r.verdict.as_str(), counts.unwrap_or_default())
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// ` and node node.mkdirSync` for the races against others that held, or nothing.
+fn also_held(c: &CallAnswer<'_>) -> String {
+    let names: Vec<String> = c.answer.holds_against.iter().map(|&i| c.other(i)).collect();
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" and {}", names.join(", "))
+    }
+}
+
+/// ` (against itself and mono dotnet.Directory.Move)` after a `yes` that was raced against
+/// other parties' calls, or nothing.
+fn held_against_text(c: &CallAnswer<'_>) -> String {
+    if c.answer.holds_against.is_empty() {
+        String::new()
+    } else {
+        format!(" (against itself{})", also_held(c))
+    }
+}
+
+/// The heading of the calls that hold only where every party uses them (or a call they held
+/// against).
+const USE_IF_HEAD: &str = "use only if every party does";
+
+/// The list of a runtime's intent a call goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum List {
+    /// `yes`.
+    Use,
+    /// `no` only against other parties' calls ([`Answer::only_against`]).
+    UseIfEveryPartyDoes,
+    /// Any other `no`.
+    DontUse,
+}
+
+impl List {
+    /// The list of `a`; `None` for an undetermined answer.
+    fn of(a: &Answer) -> Option<List> {
+        match a.verdict {
+            AnswerVerdict::Yes => Some(List::Use),
+            AnswerVerdict::No if a.only_against() => Some(List::UseIfEveryPartyDoes),
+            AnswerVerdict::No => Some(List::DontUse),
+            AnswerVerdict::Undetermined => None,
         }
     }
 }
@@ -195,16 +292,17 @@ pub fn render_runtime(results: &Results, runtime: &str, width: usize) -> String 
     let mut s = format!("{}: which call to use\n", super::table::escape_controls(runtime));
     let mut intents: Vec<Option<Intent>> = Intent::ALL.iter().map(|i| Some(*i)).collect();
     intents.push(None);
-    for (verdict, head) in [(AnswerVerdict::Yes, "use"), (AnswerVerdict::No, "don't use")] {
+    for (list, head) in [(List::Use, "use"), (List::UseIfEveryPartyDoes, USE_IF_HEAD), (List::DontUse, "don't use")] {
         let mut block = String::new();
         for i in &intents {
             let items: Vec<String> = calls
                 .iter()
-                .filter(|c| c.intent == *i && c.answer.verdict == verdict)
-                .map(|c| match verdict {
-                    AnswerVerdict::Yes if c.answer.not_applicable.is_empty() => c.variant.to_string(),
-                    AnswerVerdict::Yes => format!("{}{}", c.variant, limited_text(&c.answer)),
-                    _ => format!("{} ({})", c.variant, short_text(c)),
+                .filter(|c| c.intent == *i && List::of(&c.answer) == Some(list))
+                .map(|c| match list {
+                    List::Use if c.answer.not_applicable.is_empty() => c.variant.to_string(),
+                    List::Use => format!("{}{}", c.variant, limited_text(&c.answer)),
+                    List::UseIfEveryPartyDoes => format!("{} (not against {})", c.variant, fails_against_text(c)),
+                    List::DontUse => format!("{} ({})", c.variant, short_text(c)),
                 })
                 .collect();
             if !items.is_empty() {
@@ -212,10 +310,15 @@ pub fn render_runtime(results: &Results, runtime: &str, width: usize) -> String 
                 let _ = writeln!(block, "{}", wrapped(&items, 6, width));
             }
         }
-        if block.is_empty() {
-            let _ = writeln!(s, "  {head}: none");
-        } else {
-            let _ = write!(s, "  {head}:\n{block}");
+        match (block.is_empty(), list) {
+            // said only where some call is in it
+            (true, List::UseIfEveryPartyDoes) => {}
+            (true, _) => {
+                let _ = writeln!(s, "  {head}: none");
+            }
+            (false, _) => {
+                let _ = write!(s, "  {head}:\n{block}");
+            }
         }
     }
     let undetermined = |c: &&CallAnswer<'_>| c.answer.verdict == AnswerVerdict::Undetermined;
@@ -279,6 +382,19 @@ pub struct AnswerData {
     /// `fault`, `weak-race`), most actionable first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub needs: Vec<Unsettled>,
+    /// The races of the call against other parties' calls (`run --against`), in the file's
+    /// order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub against: Vec<AgainstRecord>,
+}
+
+/// One race of a call against another party's call, as its answer weighs it.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct AgainstRecord {
+    /// The other party's row.
+    pub contender: AgainstSide,
+    /// The race's verdict (`exclusive`: held).
+    pub verdict: crate::verdict::RaceVerdict,
 }
 
 /// A failing source kind and how it failed.
@@ -303,7 +419,11 @@ pub struct IntentRecord {
     /// Variant ids answered `yes`.
     #[serde(rename = "use")]
     pub use_: Vec<String>,
-    /// Variant ids answered `no`.
+    /// Variant ids answered `no` only because they failed against other parties' calls: each
+    /// held against copies of itself (safe where every party uses it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub use_if_every_party_does: Vec<String>,
+    /// Variant ids answered `no` for their own failures.
     pub dont_use: Vec<String>,
     /// Variant ids answered `undetermined`.
     pub undetermined: Vec<String>,
@@ -341,6 +461,13 @@ pub fn records(results: &Results) -> Vec<AnswerRecord> {
                     failures,
                     condition: condition(&c.answer),
                     needs: c.answer.unsettled.clone(),
+                    against: c
+                        .against
+                        .iter()
+                        .filter_map(|(r, slot)| {
+                            Some(AgainstRecord { contender: r.contenders.get(*slot)?.clone(), verdict: r.race.verdict })
+                        })
+                        .collect(),
                 },
             });
         }
@@ -359,14 +486,17 @@ pub fn intent_records(answers: &[AnswerRecord]) -> Vec<IntentRecord> {
                     runtime: a.runtime.clone(),
                     intent: a.intent,
                     use_: Vec::new(),
+                    use_if_every_party_does: Vec::new(),
                     dont_use: Vec::new(),
                     undetermined: Vec::new(),
                 });
                 out.len() - 1
             }
         };
+        let only_against = a.answer.failures.is_empty() && a.answer.needs.is_empty() && !a.answer.against.is_empty();
         let list = match a.answer.verdict {
             AnswerVerdict::Yes => &mut out[i].use_,
+            AnswerVerdict::No if only_against => &mut out[i].use_if_every_party_does,
             AnswerVerdict::No => &mut out[i].dont_use,
             AnswerVerdict::Undetermined => &mut out[i].undetermined,
         };
@@ -395,8 +525,12 @@ pub fn grid_markdown(results: &Results) -> String {
             .iter()
             .map(|rt| match intents.iter().find(|r| r.runtime == *rt && r.intent == Some(i)) {
                 None => "—".to_string(),
-                Some(r) if r.use_.is_empty() => "none".to_string(),
-                Some(r) => cell(&r.use_.join(", ")),
+                Some(r) if r.use_.is_empty() && r.use_if_every_party_does.is_empty() => "none".to_string(),
+                Some(r) => {
+                    let mut names = r.use_.clone();
+                    names.extend(r.use_if_every_party_does.iter().map(|v| format!("{v} (if every party does)")));
+                    cell(&names.join(", "))
+                }
             })
             .collect();
         t.push_str(&format!("| {} | {} |\n", i.describe(), line.join(" | ")));

@@ -198,7 +198,7 @@ pub fn render(r: &Results) -> String {
                 match row.race {
                     Some(c) => h += &td(c, &table::race_text(c), differ.contains(c.id.as_str())),
                     None => {
-                        let _ = write!(h, "<td class=\"none\">{}</td>", escape(table::unraced_text(r)));
+                        let _ = write!(h, "<td class=\"none\">{}</td>", escape(table::unraced_text(r, row)));
                     }
                 }
             }

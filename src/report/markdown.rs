@@ -438,6 +438,7 @@ mod tests {
                 probes: None,
                 matrices: None,
                 races: None,
+                against: None,
                 runtimes: vec![
                     RuntimeInfo {
                         name: "node".into(),
@@ -478,6 +479,7 @@ mod tests {
                 selection: None,
             },
             cells,
+            against: Vec::new(),
         }
     }
 

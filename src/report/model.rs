@@ -562,10 +562,15 @@ pub struct RunInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrices: Option<String>,
     /// Which variants were raced (`--races`): `core` (each call's synchronous form with its
-    /// first source kind; the other rows have second-comer cells only) or `all`. Absent in
-    /// files written before `--races` existed, which raced every variant.
+    /// first source kind; the other rows have second-comer cells only), `auto` (every row
+    /// whose second comer did not already rule it out) or `all`. Absent in files written
+    /// before `--races` existed, which raced every variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub races: Option<String>,
+    pub races: Option<crate::domain::RaceScope>,
+    /// Which pairs of rows were raced against each other (`--against`: `none`, `cover`,
+    /// `all`). Absent in files written before `--against` existed, and where no race ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<crate::against::AgainstScope>,
     /// Every selected runtime (name, version, path), measured or not, with the reason when not.
     pub runtimes: Vec<RuntimeInfo>,
     /// How races were amplified (or why not).
@@ -714,6 +719,56 @@ pub struct Results {
     pub run_info: RunInfo,
     /// The cells.
     pub cells: Vec<Cell>,
+    /// Races between two rows that each held against themselves (`run --against`): against
+    /// whom a call holds. Absent in files written before they existed, and where none ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub against: Vec<AgainstRace>,
+}
+
+/// One contender of an [`AgainstRace`]: a row of the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgainstSide {
+    /// The runtime's row label (`node 20.20.2`).
+    pub runtime: String,
+    /// The adapter name (`node`).
+    pub runtime_name: String,
+    /// The variant id.
+    pub variant: String,
+    /// The source kind, when not the variant's own (as [`Cell::source`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<crate::matrix::SourceKind>,
+}
+
+impl AgainstSide {
+    /// `mono dotnet.Directory.Move`, `node node.renameSync ← dir`.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.runtime_name, crate::matrix::Variant::label(&self.variant, self.source))
+    }
+
+    /// True when this side is row (`runtime`, `variant`, `source`).
+    pub fn is(&self, runtime: &str, variant: &str, source: Option<crate::matrix::SourceKind>) -> bool {
+        self.runtime == runtime && self.variant == variant && self.source == source
+    }
+}
+
+/// A race between two rows of a run, one contender each, released together on one absent
+/// name, natural and amplified as a race cell is (`crate::against` picks the pairs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgainstRace {
+    /// The two contenders, slot 0 then slot 1.
+    pub contenders: Vec<AgainstSide>,
+    /// What both leave at the name.
+    pub kind: crate::against::NameKind,
+    /// Wall time of the race, milliseconds.
+    pub elapsed_ms: f64,
+    /// Why the race could not run, or what went wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// The race: verdict (after the weaker of the two families' detection controls), runs,
+    /// wins per slot (`wins_by_contender`).
+    pub race: RaceResult,
 }
 
 /// The flag that makes the measurement a run left out ([`crate::verdict::LeftOut`]):

@@ -183,13 +183,16 @@ pub fn race_text(c: &Cell) -> String {
     }
 }
 
-/// The race column of a row without a race cell: `not raced (--races all)` in a run that
-/// raced only each call's plain form (`run_info.races` is `core`), `-` otherwise.
-pub fn unraced_text(results: &Results) -> &'static str {
-    if results.run_info.races.as_deref() == Some("core") {
-        "not raced (--races all)"
-    } else {
-        "-"
+/// The race column of `row`, which has no race cell: `not raced (--races all)` in a run that
+/// raced only each call's plain form (`run_info.races` is `core`); `not raced (second comer
+/// failed)` in a run that raced only the rows their second comers left open (`auto`) where
+/// this row's ruled it out; `-` otherwise.
+pub fn unraced_text(results: &Results, row: &Row<'_>) -> &'static str {
+    use crate::domain::RaceScope;
+    match results.run_info.races {
+        Some(RaceScope::Core) => "not raced (--races all)",
+        Some(RaceScope::Auto) if !crate::engine::needs_race(&row.lock_inputs().0) => "not raced (second comer failed)",
+        _ => "-",
     }
 }
 
@@ -199,7 +202,7 @@ pub fn safe_text(results: &Results, r: &Row<'_>) -> String {
     match r.safe() {
         Some(true) => "yes".into(),
         Some(false) => "no".into(),
-        None => match r.settled_by(results.run_info.races.as_deref() == Some("core")) {
+        None => match r.settled_by(results.run_info.races == Some(crate::domain::RaceScope::Core)) {
             Some(flag) => format!("? ({flag})"),
             None => "?".into(),
         },
@@ -246,7 +249,7 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
             line.push(r.second.get(t).map_or_else(|| "-".into(), |c| second_text(c)));
         }
         if races {
-            line.push(r.race.map_or_else(|| unraced_text(results).into(), race_text));
+            line.push(r.race.map_or_else(|| unraced_text(results, r).into(), race_text));
         }
         line.push(safe_text(results, r));
         out.push(line);

@@ -114,6 +114,45 @@ pub struct Answer {
     /// `failed`), left out of the answer because other kinds could; empty when none were, or
     /// when every kind failed (then the answer is `no` with those failures).
     pub not_applicable: Vec<Option<SourceKind>>,
+    /// Races against other parties' calls ([`with_against`]) that were `exclusive`: indices
+    /// into the verdicts given there.
+    pub holds_against: Vec<usize>,
+    /// Races against other parties' calls that failed (two winners, a lost update, no
+    /// winner): indices into the verdicts given to [`with_against`]. A call that held against
+    /// itself but fails here is `no`, with no failure of its own ([`Answer::only_against`]).
+    pub fails_against: Vec<usize>,
+}
+
+impl Answer {
+    /// True for a `no` that rests only on races against other parties' calls: every row of
+    /// the call held against copies of itself (safe when every party uses it, or a call it
+    /// held against).
+    pub fn only_against(&self) -> bool {
+        self.verdict == AnswerVerdict::No
+            && self.failures.is_empty()
+            && self.unsettled.is_empty()
+            && !self.fails_against.is_empty()
+    }
+}
+
+/// `a` with the verdicts of the races of the call against other parties' calls
+/// ([`crate::against`]), in a fixed order: `exclusive` ones go to [`Answer::holds_against`],
+/// failures (`multiple-winners`, `lost-update`, `no-winner`) to [`Answer::fails_against`], and
+/// a failure makes the answer `no` (a lock is only as good as the call the other party uses;
+/// an undetermined call keeps what left it open in [`Answer::unsettled`]). Inconclusive
+/// races, faults and unsupported ones change nothing.
+pub fn with_against(mut a: Answer, races: &[RaceVerdict]) -> Answer {
+    for (i, v) in races.iter().enumerate() {
+        if *v == RaceVerdict::Exclusive {
+            a.holds_against.push(i);
+        } else if is_disproof(*v) {
+            a.fails_against.push(i);
+        }
+    }
+    if !a.fails_against.is_empty() {
+        a.verdict = AnswerVerdict::No;
+    }
+    a
 }
 
 /// The first observation in `second` (target order, absolute before relative) or `race` that
@@ -173,7 +212,15 @@ pub fn answer(rows: &[RowInput]) -> Answer {
         }
     }
     if !failures.is_empty() {
-        return Answer { verdict: AnswerVerdict::No, failures, holds_with, unsettled: Vec::new(), not_applicable };
+        return Answer {
+            verdict: AnswerVerdict::No,
+            failures,
+            holds_with,
+            unsettled: Vec::new(),
+            not_applicable,
+            holds_against: Vec::new(),
+            fails_against: Vec::new(),
+        };
     }
     if rows.is_empty() {
         return Answer {
@@ -182,12 +229,22 @@ pub fn answer(rows: &[RowInput]) -> Answer {
             holds_with,
             unsettled: vec![Unsettled::LeftOut(LeftOut::Race)],
             not_applicable,
+            holds_against: Vec::new(),
+            fails_against: Vec::new(),
         };
     }
     open.sort();
     open.dedup();
     let verdict = if open.is_empty() { AnswerVerdict::Yes } else { AnswerVerdict::Undetermined };
-    Answer { verdict, failures, holds_with, unsettled: open, not_applicable }
+    Answer {
+        verdict,
+        failures,
+        holds_with,
+        unsettled: open,
+        not_applicable,
+        holds_against: Vec::new(),
+        fails_against: Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -320,6 +377,32 @@ mod tests {
         assert_eq!(a.verdict, AnswerVerdict::No);
         assert!(a.not_applicable.is_empty());
         assert_eq!(a.failures.len(), 2);
+    }
+
+    #[test]
+    fn a_failure_against_another_partys_call_turns_yes_into_no() {
+        let yes = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, true))]);
+        let races = [RaceVerdict::Exclusive, RaceVerdict::MultipleWinners, RaceVerdict::Inconclusive];
+        let a = with_against(yes.clone(), &races);
+        assert_eq!(a.verdict, AnswerVerdict::No);
+        assert_eq!((a.holds_against.clone(), a.fails_against.clone()), (vec![0], vec![1]));
+        assert!(a.only_against() && a.failures.is_empty());
+        // held against every other party: still yes, with whom it held
+        let a = with_against(yes.clone(), &[RaceVerdict::Exclusive, RaceVerdict::Inconclusive]);
+        assert_eq!((a.verdict, a.holds_against.clone()), (AnswerVerdict::Yes, vec![0]));
+        assert!(!a.only_against());
+        // a call that fails on its own stays `no` for its own reasons
+        let no = answer(&[row(None, with(T::File, Replaced, Some(Replaced)), None)]);
+        let a = with_against(no, &[RaceVerdict::LostUpdate]);
+        assert_eq!((a.verdict, a.fails_against.clone()), (AnswerVerdict::No, vec![0]));
+        assert!(!a.only_against());
+        // no race against others: the answer is the call's own
+        assert_eq!(with_against(yes.clone(), &[]), yes);
+        // an undetermined call that fails against another is `no`, and says what else is open
+        let open = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 30, true))]);
+        let a = with_against(open, &[RaceVerdict::NoWinner]);
+        assert_eq!((a.verdict, a.unsettled.len()), (AnswerVerdict::No, 1));
+        assert!(!a.only_against(), "not all its rows held against themselves");
     }
 
     #[test]

@@ -1,0 +1,75 @@
+//! Races two rows of a run against each other, one contender each (`run --against`; the pairs
+//! come from [`crate::against::pairs`]).
+
+use super::{race_modes, timeouts_for, Amplify, Measurement, Pools};
+use crate::exec::contender::Contender;
+use crate::matrix::Variant;
+use crate::report::model::{AgainstRace, AgainstSide};
+use crate::runtime::{ProbeContext, Runtime};
+use crate::verdict::Detection;
+
+/// One side of a pair: the runtime, the row's variant (its source kind set) and the detection
+/// control of its family in this run (`None` where none ran).
+pub struct Side<'a> {
+    /// The runtime.
+    pub rt: &'a Runtime,
+    /// The row.
+    pub v: &'a Variant,
+    /// Its family's detection control in this run.
+    pub detection: Option<&'a Detection>,
+}
+
+/// Races `sides` (slot 0, slot 1) on one absent name, natural and amplified as a race cell is,
+/// with the run's trials (`--oneshot-trials` where a side starts a process per attempt), in
+/// fresh pools of one probe each. An `exclusive` verdict becomes `inconclusive` where either
+/// family's detection control was weak (the weaker control is the race's). Returns `None` when
+/// an interrupt left nothing to report.
+pub fn race_pair(sides: [Side<'_>; 2], m: &mut Measurement<'_>, ctx: &ProbeContext) -> Option<AgainstRace> {
+    let opts = m.opts;
+    let slots = sides
+        .iter()
+        .map(|s| {
+            let ad = s.rt.adapter();
+            (ad.mode(), ad.launch(s.rt, &s.v.family, ctx), timeouts_for(ad, opts))
+        })
+        .collect();
+    let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
+    let amplify = m.amplify().clone();
+    if let (Some(why), Amplify::On(_)) = (sides.iter().find_map(|s| s.rt.adapter().no_amplification()), &amplify) {
+        pools.amplified_broke(why);
+    }
+    let start_fault = pools.start(matches!(amplify, Amplify::On(_)).then_some(&amplify));
+    let trials =
+        if pools.natural.iter().any(Contender::process_per_attempt) { opts.oneshot_trials } else { opts.trials };
+    let variants = [sides[0].v, sides[1].v];
+    let styles = [sides[0].rt.adapter().path_style(), sides[1].rt.adapter().path_style()];
+    let run = race_modes(&mut pools, &variants, &styles, trials, m);
+    pools.shutdown();
+    if run.cut_short() {
+        return None;
+    }
+    // the weaker control speaks for the pair: a failed one before a working one
+    let detection = sides.iter().filter_map(|s| s.detection).min_by_key(|d| d.worked).cloned();
+    let mut race = run.race;
+    (race.verdict, race.weak_race) = crate::verdict::apply_control(race.verdict, detection.as_ref());
+    race.detection = detection;
+    let evidence = run
+        .evidence
+        .or_else(|| start_fault.and_then(|f| f.evidence).map(|e| format!("a probe did not start: {e}")))
+        .or_else(|| race.deciding().and_then(|m| m.evidence.clone()));
+    Some(AgainstRace {
+        contenders: sides
+            .iter()
+            .map(|s| AgainstSide {
+                runtime: s.rt.label.clone(),
+                runtime_name: s.rt.name.to_string(),
+                variant: s.v.id.clone(),
+                source: s.v.cell_source(),
+            })
+            .collect(),
+        kind: crate::against::NameKind::of(sides[0].v),
+        elapsed_ms: run.elapsed_ms,
+        evidence,
+        race,
+    })
+}

@@ -309,7 +309,11 @@ pub fn diff(
                     Some(Some(compare::Fact::Returned)) => What::Returned,
                     _ => What::Outcome,
                 };
-                (what, cell_text(x), cell_text(y))
+                // an error code is shown with the relative repeat's where that differs
+                match codes_differ(x, y).filter(|_| what == What::ErrorCode) {
+                    Some((ca, cb)) => (what, format!("{} {ca}", x.word()), format!("{} {cb}", y.word())),
+                    None => (what, cell_text(x), cell_text(y)),
+                }
             }
             _ => (What::Outcome, c.before.0.clone(), c.after.0.clone()),
         };

@@ -131,6 +131,7 @@ impl Recipe {
             intent: None,
             show: Vec::new(),
             note: String::new(),
+            promise: None,
         }
     }
 }

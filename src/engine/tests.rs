@@ -52,6 +52,7 @@ pub(super) fn variant(id: &str) -> Variant {
         intent: None,
         show: Vec::new(),
         note: String::new(),
+        promise: None,
     }
 }
 

@@ -112,6 +112,9 @@ fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
         if v.call.trim().is_empty() {
             return Err(at(here, format!("variant '{id}' has an empty call")));
         }
+        if let Some(why) = v.promise.as_ref().and_then(crate::matrix::Promise::problem) {
+            return Err(at(here, format!("variant '{id}': {why}")));
+        }
         if let Some(why) = sources_problem(&v) {
             return Err(at(here, format!("variant '{id}': {why}")));
         }
@@ -268,6 +271,28 @@ mod tests {
         let folder = load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("matrices")).unwrap();
         assert_eq!(load_builtin().unwrap(), folder);
         assert_eq!(load(None).unwrap(), folder);
+    }
+
+    /// A promise is a quote with its https:// address; anything else is refused where it
+    /// stands, and an unknown key in it is an error too.
+    #[test]
+    fn a_promise_is_a_short_quote_with_an_https_address() {
+        let head = "family = \"node\"\n[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\n";
+        let ok = format!(
+            "{head}promise = {{ quote = \"fails if the path exists\", url = \"https://nodejs.org/api/fs.html\" }}\n"
+        );
+        let v = parse_file(p(), &ok).unwrap();
+        assert_eq!(v[0].promise.as_ref().unwrap().quote, "fails if the path exists");
+        let long = "x".repeat(crate::matrix::Promise::MAX_QUOTE + 1);
+        for (promise, says) in [
+            ("{ quote = \"q\", url = \"http://example.com\" }", "not an https:// address"),
+            ("{ quote = \" \", url = \"https://example.com\" }", "promise.quote is empty"),
+            (&format!("{{ quote = \"{long}\", url = \"https://example.com\" }}"), "at most 300"),
+            ("{ quote = \"q\", url = \"https://example.com\", expect = \"refused\" }", "unknown field"),
+        ] {
+            let e = parse_file(p(), &format!("{head}promise = {promise}\n")).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("m.toml:"), "{promise}: {e}");
+        }
     }
 
     #[test]

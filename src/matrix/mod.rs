@@ -7,4 +7,4 @@ mod load;
 mod model;
 
 pub use load::{load, load_builtin, load_dir, parse_file};
-pub use model::{split_source_pattern, Creates, Fact, Form, Intent, SourceKind, Variant};
+pub use model::{split_source_pattern, Creates, Fact, Form, Intent, Promise, SourceKind, Variant};

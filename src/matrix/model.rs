@@ -212,6 +212,41 @@ pub struct Variant {
     /// Where the documented behaviour comes from; free text.
     #[serde(default)]
     pub note: String,
+    /// What the runtime's own documentation says the call does when the name is taken, quoted
+    /// with its address: a cited claim, shown beside the measurement (and marked where the
+    /// measurement contradicts it), never an expected outcome: nothing is judged from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promise: Option<Promise>,
+}
+
+/// A runtime documentation's words about a call meeting a taken name ([`Variant::promise`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Promise {
+    /// The documentation's words, quoted as written (at most [`Promise::MAX_QUOTE`] bytes).
+    pub quote: String,
+    /// Where they are: an `https://` address.
+    pub url: String,
+}
+
+impl Promise {
+    /// The longest quote a matrix may carry, in bytes: a sentence or two, not a page.
+    pub const MAX_QUOTE: usize = 300;
+
+    /// Why this promise cannot be shown as given (an empty or overlong quote, an address that
+    /// is not `https://`), `None` when it is fine.
+    pub fn problem(&self) -> Option<String> {
+        if self.quote.trim().is_empty() {
+            return Some("promise.quote is empty".into());
+        }
+        if self.quote.len() > Promise::MAX_QUOTE {
+            return Some(format!("promise.quote is {} bytes; at most {}", self.quote.len(), Promise::MAX_QUOTE));
+        }
+        if !self.url.starts_with("https://") || self.url.chars().any(char::is_whitespace) {
+            return Some(format!("promise.url {:?} is not an https:// address", self.url));
+        }
+        None
+    }
 }
 
 impl Variant {

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::model::{AgainstRace, AgainstSide, Results, Row};
 use crate::matrix::{Intent, SourceKind};
-use crate::verdict::answer::{answer, with_against, Answer, AnswerVerdict, Failure, RowInput, Unsettled};
+use crate::verdict::answer::{answer, with_against, Answer, AnswerVerdict, Failure, PromiseCheck, RowInput, Unsettled};
 
 /// Width the answer block is wrapped to on a terminal (columns).
 pub const ANSWER_WIDTH: usize = 100;
@@ -35,7 +35,12 @@ pub struct CallAnswer<'a> {
     pub answer: Answer,
 }
 
-impl CallAnswer<'_> {
+impl<'a> CallAnswer<'a> {
+    /// The documentation's promise about a taken name (the matrix's), if the call has one.
+    pub fn promise(&self) -> Option<&'a crate::matrix::Promise> {
+        self.rows.iter().flat_map(|r| r.second.values().chain(r.race.iter())).find_map(|c| c.promise.as_ref())
+    }
+
     /// `mono dotnet.Directory.Move` for the other party of race `i` of [`CallAnswer::against`].
     pub fn other(&self, i: usize) -> String {
         let (r, slot) = self.against[i];
@@ -342,7 +347,23 @@ pub fn render_runtime(results: &Results, runtime: &str, width: usize) -> String 
         let _ = writeln!(s, "  not in this runtime:");
         let _ = writeln!(s, "{}", wrapped(&missing, 6, width));
     }
+    let contradicted: Vec<String> = calls.iter().filter_map(contradiction).collect();
+    if !contradicted.is_empty() {
+        let _ = writeln!(s, "  contradicts its documentation:");
+        for c in contradicted {
+            let _ = writeln!(s, "{}", wrapped(&[c], 6, width));
+        }
+    }
     s
+}
+
+/// `dotnet.Directory.Move, broken in a race: "… destDirName already exists." (https://…)` for a
+/// call whose measurement contradicts its documentation's promise; `None` otherwise.
+pub fn contradiction(c: &CallAnswer<'_>) -> Option<String> {
+    let p = c.promise()?;
+    let check = PromiseCheck::of(&c.answer);
+    matches!(check, PromiseCheck::Broken | PromiseCheck::BrokenInARace)
+        .then(|| format!("{}, {}: \"{}\" ({})", c.variant, check.words(), p.quote, p.url))
 }
 
 /// One call's answer in `results.json` (`answers`): derived from the cells each time the
@@ -386,6 +407,21 @@ pub struct AnswerData {
     /// order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub against: Vec<AgainstRecord>,
+    /// The documentation's promise about a taken name, where the matrix cites one, with what
+    /// the measurement says of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub promise: Option<PromiseRecord>,
+}
+
+/// A documented promise and the measurement beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct PromiseRecord {
+    /// The documentation's words.
+    pub quote: String,
+    /// Where they are.
+    pub url: String,
+    /// What the measurement says of them ([`PromiseCheck`]).
+    pub measured: PromiseCheck,
 }
 
 /// One race of a call against another party's call, as its answer weighs it.
@@ -468,6 +504,11 @@ pub fn records(results: &Results) -> Vec<AnswerRecord> {
                             Some(AgainstRecord { contender: r.contenders.get(*slot)?.clone(), verdict: r.race.verdict })
                         })
                         .collect(),
+                    promise: c.promise().map(|p| PromiseRecord {
+                        quote: p.quote.clone(),
+                        url: p.url.clone(),
+                        measured: PromiseCheck::of(&c.answer),
+                    }),
                 },
             });
         }
@@ -536,6 +577,34 @@ pub fn grid_markdown(results: &Results) -> String {
         t.push_str(&format!("| {} | {} |\n", i.describe(), line.join(" | ")));
     }
     t
+}
+
+/// The calls of every runtime whose measurement contradicts their documentation's promise, as
+/// a Markdown table (runtime, call, what was measured, the quote with its address); empty when
+/// none does.
+pub fn contradictions_markdown(results: &Results) -> String {
+    let cell = |s: &str| super::markdown::md_cell(s);
+    let mut rows = Vec::new();
+    for rt in results.measured_runtimes() {
+        for c in call_answers(results, rt) {
+            let check = PromiseCheck::of(&c.answer);
+            if let (Some(p), PromiseCheck::Broken | PromiseCheck::BrokenInARace) = (c.promise(), check) {
+                rows.push(format!(
+                    "| {} | `{}` | {}: {} | \"{}\" ({}) |\n",
+                    cell(rt),
+                    c.variant,
+                    check.words(),
+                    cell(&short_text(&c)),
+                    cell(&p.quote),
+                    cell(&p.url)
+                ));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!("| runtime | call | measured | the documentation says |\n|---|---|---|---|\n{}", rows.concat())
 }
 
 /// Every measured runtime's answer block, one after another (`width` as [`render_runtime`]).

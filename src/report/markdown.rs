@@ -180,11 +180,15 @@ pub fn render(r: &Results) -> String {
     if !answers.is_empty() {
         let _ = writeln!(
             s,
-            "## Which call to use\n\nPer runtime, the calls that held as a lock in every way this run measured them (*use*), those that failed in at least one (*don't use*, with the first failure), by the job they are used for; `?` names what would settle an undetermined call.\n\n```text\n{answers}```\n"
+            "## Which call to use\n\nPer runtime, the calls that held as a lock in every way this run measured them (*use*), those that held against themselves but failed against another party's call of the same kind (*use only if every party does*), those that failed in at least one way (*don't use*, with the first failure), by the job they are used for; `?` names what would settle an undetermined call.\n\n```text\n{answers}```\n"
         );
         let grid = super::answers::grid_markdown(r);
         if !grid.is_empty() {
             let _ = writeln!(s, "The calls to use, by job and runtime (`none`: the runtime has calls for the job, and none held; `—`: it has none):\n\n{grid}");
+        }
+        let promises = super::answers::contradictions_markdown(r);
+        if !promises.is_empty() {
+            let _ = writeln!(s, "### Where the measurement contradicts the documentation\n\nCalls whose runtime documentation says what they do when the name is taken (quoted), and which this run saw fail anyway: *broken* (a second comer on a taken name was not refused) or *broken in a race* (refused one at a time, not in a race).\n\n{promises}");
         }
     }
     for rt in r.measured_runtimes().into_iter().filter(|rt| !r.rows(rt).is_empty()) {
@@ -323,6 +327,7 @@ mod tests {
             intent: None,
             show: Vec::new(),
             note: String::new(),
+            promise: None,
         };
         let f = Finding {
             variant: variant.into(),

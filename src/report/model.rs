@@ -170,6 +170,10 @@ pub struct Cell {
     /// `show`: `returned`, `delivery`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub show: Vec<crate::matrix::Fact>,
+    /// What the runtime's documentation says the call does when the name is taken (the
+    /// matrix's `promise`): a cited claim shown beside the answer, never judged from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promise: Option<crate::matrix::Promise>,
     /// `second-comer` or `race`.
     pub scenario: Scenario,
     /// Target state before the attempt (`absent` for races).
@@ -383,6 +387,7 @@ impl Cell {
             form: variant.form,
             intent: variant.intent,
             show: variant.show.clone(),
+            promise: variant.promise.clone(),
             scenario: f.scenario,
             target: f.target,
             source: f.source,

@@ -135,6 +135,53 @@ impl Answer {
     }
 }
 
+/// What the measurement says of a documented promise about a taken name (the matrix's
+/// `promise`, a cited claim such as "IOException: destDirName already exists"): read from the
+/// answer alone, never from the promise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PromiseCheck {
+    /// The call was safe as a lock in every measured way: the promise held.
+    Held,
+    /// Every second comer on a taken name was refused, but a race (against itself or another
+    /// party's call) was not exclusive: the promise holds one caller at a time only.
+    BrokenInARace,
+    /// A second comer on a taken name was not refused (replaced, kept, nested…): the promise
+    /// did not hold even without a race.
+    Broken,
+    /// The answer is undetermined, or rests only on source kinds the call cannot use.
+    Open,
+}
+
+impl PromiseCheck {
+    /// The check of answer `a`: [`PromiseCheck::Broken`] when a second comer on a taken name
+    /// failed, [`PromiseCheck::BrokenInARace`] when only races did, [`PromiseCheck::Held`]
+    /// for `yes`, [`PromiseCheck::Open`] otherwise (a control that could not take a free name
+    /// says nothing of a taken one).
+    pub fn of(a: &Answer) -> PromiseCheck {
+        let taken = |f: &Failure| matches!(f, Failure::Second { target, .. } if *target != TargetState::Absent);
+        if a.failures.iter().any(|(_, f)| taken(f)) {
+            PromiseCheck::Broken
+        } else if a.failures.iter().any(|(_, f)| matches!(f, Failure::Race { .. })) || !a.fails_against.is_empty() {
+            PromiseCheck::BrokenInARace
+        } else if a.verdict == AnswerVerdict::Yes {
+            PromiseCheck::Held
+        } else {
+            PromiseCheck::Open
+        }
+    }
+
+    /// `held`, `broken in a race`, `broken`, `open`.
+    pub fn words(self) -> &'static str {
+        match self {
+            PromiseCheck::Held => "held",
+            PromiseCheck::BrokenInARace => "broken in a race",
+            PromiseCheck::Broken => "broken",
+            PromiseCheck::Open => "open",
+        }
+    }
+}
+
 /// `a` with the verdicts of the races of the call against other parties' calls
 /// ([`crate::against`]), in a fixed order: `exclusive` ones go to [`Answer::holds_against`],
 /// failures (`multiple-winners`, `lost-update`, `no-winner`) to [`Answer::fails_against`], and
@@ -403,6 +450,22 @@ mod tests {
         let a = with_against(open, &[RaceVerdict::NoWinner]);
         assert_eq!((a.verdict, a.unsettled.len()), (AnswerVerdict::No, 1));
         assert!(!a.only_against(), "not all its rows held against themselves");
+    }
+
+    #[test]
+    fn a_promise_is_checked_from_the_answer_alone() {
+        let yes = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, true))]);
+        assert_eq!(PromiseCheck::of(&yes), PromiseCheck::Held);
+        let raced = answer(&[row(None, clean(), race(RaceVerdict::MultipleWinners, 10, true))]);
+        assert_eq!(PromiseCheck::of(&raced), PromiseCheck::BrokenInARace);
+        assert_eq!(PromiseCheck::of(&with_against(yes, &[RaceVerdict::MultipleWinners])), PromiseCheck::BrokenInARace);
+        let replaced = answer(&[row(None, with(T::File, Replaced, Some(Replaced)), None)]);
+        assert_eq!(PromiseCheck::of(&replaced), PromiseCheck::Broken);
+        // a call that cannot take a free name says nothing about a taken one
+        let failed = answer(&[row(None, with(T::Absent, Failed, Some(Failed)), None)]);
+        assert_eq!(PromiseCheck::of(&failed), PromiseCheck::Open);
+        let open = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 30, true))]);
+        assert_eq!(PromiseCheck::of(&open), PromiseCheck::Open);
     }
 
     #[test]

@@ -363,3 +363,66 @@ fn results_schema_is_committed_and_the_baseline_validates() {
     bad["answers"][0]["answer"]["verdict"] = "maybe".into();
     assert!(!validator.is_valid(&bad));
 }
+
+/// `run --json` ends with the answers (issue 23): each call's verdict, how and against whom,
+/// the use / don't-use lists per intent, and the races against other parties' calls; the
+/// output validates against the committed schema. Nothing here expects a verdict: the checks
+/// tie the answer to the cells and the pairs it rests on, whatever was measured.
+#[test]
+fn run_json_ends_with_the_answers_and_the_races_against_others() {
+    if !crate::common::available("node") {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let variants = "node.writeFileSync.wx,node.writeFileSync.w,node.mkdirSync,node.existsSync+renameSync@dir";
+    let a = conformance()
+        .args(["run", "--json", "-r", "node", "-v", variants, "--scenario", "second-comer,race", "-n", "100"])
+        .arg("--out")
+        .arg(out.path())
+        .arg("--fs-root")
+        .arg(root.path())
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).expect("stdout is the results");
+    let schema: serde_json::Value = serde_json::from_str(&conformance::report::json::schema()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&v).take(5).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "run --json does not validate: {errors:?}");
+    let answer = |id: &str| -> serde_json::Value {
+        v["answers"].as_array().unwrap().iter().find(|a| a["variant"] == id).unwrap_or_else(|| panic!("{id}"))["answer"]
+            .clone()
+    };
+    // `w` replaces a file: a second comer settles it, and the run did not race it for the answer
+    let w = answer("node.writeFileSync.w");
+    assert_eq!(w["verdict"], "no", "{w}");
+    assert_eq!(w["failures"][0]["failure"]["kind"], "second", "{w}");
+    // the two directory rows that held against themselves were raced against each other
+    assert_eq!(v["run_info"]["against"], "cover");
+    let pairs = v["against"].as_array().expect("races against others");
+    let pair = pairs
+        .iter()
+        .find(|p| p["contenders"].as_array().unwrap().iter().any(|c| c["variant"] == "node.mkdirSync"))
+        .expect("mkdirSync raced against another party's call");
+    assert_eq!(pair["kind"], "dir");
+    let mkdir = answer("node.mkdirSync");
+    let failed = ["multiple-winners", "lost-update", "no-winner"].contains(&pair["race"]["verdict"].as_str().unwrap());
+    let lists = v["intents"].as_array().unwrap();
+    let lock_dir = lists.iter().find(|l| l["intent"] == "lock-dir").expect("a lock-dir list");
+    let listed = |key: &str| lock_dir[key].as_array().is_some_and(|l| l.iter().any(|x| x == "node.mkdirSync"));
+    if failed {
+        // held against itself or not, a failure against another party's call is a `no`
+        assert_eq!(mkdir["verdict"], "no", "{mkdir}");
+        assert!(mkdir["how"].as_str().unwrap().contains("against node node.existsSync+renameSync ← dir"), "{mkdir}");
+        if mkdir["failures"].as_array().is_none_or(|f| f.is_empty()) {
+            assert!(listed("use_if_every_party_does"), "{lock_dir}");
+        }
+    } else if mkdir["verdict"] == "yes" {
+        assert!(
+            mkdir["how"].as_str().unwrap().contains("against itself and node node.existsSync+renameSync"),
+            "{mkdir}"
+        );
+        assert!(listed("use"), "{lock_dir}");
+    }
+    assert_eq!(mkdir["against"][0]["contender"]["variant"], "node.existsSync+renameSync", "{mkdir}");
+}

@@ -141,10 +141,13 @@ impl Answer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PromiseCheck {
-    /// The call was safe as a lock in every measured way: the promise held.
+    /// The call was safe as a lock against copies of itself in every measured way: the
+    /// promise held.
     Held,
-    /// Every second comer on a taken name was refused, but a race (against itself or another
-    /// party's call) was not exclusive: the promise holds one caller at a time only.
+    /// Every second comer on a taken name was refused, but the call's race against copies of
+    /// itself was not exclusive: the promise holds one caller at a time only. (A race against
+    /// another party's call does not count: there the other call may be the one that broke
+    /// its own promise.)
     BrokenInARace,
     /// A second comer on a taken name was not refused (replaced, kept, nested…): the promise
     /// did not hold even without a race.
@@ -155,16 +158,17 @@ pub enum PromiseCheck {
 
 impl PromiseCheck {
     /// The check of answer `a`: [`PromiseCheck::Broken`] when a second comer on a taken name
-    /// failed, [`PromiseCheck::BrokenInARace`] when only races did, [`PromiseCheck::Held`]
-    /// for `yes`, [`PromiseCheck::Open`] otherwise (a control that could not take a free name
+    /// failed, [`PromiseCheck::BrokenInARace`] when only its own races did,
+    /// [`PromiseCheck::Held`] for `yes` and for a `no` only against other parties' calls,
+    /// [`PromiseCheck::Open`] otherwise (a control that could not take a free name
     /// says nothing of a taken one).
     pub fn of(a: &Answer) -> PromiseCheck {
         let taken = |f: &Failure| matches!(f, Failure::Second { target, .. } if *target != TargetState::Absent);
         if a.failures.iter().any(|(_, f)| taken(f)) {
             PromiseCheck::Broken
-        } else if a.failures.iter().any(|(_, f)| matches!(f, Failure::Race { .. })) || !a.fails_against.is_empty() {
+        } else if a.failures.iter().any(|(_, f)| matches!(f, Failure::Race { .. })) {
             PromiseCheck::BrokenInARace
-        } else if a.verdict == AnswerVerdict::Yes {
+        } else if a.verdict == AnswerVerdict::Yes || a.only_against() {
             PromiseCheck::Held
         } else {
             PromiseCheck::Open
@@ -458,7 +462,8 @@ mod tests {
         assert_eq!(PromiseCheck::of(&yes), PromiseCheck::Held);
         let raced = answer(&[row(None, clean(), race(RaceVerdict::MultipleWinners, 10, true))]);
         assert_eq!(PromiseCheck::of(&raced), PromiseCheck::BrokenInARace);
-        assert_eq!(PromiseCheck::of(&with_against(yes, &[RaceVerdict::MultipleWinners])), PromiseCheck::BrokenInARace);
+        // a failure against another party's call is not this call's broken promise
+        assert_eq!(PromiseCheck::of(&with_against(yes, &[RaceVerdict::MultipleWinners])), PromiseCheck::Held);
         let replaced = answer(&[row(None, with(T::File, Replaced, Some(Replaced)), None)]);
         assert_eq!(PromiseCheck::of(&replaced), PromiseCheck::Broken);
         // a call that cannot take a free name says nothing about a taken one

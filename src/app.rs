@@ -263,12 +263,14 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
         }
     }
     if show && !plan.json {
+        let _ = write!(stdout, "{}", table::against_block(&results));
         let answers = crate::report::answers::render(&results, crate::report::answers::ANSWER_WIDTH);
         if !answers.is_empty() {
             let _ = write!(stdout, "\n{answers}");
         }
     }
     results.run_info.duration_s = started.elapsed().as_secs_f64();
+    results.run_info.interrupted = crate::interrupt::requested();
     let results_json = json::render(&results);
     outdir.write("results.json", &results_json)?;
     outdir.write("summary.md", &markdown::render(&results))?;
@@ -292,6 +294,7 @@ fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Re
     if let Some(why) = scratch_failed {
         return Err(Error::ScratchBroken {
             path: plan.common.fs_root.clone(),
+            origin: crate::error::scratch_origin(plan.common.fs_root_given),
             why: format!("{why}; measuring stopped, the cells measured before are in {}", plan.out.display()),
         });
     }

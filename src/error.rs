@@ -58,20 +58,24 @@ pub enum Error {
         /// The underlying I/O error.
         source: std::io::Error,
     },
-    /// The scratch folder cannot be created under `--fs-root`.
-    #[error("cannot create the scratch folder under {path} (--fs-root): {source}")]
+    /// The scratch folder cannot be created under its root.
+    #[error("cannot create the scratch folder under {path} ({origin}): {source}")]
     Scratch {
-        /// The root given.
+        /// The root.
         path: PathBuf,
+        /// Where the root came from ([`scratch_origin`]).
+        origin: &'static str,
         /// The underlying I/O error.
         source: std::io::Error,
     },
     /// The scratch folder stopped working during the run (full, read-only, failing), or paths
     /// below it would be too long: what was measured before is kept, nothing after is trusted.
-    #[error("the scratch folder under {path} (--fs-root) does not work: {why}")]
+    #[error("the scratch folder under {path} ({origin}) does not work: {why}")]
     ScratchBroken {
-        /// The root given.
+        /// The root.
         path: PathBuf,
+        /// Where the root came from ([`scratch_origin`]).
+        origin: &'static str,
         /// What failed.
         why: String,
     },
@@ -156,6 +160,16 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 /// Shorthand for results whose error is [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// Where a scratch root came from, as the errors about it say: `--fs-root` when the user gave
+/// it, else the system's temporary folder (`TMPDIR`), with the flag that picks another.
+pub fn scratch_origin(given: bool) -> &'static str {
+    if given {
+        "--fs-root"
+    } else {
+        "the system temp folder, TMPDIR; choose another with --fs-root"
+    }
+}
 
 #[cfg(test)]
 mod tests {

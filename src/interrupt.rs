@@ -66,7 +66,37 @@ pub fn remove_on_abort(dir: PathBuf) {
     }
 }
 
+/// Forgets a path given to [`remove_on_abort`] (a temp file that was renamed into place or
+/// removed): an exit at once must not remove what now stands at that name.
+pub fn forget_on_abort(path: &std::path::Path) {
+    if let Ok(mut d) = SCRATCH.lock() {
+        d.retain(|p| p != path);
+    }
+}
+
 /// True once a stop was requested.
 pub fn requested() -> bool {
     STOP.load(Ordering::SeqCst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An atomic write registers its hidden temp file for removal by an exit at once, and
+    /// forgets it once the file is renamed into place: nothing of it is left in either case.
+    #[test]
+    fn a_written_files_temp_is_forgotten_after_the_rename() {
+        let d = tempfile::tempdir().unwrap();
+        crate::outdir::write_file(&d.path().join("results.json"), "{}").unwrap();
+        let listed = SCRATCH.lock().unwrap().iter().any(|p| p.starts_with(d.path()));
+        assert!(!listed, "the temp file is still listed for removal after the rename");
+        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, ["results.json"]);
+        let p = d.path().join(".x.tmp");
+        remove_on_abort(p.clone());
+        assert!(SCRATCH.lock().unwrap().contains(&p));
+        forget_on_abort(&p);
+        assert!(!SCRATCH.lock().unwrap().contains(&p));
+    }
 }

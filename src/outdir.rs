@@ -20,7 +20,9 @@ pub const LOCK_NAME: &str = ".conformance.lock";
 pub struct OutDir {
     path: PathBuf,
     lock: Option<File>,
-    created: bool,
+    /// The folders this run created for `path`, deepest first (`path` itself and the parents
+    /// that did not exist): an abandoned run removes the empty ones.
+    created: Vec<PathBuf>,
 }
 
 impl OutDir {
@@ -32,9 +34,11 @@ impl OutDir {
     /// Errors: [`Error::Output`] when the folder cannot be created or written, or another run
     /// holds it (`--out` named in the message; exit code 3).
     pub fn open(path: &Path) -> Result<OutDir> {
-        let existed = path.exists();
+        // the folders create_dir_all is about to make, deepest first
+        let created: Vec<PathBuf> =
+            path.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).map(Path::to_path_buf).collect();
         std::fs::create_dir_all(path).map_err(|source| Error::Output { path: path.to_path_buf(), source })?;
-        let mut out = OutDir { path: path.to_path_buf(), lock: None, created: !existed };
+        let mut out = OutDir { path: path.to_path_buf(), lock: None, created };
         let lock_path = path.join(LOCK_NAME);
         let err = |source| Error::Output { path: lock_path.clone(), source };
         // the same inode must stay at the name while we lock it: a run that removes its lock
@@ -128,12 +132,16 @@ impl OutDir {
         PartialWriter { tx: Some(tx), thread: Some(thread) }
     }
 
-    /// Gives the folder up without results: removes it when this run created it and nothing
-    /// but the lock is in it (exit codes 4 and 5 leave no empty folder behind).
+    /// Gives the folder up without results: removes it, and the parents this run made for it,
+    /// when this run created them and nothing but the lock is in them (exit codes 4 and 5, and
+    /// a run refused at start, leave no empty folder behind; `remove_dir` never removes a
+    /// folder that holds anything).
     pub fn abandon(&mut self) {
         self.release();
-        if self.created {
-            let _ = std::fs::remove_dir(&self.path);
+        for dir in &self.created {
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
         }
     }
 
@@ -202,13 +210,20 @@ fn write_atomic_with(dir: &Path, name: &str, text: &str, perms: Option<std::fs::
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
     let mut tmp = builder.tempfile_in(dir).map_err(err)?;
-    tmp.write_all(text.as_bytes()).and_then(|()| tmp.flush()).map_err(err)?;
-    if let Some(p) = perms {
-        tmp.as_file().set_permissions(p).map_err(err)?;
-    }
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(&target).map_err(|e| err(e.error))?;
-    Ok(())
+    // an exit at once (a second Ctrl-C) while the file is written removes the hidden temp file
+    let temp_path = tmp.path().to_path_buf();
+    crate::interrupt::remove_on_abort(temp_path.clone());
+    let written = (|| {
+        tmp.write_all(text.as_bytes()).and_then(|()| tmp.flush()).map_err(err)?;
+        if let Some(p) = perms {
+            tmp.as_file().set_permissions(p).map_err(err)?;
+        }
+        tmp.as_file().sync_all().map_err(err)?;
+        tmp.persist(&target).map_err(|e| err(e.error))?;
+        Ok(())
+    })();
+    crate::interrupt::forget_on_abort(&temp_path);
+    written
 }
 
 /// The thread of [`OutDir::partial`]; send it cells with [`PartialWriter::send`].
@@ -283,5 +298,16 @@ mod tests {
         let mut o = OutDir::open(d.path()).unwrap();
         o.abandon();
         assert!(d.path().exists());
+        // a nested --out: the parents this run made go too, those that were there stay
+        std::fs::create_dir(d.path().join("a")).unwrap();
+        let mut o = OutDir::open(&d.path().join("a/b/c")).unwrap();
+        o.abandon();
+        assert!(!d.path().join("a/b").exists(), "an empty parent made for --out was left");
+        assert!(d.path().join("a").exists(), "a folder that was there is kept");
+        // a parent that came to hold something else is kept
+        let mut o = OutDir::open(&d.path().join("a/b/c")).unwrap();
+        std::fs::write(d.path().join("a/b/other"), "x").unwrap();
+        o.abandon();
+        assert!(!d.path().join("a/b/c").exists() && d.path().join("a/b/other").exists());
     }
 }

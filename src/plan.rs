@@ -98,6 +98,8 @@ pub struct Common {
     pub cache: PathBuf,
     /// Where the scratch folder is made (`--fs-root`, default the system temp folder).
     pub fs_root: PathBuf,
+    /// Whether `--fs-root` gave it (else the system temp folder): errors name where it came from.
+    pub fs_root_given: bool,
     /// The folder name every path passes through (`--hostile-paths`, `--path-segment`).
     pub segment: Option<String>,
     /// `--timeout`.
@@ -148,6 +150,7 @@ impl Common {
             probes: paths.probes.clone(),
             cache: paths.cache.clone(),
             fs_root: scratch.fs_root.clone().unwrap_or_else(std::env::temp_dir),
+            fs_root_given: scratch.fs_root.is_some(),
             segment,
             timeout,
             hold_ms: attempt.hold_ms,
@@ -233,18 +236,28 @@ impl Common {
     /// when the self-test fails (both exit code 3), [`Error::Usage`] naming `--path-segment`
     /// when the segment folder cannot be made (see [`Scratch::new`]).
     pub fn workspace(&self) -> Result<(Scratch, ProbeContext)> {
-        let scratch = Scratch::new(&self.fs_root, self.segment.as_deref())?;
+        let origin = crate::error::scratch_origin(self.fs_root_given);
+        let scratch = Scratch::new(&self.fs_root, self.segment.as_deref()).map_err(|e| match e {
+            Error::Scratch { path, source, .. } => Error::Scratch { path, origin, source },
+            other => other,
+        })?;
         crate::interrupt::remove_on_abort(scratch.top().to_path_buf());
         // tokens are `<nonce>-second-<id>` or `<nonce>-t<folder>-k<i>`: 40 bytes is ample
-        crate::exec::health::self_test(scratch.root(), 40)
-            .map_err(|why| Error::ScratchBroken { path: self.fs_root.clone(), why })?;
+        crate::exec::health::self_test(scratch.root(), 40).map_err(|why| Error::ScratchBroken {
+            path: self.fs_root.clone(),
+            origin,
+            why,
+        })?;
         let probes_dir = match &self.probes {
             Some(p) => p.clone(),
             None => {
                 // the built-in probes, in the scratch folder (removed with it)
                 let dir = scratch.top().join("probes");
-                crate::builtin::write_probes(&dir)
-                    .map_err(|e| Error::ScratchBroken { path: self.fs_root.clone(), why: e.to_string() })?;
+                crate::builtin::write_probes(&dir).map_err(|e| Error::ScratchBroken {
+                    path: self.fs_root.clone(),
+                    origin,
+                    why: e.to_string(),
+                })?;
                 dir
             }
         };
@@ -637,6 +650,7 @@ impl RunPlan {
             matrices: Some(self.matrices.clone()),
             races: o.race.then_some(o.races),
             against: o.race.then_some(self.against),
+            interrupted: false,
             runtimes: found.iter().map(crate::status::runtime_info).collect(),
             amplification: self.common.amplification_info(&o.amplify),
             controls: Vec::new(),
@@ -1279,6 +1293,7 @@ impl RuntimesPlan {
             probes: paths.probes.clone(),
             cache: paths.cache.clone(),
             fs_root: std::env::temp_dir(),
+            fs_root_given: false,
             segment: None,
             timeout: parse_timeout(crate::cli::DEFAULT_TIMEOUT_SECS)?,
             hold_ms: crate::cli::DEFAULT_HOLD_MS,

@@ -941,6 +941,7 @@ pub fn race_modes(
             amplified_unavailable: unavailable,
             detection: None,
             weak_race: None,
+            interrupted,
         },
         evidence,
         elapsed_ms: ms(started.elapsed()),
@@ -1059,6 +1060,7 @@ impl CellBase<'_> {
                 amplified_unavailable: None,
                 detection: None,
                 weak_race: None,
+                interrupted: false,
             })),
             Scenario::Publish | Scenario::Claim | Scenario::DoneMarker => {
                 CellResult::Counters(CountersResult::default())

@@ -30,7 +30,7 @@ impl Scratch {
     /// [`Error::Usage`] naming `--path-segment` (`--hostile-paths` for the hostile name) when
     /// the segment folder cannot be made in it (a name too long or invalid for the file system).
     pub fn new(fs_root: &Path, segment: Option<&str>) -> Result<Scratch> {
-        let err = |source| Error::Scratch { path: fs_root.to_path_buf(), source };
+        let err = |source| Error::Scratch { path: fs_root.to_path_buf(), origin: "--fs-root", source };
         let dir = tempfile::Builder::new().prefix("conformance-").tempdir_in(fs_root).map_err(err)?;
         let mut root = dir.path().to_path_buf();
         if let Some(seg) = segment {

@@ -174,7 +174,7 @@ pub fn render(r: &Results) -> String {
     }
     let _ = writeln!(
         s,
-        "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Races run *natural* (as the calls happen) and *amplified* (each file-system system call of every contender delayed on return, which widens any check-then-act window; where amplification ran, it decides unless the natural race found a failure; without `--thorough`, the natural race runs first and a failure it shows decides without an amplified race). A race cell shows each run's count of trials with that verdict (`amp`, `nat`); `exclusive` carries the one-sided 95% upper bound on the multi-winner rate (`0/200 < 1.5%`). Each family's check-then-create anti-pattern is the *detection control*: where it was caught significantly less often than 90% of the trials of its best ordering amplified (20% natural-only; one-sided binomial test, p < 0.05, at least 20 trials), `exclusive` verdicts become `inconclusive` (weak race). *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the deciding race was exclusive with its bound ≤ 3% (at least 100 clean trials) in a run whose detection control worked; `?` when something needed is missing, faulty or weak, with the flag that would measure what this run left out (`? (--races all)`: the run raced each call's plain form only, and the row says `not raced`; `? (-n 100)`: too few trials for the bound). Every outcome is classified from the probe's report and the file system afterwards.\n"
+        "Outcomes (second comer: a first comer's token stands at the target, the runtime attempts with its own): `acquired` (control, free name taken), `failed` (control: the call cannot take a free name), `refused` (failed, target unchanged: safe), `replaced` (silent overwrite), `kept` (success without taking anything), `nested` (went inside the directory), `damaged`. Race verdicts: `exclusive`, `multiple-winners n/T`, `lost-update n/T`, `no-winner n/T`, `inconclusive`. Races run *natural* (as the calls happen) and *amplified* (each file-system system call of every contender delayed on return, which widens any check-then-act window; where amplification ran, it decides unless the natural race found a failure; without `--thorough`, the natural race runs first and a failure it shows decides without an amplified race). A race cell shows each run's count of trials with that verdict (`amp`, `nat`); `exclusive` carries the one-sided 95% upper bound on the multi-winner rate (`0/200 < 1.5%`). Each family's check-then-create anti-pattern is the *detection control*: where it was caught significantly less often than 90% of the trials of its best ordering amplified (20% natural-only; one-sided binomial test, p < 0.05, at least 20 trials), `exclusive` verdicts become `inconclusive` (weak race). *Safe as a lock* is `yes` only when the control acquired, all four target states refused (with absolute and relative paths) and the deciding race was exclusive with its bound ≤ 3% (at least 100 clean trials) in a run whose detection control worked; `?` when something needed is missing, faulty or weak, with the flag that would measure what this run left out (`? (--races all)`: the run raced each call's plain form only, `run --quick`, and the row says `not raced (--races all)`; `? (-n 100)`: too few trials for the bound); a row whose second comer already failed is not raced by the default run (`not raced (second comer failed)`: no race can change its answer). Every outcome is classified from the probe's report and the file system afterwards.\n"
     );
     let answers = super::answers::render(r, super::answers::ANSWER_WIDTH);
     if !answers.is_empty() {
@@ -203,6 +203,17 @@ pub fn render(r: &Results) -> String {
             s.push('\n');
         }
         for l in lines {
+            let _ = writeln!(s, "- {}", md_escape(&l));
+        }
+        s.push('\n');
+    }
+    let against = super::table::against_lines(r);
+    if !against.is_empty() {
+        let _ = writeln!(
+            s,
+            "## Against other parties' calls\n\nThe rows that held against themselves, raced in pairs of two different calls that leave the same kind of entry at the name (one contender each; `--against`), failures first:\n"
+        );
+        for l in against {
             let _ = writeln!(s, "- {}", md_escape(&l));
         }
         s.push('\n');
@@ -367,6 +378,7 @@ mod tests {
             amplified_unavailable: None,
             detection: Some(detection.clone()),
             weak_race: None,
+            interrupted: false,
         };
         cell(variant, Scenario::Race, TargetState::Absent, CellResult::Race(Box::new(r)))
     }
@@ -444,6 +456,7 @@ mod tests {
                 matrices: None,
                 races: None,
                 against: None,
+                interrupted: false,
                 runtimes: vec![
                     RuntimeInfo {
                         name: "node".into(),

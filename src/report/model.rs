@@ -307,6 +307,10 @@ pub struct RaceResult {
     /// Why an `exclusive` run became `inconclusive` (`weak race: control caught n/T`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weak_race: Option<String>,
+    /// An interrupt (Ctrl-C, SIGTERM) stopped the race before its planned trials: the counts
+    /// are the trials completed before it, and the bound says how little they show.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl CellResult {
@@ -572,6 +576,10 @@ pub struct RunInfo {
     /// before `--races` existed, which raced every variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub races: Option<crate::domain::RaceScope>,
+    /// The run was interrupted (Ctrl-C, SIGTERM): the cells are those measured before the stop,
+    /// and races cut short say so (`interrupted` in their result).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// Which pairs of rows were raced against each other (`--against`: `none`, `cover`,
     /// `all`). Absent in files written before `--against` existed, and where no race ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]

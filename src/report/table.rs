@@ -142,7 +142,43 @@ pub fn counts_text(m: &ModeRun) -> String {
 /// `multiple-winners (amp 50/50 at +0 µs; nat 48/200)`, `exclusive (amp 0/200 < 1.5%; nat 0/200)`,
 /// `inconclusive: weak race: control caught 12/100 (amplified)`.
 pub fn race_text(c: &Cell) -> String {
-    let Some(c) = c.race() else { return "?".into() };
+    match c.race() {
+        Some(r) => race_result_text(r),
+        None => "?".into(),
+    }
+}
+
+/// One line per race of two rows against each other (`run --against`): `node node.mkdirSync vs
+/// mono dotnet.Directory.Move (dir): multiple-winners (nat 1/10 at +0 µs; …)`, failures first;
+/// control characters escaped. Empty when the results hold none.
+pub fn against_lines(results: &Results) -> Vec<String> {
+    let mut races: Vec<&super::model::AgainstRace> = results.against.iter().collect();
+    races.sort_by_key(|a| !crate::verdict::is_disproof(a.race.verdict));
+    races
+        .iter()
+        .map(|a| {
+            let sides: Vec<String> = a.contenders.iter().map(super::model::AgainstSide::label).collect();
+            let line = format!("{} ({}): {}", sides.join(" vs "), a.kind.as_str(), race_result_text(&a.race));
+            escape_controls(&line).into_owned()
+        })
+        .collect()
+}
+
+/// The races of two rows against each other as a block under its heading (`against other
+/// parties' calls: …`), with a blank line before; empty when there are none.
+pub fn against_block(r: &Results) -> String {
+    let lines = against_lines(r);
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nagainst other parties' calls (rows that held against themselves, raced in pairs, one contender each)\n{}\n",
+        lines.join("\n")
+    )
+}
+
+/// The race column's text for race result `c`: the verdict and each run's counts.
+pub fn race_result_text(c: &super::model::RaceResult) -> String {
     let v = c.verdict;
     // not a measurement: no counts beside it (the reason is in the cell's evidence)
     if (c.natural.is_none() && c.amplified.is_none()) || v == RaceVerdict::HarnessError {
@@ -176,6 +212,9 @@ pub fn race_text(c: &Cell) -> String {
     let unavailable = |w: &str| !w.starts_with("off") && w != crate::engine::AMPLIFIED_SKIPPED;
     if c.amplified.is_none() && c.amplified_unavailable.as_deref().is_some_and(unavailable) {
         parts.push("amp unavailable".into());
+    }
+    if c.interrupted {
+        parts.push("interrupted".into());
     }
     match &c.weak_race {
         Some(w) => format!("{} ({w}; {})", v.as_str(), parts.join("; ")),
@@ -283,6 +322,7 @@ pub fn render_report(r: &Results) -> String {
             s += &format!("\n{} (hand-off: counted from the files)\n{t}\n", scenario.as_str());
         }
     }
+    s += &against_block(r);
     if !differ.is_empty() {
         s += &format!("\n{}", disagreement_text(r));
     }

@@ -146,6 +146,7 @@ fn an_interrupt_drops_the_attempt_in_flight() {
     assert_eq!(cells(&r, "node.fake.wx", "second-comer").len(), 2, "{r}");
     assert!(cells(&r, "node.fake.slow", "second-comer").is_empty(), "the attempt in flight is not a cell: {r}");
     assert!(!r.to_string().contains("interrupted before"), "{r}");
+    assert_eq!(r["run_info"]["interrupted"], true, "the file says the run was interrupted");
     no_process_left(&mark);
     assert!(empty(root.path()), "scratch folder left");
 }
@@ -172,6 +173,9 @@ fn sigterm_during_races_counts_only_completed_trials() {
     assert_eq!(n["fault_trials"], 0, "the cut trial is not a fault: {n}");
     assert_ne!(ctl[0]["result"]["verdict"], "inconclusive", "{}", ctl[0]);
     assert!(ctl[0]["evidence"].as_str().unwrap().contains("interrupted after"), "{}", ctl[0]);
+    // the race cut short says so, and so does the run
+    assert_eq!(ctl[0]["result"]["interrupted"], true, "{}", ctl[0]);
+    assert_eq!(r["run_info"]["interrupted"], true);
 
     // the cross-runtime `race` command, found on PATH
     let m = fixtures().join("matrices").join("faults");

@@ -53,12 +53,12 @@ fn bench_render(c: &mut Criterion) {
     });
 }
 
-/// A matrix file of `n` variants (ids `bench.v0` …), as a user's generated matrix would be.
+/// A matrix file of `n` variants (ids `node.v0` …), as a user's generated matrix would be.
 fn matrix_text(n: usize) -> String {
-    let mut t = String::from("family = \"bench\"\n");
+    let mut t = String::from("family = \"node\"\n");
     for i in 0..n {
         t.push_str(&format!(
-            "\n[[variant]]\nid = \"bench.v{i}\"\ncall = \"call{i}(p)\"\ncreates = \"file\"\nintent = \"lock-file\"\n"
+            "\n[[variant]]\nid = \"node.v{i}\"\ncall = \"call{i}(p)\"\ncreates = \"file\"\nintent = \"lock-file\"\n"
         ));
     }
     t

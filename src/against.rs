@@ -21,7 +21,9 @@
 //! - `all` (`--thorough`): every pair of representatives of a name kind;
 //! - `none`: no pair.
 //!
-//! This module is pure: it picks pairs from [`Candidate`]s; the engine races them.
+//! This module is pure: it picks pairs from [`Candidate`]s; the engine races them
+//! (`crate::engine::against::race_pair`: three contenders, the first call, the second, the
+//! first again, so that the orderings put the second call both behind and ahead of the first).
 
 use serde::{Deserialize, Serialize};
 

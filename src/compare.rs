@@ -13,10 +13,13 @@
 //! found a failure (of any kind). Natural verdicts that
 //! differ between `exclusive` and `multiple-winners` count as changed only when Fisher's exact
 //! test says the multi-winner counts differ (p < [`crate::stats::SIGNIFICANT_P`]), and are
-//! listed as within noise otherwise. Hand-off cells (counters) compare their state:
-//! `measured`, `unsupported` (no counters, the probe's reason in the evidence) or
+//! listed as within noise otherwise. A new race whose detection control was not caught (a weak
+//! race) and that found no failure measured nothing: it is listed as weak, not compared.
+//! Hand-off cells (counters) compare their state: `measured`, `unsupported` (no counters, the probe's reason in the evidence) or
 //! `harness-error`; their counts are natural rates that move from run to run (e.g. Deno's torn
 //! reads of `publish.direct`, 58/6,911 and 303/1,836 in two runs here), which `diff` weighs.
+//! The races of rows against each other (`run --against`) are compared as race cells, pair by
+//! pair ([`pair_key`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -24,8 +27,8 @@ use std::fmt::Write;
 use crate::report::model::{Cell, CellResult, Results};
 use crate::verdict::Outcome;
 
-/// One changed cell.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One changed cell (or pair of rows raced against each other).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Change {
     /// The cell key.
     pub key: String,
@@ -161,8 +164,60 @@ pub fn compare_ignoring(base: &Results, new: &Results, ignore: &[Fact]) -> Diff 
         }
     }
     d.added = n.keys().filter(|k| !b.contains_key(*k)).cloned().collect();
+    compare_pairs(base, new, &mut d);
     d.weak = n.iter().filter_map(|(k, c)| c.race()?.weak_race.as_ref().map(|w| format!("{k}: {w}"))).collect();
     d
+}
+
+/// The key of a race of two rows against each other: `against/<side>|<side>`, each side
+/// `adapter/variant[/source=kind]`, in sorted order (the pair's slot order may differ between
+/// runs).
+pub fn pair_key(a: &crate::report::model::AgainstRace) -> String {
+    let mut sides: Vec<String> = a
+        .contenders
+        .iter()
+        .map(|s| match s.source {
+            Some(k) => format!("{}/{}/source={}", s.runtime_name, s.variant, k.as_str()),
+            None => format!("{}/{}", s.runtime_name, s.variant),
+        })
+        .collect();
+    sides.sort();
+    format!("against/{}", sides.join("|"))
+}
+
+/// Compares the races of rows against each other (`run --against`) that both runs hold, by
+/// [`pair_key`], as race cells are; a pair only in the baseline is missing where the new run
+/// raced every pair (`--against all`), and not asked for otherwise (`cover` picks pairs from
+/// what held, which may differ).
+fn compare_pairs(base: &Results, new: &Results, d: &mut Diff) {
+    fn by_key(r: &Results) -> BTreeMap<String, &crate::report::model::AgainstRace> {
+        r.against.iter().map(|a| (pair_key(a), a)).collect()
+    }
+    let (b, n) = (by_key(base), by_key(new));
+    let label = |a: &crate::report::model::AgainstRace| {
+        a.contenders.iter().map(crate::report::model::AgainstSide::label).collect::<Vec<_>>().join(" vs ")
+    };
+    let all = new.run_info.against == Some(crate::against::AgainstScope::All);
+    for (k, bp) in &b {
+        match n.get(k) {
+            Some(np) => {
+                d.compared += 1;
+                match judge_race(&bp.race, &np.race) {
+                    Judged::Same => d.same.push((k.clone(), np.race.verdict.as_str().to_string())),
+                    Judged::Changed(before, after) => d.changed.push(Change {
+                        key: k.clone(),
+                        before: (before, label(bp)),
+                        after: (after, label(np)),
+                    }),
+                    Judged::Noise(before, after, p) => d.within_noise.push(Noise { key: k.clone(), before, after, p }),
+                }
+            }
+            None if all => d.missing.push(k.clone()),
+            None => d.not_asked += 1,
+        }
+    }
+    d.added.extend(n.keys().filter(|k| !b.contains_key(*k)).cloned());
+    d.weak.extend(n.iter().filter_map(|(k, a)| a.race.weak_race.as_ref().map(|w| format!("{k}: {w}"))));
 }
 
 /// What a run asked for, as its file records it: the runtimes of its `run_info` (selected,
@@ -366,18 +421,35 @@ fn counters_state(c: &Cell) -> &'static str {
 
 /// Compares one cell of both runs (see the module documentation).
 fn judge(b: &Cell, n: &Cell, ignore: &[Fact]) -> Judged {
-    use crate::verdict::RaceVerdict::{Exclusive, MultipleWinners};
-    let (b_race, n_race) = match (b.race(), n.race()) {
-        (Some(x), Some(y)) => (x, y),
+    match (b.race(), n.race()) {
+        (Some(x), Some(y)) => judge_race(x, y),
         _ if b.result.kind() != n.result.kind() => {
-            return Judged::Changed(b.result.kind().to_string(), n.result.kind().to_string())
+            Judged::Changed(b.result.kind().to_string(), n.result.kind().to_string())
         }
         _ if matches!(b.result, CellResult::Counters(_)) => {
             let (bs, ns) = (counters_state(b), counters_state(n));
-            return if bs == ns { Judged::Same } else { Judged::Changed(bs.into(), ns.into()) };
+            if bs == ns {
+                Judged::Same
+            } else {
+                Judged::Changed(bs.into(), ns.into())
+            }
         }
-        _ => return judge_second(b, n, ignore),
-    };
+        _ => judge_second(b, n, ignore),
+    }
+}
+
+/// Compares two race results (a race cell's, or a pair's against each other): amplified
+/// verdicts where both have one, natural ones by Fisher's exact test otherwise (see the module
+/// documentation).
+fn judge_race(b_race: &crate::report::model::RaceResult, n_race: &crate::report::model::RaceResult) -> Judged {
+    use crate::verdict::RaceVerdict::{Exclusive, MultipleWinners};
+    // a new race whose detection control was not caught measured nothing: finding no failure
+    // there is no evidence that one went away (it is listed as `weak`, not compared); pwsh's
+    // natural races found New-Item's two winners 5/10 on a quiet machine and none in 30 with
+    // both cores busy, its control caught 0/25
+    if n_race.weak_race.is_some() && !crate::verdict::is_disproof(n_race.verdict) {
+        return Judged::Same;
+    }
     let word = |m: Option<&crate::report::model::ModeRun>, r: &crate::report::model::RaceResult| {
         m.map_or(r.verdict, |m| m.verdict).as_str().to_string()
     };
@@ -632,6 +704,35 @@ mod tests {
         assert!(compare_ignoring(&b, &n, &[Fact::ErrorCode]).changed.is_empty());
     }
 
+    /// A race of two rows against each other whose verdict changed fails the comparison, as a
+    /// race cell does (the answer rests on it); pairs only in one run are new or not asked for.
+    #[test]
+    fn a_pair_whose_verdict_changed_is_a_difference() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let base = crate::report::json::read(&path).unwrap();
+        assert!(!base.against.is_empty(), "the baseline races pairs");
+        let same = compare(&base, &base);
+        assert!(same.changed.is_empty() && same.same.iter().any(|(k, _)| k.starts_with("against/")));
+        let mut new = base.clone();
+        let i = new.against.iter().position(|a| a.race.amplified.is_some()).expect("a pair raced amplified");
+        use crate::verdict::RaceVerdict;
+        let flip = |v| if v == RaceVerdict::Exclusive { RaceVerdict::MultipleWinners } else { RaceVerdict::Exclusive };
+        let amp = new.against[i].race.amplified.as_mut().unwrap();
+        amp.verdict = flip(amp.verdict);
+        let d = compare(&base, &new);
+        assert_eq!(d.changed.len(), 1, "{:?}", d.changed);
+        assert_eq!(d.changed[0].key, pair_key(&base.against[i]));
+        assert!(d.changed[0].before.1.contains(" vs "), "{:?}", d.changed[0]);
+        // a pair the new run did not race: not asked for (`cover` picks pairs from what held)
+        let mut fewer = base.clone();
+        fewer.against.remove(i);
+        fewer.run_info.against = Some(crate::against::AgainstScope::Cover);
+        let d = compare(&base, &fewer);
+        assert!(d.changed.is_empty() && d.missing.is_empty() && d.not_asked >= 1);
+        fewer.run_info.against = Some(crate::against::AgainstScope::All);
+        assert_eq!(compare(&base, &fewer).missing, vec![pair_key(&base.against[i])]);
+    }
+
     #[test]
     fn a_changed_relative_outcome_is_a_difference() {
         let base = results();
@@ -754,5 +855,16 @@ mod tests {
         let d = compare(&base, &real);
         assert_eq!(d.changed.len(), 1, "{}", d.render());
         assert!(d.within_noise.is_empty());
+        // a weak new race (its control not caught) that found nothing measured nothing: not a
+        // change from the baseline's failure, and listed as weak; a failure it found still is one
+        let mut weak = base.clone();
+        set(&mut weak, 0, 200);
+        let r = race_cell(&mut weak, "node.writeFileSync.wx").race_mut().unwrap();
+        r.verdict = crate::verdict::RaceVerdict::Inconclusive;
+        r.weak_race = Some("weak race: control caught 0/25 (natural)".into());
+        let d = compare(&real, &weak);
+        assert!(d.changed.is_empty() && d.weak.len() == 1, "{}", d.render());
+        let d = compare(&weak, &real);
+        assert_eq!(d.changed.len(), 1, "a failure found where the baseline was weak is new: {}", d.render());
     }
 }

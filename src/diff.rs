@@ -122,18 +122,24 @@ pub struct Report {
     pub added: Vec<String>,
     /// B's races whose detection control was not caught.
     pub weak: Vec<String>,
+    /// Races of two rows against each other (`run --against`) whose verdict changed, keyed by
+    /// [`compare::pair_key`]: before and after, with the pair's label.
+    pub pairs: Vec<compare::Change>,
 }
 
 impl Report {
     /// True when a cell differs, a cell B asked for is only in A, or no cell was compared
     /// (the exit code 1 of `diff`).
     pub fn differs(&self) -> bool {
-        self.groups.iter().any(|g| !g.cells.is_empty()) || !self.missing.is_empty() || self.compared == 0
+        self.groups.iter().any(|g| !g.cells.is_empty())
+            || !self.pairs.is_empty()
+            || !self.missing.is_empty()
+            || self.compared == 0
     }
 
-    /// The number of changed cells.
+    /// The number of changed cells and pairs.
     pub fn changed(&self) -> usize {
-        self.groups.iter().map(|g| g.cells.len()).sum()
+        self.groups.iter().map(|g| g.cells.len()).sum::<usize>() + self.pairs.len()
     }
 
     /// The same comparison as [`compare::Diff`], for the JUnit exporter
@@ -148,6 +154,7 @@ impl Report {
                 before: (format!("{}: {}", c.what.as_str(), c.a.text), c.a.runtime.clone()),
                 after: (c.b.text.clone(), c.b.runtime.clone()),
             })
+            .chain(self.pairs.iter().cloned())
             .collect();
         compare::Diff {
             changed,
@@ -296,6 +303,7 @@ pub fn diff(
         })
     };
     let mut changed: Vec<Changed> = Vec::new();
+    let pairs: Vec<compare::Change> = d.changed.iter().filter(|c| c.key.starts_with("against/")).cloned().collect();
     for c in &d.changed {
         let (Some(x), Some(y)) = (m.base.get(&c.key), m.new.get(&c.key)) else { continue };
         // a race shows compare's words (`exclusive (amplified)`); a second comer its text
@@ -364,6 +372,7 @@ pub fn diff(
         not_asked: d.not_asked,
         added: d.added,
         weak: d.weak,
+        pairs,
     }
 }
 
@@ -447,6 +456,12 @@ pub fn render_text(r: &Report) -> String {
             let _ = writeln!(s, "  {cell:w$}  {what:10}  {} ⇒ {}", e(&c.before), e(&c.after));
         }
     }
+    if !r.pairs.is_empty() {
+        let _ = writeln!(s, "\nraces against other parties' calls:");
+        for c in &r.pairs {
+            let _ = writeln!(s, "  {}  {} ⇒ {}", e(&c.before.1), e(&c.before.0), e(&c.after.0));
+        }
+    }
     if !r.missing.is_empty() {
         let _ = writeln!(s, "\nonly in A (B asked for them):");
         for k in &r.missing {
@@ -514,6 +529,13 @@ pub fn render_markdown(r: &Report) -> String {
                 let _ = writeln!(s, "# {name} {}\n{}", escape_controls(&x.runtime), escape_controls(&x.repro));
             }
             let _ = writeln!(s, "```");
+        }
+    }
+    if !r.pairs.is_empty() {
+        let _ = writeln!(s, "\n## Races against other parties' calls\n\n| pair | A | B |\n|---|---|---|");
+        for c in &r.pairs {
+            let cell = |t: &str| crate::report::markdown::md_cell(t);
+            let _ = writeln!(s, "| {} | {} | {} |", cell(&c.before.1), cell(&c.before.0), cell(&c.after.0));
         }
     }
     if !r.missing.is_empty() {

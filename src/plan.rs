@@ -431,8 +431,20 @@ impl RunPlan {
         let amplify = common.detect_amplifier(shape.race || handoffs);
         let options = common.options(shape, amplify);
         // pairs are raced as processes, after the rows they rest on
+        let threads = a.contender_kind == crate::cli::ContenderKindArg::Thread;
+        if let (Some(x), true) = (a.against, !options.race || threads) {
+            if x != crate::cli::AgainstArg::None {
+                return Err(Error::Usage {
+                    flag: "--against".into(),
+                    message: format!(
+                        "pairs are raced after the races, by processes: --against {} needs the race scenario and --contender-kind process",
+                        x.scope().as_str()
+                    ),
+                });
+            }
+        }
         let against = match a.against {
-            _ if !options.race || a.contender_kind == crate::cli::ContenderKindArg::Thread => AgainstScope::None,
+            _ if !options.race || threads => AgainstScope::None,
             Some(x) => x.scope(),
             None if a.thorough => AgainstScope::All,
             None if a.quick => AgainstScope::None,
@@ -1654,6 +1666,14 @@ mod tests {
         }
         assert!(!has(&races(&["-v", "node.*", "--races", "core"]), "node.promises.writeFile.wx", None));
         assert!(races(&["--scenario", "second-comer"]).is_empty(), "no race without the race scenario");
+        for bad in [
+            &["--against", "all", "--contender-kind", "thread"][..],
+            &["--against", "cover", "--scenario", "second-comer"],
+        ] {
+            let e = run_plan(bad).err().expect("refused").to_string();
+            assert!(e.contains("--against"), "{bad:?}: {e}");
+        }
+        assert_eq!(run_plan(&["--scenario", "second-comer"]).unwrap().against, AgainstScope::None);
         let both = Cli::try_parse_from(["conformance", "run", "--quick", "--thorough"]);
         assert!(both.is_err_and(|e| e.kind() == clap::error::ErrorKind::ArgumentConflict));
     }

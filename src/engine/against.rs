@@ -8,6 +8,9 @@ use crate::report::model::{AgainstRace, AgainstSide};
 use crate::runtime::{ProbeContext, Runtime};
 use crate::verdict::Detection;
 
+/// The side each slot of a pair's race runs: the first, the second, the first again.
+pub const PAIR_SLOTS: [usize; 3] = [0, 1, 0];
+
 /// One side of a pair: the runtime, the row's variant (its source kind set) and the detection
 /// control of its family in this run (`None` where none ran).
 pub struct Side<'a> {
@@ -19,15 +22,22 @@ pub struct Side<'a> {
     pub detection: Option<&'a Detection>,
 }
 
-/// Races `sides` (slot 0, slot 1) on one absent name, natural and amplified as a race cell is,
-/// with the run's trials (`--oneshot-trials` where a side starts a process per attempt), in
-/// fresh pools of one probe each. An `exclusive` verdict becomes `inconclusive` where either
-/// family's detection control was weak (the weaker control is the race's). Returns `None` when
-/// an interrupt left nothing to report.
+/// Races `sides` on one absent name, natural and amplified as a race cell is, with the run's
+/// trials (`--oneshot-trials` where a side starts a process per attempt), in fresh pools of one
+/// probe per slot. The slots are the first side, the second, the first again
+/// ([`PAIR_SLOTS`]): a release ordering delays slot *i* by *i* × offset, so the second side
+/// meets the first both ahead of it and behind it. An `exclusive` verdict becomes
+/// `inconclusive` where either family's detection control was weak (the weaker control is the
+/// race's). Returns `None` when an interrupt left nothing to report (it came before the race,
+/// or no trial was counted).
 pub fn race_pair(sides: [Side<'_>; 2], m: &mut Measurement<'_>, ctx: &ProbeContext) -> Option<AgainstRace> {
+    if crate::interrupt::requested() {
+        return None;
+    }
     let opts = m.opts;
-    let slots = sides
+    let slots = PAIR_SLOTS
         .iter()
+        .map(|&i| &sides[i])
         .map(|s| {
             let ad = s.rt.adapter();
             (ad.mode(), ad.launch(s.rt, &s.v.family, ctx), timeouts_for(ad, opts))
@@ -41,11 +51,12 @@ pub fn race_pair(sides: [Side<'_>; 2], m: &mut Measurement<'_>, ctx: &ProbeConte
     let start_fault = pools.start(matches!(amplify, Amplify::On(_)).then_some(&amplify));
     let trials =
         if pools.natural.iter().any(Contender::process_per_attempt) { opts.oneshot_trials } else { opts.trials };
-    let variants = [sides[0].v, sides[1].v];
-    let styles = [sides[0].rt.adapter().path_style(), sides[1].rt.adapter().path_style()];
+    let variants: Vec<&Variant> = PAIR_SLOTS.iter().map(|&i| sides[i].v).collect();
+    let styles: Vec<_> = PAIR_SLOTS.iter().map(|&i| sides[i].rt.adapter().path_style()).collect();
     let run = race_modes(&mut pools, &variants, &styles, trials, m);
     pools.shutdown();
-    if run.cut_short() {
+    let counted = run.race.natural.iter().chain(run.race.amplified.iter()).any(|m| m.stats.trials > 0);
+    if run.cut_short() || (crate::interrupt::requested() && !counted) {
         return None;
     }
     // the weaker control speaks for the pair: a failed one before a working one

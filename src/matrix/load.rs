@@ -60,6 +60,19 @@ pub fn parse_file(path: &Path, text: &str) -> Result<Vec<Variant>> {
 /// parts, and the longest built-in one has 49.
 pub const MAX_ID_LEN: usize = 120;
 
+/// Every API family some runtime adapter runs, in the adapters' order, each once.
+pub fn known_families() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for a in crate::runtime::ADAPTERS {
+        for f in a.families() {
+            if !out.contains(f) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
 fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
     let at = |offset: usize, message: String| Error::input_at(path, text, Some(offset), message);
     let file: MatrixFile = toml::from_str(text).map_err(|e| {
@@ -73,6 +86,14 @@ fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
     };
     if file.family.is_empty() || !file.family.chars().all(|c| c.is_ascii_alphanumeric()) {
         return Err(at(family_at, format!("family {:?} must be a non-empty ASCII word ([A-Za-z0-9])", file.family)));
+    }
+    // a family no runtime adapter runs would never be measured (a typo, `nod`): said here
+    let known = known_families();
+    if !known.contains(&file.family.as_str()) {
+        return Err(at(
+            family_at,
+            format!("family {:?} is run by no runtime (the families: {})", file.family, known.join(", ")),
+        ));
     }
     let prefix = format!("{}.", file.family);
     let mut out: Vec<Located> = Vec::with_capacity(file.variant.len());
@@ -289,6 +310,8 @@ mod tests {
             ("{ quote = \" \", url = \"https://example.com\" }", "promise.quote is empty"),
             (&format!("{{ quote = \"{long}\", url = \"https://example.com\" }}"), "at most 300"),
             ("{ quote = \"q\", url = \"https://example.com\", expect = \"refused\" }", "unknown field"),
+            ("{ quote = \"a\\u001b[2Jb\", url = \"https://example.com\" }", "control character"),
+            ("{ quote = \"q\", url = \"https://\" }", "not an https:// address"),
         ] {
             let e = parse_file(p(), &format!("{head}promise = {promise}\n")).unwrap_err().to_string();
             assert!(e.contains(says) && e.contains("m.toml:"), "{promise}: {e}");
@@ -382,7 +405,7 @@ mod tests {
 
     #[test]
     fn rejects_a_second_control() {
-        let text = "family = \"x\"\n[[variant]]\nid = \"x.a\"\ncall = \"a\"\ncreates = \"file\"\ncontrol = true\n\n[[variant]]\nid = \"x.b\"\ncall = \"b\"\ncreates = \"file\"\ncontrol = true\n";
+        let text = "family = \"node\"\n[[variant]]\nid = \"node.a\"\ncall = \"a\"\ncreates = \"file\"\ncontrol = true\n\n[[variant]]\nid = \"node.b\"\ncall = \"b\"\ncreates = \"file\"\ncontrol = true\n";
         let e = parse_file(p(), text).unwrap_err().to_string();
         assert!(e.contains("second detection control") && e.contains(":9:"), "{e}");
     }
@@ -448,11 +471,22 @@ mod tests {
             "[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\n",
             "family = \"node\"\n[[variant]]\nid = \"node.x\"\ncreates = \"file\"\n",
             "family = \"no de\"\n",
+            "family = \"nod\"\n",
             "family = 3\n",
             "family = \"node\"\n[[variant]]\nid = \"node.x\"\ncall = \" \"\ncreates = \"file\"\n",
         ] {
             let e = parse_file(p(), t).unwrap_err();
             assert!(matches!(e, Error::Input { line: 1.., .. }), "{t:?}: {e}");
+        }
+    }
+
+    /// A family no runtime runs would never be measured: a typo is said where it stands.
+    #[test]
+    fn a_family_no_runtime_runs_is_refused() {
+        let e = parse_file(p(), "family = \"nod\"\n").unwrap_err().to_string();
+        assert!(e.contains("m.toml:1:") && e.contains("is run by no runtime") && e.contains("node, "), "{e}");
+        for f in known_families() {
+            assert!(parse_file(p(), &format!("family = \"{f}\"\n")).is_ok(), "{f}");
         }
     }
 

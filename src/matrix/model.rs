@@ -242,7 +242,11 @@ impl Promise {
         if self.quote.len() > Promise::MAX_QUOTE {
             return Some(format!("promise.quote is {} bytes; at most {}", self.quote.len(), Promise::MAX_QUOTE));
         }
-        if !self.url.starts_with("https://") || self.url.chars().any(char::is_whitespace) {
+        if let Some(c) = self.quote.chars().find(|c| c.is_control()) {
+            return Some(format!("promise.quote holds the control character {c:?}; quote the words on one line"));
+        }
+        let host = self.url.strip_prefix("https://").and_then(|r| r.split('/').next()).unwrap_or("");
+        if host.is_empty() || self.url.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Some(format!("promise.url {:?} is not an https:// address", self.url));
         }
         None

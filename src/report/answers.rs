@@ -88,7 +88,17 @@ pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'
                 Some((r, if mine == 0 { 1 } else { 0 }))
             })
             .collect();
-        let verdicts: Vec<_> = c.against.iter().map(|(r, _)| r.race.verdict).collect();
+        // a race cut short by an interrupt shows a failure it saw, never that the call held
+        let verdicts: Vec<_> = c
+            .against
+            .iter()
+            .map(|(r, _)| match r.race.verdict {
+                crate::verdict::RaceVerdict::Exclusive if r.race.interrupted => {
+                    crate::verdict::RaceVerdict::Inconclusive
+                }
+                v => v,
+            })
+            .collect();
         c.answer = with_against(answer(&inputs), &verdicts);
     }
     out
@@ -185,7 +195,7 @@ pub fn short_text(c: &CallAnswer<'_>) -> String {
 pub fn answer_text(c: &CallAnswer<'_>) -> String {
     let a = &c.answer;
     match a.verdict {
-        AnswerVerdict::Yes => format!("yes{}{}", limited_text(a), held_against_text(c)),
+        AnswerVerdict::Yes => format!("yes{}{}{}", limited_text(a), partial_text(c), held_against_text(c)),
         AnswerVerdict::No if a.only_against() => {
             format!("no against {}; holds against itself{}", fails_against_text(c), also_held(c))
         }
@@ -221,6 +231,29 @@ fn fails_against_text(c: &CallAnswer<'_>) -> String {
         })
         .collect();
     parts.join(", ")
+}
+
+/// The source kinds the run measured the call with, in words, where it did not measure the
+/// call's own (first) kind (`-v 'node.renameSync@dir'`): `only a dir source measured`.
+fn partial_phrase(c: &CallAnswer<'_>) -> Option<String> {
+    if c.rows.is_empty() || c.rows.iter().any(|r| r.source.is_none()) {
+        return None;
+    }
+    let kinds: Vec<&str> = c.rows.iter().filter_map(|r| r.source.map(|k| k.as_str())).collect();
+    Some(format!("only {} measured", source_words_list(&kinds)))
+}
+
+/// `a dir source`, `empty-dir and dir sources`.
+fn source_words_list(kinds: &[&str]) -> String {
+    match kinds {
+        [one] => format!("a{} {one} source", if one.starts_with('e') { "n" } else { "" }),
+        many => format!("{} sources", many.join(" and ")),
+    }
+}
+
+/// [`partial_phrase`] in parentheses, or nothing.
+fn partial_text(c: &CallAnswer<'_>) -> String {
+    partial_phrase(c).map(|p| format!(" ({p})")).unwrap_or_default()
 }
 
 /// ` and node node.mkdirSync` for the races against others that held, or nothing.
@@ -362,8 +395,10 @@ pub fn render_runtime(results: &Results, runtime: &str, width: usize) -> String 
 pub fn contradiction(c: &CallAnswer<'_>) -> Option<String> {
     let p = c.promise()?;
     let check = PromiseCheck::of(&c.answer);
-    matches!(check, PromiseCheck::Broken | PromiseCheck::BrokenInARace)
-        .then(|| format!("{}, {}: \"{}\" ({})", c.variant, check.words(), p.quote, p.url))
+    matches!(check, PromiseCheck::Broken | PromiseCheck::BrokenInARace).then(|| {
+        let line = format!("{}, {}: \"{}\" ({})", c.variant, check.words(), p.quote, p.url);
+        super::table::escape_controls(&line).into_owned()
+    })
 }
 
 /// One call's answer in `results.json` (`answers`): derived from the cells each time the
@@ -465,11 +500,13 @@ pub struct IntentRecord {
     pub undetermined: Vec<String>,
 }
 
-/// The condition of an answer in words, if it has one.
-fn condition(a: &Answer) -> Option<String> {
+/// The condition of a call's answer in words, if it has one.
+fn condition(c: &CallAnswer<'_>) -> Option<String> {
+    let a = &c.answer;
     match a.verdict {
+        AnswerVerdict::No if a.only_against() => Some("holds against itself".into()),
         AnswerVerdict::No => holds_phrase(a).or_else(|| limited_phrase(a)),
-        _ => limited_phrase(a),
+        _ => limited_phrase(a).or_else(|| partial_phrase(c)),
     }
 }
 
@@ -495,7 +532,7 @@ pub fn records(results: &Results) -> Vec<AnswerRecord> {
                     verdict: c.answer.verdict,
                     how: answer_text(&c),
                     failures,
-                    condition: condition(&c.answer),
+                    condition: condition(&c),
                     needs: c.answer.unsettled.clone(),
                     against: c
                         .against
@@ -609,14 +646,23 @@ pub fn contradictions_markdown(results: &Results) -> String {
 
 /// Every measured runtime's answer block, one after another (`width` as [`render_runtime`]).
 pub fn render(results: &Results, width: usize) -> String {
-    results
+    let blocks = results
         .measured_runtimes()
         .into_iter()
         .map(|rt| render_runtime(results, rt, width))
         .filter(|b| !b.is_empty())
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    if results.run_info.interrupted && !blocks.is_empty() {
+        // a stopped run left rows and pairs unmeasured: its answers rest on less than it planned
+        return format!("{INTERRUPTED_NOTE}\n\n{blocks}");
+    }
+    blocks
 }
+
+/// The line above the answers of an interrupted run.
+pub const INTERRUPTED_NOTE: &str =
+    "the run was interrupted: these answers rest only on what it measured before the stop (rows and pairs it did not reach are missing)";
 
 #[cfg(test)]
 mod tests {
@@ -657,6 +703,47 @@ mod tests {
         );
         // the fixture predates intents: no grid
         assert!(grid_markdown(&crate::report::fixture("base.json")).is_empty());
+    }
+
+    /// A race against another party's call that an interrupt cut short shows a failure it saw,
+    /// never that the call held; an interrupted run says so above its answers.
+    #[test]
+    fn an_interrupted_pair_does_not_count_as_held() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let mut r = crate::report::json::read(&path).unwrap();
+        let rt = r.measured_runtimes()[0].to_string();
+        let held = |r: &Results| {
+            let calls = call_answers(r, &rt);
+            let c = calls.iter().find(|c| c.variant == "node.writeFileSync.wx").unwrap();
+            c.answer.holds_against.len()
+        };
+        let before = held(&r);
+        assert!(before > 0, "the baseline raced node.writeFileSync.wx against others");
+        for a in r.against.iter_mut().filter(|a| a.contenders.iter().any(|s| s.variant == "node.writeFileSync.wx")) {
+            a.race.interrupted = true;
+        }
+        assert_eq!(held(&r), 0);
+        assert!(!render(&r, ANSWER_WIDTH).starts_with(INTERRUPTED_NOTE));
+        r.run_info.interrupted = true;
+        assert!(render(&r, ANSWER_WIDTH).starts_with(INTERRUPTED_NOTE));
+    }
+
+    /// A call measured only with another source kind than its own says so beside its `yes`.
+    #[test]
+    fn a_call_measured_with_another_source_kind_only_says_so() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let mut r = crate::report::json::read(&path).unwrap();
+        // node.existsSync+renameSync held only with a dir source: keep only that row
+        let rt = r.measured_runtimes()[0].to_string();
+        r.cells.retain(|c| !(c.runtime == rt && c.variant == "node.existsSync+renameSync" && c.source.is_none()));
+        r.cells.retain(|c| {
+            !(c.runtime == rt && c.variant == "node.existsSync+renameSync" && c.source == Some(SourceKind::EmptyDir))
+        });
+        r.against.clear();
+        let calls = call_answers(&r, &rt);
+        let c = calls.iter().find(|c| c.variant == "node.existsSync+renameSync").unwrap();
+        assert_eq!(answer_text(c), "yes (only a dir source measured)");
+        assert_eq!(condition(c).as_deref(), Some("only a dir source measured"));
     }
 
     fn unicode_width(s: &str) -> usize {

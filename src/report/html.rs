@@ -169,6 +169,19 @@ pub fn render(r: &Results) -> String {
         }
         h += "</table>\n";
     }
+    // the answer first, as in every report: which call to use, then the races against others
+    let answers = super::answers::render(r, super::answers::ANSWER_WIDTH);
+    if !answers.is_empty() {
+        let _ = writeln!(h, "<h2>Which call to use</h2>\n<pre class=\"answers\">{}</pre>", escape(&answers));
+    }
+    let against = table::against_lines(r);
+    if !against.is_empty() {
+        h += "<h2>Against other parties' calls</h2>\n<ul>\n";
+        for l in &against {
+            let _ = writeln!(h, "<li>{}</li>", escape(l));
+        }
+        h += "</ul>\n";
+    }
     let targets = r.targets();
     for rt in r.measured_runtimes() {
         let rows = r.rows(rt);

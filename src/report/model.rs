@@ -780,7 +780,8 @@ pub struct AgainstRace {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
     /// The race: verdict (after the weaker of the two families' detection controls), runs,
-    /// wins per slot (`wins_by_contender`).
+    /// wins per slot (`wins_by_contender`; the slots run the first contender, the second, the
+    /// first again: `crate::engine::against::PAIR_SLOTS`).
     pub race: RaceResult,
 }
 

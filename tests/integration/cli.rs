@@ -811,9 +811,9 @@ fn run_into_earlier_results_is_refused_unless_force() {
 fn reading_commands_end_at_the_first_signal() {
     use std::os::unix::process::ExitStatusExt;
     let d = tempfile::tempdir().unwrap();
-    let mut text = String::from("family = \"big\"\n");
+    let mut text = String::from("family = \"node\"\n");
     for i in 0..300_000 {
-        text.push_str(&format!("\n[[variant]]\nid = \"big.v{i}\"\ncall = \"c{i}(p)\"\ncreates = \"file\"\n"));
+        text.push_str(&format!("\n[[variant]]\nid = \"node.v{i}\"\ncall = \"c{i}(p)\"\ncreates = \"file\"\n"));
     }
     std::fs::write(d.path().join("big.toml"), text).unwrap();
     let bin = conformance().get_program().to_owned();
@@ -866,7 +866,7 @@ fn doubtful_input_is_refused_with_its_place() {
     let long_id = matrices("long", &|d| {
         std::fs::write(
             d.join("big.toml"),
-            format!("family = \"big\"\n[[variant]]\nid = \"big.{long}\"\ncall = \"c(p)\"\ncreates = \"file\"\n"),
+            format!("family = \"node\"\n[[variant]]\nid = \"node.{long}\"\ncall = \"c(p)\"\ncreates = \"file\"\n"),
         )
         .unwrap()
     });

@@ -136,6 +136,13 @@ fn race_stats_are_complete(r: &serde_json::Value, trials: u64) {
                 assert!(counted >= (5 * orderings).min(trials) && counted <= trials, "{mode}: {c}");
             } else if *mode == "natural" && settled {
                 assert_eq!(counted, (10 * orderings).min(trials), "{mode}: {c}");
+            } else if c["result"][*mode]["evidence"]
+                .as_str()
+                .is_some_and(|e| e.contains("entered their calls more than"))
+            {
+                // an amplified run stops after 50 loose trials in a row (a busy machine), and
+                // says so: fewer trials, a wider bound, never another verdict
+                assert!(counted < trials && *mode == "amplified", "{mode}: {c}");
             } else {
                 assert_eq!(counted, trials, "{mode}: {c}");
             }

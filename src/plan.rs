@@ -1670,7 +1670,10 @@ mod tests {
             &["--against", "all", "--contender-kind", "thread"][..],
             &["--against", "cover", "--scenario", "second-comer"],
         ] {
-            let e = run_plan(bad).err().expect("refused").to_string();
+            let e = match run_plan(bad) {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("{bad:?} was accepted"),
+            };
             assert!(e.contains("--against"), "{bad:?}: {e}");
         }
         assert_eq!(run_plan(&["--scenario", "second-comer"]).unwrap().against, AgainstScope::None);

@@ -614,6 +614,7 @@ fn a_runtime_gone_from_the_new_run_is_missing_and_fails() {
     // a results file without cells compares nothing: never a pass
     let empty = edited_baseline(t.path(), "empty.json", |v| {
         v["cells"] = serde_json::json!([]);
+        v["against"] = serde_json::json!([]);
         v["run_info"]["runtimes"] = serde_json::json!([]);
     });
     for (a, b) in [(&base, &empty), (&empty, &base)] {

@@ -137,12 +137,10 @@ impl Options {
 
 /// Under [`RaceScope::Auto`]: whether a row whose second comers gave `second` (target,
 /// absolute outcome, relative outcome) still needs its race. False once one of them rules the
-/// row out as a lock ([`crate::verdict::wrong_second`]: the row's answer is `no` whatever a
+/// row out as a lock ([`crate::verdict::second_rules_out`]: the row's answer is `no` whatever a
 /// race shows); true otherwise, also when no second comer ran or they faulted.
 pub fn needs_race(second: &[crate::verdict::SecondComer]) -> bool {
-    !second
-        .iter()
-        .any(|(t, a, r)| crate::verdict::wrong_second(*t, *a) || r.is_some_and(|r| crate::verdict::wrong_second(*t, r)))
+    !crate::verdict::second_rules_out(second)
 }
 
 /// Why a runtime without session probes (cmd) has no thread races: every attempt of such a

@@ -155,15 +155,23 @@ fn failure_text(c: &CallAnswer<'_>, source: Option<SourceKind>, f: Failure) -> S
         }
         Failure::Race { verdict } => {
             let race = c.rows.iter().find(|r| r.source == source).and_then(|r| r.race).and_then(|cell| cell.race());
-            match race.and_then(|r| Some((r.deciding()?, r.decided_by))) {
-                Some((m, by)) => {
-                    let mode = if by == crate::verdict::RaceMode::Amplified { "amp" } else { "nat" };
-                    format!("{} {}/{} ({mode})", verdict.as_str(), m.stats.trials_showing(verdict), m.stats.trials)
-                }
+            match race.and_then(|r| deciding_counts(r, verdict)) {
+                Some((n, t, mode)) => format!("{} {n}/{t} ({mode})", verdict.as_str()),
                 None => verdict.as_str().to_string(),
             }
         }
     }
+}
+
+/// The deciding run of race `r` as the answers cite it: its trials showing `verdict`, its
+/// trials, and `amp` or `nat`; `None` where no run decided (a fault).
+fn deciding_counts(
+    r: &crate::report::model::RaceResult,
+    verdict: crate::verdict::RaceVerdict,
+) -> Option<(usize, usize, &'static str)> {
+    let m = r.deciding()?;
+    let mode = if r.decided_by == crate::verdict::RaceMode::Amplified { "amp" } else { "nat" };
+    Some((m.stats.trials_showing(verdict), m.stats.trials, mode))
 }
 
 /// The flag or reason of an [`Unsettled`], as the `?` says it.
@@ -223,10 +231,7 @@ fn fails_against_text(c: &CallAnswer<'_>) -> String {
         .iter()
         .map(|&i| {
             let r = &c.against[i].0.race;
-            let counts = r.deciding().map(|m| {
-                let mode = if r.decided_by == crate::verdict::RaceMode::Amplified { "amp" } else { "nat" };
-                format!(" {}/{}, {mode}", m.stats.trials_showing(r.verdict), m.stats.trials)
-            });
+            let counts = deciding_counts(r, r.verdict).map(|(n, t, mode)| format!(" {n}/{t}, {mode}"));
             format!("{} ({}{})", c.other(i), r.verdict.as_str(), counts.unwrap_or_default())
         })
         .collect();

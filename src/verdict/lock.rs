@@ -46,7 +46,7 @@ pub struct RaceEvidence {
 /// when every target state of [`LOCK_TARGETS`] was attempted both ways and a strong enough race
 /// was observed, all agreeing, and `None` otherwise (incomplete, faulty, weak race).
 pub fn safe_as_lock(second: &[SecondComer], race: Option<RaceEvidence>) -> Option<bool> {
-    let bad_second = second.iter().any(|(t, a, r)| wrong_second(*t, *a) || r.is_some_and(|r| wrong_second(*t, r)));
+    let bad_second = second_rules_out(second);
     let bad_race = race.is_some_and(|r| is_disproof(r.verdict));
     if bad_second || bad_race {
         return Some(false);
@@ -56,6 +56,12 @@ pub fn safe_as_lock(second: &[SecondComer], race: Option<RaceEvidence>) -> Optio
         && second.iter().all(|(_, a, r)| !a.is_fault() && r.is_some_and(|r| !r.is_fault()))
         && strong;
     complete.then_some(true)
+}
+
+/// True when any second comer of `second`, with an absolute or a relative path, rules the
+/// variant out ([`wrong_second`]): [`safe_as_lock`] is then `Some(false)` whatever a race shows.
+pub fn second_rules_out(second: &[SecondComer]) -> bool {
+    second.iter().any(|(t, a, r)| wrong_second(*t, *a) || r.is_some_and(|r| wrong_second(*t, r)))
 }
 
 /// True when a second comer's `outcome` against `target` rules a variant out of "safe as a

@@ -324,6 +324,12 @@ fn markdown_and_csv_escape_what_a_results_file_holds() {
     }
 }
 
+/// A validator of the schema the types give (`docs/results.schema.json`).
+fn results_validator() -> jsonschema::Validator {
+    let schema: serde_json::Value = serde_json::from_str(&conformance::report::json::schema()).unwrap();
+    jsonschema::validator_for(&schema).expect("a valid schema")
+}
+
 /// `docs/results.schema.json` is the schema the types give (regenerate it with
 /// `CONFORMANCE_WRITE_SCHEMA=1 cargo test --release --test integration results_schema`), and the
 /// committed baseline, a fresh `report -f json` of the fixture and `run --json` output all
@@ -341,8 +347,7 @@ fn results_schema_is_committed_and_the_baseline_validates() {
         "{} differs from the schema the types give: regenerate it with CONFORMANCE_WRITE_SCHEMA=1 cargo test --release --test integration results_schema",
         committed.display()
     );
-    let schema: serde_json::Value = serde_json::from_str(&generated).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let validator = results_validator();
     let fixture = conformance().args(["report", "-f", "json"]).arg(base()).output().unwrap().stdout;
     for (name, text) in [
         (
@@ -373,21 +378,11 @@ fn run_json_ends_with_the_answers_and_the_races_against_others() {
     if !crate::common::available("node") {
         return;
     }
-    let out = tempfile::tempdir().unwrap();
-    let root = tempfile::tempdir().unwrap();
     let variants = "node.writeFileSync.wx,node.writeFileSync.w,node.mkdirSync,node.existsSync+renameSync@dir";
-    let a = conformance()
-        .args(["run", "--json", "-r", "node", "-v", variants, "--scenario", "second-comer,race", "-n", "100"])
-        .arg("--out")
-        .arg(out.path())
-        .arg("--fs-root")
-        .arg(root.path())
-        .assert()
-        .success();
-    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).expect("stdout is the results");
-    let schema: serde_json::Value = serde_json::from_str(&conformance::report::json::schema()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&v).take(5).map(|e| e.to_string()).collect();
+    let (_, stdout) =
+        crate::common::run(&["--json", "-r", "node", "-v", variants, "--scenario", "second-comer,race", "-n", "100"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is the results");
+    let errors: Vec<String> = results_validator().iter_errors(&v).take(5).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "run --json does not validate: {errors:?}");
     let answer = |id: &str| -> serde_json::Value {
         v["answers"].as_array().unwrap().iter().find(|a| a["variant"] == id).unwrap_or_else(|| panic!("{id}"))["answer"]

@@ -136,7 +136,7 @@ fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
         if let Some(why) = v.promise.as_ref().and_then(crate::matrix::Promise::problem) {
             return Err(at(here, format!("variant '{id}': {why}")));
         }
-        if let Some(why) = sources_problem(&v) {
+        if let Some(why) = sources_problem(&v).or_else(|| copies_problem(&v)) {
             return Err(at(here, format!("variant '{id}': {why}")));
         }
         if let Some(&first) = v.sources.first() {
@@ -176,6 +176,24 @@ fn sources_problem(v: &Variant) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// Why `copies = true` cannot be right for this variant: it has no source to copy, or its
+/// intent is `claim-by-rename`, which moves its source (matrices/README.md: `copies` is "never
+/// for moves": a mark written after a move fills the directory a rival's `rename(2)` could have
+/// replaced, hiding the replacement). `None` when it is fine or `copies` is false.
+fn copies_problem(v: &Variant) -> Option<String> {
+    if !v.copies {
+        return None;
+    }
+    if v.source == SourceKind::None && v.sources.is_empty() {
+        return Some("copies = true without a source: a copy needs `source` or `sources`".into());
+    }
+    (v.intent == Some(crate::matrix::Intent::ClaimByRename)).then(|| {
+        "copies = true on a move: intent claim-by-rename moves its source, and a mark written after a move \
+         would hide a rival's rename (matrices/README.md, `copies`)"
+            .into()
+    })
 }
 
 /// Loads every `*.toml` file directly in `dir` (sorted by name) and returns all variants.
@@ -370,6 +388,20 @@ mod tests {
         let mut dir_copy = v[1].clone();
         dir_copy.creates = Creates::Dir;
         assert_eq!(marks(&dir_copy), [false, true, false], "a copied dir carries its mark");
+    }
+
+    #[test]
+    fn copies_is_refused_on_a_move_and_without_a_source() {
+        let head = "family = \"node\"\n[[variant]]\nid = \"node.x\"\ncall = \"c\"\ncreates = \"file\"\ncopies = true\n";
+        for (rest, says) in [
+            ("source = \"file\"\nintent = \"claim-by-rename\"\n", "copies = true on a move"),
+            ("intent = \"publish\"\n", "copies = true without a source"),
+        ] {
+            let e = parse_file(p(), &format!("{head}{rest}")).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("m.toml:"), "{rest}: {e}");
+        }
+        let ok = parse_file(p(), &format!("{head}source = \"file\"\nintent = \"publish\"\n")).unwrap();
+        assert!(ok[0].copies);
     }
 
     #[test]

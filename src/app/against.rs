@@ -1,0 +1,79 @@
+//! `run --against`: the rows that held, raced against each other's calls (see [`crate::against`]).
+
+use indicatif::ProgressBar;
+
+use crate::engine::{self};
+use crate::matrix::Variant;
+use crate::plan::RunPlan;
+use crate::report::model::Results;
+use crate::report::table;
+use crate::runtime::{ProbeContext, Runtime};
+
+/// The progress bar of `run`: cells done of `total`, elapsed time, and the cell under way. It
+/// draws on stderr only when stderr is a terminal (indicatif's `ProgressDrawTarget::stderr`
+/// hides itself otherwise), and never with `--quiet`; with `eta`, also the time left.
+/// Races the pairs `plan.against` picks ([`crate::against::pairs`]) among the rows of
+/// `results` that held against copies of themselves, one contender each, and appends them to
+/// `results.against`; the bar grows by the pairs. Stops between pairs on an interrupt.
+pub(super) fn race_against(
+    plan: &RunPlan,
+    found: &[Runtime],
+    results: &mut Results,
+    m: &mut engine::Measurement<'_>,
+    ctx: &ProbeContext,
+    bar: &ProgressBar,
+) {
+    use crate::against::Candidate;
+    let mut rows: Vec<(Candidate, &Runtime, Variant)> = Vec::new();
+    for rt in plan.measurable(found) {
+        let vs = plan.variants_of(rt);
+        let safe =
+            results.rows(&rt.label).into_iter().filter(|r| r.contenders.is_processes() && r.safe() == Some(true));
+        for row in safe {
+            if let Some(v) = vs.iter().find(|v| v.id == row.variant && v.cell_source() == row.source) {
+                rows.push((Candidate::of(&rt.label, v), rt, (*v).clone()));
+            }
+        }
+    }
+    let cands: Vec<Candidate> = rows.iter().map(|r| r.0.clone()).collect();
+    let pairs = crate::against::pairs(&cands, plan.against);
+    if pairs.is_empty() {
+        return;
+    }
+    bar.inc_length(pairs.len() as u64);
+    let detection = |label: &str, family: &str| {
+        results.run_info.controls.iter().find(|c| c.runtime == label && c.family == family).map(|c| c.detection.clone())
+    };
+    let detections: Vec<Option<crate::verdict::Detection>> =
+        rows.iter().map(|(_, rt, v)| detection(&rt.label, &v.family)).collect();
+    // the runtimes' background processes were stopped after each was measured (cmd's Wine
+    // server): started again for the pairs, stopped after
+    let mut used: Vec<&Runtime> = Vec::new();
+    for &(a, b) in &pairs {
+        for rt in [rows[a].1, rows[b].1] {
+            if !used.iter().any(|u| u.label == rt.label) {
+                used.push(rt);
+            }
+        }
+    }
+    for rt in &used {
+        if let Err(why) = rt.adapter().resume(rt, ctx) {
+            bar.suspend(|| eprintln!("warn     {}: could not start again for the pairs: {why}", rt.label));
+        }
+    }
+    for (a, b) in pairs {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let side = |i: usize| engine::against::Side { rt: rows[i].1, v: &rows[i].2, detection: detections[i].as_ref() };
+        let label = |i: usize| format!("{} {}", rows[i].1.name, Variant::label(&rows[i].2.id, rows[i].2.cell_source()));
+        bar.set_message(table::escape_controls(&format!("against · {} vs {}", label(a), label(b))).into_owned());
+        if let Some(r) = engine::against::race_pair([side(a), side(b)], m, ctx) {
+            results.against.push(r);
+        }
+        bar.inc(1);
+    }
+    for rt in used {
+        rt.adapter().cleanup(rt, ctx);
+    }
+}

@@ -1,0 +1,157 @@
+//! `conformance diff`: two runtimes or two results files, cell by cell.
+
+use std::path::{Path, PathBuf};
+
+use super::run::measure_run;
+use super::{locate_versions, output, refuse_earlier_results, refuse_out_onto_input};
+use crate::cli::{DiffArgs, DiffFormat, RunArgs};
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::plan::Paths;
+use crate::report::model::Results;
+use crate::report::{json, junit};
+use crate::runtime::{discover, Requested, Status};
+use crate::status::status_line;
+
+/// `diff`: the cells that differ between two results files, or between two runtimes measured
+/// now (`-r A -r B`), in `--format`; exit 1 when a cell differs.
+///
+/// Errors: [`Error::Usage`] (not two files or two runtimes, a `run` flag's value),
+/// [`Error::Input`] naming a results file that cannot be read, and with `-r` those of
+/// [`measure_run`] (a runtime not found or not installable: exit 4 or 5).
+pub(super) fn cmd_diff(a: &DiffArgs, paths: &Paths) -> Result<i32> {
+    refuse_out_onto_input(a.out.as_deref(), &a.files.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
+    let sources: std::collections::BTreeMap<String, crate::matrix::SourceKind> =
+        crate::matrix::load(paths.matrices.as_deref())?.into_iter().map(|v| (v.id, v.source)).collect();
+    let (ra, rb, na, nb) = if a.runtime.is_empty() {
+        if let Some(flag) = [(!a.variant.is_empty(), "--variant"), (a.runs_dir.is_some(), "--runs-dir")]
+            .into_iter()
+            .find_map(|(given, flag)| given.then_some(flag))
+        {
+            return Err(Error::Usage {
+                flag: flag.into(),
+                message: "measures runtimes: give -r A -r B, not files".into(),
+            });
+        }
+        let [fa, fb] = a.files.as_slice() else {
+            return Err(Error::Usage {
+                flag: "FILE".into(),
+                message: format!(
+                    "diff takes two results files (A B) or two runtimes (-r A -r B); got {} file(s)",
+                    a.files.len()
+                ),
+            });
+        };
+        (json::read(fa)?, json::read(fb)?, fa.display().to_string(), fb.display().to_string())
+    } else {
+        match diff_measure(a, paths)? {
+            Some(x) => x,
+            None => {
+                eprintln!("interrupted: nothing compared");
+                return Ok(exit_code::INTERRUPTED);
+            }
+        }
+    };
+    let report = crate::diff::diff(&ra, &rb, &na, &nb, &sources, &a.ignore);
+    let text = match a.format {
+        DiffFormat::Table => crate::diff::render_text(&report),
+        DiffFormat::Md => crate::diff::render_markdown(&report),
+        DiffFormat::Json => serde_json::to_string_pretty(&report).expect("serialises") + "\n",
+        DiffFormat::Junit => junit::render(&report.as_compare_diff(), Path::new(&na), Path::new(&nb)),
+    };
+    output(a.out.as_deref(), &text)?;
+    Ok(if report.differs() { exit_code::DIFFERENCES } else { exit_code::OK })
+}
+
+/// `diff -r A -r B`: checks that both runtimes can be had (installing `NAME@VERSION` items on
+/// first use) and are found, then measures A into `RUNS/a/` and B into `RUNS/b/` as `run`
+/// would, printing nothing on stdout. Returns both results and how each is named in the
+/// report, or `None` when interrupted.
+///
+/// Errors: [`Error::Usage`] unless exactly two different items are given, those of
+/// [`Requested::parse`] and [`Requested::locate_versions`], [`Error::NoRuntime`] naming a
+/// runtime that is not found or broken, and those of [`measure_run`].
+pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Results, Results, String, String)>> {
+    let items: Vec<String> = a
+        .runtime
+        .iter()
+        .flat_map(|v| crate::runtime::discover::split_items(v))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let usage = |message: String| Error::Usage { flag: "--runtime".into(), message };
+    if items.len() != 2 {
+        return Err(usage(format!(
+            "diff measures two runtimes, A then B (e.g. -r bun@1.1.44 -r bun@1.4.5); got {}: {}",
+            items.len(),
+            items.join(", ")
+        )));
+    }
+    if items[0] == items[1] || items.iter().any(|i| i == "all") {
+        return Err(usage(format!("A and B must be two different runtimes; got {} and {}", items[0], items[1])));
+    }
+    // both can be had before anything is measured: a missing B must not cost A's run
+    let mut both = Requested::parse(&items)?;
+    locate_versions(&mut both, paths, "--runtime")?;
+    if crate::interrupt::requested() {
+        return Ok(None);
+    }
+    let missing: Vec<String> =
+        discover(&both).runtimes.iter().filter(|r| r.status != Status::Found).map(status_line).collect();
+    if !missing.is_empty() {
+        return Err(Error::no_runtime(missing.join("; "), &paths.cache));
+    }
+    let runs = a.runs_dir.clone().unwrap_or_else(|| {
+        let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+        paths.home.join("reports").join("runs").join(format!("{stamp}-diff"))
+    });
+    for sub in ["a", "b"] {
+        refuse_earlier_results(&runs.join(sub), false, "--runs-dir")?;
+    }
+    let mut measured = Vec::new();
+    for (item, sub) in items.iter().zip(["a", "b"]) {
+        // a NAME=PATH item is required by its name, NAME and NAME@VERSION as given
+        let require = item.split_once('=').map_or(item.as_str(), |(n, _)| n).to_string();
+        let args = RunArgs {
+            runtime: vec![item.clone()],
+            variant: a.variant.clone(),
+            scenario: a.scenario.clone(),
+            workers: crate::cli::DEFAULT_WORKERS,
+            items: crate::cli::DEFAULT_ITEMS,
+            readers: crate::cli::DEFAULT_READERS,
+            size: crate::cli::DEFAULT_SIZE,
+            target: a.target.clone(),
+            scratch: a.scratch.clone(),
+            trials: a.trials,
+            oneshot_trials: crate::cli::DEFAULT_ONESHOT_TRIALS,
+            power: a.power.clone(),
+            contenders: a.contenders,
+            contender_kind: Default::default(),
+            attempt: a.attempt.clone(),
+            out: Some(runs.join(sub)),
+            thorough: a.thorough,
+            quick: a.quick,
+            races: None,
+            against: None,
+            ignore: Vec::new(),
+            no_relative: a.no_relative,
+            require: vec![require],
+            expect: None,
+            quiet: a.quiet,
+            dry_run: false,
+            json: false,
+            force: false,
+        };
+        if !a.quiet {
+            eprintln!("diff: measuring {} {item} into {}", sub.to_uppercase(), runs.join(sub).display());
+        }
+        let (_, Some(results)) = measure_run(&args, paths, false)? else { return Ok(None) };
+        let labels = results.measured_runtimes().join(", ");
+        let file = runs.join(sub).join("results.json");
+        measured.push((results, format!("{item} ({labels}), {}", file.display())));
+    }
+    let (b, nb) = measured.pop().expect("two runs");
+    let (a, na) = measured.pop().expect("two runs");
+    Ok(Some((a, b, na, nb)))
+}

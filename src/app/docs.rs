@@ -1,0 +1,105 @@
+//! `conformance docs`: the generated tables inside Markdown files, written or checked.
+
+use std::path::Path;
+
+use crate::cli::DocsArgs;
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::report::model::Results;
+use crate::report::{json, table};
+use crate::status::emit;
+
+/// The most lines of a drifted marker's diff `docs --check` prints.
+pub(super) const DOCS_DIFF_LINES: usize = 40;
+
+/// `docs FILE… [--results FILE] [--check]`: regenerates each document's marked tables
+/// ([`crate::docs`]) from its results file; writes a document (atomically, keeping its
+/// permissions) only when it changes. With `--check` writes nothing, prints each drifted
+/// marker (`FILE:LINE`) with a short unified diff, and returns 1 when any drifted.
+///
+/// Errors: [`Error::Input`] (exit 2) naming the document, its line and the key for a bad
+/// marker or a selection holding no cell, a document that cannot be read, or a results file
+/// that cannot be read ([`json::read`]) — then nothing is written; [`Error::Output`] (exit 3)
+/// when a document cannot be rewritten (the documents before it have been).
+pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
+    let mut loaded: std::collections::BTreeMap<std::path::PathBuf, Results> = Default::default();
+    let mut drifted = 0usize;
+    let mut writes = Vec::new();
+    for file in &a.files {
+        let text =
+            std::fs::read_to_string(file).map_err(|e| Error::input(file, format!("cannot read the document: {e}")))?;
+        let at = |line: usize, message: String| Error::Input { path: file.clone(), line, column: 0, message };
+        let markers = crate::docs::parse(&text).map_err(|e| at(e.line, e.message))?;
+        if markers.is_empty() {
+            eprintln!("{}: no {} markers; left alone", file.display(), crate::docs::OPEN.trim_start_matches("<!-- "));
+            continue;
+        }
+        let mut blocks = Vec::new();
+        for m in &markers {
+            let source = match &m.selector.results {
+                Some(p) => file.parent().unwrap_or(Path::new("")).join(p),
+                None => a.results.clone(),
+            };
+            if !loaded.contains_key(&source) {
+                let r = json::read(&source).map_err(|e| at(m.line, format!("results file of this marker: {e}")))?;
+                loaded.insert(source.clone(), r);
+            }
+            let tables = crate::docs::render(&loaded[&source], &m.selector).map_err(|e| at(m.line, e))?;
+            blocks.push((m, source, crate::docs::block(&tables, m.eol)));
+        }
+        let stale: Vec<_> = blocks.iter().filter(|(m, _, new)| text[m.content.clone()] != **new).collect();
+        let name = file.display();
+        if stale.is_empty() {
+            emit(&format!("{name}: {} table marker(s) up to date\n", markers.len()));
+            continue;
+        }
+        drifted += 1;
+        if a.check {
+            let mut out = String::new();
+            for (m, source, new) in &stale {
+                // the document up to the marker's end against the same with the new tables: the
+                // hunks then carry the document's own line numbers and context
+                let old = &text[..m.content.end];
+                let new = format!("{}{new}", &text[..m.content.start]);
+                let diff = similar::TextDiff::from_lines(old, new.as_str());
+                let unified = diff
+                    .unified_diff()
+                    .context_radius(1)
+                    .header(&format!("{name} (in the document)"), &format!("{name} (from {})", source.display()))
+                    .to_string();
+                let lines: Vec<&str> = unified.lines().collect();
+                out += &format!("drifted: {name}:{} {}\n", m.line, m.open);
+                for l in lines.iter().take(DOCS_DIFF_LINES) {
+                    out += &format!("{}\n", table::escape_controls(l));
+                }
+                if lines.len() > DOCS_DIFF_LINES {
+                    out += &format!("… {} more diff lines\n", lines.len() - DOCS_DIFF_LINES);
+                }
+            }
+            emit(&out);
+        } else {
+            let spliced: Vec<_> = blocks.iter().map(|(m, _, new)| (m.content.clone(), new.clone())).collect();
+            let said = format!("{name}: rewrote {} of {} table marker(s)\n", stale.len(), markers.len());
+            writes.push((file, crate::docs::splice(&text, &spliced), said));
+        }
+    }
+    // every document is rendered before any is written: a bad marker anywhere writes nothing
+    for (file, text, said) in writes {
+        crate::outdir::replace_file(file, &text)?;
+        emit(&said);
+    }
+    if a.check && drifted > 0 {
+        let results = if a.results == Path::new(crate::docs::DEFAULT_RESULTS) {
+            String::new()
+        } else {
+            format!(" --results {}", a.results.display())
+        };
+        let files: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
+        emit(&format!(
+            "{drifted} document(s) drifted from their results; regenerate with `conformance docs{results} {}`\n",
+            files.join(" ")
+        ));
+        return Ok(exit_code::DIFFERENCES);
+    }
+    Ok(exit_code::OK)
+}

@@ -1,0 +1,185 @@
+//! The commands, one file each: each validates its flags into a plan ([`crate::plan`]), then
+//! measures and prints. Everything here returns an exit code or an [`Error`]; `main` only maps
+//! them. This file holds the dispatch and what several commands share (the output folder, the
+//! progress bar, refusing an output that names an input).
+
+mod against;
+mod compare;
+mod diff;
+mod docs;
+mod install;
+mod merge;
+mod race;
+mod report;
+mod run;
+mod runtimes;
+mod variants;
+
+use std::path::Path;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::cli::{Cli, Command};
+use crate::error::{Error, Result};
+use crate::outdir::OutDir;
+use crate::plan::{cleanup_runtimes, Paths};
+use crate::report::{json, table};
+use crate::runtime::{ProbeContext, Requested, Runtime};
+use crate::status::{self, emit};
+
+/// Runs the parsed command line; returns the exit code (see [`crate::exit_code`]).
+///
+/// Errors: see [`Error`]; each maps to its own exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    // Only commands that start processes or measure take over Ctrl-C and SIGTERM (to stop
+    // probes and keep what was measured); the others write their outputs atomically and have
+    // nothing to clean up, so the signal's default action ends them at once, as `timeout`, a
+    // CI cancel or systemd expect.
+    let measures = match &cli.command {
+        Command::Run(_) | Command::Race(_) | Command::Runtimes(_) | Command::Install(_) => true,
+        Command::Diff(a) => !a.runtime.is_empty(),
+        Command::Variants(_) | Command::Compare(_) | Command::Report(_) | Command::Merge(_) | Command::Docs(_) => false,
+    };
+    if measures {
+        crate::interrupt::install();
+    }
+    let paths = Paths::of(&cli);
+    match cli.command {
+        Command::Run(a) => run::cmd_run(&a, &paths),
+        Command::Race(a) => race::cmd_race(&a, &paths),
+        Command::Runtimes(a) => runtimes::cmd_runtimes(&a, &paths),
+        Command::Install(a) => install::cmd_install(&a, &paths),
+        Command::Variants(a) => variants::cmd_variants(&a, paths.matrices.as_deref()),
+        Command::Compare(a) => compare::cmd_compare(&a),
+        Command::Diff(a) => diff::cmd_diff(&a, &paths),
+        Command::Report(a) => report::cmd_report(&a),
+        Command::Merge(a) => merge::cmd_merge(&a),
+        Command::Docs(a) => docs::cmd_docs(&a),
+    }
+}
+
+/// How often `run` rewrites the partial `results.json` while a runtime is measured.
+const PARTIAL_EVERY: Duration = Duration::from_secs(2);
+
+/// Takes the output folder `out` (an OS lock) and checks that a file can be made in it.
+/// Errors: [`Error::Output`] (exit code 3).
+fn open_out(out: &Path) -> Result<OutDir> {
+    let o = OutDir::open(out)?;
+    tempfile::NamedTempFile::new_in(out).map_err(|source| Error::Output { path: out.to_path_buf(), source })?;
+    Ok(o)
+}
+
+/// What an output folder already holds of an earlier run, described for the refusal
+/// (`results.json: 234 cells measured 2026-12-01T10:00:00Z`, `summary.md`); `None` when it holds
+/// neither file.
+fn earlier_results(dir: &Path) -> Option<String> {
+    let results = dir.join("results.json");
+    let summary = dir.join("summary.md");
+    if results.exists() {
+        return Some(match json::read(&results) {
+            Ok(r) => format!("results.json: {} cells measured {}", r.cells.len(), r.run_info.date),
+            Err(_) => "results.json".to_string(),
+        });
+    }
+    summary.exists().then(|| "summary.md".to_string())
+}
+
+/// Refuses to measure into `dir` when it holds an earlier run's results, unless `force`:
+/// a run would replace them. `flag` is the flag that named the folder.
+///
+/// Errors: [`Error::Usage`] naming `flag`, the folder and what it holds (exit 2).
+fn refuse_earlier_results(dir: &Path, force: bool, flag: &str) -> Result<()> {
+    match earlier_results(dir).filter(|_| !force) {
+        Some(what) => Err(Error::Usage {
+            flag: flag.into(),
+            message: format!(
+                "{} already holds an earlier run's results ({what}); choose another folder, or give --force to replace them",
+                dir.display()
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// On an early return: undoes the runtimes' preparation and removes a new, empty `--out`.
+fn give_up(found: &[Runtime], ctx: &ProbeContext, outdir: &mut Option<OutDir>) {
+    cleanup_runtimes(found, ctx);
+    outdir.iter_mut().for_each(OutDir::abandon);
+}
+
+/// A spinner on stderr while versions are fetched (drawn only on a terminal), and the lines
+/// said meanwhile, printed above it (always, also where it is not drawn).
+struct Spinner(ProgressBar);
+
+impl Spinner {
+    fn new() -> Spinner {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed}] {msg}").expect("template"));
+        Spinner(bar)
+    }
+
+    /// Prints `line` (control characters escaped) and shows it beside the spinner.
+    fn say(&self, line: &str) {
+        let line = table::escape_controls(line).into_owned();
+        self.0.suspend(|| eprintln!("{line}"));
+        self.0.set_message(line);
+        self.0.enable_steady_tick(Duration::from_millis(120));
+    }
+
+    fn done(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// Finds `req`'s `NAME@VERSION` items in the cache and installs the missing ones (not with
+/// `--offline`), saying each download on stderr. Errors: see [`Requested::locate_versions`];
+/// `flag` names where the items came from.
+fn locate_versions(req: &mut Requested, paths: &Paths, flag: &str) -> Result<()> {
+    if req.versions.is_empty() {
+        return Ok(());
+    }
+    let spinner = Spinner::new();
+    let r = req.locate_versions(&paths.store(), paths.fetch(), flag, &mut |l| spinner.say(l));
+    spinner.done();
+    r
+}
+
+fn progress_bar(total: usize, quiet: bool, eta: bool) -> ProgressBar {
+    let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+    let bar = ProgressBar::with_draw_target(Some(total as u64), target);
+    let template = if eta { status::PROGRESS_TEMPLATE_ETA } else { status::PROGRESS_TEMPLATE };
+    bar.set_style(ProgressStyle::with_template(template).expect("template"));
+    bar
+}
+
+/// Prints `text`, or writes it atomically to `out`.
+/// Refuses an `--out FILE` that is one of the command's `inputs` (the same file by identity:
+/// another spelling, a link or `..` path included), before anything is read or written:
+/// writing the output would replace the input.
+///
+/// Errors: [`Error::Usage`] naming `--out` and the input (exit 2).
+fn refuse_out_onto_input(out: Option<&Path>, inputs: &[&Path]) -> Result<()> {
+    let Some(out) = out else { return Ok(()) };
+    match inputs.iter().find(|i| same_file::is_same_file(out, i).unwrap_or(false)) {
+        Some(input) => Err(Error::Usage {
+            flag: "--out".into(),
+            message: format!(
+                "{} is also an input of this command (given as {}): writing would replace it; choose another file",
+                out.display(),
+                input.display()
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+fn output(out: Option<&Path>, text: &str) -> Result<()> {
+    match out {
+        Some(p) => crate::outdir::write_file(p, text),
+        None => {
+            emit(text);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! `conformance run`: discover, measure every cell, race the pairs, write and print the results.
+
+use std::io::Write;
+use std::time::Instant;
+
+use super::against::race_against;
+use super::{give_up, locate_versions, open_out, progress_bar, refuse_earlier_results, PARTIAL_EVERY};
+use crate::cli::RunArgs;
+use crate::engine::{self, Amplify};
+use crate::error::{Error, Result};
+use crate::exit_code;
+use crate::matrix::Variant;
+use crate::outdir::OutDir;
+use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RunPlan};
+use crate::report::model::{Cell, Finding, Results, Scenario, SCHEMA};
+use crate::report::{json, markdown, table};
+use crate::runtime::{discover, Status};
+use crate::status::{self, amplify_line, emit, status_line};
+
+pub(super) fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
+    measure_run(a, paths, true).map(|(code, _)| code)
+}
+
+/// `run`: measures what `a` selects and writes `results.json` and `summary.md` to its output
+/// folder. With `show`, prints the tables (or the JSON) on stdout as `run` does; without,
+/// stdout is left alone (for `diff`) and the closing line goes to stderr. Returns the exit
+/// code and the results when the run was completed (not for `--dry-run` or an interrupt).
+///
+/// Errors: see [`RunPlan::new`], [`Requested::locate_versions`]; [`Error::Output`] for
+/// `--out`, [`Error::RequiredMissing`], [`Error::NoRuntime`], [`Error::ScratchBroken`].
+pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Results>)> {
+    let started = Instant::now();
+    let mut plan = RunPlan::new(a, paths)?;
+    // NAME@VERSION items: found in the cache or installed now, before anything is made
+    locate_versions(&mut plan.requested, paths, "--runtime")?;
+    if crate::interrupt::requested() {
+        eprintln!("interrupted before measuring: nothing measured, nothing written");
+        return Ok((exit_code::INTERRUPTED, None));
+    }
+    // a dry run writes nothing, so it takes no output folder
+    let mut outdir = if plan.dry_run { None } else { Some(open_out(&plan.out)?) };
+    // after the lock: a folder another run is writing to is named as such
+    if let Err(e) = outdir.as_ref().map_or(Ok(()), |_| refuse_earlier_results(&plan.out, a.force, "--out")) {
+        outdir.iter_mut().for_each(OutDir::abandon);
+        return Err(e);
+    }
+    let (mut scratch, ctx) = match plan.common.workspace() {
+        Ok(w) => w,
+        Err(e) => {
+            outdir.iter_mut().for_each(OutDir::abandon);
+            return Err(e);
+        }
+    };
+    let say = |s: &str| {
+        if !plan.quiet {
+            eprintln!("{s}");
+        }
+    };
+    let mut found = discover(&plan.requested).runtimes;
+    let selected: Vec<&Variant> = plan.variants.iter().collect();
+    for w in ready_runtimes(&mut found, &ctx, &plan.options, &selected) {
+        eprintln!("{w}");
+    }
+    // nothing of one runtime may run while another is measured (an idle Wine server and its
+    // services slowed Bun's races by 15-20% here): each is started again when its turn comes
+    cleanup_runtimes(&found, &ctx);
+    if crate::interrupt::requested() {
+        give_up(&found, &ctx, &mut outdir);
+        eprintln!("interrupted before measuring: nothing measured, nothing written");
+        return Ok((exit_code::INTERRUPTED, None));
+    }
+    match (&plan.options.amplify, amplify_line(&plan.options.amplify)) {
+        (Amplify::Unavailable(_), Some(l)) => eprintln!("{l}"),
+        (_, Some(l)) => say(&l),
+        _ => {}
+    }
+    for rt in &found {
+        // a skipped runtime is always said, even with --quiet: absence must be visible
+        if rt.status == Status::Found {
+            say(&status_line(rt));
+        } else {
+            eprintln!("{}", status_line(rt));
+        }
+    }
+    let missing = plan.missing_required(&found);
+    if !missing.is_empty() {
+        give_up(&found, &ctx, &mut outdir);
+        return Err(Error::RequiredMissing(missing.join("; ")));
+    }
+    if plan.measurable(&found).is_empty() {
+        give_up(&found, &ctx, &mut outdir);
+        return Err(Error::no_runtime(plan.nothing_measurable(&found), &plan.common.cache));
+    }
+    let Some(outdir) = outdir else {
+        cleanup_runtimes(&found, &ctx);
+        let d = plan.dry_run_report(&found);
+        emit(&if plan.json {
+            serde_json::to_string_pretty(&d).expect("serialises") + "\n"
+        } else {
+            status::dry_run_text(&d)
+        });
+        return Ok((exit_code::OK, None));
+    };
+
+    let cells = plan.cells(&found);
+    // --thorough (no adaptive trials) may take long: its bar says about how long is left
+    let bar = progress_bar(cells.len(), plan.quiet, !plan.options.adaptive);
+    bar.set_message(status::progress_message(&cells, 0));
+    let mut results =
+        Results { schema: SCHEMA, run_info: plan.run_info(&found), cells: Vec::new(), against: Vec::new() };
+    let controls = plan.control_refs();
+    let mut stdout = std::io::stdout().lock();
+    let mut scratch_failed = None;
+    let mut measurement = engine::Measurement::new(&plan.options, &mut scratch, &plan.nonce);
+    for rt in plan.measurable(&found) {
+        if crate::interrupt::requested() || scratch_failed.is_some() {
+            break;
+        }
+        // partial results on disk every few seconds, so that even a SIGKILLed run keeps what
+        // it measured (each write is atomic)
+        let partial = outdir.partial(results.clone(), PARTIAL_EVERY);
+        let vs = plan.variants_of(rt);
+        // the report layer names the findings: runtime label and the variant's family and call
+        let recipes: Vec<Variant> = crate::handoff::RECIPES.iter().map(|r| r.as_variant()).collect();
+        let cell = |f: Finding| {
+            let known = vs.iter().copied().chain(controls.iter().copied()).chain(&recipes);
+            let v = known.into_iter().find(|v| v.id == f.variant).expect("a finding of a planned variant or recipe");
+            Cell::from_finding((&rt.label, rt.name, &rt.version), v, f)
+        };
+        // the hello check's background processes were stopped (see below): start them again
+        if let Err(why) = rt.adapter().resume(rt, &ctx) {
+            bar.suspend(|| eprintln!("warn     {}: could not start again after the hello check: {why}", rt.label));
+        }
+        let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |f| {
+            // the cells are measured in the plan's order, some conditional races left out
+            // (`--races auto`): the bar goes to this cell's place, and names the next one
+            let id = Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders);
+            let done = cells.iter().position(|c| c.id == id).map_or(bar.position() + 1, |i| i as u64 + 1);
+            bar.set_position(done);
+            bar.set_message(status::progress_message(&cells, done as usize));
+            partial.send(&cell(f.clone()));
+        });
+        rt.adapter().cleanup(rt, &ctx);
+        partial.finish()?;
+        scratch_failed = m.scratch_failed;
+        results.cells.extend(m.findings.into_iter().map(cell));
+        results.run_info.controls.extend(m.controls);
+        if show && !plan.json {
+            bar.suspend(|| {
+                if !results.rows(&rt.label).is_empty() {
+                    let _ = writeln!(stdout, "\n{}", table::escape_controls(&rt.label));
+                    let _ = writeln!(stdout, "{}", table::render_terminal(&results, &rt.label));
+                    for l in table::race_lines(&results, &rt.label) {
+                        let _ = writeln!(stdout, "{l}");
+                    }
+                }
+                let _ = stdout.flush();
+            });
+        }
+        // keep partial results on disk after each runtime, so a crash keeps the data
+        results.run_info.duration_s = started.elapsed().as_secs_f64();
+        outdir.write("results.json", &json::render(&results))?;
+    }
+    if plan.against != crate::against::AgainstScope::None && scratch_failed.is_none() {
+        race_against(&plan, &found, &mut results, &mut measurement, &ctx, &bar);
+        results.run_info.duration_s = started.elapsed().as_secs_f64();
+        outdir.write("results.json", &json::render(&results))?;
+    }
+    bar.finish_and_clear();
+    for scenario in
+        [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim].into_iter().filter(|_| show && !plan.json)
+    {
+        if let Some(t) = table::render_scenario(&results, scenario) {
+            let _ = writeln!(stdout, "\n{} (hand-off: counted from the files)\n{t}", scenario.as_str());
+        }
+    }
+    if show && !plan.json {
+        let _ = write!(stdout, "{}", table::against_block(&results));
+        let answers = crate::report::answers::render(&results, crate::report::answers::ANSWER_WIDTH);
+        if !answers.is_empty() {
+            let _ = write!(stdout, "\n{answers}");
+        }
+    }
+    results.run_info.duration_s = started.elapsed().as_secs_f64();
+    results.run_info.interrupted = crate::interrupt::requested();
+    let results_json = json::render(&results);
+    outdir.write("results.json", &results_json)?;
+    outdir.write("summary.md", &markdown::render(&results))?;
+    let done = format!(
+        "{} cells in {:.1} s; wrote {} and {}",
+        results.cells.len(),
+        results.run_info.duration_s,
+        plan.out.join("results.json").display(),
+        plan.out.join("summary.md").display()
+    );
+    if !show {
+        say(&done);
+    } else if plan.json {
+        // stdout holds the results alone; the rest goes to stderr
+        emit(&results_json);
+        say(&done);
+    } else {
+        let _ = writeln!(stdout, "\n{done}");
+    }
+    drop(scratch);
+    if let Some(why) = scratch_failed {
+        return Err(Error::ScratchBroken {
+            path: plan.common.fs_root.clone(),
+            origin: crate::error::scratch_origin(plan.common.fs_root_given),
+            why: format!("{why}; measuring stopped, the cells measured before are in {}", plan.out.display()),
+        });
+    }
+    if crate::interrupt::requested() {
+        return Ok((exit_code::INTERRUPTED, None));
+    }
+    let mut code = exit_code::OK;
+    if let Some(base) = &plan.baseline {
+        let diff = crate::compare::compare_ignoring(base, &results, &plan.ignore);
+        if plan.json {
+            eprint!("{}", diff.render());
+        } else {
+            let _ = write!(stdout, "{}", diff.render());
+        }
+        if diff.differs() {
+            code = exit_code::DIFFERENCES;
+        }
+    }
+    Ok((code, Some(results)))
+}

@@ -448,9 +448,13 @@ pub struct RaceArgs {
     /// Scratch folder options.
     #[command(flatten)]
     pub scratch: ScratchArgs,
-    /// Also write cross-race.json into this folder.
+    /// Also write cross-race.json into this folder; one that already holds a cross-race.json
+    /// is refused unless --force.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace the cross-race.json an earlier race left in --out.
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -44,7 +44,21 @@ impl OutDir {
         // the same inode must stay at the name while we lock it: a run that removes its lock
         // file while another opens it would otherwise let two runs hold two files
         for _ in 0..10 {
-            let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&lock_path);
+            // never through a symbolic link planted at the name: truncating the lock file would
+            // truncate whatever the link names (open(2), O_NOFOLLOW: ELOOP on a link)
+            let mut o = std::fs::OpenOptions::new();
+            o.read(true).write(true).create(true).truncate(false);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, nix::fcntl::OFlag::O_NOFOLLOW.bits());
+            let f = o.open(&lock_path).map_err(|e| {
+                if std::fs::symlink_metadata(&lock_path).is_ok_and(|m| m.file_type().is_symlink()) {
+                    std::io::Error::other(format!(
+                        "{LOCK_NAME} is a symbolic link; remove it (a run's lock is a plain file)"
+                    ))
+                } else {
+                    e
+                }
+            });
             let mut f = match f {
                 Ok(f) => f,
                 Err(source) => {
@@ -156,6 +170,30 @@ impl OutDir {
 /// over it), for `--out FILE`. Errors: [`Error::Output`] naming `path` when its folder does not
 /// exist or cannot be written, or `path` has no file name; a previous file is left intact.
 pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    let err = |source| Error::Output { path: path.to_path_buf(), source };
+    // what is at the name decides how it is written (the link followed): a file is replaced
+    // keeping its mode (and a link to it stays a link); a terminal, `/dev/null` or a pipe
+    // (`/dev/stdout`, `>(cmd)`) is written into, as any tool does, since a rename would
+    // replace the device with a file; anything else is refused
+    if let Ok(m) = std::fs::metadata(path) {
+        if m.is_file() {
+            return replace_file(path, text);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if m.file_type().is_char_device() || m.file_type().is_fifo() {
+                return std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.flush()))
+                    .map_err(err);
+            }
+        }
+        return Err(err(std::io::Error::other(
+            "is not a regular file (a folder, socket or block device); name a file",
+        )));
+    }
     let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| Error::Output {
         path: path.to_path_buf(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
@@ -189,10 +227,36 @@ pub fn replace_file(path: &Path, text: &str) -> Result<()> {
     })
 }
 
-/// Writes `text` to `dir/name` atomically (temp file in `dir`, flush, sync, rename).
+/// True when `a` and `b` name the same file (links followed, any spelling), false when either
+/// is absent. On Unix it compares device and inode from `stat(2)` and never opens either name:
+/// opening a named pipe to compare it would block until a writer comes (the `same_file` crate
+/// opens both, which is how other platforms compare).
+pub fn is_same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        same_file::is_same_file(a, b).unwrap_or(false)
+    }
+}
+
+/// The permissions of the regular file at `path` (not through a link), to keep when it is
+/// rewritten; `None` when there is none.
+fn existing_mode(path: &Path) -> Option<std::fs::Permissions> {
+    std::fs::symlink_metadata(path).ok().filter(std::fs::Metadata::is_file).map(|m| m.permissions())
+}
+
+/// Writes `text` to `dir/name` atomically (temp file in `dir`, flush, sync, rename), keeping
+/// the mode of a regular file already there (a private results file stays private).
 /// Errors: [`Error::Output`] naming the file.
 fn write_atomic(dir: &Path, name: &str, text: &str) -> Result<()> {
-    write_atomic_with(dir, name, text, None)
+    write_atomic_with(dir, name, text, existing_mode(&dir.join(name)))
 }
 
 /// [`write_atomic`], giving the file `perms` when given; otherwise the file gets the mode any

@@ -28,10 +28,6 @@ use crate::report::model::{AmplificationInfo, Cell, Results, RunInfo, RuntimeInf
 use crate::runtime::install::{Store, VersionRequest};
 use crate::runtime::{Fetch, ProbeContext, Requested, Runtime, Status};
 
-/// The project folder baked in at build time; `probes/` and `matrices/` are found below it
-/// unless `--probes`/`--matrices` say otherwise.
-const HOME: &str = env!("CARGO_MANIFEST_DIR");
-
 /// A probe's start-up may take at least this long, whatever `--timeout` says.
 pub const MIN_STARTUP: Duration = Duration::from_secs(30);
 
@@ -41,7 +37,9 @@ pub const MAX_CONSECUTIVE_FAULTS: usize = 3;
 /// What the global flags say: the folders, and whether the registry may be asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
-    /// The project folder (default `--out` is below it: `reports/runs/`).
+    /// Where the default output folders go (`reports/runs/` below it): the working folder, as
+    /// the help says, spelled as an empty relative path so that messages show
+    /// `reports/runs/…`; never the folder the binary was built in.
     pub home: PathBuf,
     /// `--probes`, or `None`: the probes built into the binary ([`crate::builtin`]).
     pub probes: Option<PathBuf>,
@@ -59,7 +57,7 @@ impl Paths {
     /// The folders of `cli`'s global flags, defaulting to the project's. Never fails (the
     /// probes folder is checked by the plans that use it; the cache is made when needed).
     pub fn of(cli: &Cli) -> Paths {
-        let home = PathBuf::from(HOME);
+        let home = PathBuf::new();
         Paths {
             probes: cli.probes.clone(),
             matrices: cli.matrices.clone(),

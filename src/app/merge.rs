@@ -12,7 +12,7 @@ pub(super) fn cmd_merge(a: &MergeArgs) -> Result<i32> {
     refuse_out_onto_input(a.out.as_deref(), &a.results.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
     // the same file twice would compare a machine with itself
     for (i, p) in a.results.iter().enumerate() {
-        if let Some(q) = a.results[..i].iter().find(|q| same_file::is_same_file(q, p).unwrap_or(*q == p)) {
+        if let Some(q) = a.results[..i].iter().find(|q| *q == p || crate::outdir::is_same_file(q, p)) {
             return Err(Error::input(
                 p,
                 format!(

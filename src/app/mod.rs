@@ -153,7 +153,6 @@ fn progress_bar(total: usize, quiet: bool, eta: bool) -> ProgressBar {
     bar
 }
 
-/// Prints `text`, or writes it atomically to `out`.
 /// Refuses an `--out FILE` that is one of the command's `inputs` (the same file by identity:
 /// another spelling, a link or `..` path included), before anything is read or written:
 /// writing the output would replace the input.
@@ -161,7 +160,7 @@ fn progress_bar(total: usize, quiet: bool, eta: bool) -> ProgressBar {
 /// Errors: [`Error::Usage`] naming `--out` and the input (exit 2).
 fn refuse_out_onto_input(out: Option<&Path>, inputs: &[&Path]) -> Result<()> {
     let Some(out) = out else { return Ok(()) };
-    match inputs.iter().find(|i| same_file::is_same_file(out, i).unwrap_or(false)) {
+    match inputs.iter().find(|i| crate::outdir::is_same_file(out, i)) {
         Some(input) => Err(Error::Usage {
             flag: "--out".into(),
             message: format!(
@@ -174,6 +173,7 @@ fn refuse_out_onto_input(out: Option<&Path>, inputs: &[&Path]) -> Result<()> {
     }
 }
 
+/// Prints `text`, or writes it to `out` (see [`crate::outdir::write_file`]).
 fn output(out: Option<&Path>, text: &str) -> Result<()> {
     match out {
         Some(p) => crate::outdir::write_file(p, text),

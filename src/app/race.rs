@@ -14,6 +14,9 @@ use crate::report::model::ModeRun;
 use crate::runtime::{discover, ProbeContext, Runtime, Status};
 use crate::status::{amplify_line, emit, status_line};
 
+/// The file `race --out DIR` writes into DIR.
+const CROSS_RACE_FILE: &str = "cross-race.json";
+
 pub(super) fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
     let plan = RacePlan::new(a, paths)?;
     let mut requested = plan.requested();
@@ -23,6 +26,15 @@ pub(super) fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
         return Ok(exit_code::INTERRUPTED);
     }
     let mut outdir = plan.out.as_deref().map(open_out).transpose()?;
+    // after the lock, as `run` does: an earlier race's file is not replaced without --force
+    if let Some(o) = outdir.as_mut().filter(|o| !a.force && o.path().join(CROSS_RACE_FILE).exists()) {
+        let message = format!(
+            "{} already holds an earlier race's {CROSS_RACE_FILE}; choose another folder, or give --force to replace it",
+            o.path().display()
+        );
+        o.abandon();
+        return Err(Error::Usage { flag: "--out".into(), message });
+    }
     let mut found = discover(&requested).runtimes;
     let (mut scratch, ctx) = match plan.common.workspace() {
         Ok(w) => w,
@@ -60,8 +72,8 @@ pub(super) fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
     }
     let text = serde_json::to_string_pretty(&result).expect("serialises") + "\n";
     if let Some(out) = &outdir {
-        out.write("cross-race.json", &text)?;
-        eprintln!("wrote {}", out.path().join("cross-race.json").display());
+        out.write(CROSS_RACE_FILE, &text)?;
+        eprintln!("wrote {}", out.path().join(CROSS_RACE_FILE).display());
     }
     if plan.json {
         emit(&text);

@@ -11,6 +11,7 @@ mod forms;
 mod handoff;
 mod harness;
 mod install;
+mod outputs;
 mod progress;
 mod protocol;
 mod runtimes;

@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
-use super::model::{CellResult, ModeRun, Results, Scenario, TargetState, SCHEMA};
+use super::model::{CellResult, ModeRun, RaceResult, Results, Scenario, TargetState, SCHEMA};
 use crate::error::{Error, Result};
-use crate::verdict::{Detection, RaceStats, RaceVerdict};
+use crate::verdict::{Detection, RaceMode, RaceStats, RaceVerdict};
 
 /// `results.json` as written: the results, then what is derived from their cells (a reader
 /// ignores both derived keys and derives them again). [`schema`] describes it.
@@ -158,10 +158,21 @@ fn check(r: &Results) -> std::result::Result<(), String> {
                 if let Some(d) = &race.detection {
                     check_detection(d).map_err(at)?;
                 }
+                check_verdict(race).map_err(at)?;
             }
             (Scenario::Publish | Scenario::Claim | Scenario::DoneMarker, CellResult::Counters(_)) => {}
             (s, r) => return Err(at(format!("a {} cell holding a {} result", s.as_str(), r.kind()))),
         }
+    }
+    let ri = &r.run_info;
+    if !ri.duration_s.is_finite() || ri.duration_s < 0.0 {
+        return Err(format!("run_info.duration_s is {}, not a duration", ri.duration_s));
+    }
+    if ri.contenders == 0 || ri.trials == 0 {
+        return Err(format!(
+            "run_info says {} contenders × {} trials; every run has at least one of each",
+            ri.contenders, ri.trials
+        ));
     }
     for ctl in &r.run_info.controls {
         check_detection(&ctl.detection)
@@ -230,9 +241,44 @@ fn check_stats(st: &RaceStats) -> std::result::Result<(), String> {
     if sum.is_none_or(|s| s > t) {
         return Err(format!("the winners histogram counts more than its {t} trials"));
     }
+    if st.clean_trials.checked_add(st.fault_trials).is_none_or(|n| n > t) {
+        return Err(format!("{} clean and {} faulty trials in {t}", st.clean_trials, st.fault_trials));
+    }
+    // the bound is shown as the evidence of an `exclusive`: it must follow from the counts
+    let bound = crate::stats::upper95(st.multi_winner_trials.min(st.clean_trials), st.clean_trials);
+    if (st.multi_winner_upper95 - bound).abs() > 1e-9 {
+        return Err(format!(
+            "multi_winner_upper95 {} does not follow from {} of {} clean trials ({bound})",
+            st.multi_winner_upper95, st.multi_winner_trials, st.clean_trials
+        ));
+    }
     let rate = |x: f64| (0.0..=1.0).contains(&x);
     if !rate(st.multi_winner_upper95) || st.multi_winner_ci95.is_some_and(|[lo, hi]| !(rate(lo) && rate(hi))) {
         return Err("a multi-winner bound outside [0, 1]".into());
+    }
+    Ok(())
+}
+
+/// A race verdict its own counts contradict: `exclusive` beside a run that saw two winners or
+/// a lost update (or whose own verdict says so), or decided by a mode that did not run. A
+/// hand-edited file would otherwise list a failing call under "use".
+fn check_verdict(race: &RaceResult) -> std::result::Result<(), String> {
+    let runs = [(RaceMode::Natural, &race.natural), (RaceMode::Amplified, &race.amplified)];
+    if race.verdict == RaceVerdict::Exclusive {
+        for (mode, m) in runs.iter().filter_map(|(k, m)| m.as_ref().map(|m| (k, m))) {
+            let st = &m.stats;
+            let two = st.multi_winner_trials > 0 || st.max_winners > 1 || st.winners.iter().any(|(w, n)| *w > 1 && *n > 0);
+            if two || st.lost_update_trials > 0 || matches!(m.verdict, RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate) {
+                return Err(format!("verdict exclusive, but its {} run counts a failure", mode.as_str()));
+            }
+        }
+    }
+    let decided = match race.decided_by {
+        RaceMode::Natural => &race.natural,
+        RaceMode::Amplified => &race.amplified,
+    };
+    if decided.is_none() && (race.natural.is_some() || race.amplified.is_some()) {
+        return Err(format!("decided by the {} run, which it does not hold", race.decided_by.as_str()));
     }
     Ok(())
 }
@@ -331,6 +377,72 @@ mod tests {
         let mut v = base();
         v["cells"][i]["result"]["detection"]["caught"] = serde_json::json!(1_000_000_000);
         assert!(err(&v).contains("detection control"), "{}", err(&v));
+    }
+
+    /// The adversarial pass's hand edits: an `exclusive` whose counts show two winners, a
+    /// bound that does not follow from the counts, more clean and faulty trials than trials,
+    /// and a verdict decided by a run the cell does not hold; each is refused, naming the cell.
+    #[test]
+    fn a_verdict_or_bound_its_counts_contradict_is_rejected() {
+        let v0 = base();
+        let i = v0["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|c| c["scenario"] == "race" && c["result"]["verdict"] == "exclusive" && c["result"]["natural"].is_object())
+            .expect("an exclusive race in the fixture");
+        let edits: [(&str, fn(&mut serde_json::Value), &str); 4] = [
+            (
+                "two winners under exclusive",
+                |r| {
+                    let st = &mut r["natural"]["stats"];
+                    let t = st["trials"].as_u64().unwrap();
+                    st["multi_winner_trials"] = serde_json::json!(1);
+                    st["max_winners"] = serde_json::json!(2);
+                    st["winners"] = serde_json::json!({"1": t - 1, "2": 1});
+                    st["multi_winner_upper95"] =
+                        serde_json::json!(crate::stats::upper95(1, st["clean_trials"].as_u64().unwrap() as usize));
+                },
+                "counts a failure",
+            ),
+            ("a bound not from the counts", |r| r["natural"]["stats"]["multi_winner_upper95"] = serde_json::json!(0.5), "does not follow"),
+            (
+                "clean and faulty beyond trials",
+                |r| {
+                    let t = r["natural"]["stats"]["trials"].as_u64().unwrap();
+                    r["natural"]["stats"]["fault_trials"] = serde_json::json!(t);
+                },
+                "faulty trials in",
+            ),
+            (
+                "decided by a missing run",
+                |r| {
+                    r["amplified"] = serde_json::Value::Null;
+                    r["decided_by"] = serde_json::json!("amplified");
+                },
+                "which it does not hold",
+            ),
+        ];
+        for (what, edit, says) in edits {
+            let mut v = v0.clone();
+            edit(&mut v["cells"][i]["result"]);
+            let e = err(&v);
+            assert!(e.contains(says) && e.contains(&format!("cell {i} (")), "{what}: {e}");
+        }
+    }
+
+    #[test]
+    fn run_info_that_no_run_writes_is_rejected() {
+        for (field, value, says) in [
+            ("duration_s", serde_json::json!(-5.0), "not a duration"),
+            ("trials", serde_json::json!(0), "0 trials"),
+            ("contenders", serde_json::json!(0), "0 contenders"),
+        ] {
+            let mut v = base();
+            v["run_info"][field] = value;
+            let e = err(&v);
+            assert!(e.contains(says), "{field}: {e}");
+        }
     }
 
     #[test]

@@ -16,7 +16,8 @@ fn main() -> std::process::ExitCode {
     let code = match conformance::app::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            // a path or probe text in the message must not drive the terminal (ESC, BEL, bidi)
+            eprintln!("error: {}", conformance::report::table::escape_controls_but(&e.to_string(), &['\n', '\t']));
             e.exit_code()
         }
     };

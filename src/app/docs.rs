@@ -26,8 +26,13 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
     let mut drifted = 0usize;
     let mut writes = Vec::new();
     for file in &a.files {
-        let text =
+        let raw =
             std::fs::read_to_string(file).map_err(|e| Error::input(file, format!("cannot read the document: {e}")))?;
+        // a byte order mark is not part of line 1's marker; it is written back as it was
+        let (bom, text) = match raw.strip_prefix('\u{feff}') {
+            Some(rest) => ("\u{feff}", rest.to_string()),
+            None => ("", raw),
+        };
         let at = |line: usize, message: String| Error::Input { path: file.clone(), line, column: 0, message };
         let markers = crate::docs::parse(&text).map_err(|e| at(e.line, e.message))?;
         if markers.is_empty() {
@@ -80,7 +85,7 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
         } else {
             let spliced: Vec<_> = blocks.iter().map(|(m, _, new)| (m.content.clone(), new.clone())).collect();
             let said = format!("{name}: rewrote {} of {} table marker(s)\n", stale.len(), markers.len());
-            writes.push((file, crate::docs::splice(&text, &spliced), said));
+            writes.push((file, format!("{bom}{}", crate::docs::splice(&text, &spliced)), said));
         }
     }
     // every document is rendered before any is written: a bad marker anywhere writes nothing

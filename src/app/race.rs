@@ -73,7 +73,8 @@ pub(super) fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
     let text = serde_json::to_string_pretty(&result).expect("serialises") + "\n";
     if let Some(out) = &outdir {
         out.write(CROSS_RACE_FILE, &text)?;
-        eprintln!("wrote {}", out.path().join(CROSS_RACE_FILE).display());
+        let shown = out.path().join(CROSS_RACE_FILE).display().to_string();
+        eprintln!("wrote {}", crate::report::table::escape_controls_but(&shown, &[]));
     }
     if plan.json {
         emit(&text);

@@ -79,8 +79,19 @@ pub fn record(c: &Cell, answer: &str) -> [String; 19] {
 /// A field's text: control characters escaped (`\u{1b}`) as in every other format, since a CSV
 /// is also read with `cat` and an escape sequence from a probe's error text would drive the
 /// terminal; line breaks and tabs are kept, as CSV quoting carries them (RFC 4180).
+///
+/// A field that a spreadsheet would run as a formula (it starts with `=`, `+`, `-` or `@` and is
+/// not a number, e.g. `=HYPERLINK(…)` as a runtime label) gets a leading `'`, as OWASP's "CSV
+/// Injection" page advises (https://owasp.org/www-community/attacks/CSV_Injection); numbers such
+/// as an HResult (`-2147024816`) stay as they are.
 fn csv_text(s: &str) -> String {
-    super::table::escape_controls_but(s, &['\n', '\r', '\t']).into_owned()
+    let text = super::table::escape_controls_but(s, &['\n', '\r', '\t']).into_owned();
+    let formula = text.starts_with(['=', '+', '-', '@']) && text.trim().parse::<f64>().is_err();
+    if formula {
+        format!("'{text}")
+    } else {
+        text
+    }
 }
 
 /// The CSV of every cell of `r`, in cell order, with [`HEADER`] first (RFC 4180 quoting,
@@ -146,6 +157,17 @@ mod tests {
         let mut rd = csv::Reader::from_reader(text.as_bytes());
         let rec = rd.records().next().unwrap().unwrap();
         assert_eq!(&rec[1], "node, \"evil\"\nrow");
+    }
+
+    #[test]
+    fn csv_neutralises_formulas_but_not_numbers() {
+        assert_eq!(csv_text("=HYPERLINK(\"http://evil/\",\"x\")"), "'=HYPERLINK(\"http://evil/\",\"x\")");
+        assert_eq!(csv_text("+cmd|calc"), "'+cmd|calc");
+        assert_eq!(csv_text("@SUM(1+1)"), "'@SUM(1+1)");
+        assert_eq!(csv_text("-2+3"), "'-2+3");
+        assert_eq!(csv_text("-2147024816"), "-2147024816");
+        assert_eq!(csv_text("EEXIST"), "EEXIST");
+        assert_eq!(csv_text("a\u{202e}b"), "a\\u{202e}b");
     }
 
     #[test]

@@ -91,6 +91,8 @@ fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>> {
 /// Parses and checks the bytes of a results file (see [`read`]); files of schemas 1 and 2
 /// are brought up to [`SCHEMA`] first ([`super::legacy::upgrade`]).
 fn parse(path: &Path, bytes: &[u8]) -> Result<Results> {
+    // a byte order mark (an editor's) is not JSON; what follows it is read as usual
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let json_error = |e: serde_json::Error| Error::Input {
         path: path.to_path_buf(),
         line: e.line(),
@@ -267,8 +269,12 @@ fn check_verdict(race: &RaceResult) -> std::result::Result<(), String> {
     if race.verdict == RaceVerdict::Exclusive {
         for (mode, m) in runs.iter().filter_map(|(k, m)| m.as_ref().map(|m| (k, m))) {
             let st = &m.stats;
-            let two = st.multi_winner_trials > 0 || st.max_winners > 1 || st.winners.iter().any(|(w, n)| *w > 1 && *n > 0);
-            if two || st.lost_update_trials > 0 || matches!(m.verdict, RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate) {
+            let two =
+                st.multi_winner_trials > 0 || st.max_winners > 1 || st.winners.iter().any(|(w, n)| *w > 1 && *n > 0);
+            if two
+                || st.lost_update_trials > 0
+                || matches!(m.verdict, RaceVerdict::MultipleWinners | RaceVerdict::LostUpdate)
+            {
                 return Err(format!("verdict exclusive, but its {} run counts a failure", mode.as_str()));
             }
         }
@@ -389,7 +395,9 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
-            .position(|c| c["scenario"] == "race" && c["result"]["verdict"] == "exclusive" && c["result"]["natural"].is_object())
+            .position(|c| {
+                c["scenario"] == "race" && c["result"]["verdict"] == "exclusive" && c["result"]["natural"].is_object()
+            })
             .expect("an exclusive race in the fixture");
         let edits: [(&str, fn(&mut serde_json::Value), &str); 4] = [
             (
@@ -405,7 +413,11 @@ mod tests {
                 },
                 "counts a failure",
             ),
-            ("a bound not from the counts", |r| r["natural"]["stats"]["multi_winner_upper95"] = serde_json::json!(0.5), "does not follow"),
+            (
+                "a bound not from the counts",
+                |r| r["natural"]["stats"]["multi_winner_upper95"] = serde_json::json!(0.5),
+                "does not follow",
+            ),
             (
                 "clean and faulty beyond trials",
                 |r| {

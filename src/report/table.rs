@@ -26,7 +26,10 @@ pub fn escape_controls(s: &str) -> Cow<'_, str> {
 /// [`escape_controls`], keeping the control characters in `keep` as they are (a CSV keeps its
 /// line breaks and tabs: quoting carries them).
 pub fn escape_controls_but<'a>(s: &'a str, keep: &[char]) -> Cow<'a, str> {
-    let escaped = |c: char| c.is_control() && !keep.contains(&c);
+    // bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069) reorder the text
+    // shown after them (CVE-2021-42574, "Trojan Source"), so they are escaped as controls are
+    let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let escaped = |c: char| (c.is_control() || bidi(c)) && !keep.contains(&c);
     if !s.chars().any(escaped) {
         return Cow::Borrowed(s);
     }

@@ -145,3 +145,36 @@ fn the_default_out_is_below_the_working_folder() {
     assert!(!text.contains(env!("CARGO_MANIFEST_DIR")), "{text}");
     assert!(!Path::new(d.path()).join("reports").exists(), "a dry run writes nothing");
 }
+
+/// A path with terminal controls (ESC, BEL, a bidi override) in an error message is shown
+/// escaped: the message must not recolour the terminal or set its title.
+#[test]
+fn an_error_never_prints_terminal_controls_raw() {
+    let out = conformance().args(["report", "/tmp/x\u{1b}]0;TITLE\u{7}\u{202e}.json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}') && !err.contains('\u{202e}'), "{err:?}");
+    assert!(err.contains("\\u{1b}"), "{err:?}");
+}
+
+/// A byte order mark is read past: a results file that starts with one reads, and a document
+/// whose first line is a marker is rewritten with its mark kept (before, `docs` said the
+/// closing marker had no opening one, and `report` failed at 1:1).
+#[test]
+fn a_byte_order_mark_is_read_past_and_kept() {
+    let d = tempfile::tempdir().unwrap();
+    let results = d.path().join("bom.json");
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(std::fs::read(base()).unwrap());
+    std::fs::write(&results, bytes).unwrap();
+    conformance().args(["report", "--answers"]).arg(&results).assert().success();
+    let doc = d.path().join("doc.md");
+    std::fs::write(
+        &doc,
+        "\u{feff}<!-- conformance:table runtime=node scenario=second-comer -->\n<!-- /conformance:table -->\n",
+    )
+    .unwrap();
+    conformance().arg("docs").arg(&doc).arg("--results").arg(&results).assert().success();
+    let text = std::fs::read_to_string(&doc).unwrap();
+    assert!(text.starts_with("\u{feff}<!-- conformance:table runtime=node") && text.len() > 80, "{text}");
+}

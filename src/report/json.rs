@@ -399,7 +399,8 @@ mod tests {
                 c["scenario"] == "race" && c["result"]["verdict"] == "exclusive" && c["result"]["natural"].is_object()
             })
             .expect("an exclusive race in the fixture");
-        let edits: [(&str, fn(&mut serde_json::Value), &str); 4] = [
+        type Edit = (&'static str, fn(&mut serde_json::Value), &'static str);
+        let edits: [Edit; 4] = [
             (
                 "two winners under exclusive",
                 |r| {

@@ -79,5 +79,41 @@ fn bench_matrix_load(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_verdicts, bench_render, bench_matrix_load);
+/// The baseline's node cells copied for `n` variants (`node.v0` …), every other runtime's left
+/// out: a results file as large as a user's generated matrix makes.
+fn many_variants(base: &conformance::report::Results, n: usize) -> conformance::report::Results {
+    let node: Vec<_> = base.cells.iter().filter(|c| c.variant == "node.mkdirSync" && c.source.is_none()).cloned().collect();
+    let mut r = base.clone();
+    r.against.clear();
+    r.cells = (0..n)
+        .flat_map(|i| {
+            node.iter().map(move |c| {
+                let mut c = c.clone();
+                c.id = c.id.replace("node.mkdirSync", &format!("node.v{i}"));
+                c.variant = format!("node.v{i}");
+                c
+            })
+        })
+        .collect();
+    r
+}
+
+/// Rendering reports of 1k, 4k and 8k variants: linear (the adversarial pass of issue 32
+/// measured Markdown at 0.10 s, 2.28 s and 8.7 s before rows and answers were indexed).
+fn bench_render_many(c: &mut Criterion) {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/reports/linux/results.json"))
+        .expect("baseline present");
+    let base: conformance::report::Results = serde_json::from_str(&text).expect("parses");
+    let mut g = c.benchmark_group("render_markdown_many");
+    g.sample_size(10);
+    for n in [1_000, 4_000, 8_000] {
+        let r = many_variants(&base, n);
+        g.bench_function(format!("{n} variants"), |b| {
+            b.iter(|| conformance::report::markdown::render(std::hint::black_box(&r)).len())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_verdicts, bench_render, bench_matrix_load, bench_render_many);
 criterion_main!(benches);

@@ -52,10 +52,12 @@ impl<'a> CallAnswer<'a> {
 /// (thread rows answer another question: `--contender-kind thread`).
 pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'a>> {
     let mut out: Vec<CallAnswer<'a>> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for row in results.rows(runtime).into_iter().filter(|r| r.contenders.is_processes()) {
-        match out.iter_mut().find(|c| c.variant == row.variant) {
+        match index.get(row.variant).map(|&i| &mut out[i]) {
             Some(c) => c.rows.push(row),
             None => {
+                index.insert(row.variant, out.len());
                 let intent = row.second.values().chain(row.race.iter()).find_map(|c| c.intent);
                 out.push(CallAnswer {
                     variant: row.variant,

@@ -6,7 +6,7 @@
 /// (`report/legacy.rs`).
 pub const SCHEMA: u32 = 3;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -879,18 +879,18 @@ impl Results {
     /// The rows of one runtime's table, in cell order.
     pub fn rows(&self, runtime: &str) -> Vec<Row<'_>> {
         let mut rows: Vec<Row<'_>> = Vec::new();
+        // each row's index by its key: a linear walk, not a search of the rows per cell
+        let mut index: HashMap<(&str, Option<crate::matrix::SourceKind>, crate::domain::ContenderKind), usize> = HashMap::new();
         // the hand-off scenarios have tables of their own (recipes × runtimes)
         let cells = self
             .cells
             .iter()
             .filter(|c| c.runtime == runtime && matches!(c.scenario, Scenario::SecondComer | Scenario::Race));
         for c in cells {
-            let idx = match rows
-                .iter()
-                .position(|r| r.variant == c.variant && r.source == c.source && r.contenders == c.contenders)
-            {
-                Some(i) => i,
+            let idx = match index.get(&(c.variant.as_str(), c.source, c.contenders)) {
+                Some(&i) => i,
                 None => {
+                    index.insert((c.variant.as_str(), c.source, c.contenders), rows.len());
                     rows.push(Row {
                         variant: &c.variant,
                         source: c.source,

@@ -82,7 +82,8 @@ fn bench_matrix_load(c: &mut Criterion) {
 /// The baseline's node cells copied for `n` variants (`node.v0` …), every other runtime's left
 /// out: a results file as large as a user's generated matrix makes.
 fn many_variants(base: &conformance::report::Results, n: usize) -> conformance::report::Results {
-    let node: Vec<_> = base.cells.iter().filter(|c| c.variant == "node.mkdirSync" && c.source.is_none()).cloned().collect();
+    let node: Vec<_> =
+        base.cells.iter().filter(|c| c.variant == "node.mkdirSync" && c.source.is_none()).cloned().collect();
     let mut r = base.clone();
     r.against.clear();
     r.cells = (0..n)

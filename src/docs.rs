@@ -102,7 +102,8 @@ pub struct Marker {
 }
 
 /// Finds the markers of a Markdown document, in order. Lines inside fenced code blocks
-/// (```` ``` ```` or `~~~`) are not markers, so a document can show the syntax.
+/// (```` ``` ```` or `~~~`) and indented code blocks are not markers, so a document can show
+/// the syntax.
 ///
 /// Errors ([`MarkerError`], naming the line): an opening marker that is not closed before the
 /// end or before the next opening one (markers do not nest; the opening marker's line is
@@ -134,6 +135,12 @@ pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
             continue;
         }
         if fence.is_some() {
+            continue;
+        }
+        // outside a marker pair, an indented code block (four spaces or a tab, CommonMark
+        // 4.4) shows text, so a marker there is an example (a marker inside an HTML comment
+        // cannot be one: its own `-->` ends the comment)
+        if open.is_none() && (line.starts_with('\t') || line.starts_with("    ")) {
             continue;
         }
         let t = line.trim();
@@ -587,6 +594,18 @@ mod tests {
         let text =
             "```text\n<!-- conformance:table runtime=node -->\n```\n~~~~\n<!-- /conformance:table -->\n~~~\n~~~~\n";
         assert_eq!(parse(text).unwrap(), Vec::new());
+    }
+
+    /// The adversarial pass's document: a marker pair in an indented code block (spaces or a
+    /// tab) is an example, left alone (its text was replaced); a real pair after it is found.
+    #[test]
+    fn markers_in_indented_code_are_text() {
+        let text = "Usage:\n\n    <!-- conformance:table runtime=node -->\n    my example\n    <!-- /conformance:table -->\n\n\
+                    \t<!-- conformance:table runtime=node -->\n\
+                    <!-- conformance:table runtime=bun -->\nold\n<!-- /conformance:table -->\n";
+        let m = parse(text).unwrap();
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(&text[m[0].content.clone()], "old\n");
     }
 
     #[test]

@@ -880,7 +880,8 @@ impl Results {
     pub fn rows(&self, runtime: &str) -> Vec<Row<'_>> {
         let mut rows: Vec<Row<'_>> = Vec::new();
         // each row's index by its key: a linear walk, not a search of the rows per cell
-        let mut index: HashMap<(&str, Option<crate::matrix::SourceKind>, crate::domain::ContenderKind), usize> = HashMap::new();
+        let mut index: HashMap<(&str, Option<crate::matrix::SourceKind>, crate::domain::ContenderKind), usize> =
+            HashMap::new();
         // the hand-off scenarios have tables of their own (recipes × runtimes)
         let cells = self
             .cells

@@ -13,8 +13,12 @@ use super::model::{Cell, CellResult, ModeRun, Results, Scenario};
 use super::table;
 
 /// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references, for element
-/// content and quoted attribute values.
+/// content and quoted attribute values; control characters (but line breaks and tabs) and
+/// bidi overrides are written as `\u{1b}`.
 pub fn escape(text: &str) -> String {
+    // control characters and bidi overrides shown as `\u{1b}`, as in every other format: a
+    // page read with `cat` must not drive the terminal, nor a browser reorder the text
+    let text = super::table::escape_controls_but(text, &['\n', '\t']);
     let mut s = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {
@@ -311,5 +315,14 @@ mod tests {
         assert!(!page.contains("<script>"), "label unescaped");
         assert!(!page.contains("<img>"), "call unescaped");
         assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    }
+
+    #[test]
+    fn html_escapes_controls_and_bidi_overrides() {
+        let mut r = base();
+        r.cells[0].call = "a\u{1b}[31m\u{7}b\u{202e}c".into();
+        let page = render(&r);
+        assert!(!page.contains('\u{1b}') && !page.contains('\u{7}') && !page.contains('\u{202e}'));
+        assert!(page.contains("a\\u{1b}[31m\\u{7}b\\u{202e}c"));
     }
 }

@@ -9,7 +9,7 @@
 //! verdict does not depend on how busy the machine was). Their natural races are compared only
 //! where no amplified verdicts exist on both sides, or where the amplified verdicts agree but
 //! the cells' verdicts differ (a failure seen only in the natural race); a cell whose amplified
-//! race one run skipped ([`crate::engine::AMPLIFIED_SKIPPED`]) is the same where both runs
+//! race one run skipped ([`crate::domain::NoAmplified::Skipped`]) is the same where both runs
 //! found a failure (of any kind). Natural verdicts that
 //! differ between `exclusive` and `multiple-winners` count as changed only when Fisher's exact
 //! test says the multi-winner counts differ (p < [`crate::stats::SIGNIFICANT_P`]), and are
@@ -471,7 +471,7 @@ fn judge_race(b_race: &crate::report::model::RaceResult, n_race: &crate::report:
     // a cell whose amplified race one run skipped (its natural check failed first, issue 13)
     // has no amplified verdict to compare: where both cells failed, the finding is the same
     let skipped = |r: &crate::report::model::RaceResult| {
-        r.amplified.is_none() && r.amplified_unavailable.as_deref() == Some(crate::engine::AMPLIFIED_SKIPPED)
+        r.amplified.is_none() && r.amplified_unavailable == Some(crate::domain::NoAmplified::Skipped)
     };
     if (skipped(b_race) || skipped(n_race))
         && crate::verdict::is_disproof(b_race.verdict)
@@ -808,7 +808,7 @@ mod tests {
         let c = race_cell(&mut new, "node.existsSync+writeFileSync");
         let r = c.race_mut().unwrap();
         r.amplified = None;
-        r.amplified_unavailable = Some(crate::engine::AMPLIFIED_SKIPPED.into());
+        r.amplified_unavailable = Some(crate::domain::NoAmplified::Skipped);
         let m = r.natural.as_mut().unwrap();
         (m.verdict, m.stats.multi_winner_trials, m.stats.lost_update_trials) =
             (crate::verdict::RaceVerdict::LostUpdate, 0, m.stats.trials);

@@ -48,7 +48,7 @@ pub struct CrossRace {
     pub amplified: Option<ModeRun>,
     /// Why there is no amplified run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amplified_unavailable: Option<String>,
+    pub amplified_unavailable: Option<crate::domain::NoAmplified>,
     /// The control: every slot making its own family's check-then-create in the same pools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detection: Option<Detection>,
@@ -152,7 +152,7 @@ mod tests {
             decided_by: RaceMode::Natural,
             natural: None,
             amplified: None,
-            amplified_unavailable: Some("off\u{7}".into()),
+            amplified_unavailable: Some(crate::domain::NoAmplified::Unavailable("no strace\u{7}".into())),
             contender_kind: Default::default(),
             detection: None,
             weak_race: None,

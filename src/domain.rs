@@ -125,6 +125,91 @@ impl TargetState {
     }
 }
 
+/// Why a race or hand-off cell has no amplified run (results.json and cross-race.json
+/// `amplified_unavailable`). The file holds its words ([`NoAmplified::text`]); the program
+/// reads back the kind, so a reworded reason never changes how a baseline compares. Reading
+/// maps the words of every earlier version: the three fixed texts, any text starting with
+/// `off` (`--amplify off`), and everything else as the reason it gives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum NoAmplified {
+    /// Not requested: `--amplify off`.
+    Off,
+    /// The cell's natural check, which runs first, already showed the failure: an amplified
+    /// race cannot make it `exclusive` (adaptive trials; `--thorough` runs them all).
+    Skipped,
+    /// A hand-off of the default run: its amplified pass runs with `--thorough` or
+    /// `--amplify on`.
+    NotRequested,
+    /// Requested but not run: amplification is unavailable here, not run for this runtime,
+    /// broke under the tracer, or stopped; the reason, as one line.
+    Unavailable(String),
+}
+
+impl NoAmplified {
+    /// The words written for [`NoAmplified::Off`].
+    pub const OFF_TEXT: &'static str = "off (--amplify off)";
+    /// The words written for [`NoAmplified::Skipped`].
+    pub const SKIPPED_TEXT: &'static str =
+        "skipped where the natural race already showed the failure (--thorough runs them all)";
+    /// The words written for [`NoAmplified::NotRequested`].
+    pub const NOT_REQUESTED_TEXT: &'static str = "not run (--thorough or --amplify on runs it)";
+
+    /// The words shown and written (`off (--amplify off)`, the reason).
+    pub fn text(&self) -> &str {
+        match self {
+            NoAmplified::Off => Self::OFF_TEXT,
+            NoAmplified::Skipped => Self::SKIPPED_TEXT,
+            NoAmplified::NotRequested => Self::NOT_REQUESTED_TEXT,
+            NoAmplified::Unavailable(why) => why,
+        }
+    }
+
+    /// The kind that `text` (from a file) names.
+    pub fn from_text(text: &str) -> NoAmplified {
+        match text {
+            Self::SKIPPED_TEXT => NoAmplified::Skipped,
+            Self::NOT_REQUESTED_TEXT => NoAmplified::NotRequested,
+            t if t.starts_with("off") => NoAmplified::Off,
+            t => NoAmplified::Unavailable(t.to_string()),
+        }
+    }
+
+    /// True when the run could not be made (not by request, nor because it was not needed).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, NoAmplified::Unavailable(_))
+    }
+}
+
+impl std::fmt::Display for NoAmplified {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+impl Serialize for NoAmplified {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.text())
+    }
+}
+
+impl<'de> Deserialize<'de> for NoAmplified {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NoAmplified, D::Error> {
+        String::deserialize(d).map(|t| NoAmplified::from_text(&t))
+    }
+}
+
+impl schemars::JsonSchema for NoAmplified {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoAmplified".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(g)
+    }
+}
+
 /// The driver note ([`crate::report::model::Cell::driver`]) of cmd's persistent loop: one
 /// cmd process per contender for a whole API family (`src/exec/cmdloop.rs`).
 pub const LOOP_DRIVER: &str = "loop";
@@ -254,5 +339,35 @@ impl Returned {
             (None, "object" | "function") => self.class.clone().unwrap_or_else(|| self.kind.clone()),
             (None, kind) => kind.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NoAmplified;
+
+    /// The words of every earlier version read back as their kind, and each kind writes the
+    /// words it is read from (a results file round-trips byte for byte).
+    #[test]
+    fn no_amplified_reads_the_words_of_every_version() {
+        for (text, kind) in [
+            ("off (--amplify off)", NoAmplified::Off),
+            ("off", NoAmplified::Off),
+            (NoAmplified::SKIPPED_TEXT, NoAmplified::Skipped),
+            (NoAmplified::NOT_REQUESTED_TEXT, NoAmplified::NotRequested),
+            (
+                "not recorded (a schema 1 file: natural races only)",
+                NoAmplified::Unavailable("not recorded (a schema 1 file: natural races only)".into()),
+            ),
+        ] {
+            assert_eq!(NoAmplified::from_text(text), kind, "{text}");
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(serde_json::from_str::<NoAmplified>(&json).unwrap(), kind);
+        }
+        for k in [NoAmplified::Off, NoAmplified::Skipped, NoAmplified::NotRequested] {
+            assert_eq!(NoAmplified::from_text(k.text()), k);
+            assert!(!k.is_unavailable());
+        }
+        assert!(NoAmplified::Unavailable("strace not found".into()).is_unavailable());
     }
 }

@@ -542,7 +542,7 @@ impl RunPlan {
             let ad = rt.adapter();
             let trials = if ad.mode() == Mode::OneShot { o.oneshot_trials } else { o.trials };
             let unavailable = match (&o.amplify, ad.no_amplification()) {
-                (Amplify::On(_), Some(why)) => Some(why),
+                (Amplify::On(_), Some(why)) => Some(crate::domain::NoAmplified::Unavailable(why)),
                 (amp, _) => amp.why_not(),
             };
             let amplified = match (&unavailable, &o.amplify) {
@@ -726,7 +726,7 @@ pub struct RaceShape {
     /// The amplified race's offsets (µs), when it runs.
     pub amplified_offsets_us: Option<Vec<u64>>,
     /// Why the amplified race does not run.
-    pub amplified_unavailable: Option<String>,
+    pub amplified_unavailable: Option<crate::domain::NoAmplified>,
 }
 
 impl RaceShape {

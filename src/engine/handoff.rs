@@ -56,14 +56,14 @@ pub(super) fn measure_recipes(
         if natural_ran {
             let amplified = match (pools.unusable(), &amplify, m.opts.handoff_amplified) {
                 // a runtime that is never amplified (cmd) says so, not that a flag would run it
-                (Some(why), _, _) => Err(why.to_string()),
-                (None, Amplify::On(_), false) => Err(HANDOFF_AMPLIFIED_OFF.to_string()),
+                (Some(why), _, _) => Err(NoAmplified::Unavailable(why.to_string())),
+                (None, Amplify::On(_), false) => Err(NoAmplified::NotRequested),
                 _ => match pools.amplified(&amplify) {
                     Ok(pool) => match run(&mut pool[..slots], recipe, adapter.path_style(), m) {
                         Some(a) => Ok(a),
                         None => break,
                     },
-                    Err(why) => Err(why),
+                    Err(why) => Err(NoAmplified::Unavailable(why)),
                 },
             };
             if let CellResult::Counters(k) = &mut f.result {
@@ -72,7 +72,7 @@ pub(super) fn measure_recipes(
                         if let CellResult::Counters(ak) = a.result {
                             k.amplified = Some(Box::new(ak));
                         }
-                        k.amplified_unavailable = a.evidence;
+                        k.amplified_unavailable = a.evidence.map(NoAmplified::Unavailable);
                     }
                     Err(why) => k.amplified_unavailable = Some(why),
                 }

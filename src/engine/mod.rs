@@ -27,7 +27,7 @@ use second::second_comer_cell;
 use trial::race_core;
 pub use trial::{RaceRun, Sweep};
 
-use crate::domain::{ContenderKind, RaceScope};
+use crate::domain::{ContenderKind, NoAmplified, RaceScope};
 use crate::exec::amplify::Amplifier;
 use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
 use crate::exec::health;
@@ -101,7 +101,7 @@ pub struct Options {
     /// prompted (either fixes the verdict: more trials cannot make it `exclusive`). A cell
     /// with an amplified race runs a natural check of [`NATURAL_CHECK_TRIALS_PER_ORDERING`]
     /// per ordering first; a failure there decides the cell without an amplified race
-    /// ([`AMPLIFIED_SKIPPED`]). Trials go to the deciding runs of the cells still
+    /// ([`NoAmplified::Skipped`]). Trials go to the deciding runs of the cells still
     /// `exclusive`, whose bound needs them. A detection control runs both modes, and its
     /// judged mode all its trials. A family whose control was weak races its other cells with
     /// at most [`crate::cli::QUICK_RUN_TRIALS`]: an `exclusive` there is `inconclusive`
@@ -111,7 +111,7 @@ pub struct Options {
     /// ([`Variant::is_core`]), or every one whose second comer did not already rule it out
     /// ([`RaceScope::Auto`], the default run's; see [`Options::races`] and [`needs_race`]).
     pub races: RaceScope,
-    /// Whether the hand-offs run their items a second time amplified ([`HANDOFF_AMPLIFIED_OFF`]
+    /// Whether the hand-offs run their items a second time amplified ([`NoAmplified::NotRequested`]
     /// otherwise): with `--thorough` or `--amplify on`. The default run leaves it out for time
     /// (it about doubles the hand-offs' share; issue 13) and each cell says so.
     pub handoff_amplified: bool,
@@ -148,10 +148,6 @@ pub fn needs_race(second: &[crate::verdict::SecondComer]) -> bool {
 pub const NO_THREADS: &str =
     "no threads: cmd.exe runs one command at a time (a thread race needs a session probe that answers prepare-threads)";
 
-/// Why a hand-off cell of the default run has no amplified run (see
-/// [`Options::handoff_amplified`]); tables show its first words.
-pub const HANDOFF_AMPLIFIED_OFF: &str = "not run (--thorough or --amplify on runs it)";
-
 /// Adaptive trials ([`Options::adaptive`]): the trials every release ordering of a race run gets
 /// before a multi-winner trial may end the run (so a failing cell still says which orderings
 /// failed, each rate over at least this many trials).
@@ -159,24 +155,13 @@ pub const DISPROOF_TRIALS_PER_ORDERING: usize = 5;
 
 /// Adaptive trials ([`Options::adaptive`]): the trials every release ordering of a cell's
 /// natural check gets. Where the cell also has an amplified race, the check runs first: a
-/// failure it shows decides the cell and the amplified race is skipped ([`AMPLIFIED_SKIPPED`]);
+/// failure it shows decides the cell and the amplified race is skipped ([`NoAmplified::Skipped`]);
 /// otherwise, once the amplified race found the call `exclusive` over all its trials (that run
 /// decides the verdict and carries the bound), the check is the cell's natural run. Where the
 /// amplified race settled nothing, a full natural race replaces the check. Measured here: the
 /// natural races of exclusive cells took 0.1–0.2 s of each such cell's 0.5–0.9 s at 100
 /// trials; `--thorough` runs them all.
 pub const NATURAL_CHECK_TRIALS_PER_ORDERING: usize = 10;
-
-/// Why a cell of the default run has no amplified race: its natural check, which runs first,
-/// already showed the failure (issue 13: once a cell is disproved, more trials cannot make it
-/// `exclusive`). In `reports/linux` (1,275 cells, `--races all`), 134 race cells failed natural
-/// and ran amplified too: 130 failed the same way amplified, 2 (`cpSync` recursive with
-/// `errorOnExist`) were `lost-update` natural and `multiple-winners` amplified (the cell then
-/// names the natural failure), and 2 (`promises.cp` recursive with directory sources) were
-/// `exclusive` amplified (a rare window). Tables leave the amplified count out of such cells
-/// and say this once per runtime.
-pub const AMPLIFIED_SKIPPED: &str =
-    "skipped where the natural race already showed the failure (--thorough runs them all)";
 
 /// The amplified half of the races.
 #[derive(Debug, Clone)]
@@ -191,10 +176,10 @@ pub enum Amplify {
 
 impl Amplify {
     /// Why a cell has no amplified run under this setting (`None` when it can have one).
-    pub fn why_not(&self) -> Option<String> {
+    pub fn why_not(&self) -> Option<NoAmplified> {
         match self {
-            Amplify::Off => Some("off (--amplify off)".into()),
-            Amplify::Unavailable(why) => Some(why.clone()),
+            Amplify::Off => Some(NoAmplified::Off),
+            Amplify::Unavailable(why) => Some(NoAmplified::Unavailable(why.clone())),
             Amplify::On(_) => None,
         }
     }
@@ -655,7 +640,7 @@ impl Pools {
     fn amplified(&mut self, amp: &Amplify) -> Result<&mut [Contender], String> {
         let a = match amp {
             Amplify::On(a) => a,
-            other => return Err(other.why_not().unwrap_or_default()),
+            other => return Err(other.why_not().map(|w| w.text().to_string()).unwrap_or_default()),
         };
         if self.amplified.is_none() {
             let mut pool = self.amplified_pool(a);
@@ -843,7 +828,7 @@ pub fn race_modes(
     let orderings = opts.offsets.as_ref().map_or(2, Vec::len).max(1);
     // adaptive: the natural check runs first where an amplified race would follow (see
     // NATURAL_CHECK_TRIALS_PER_ORDERING); a failure it shows decides the cell, and the
-    // amplified race is skipped (AMPLIFIED_SKIPPED)
+    // amplified race is skipped (NoAmplified::Skipped)
     let natural_first = adaptive.is_some()
         && !control
         && opts.natural
@@ -860,7 +845,7 @@ pub fn race_modes(
         natural.as_ref().is_some_and(|r| natural_failed || r.unsupported || r.harness_error.is_some() || r.interrupted);
     let (mut amplified, mut unavailable) = (None, None);
     if natural_failed {
-        unavailable = Some(AMPLIFIED_SKIPPED.to_string());
+        unavailable = Some(NoAmplified::Skipped);
     } else if !natural_decided && !crate::interrupt::requested() {
         match pools.amplified(&amplify) {
             Ok(pool) => {
@@ -877,12 +862,12 @@ pub fn race_modes(
                         r.evidence.clone().unwrap_or_else(|| "no evidence".into())
                     );
                     pools.amplified_broke(why.clone());
-                    unavailable = Some(why);
+                    unavailable = Some(NoAmplified::Unavailable(why));
                 } else {
                     amplified = Some(r);
                 }
             }
-            Err(why) => unavailable = Some(why),
+            Err(why) => unavailable = Some(NoAmplified::Unavailable(why)),
         }
     }
     // natural also runs where amplification was asked for alone but this pool has none

@@ -149,7 +149,7 @@ fn a_natural_failure_decides_the_cell_before_any_amplified_trial() {
         if call == FakeCall::CheckThenCreate {
             assert_eq!((r.verdict, r.decided_by), (RaceVerdict::MultipleWinners, RaceMode::Natural), "{r:?}");
             assert!(r.amplified.is_none(), "{r:?}");
-            assert_eq!(r.amplified_unavailable.as_deref(), Some(AMPLIFIED_SKIPPED));
+            assert_eq!(r.amplified_unavailable, Some(crate::domain::NoAmplified::Skipped));
             assert_eq!(n.stats.trials, DISPROOF_TRIALS_PER_ORDERING, "one disproof round: {n:?}");
         } else {
             assert_eq!((r.verdict, r.decided_by), (RaceVerdict::Exclusive, RaceMode::Amplified), "{r:?}");

@@ -299,7 +299,7 @@ pub struct RaceResult {
     pub amplified: Option<ModeRun>,
     /// Why no amplified run was made (`off` by request, or why it is unavailable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amplified_unavailable: Option<String>,
+    pub amplified_unavailable: Option<crate::domain::NoAmplified>,
     /// How well this run's detection control (the family's check-then-create anti-pattern)
     /// was caught; `None` when no control ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -370,7 +370,7 @@ pub struct CountersResult {
     /// Why the amplified run is absent (`off (--amplify off)`, a probe that does not start
     /// under strace) or stopped before its items were done (its evidence).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amplified_unavailable: Option<String>,
+    pub amplified_unavailable: Option<crate::domain::NoAmplified>,
 }
 
 impl Cell {

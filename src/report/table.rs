@@ -212,8 +212,8 @@ pub fn race_result_text(c: &super::model::RaceResult) -> String {
         parts.extend(amp);
     }
     // off by request, or skipped because the natural race decided (said once per runtime)
-    let unavailable = |w: &str| !w.starts_with("off") && w != crate::engine::AMPLIFIED_SKIPPED;
-    if c.amplified.is_none() && c.amplified_unavailable.as_deref().is_some_and(unavailable) {
+    if c.amplified.is_none() && c.amplified_unavailable.as_ref().is_some_and(crate::domain::NoAmplified::is_unavailable)
+    {
         parts.push("amp unavailable".into());
     }
     if c.interrupted {
@@ -485,7 +485,7 @@ pub fn amplified_handoff_text(c: &Cell) -> Option<String> {
             Scenario::DoneMarker => done_counts(a),
             _ => publish_counts(a),
         }),
-        (_, Some(why)) => Some(why.split([':', '(']).next().unwrap_or(why).trim().to_string()),
+        (_, Some(why)) => Some(why.text().split([':', '(']).next().unwrap_or(why.text()).trim().to_string()),
         (Some(_), None) => Some("?".into()),
         (None, None) => None,
     }
@@ -628,7 +628,8 @@ fn race_lines_raw(results: &Results, runtime: &str) -> Vec<String> {
     }
     // each reason once, with the number of race cells it stands for
     let mut reasons: Vec<(&str, usize)> = Vec::new();
-    for r in cells.iter().filter_map(|c| c.race()?.amplified_unavailable.as_deref()) {
+    for r in cells.iter().filter_map(|c| c.race()?.amplified_unavailable.as_ref().map(crate::domain::NoAmplified::text))
+    {
         match reasons.iter_mut().find(|(w, _)| *w == r) {
             Some((_, n)) => *n += 1,
             None => reasons.push((r, 1)),
@@ -708,7 +709,7 @@ mod tests {
         off.runtime = "deno 2".into();
         if let CellResult::Counters(k) = &mut off.result {
             k.amplified = None;
-            k.amplified_unavailable = Some("off (--amplify off)".into());
+            k.amplified_unavailable = Some(crate::domain::NoAmplified::Off);
         }
         r.cells = vec![c, off];
         let (header, rows) = scenario_rows(&r, Scenario::Publish, false).unwrap();

@@ -11,7 +11,7 @@
 //!
 //! This module is pure: it finds the markers ([`parse`]), renders a marker's tables from a
 //! [`Results`] with the Markdown renderer of `summary.md` ([`render`]), and puts them between
-//! the markers ([`splice`]). Reading and writing files is the caller's (`app::cmd_docs`).
+//! the markers ([`splice`]). Reading and writing files is the caller's (`app::docs::cmd_docs`).
 
 use std::ops::Range;
 

@@ -63,7 +63,7 @@ pub(super) fn measure_recipes(
                         Some(a) => Ok(a),
                         None => break,
                     },
-                    Err(why) => Err(NoAmplified::Unavailable(why)),
+                    Err(why) => Err(why),
                 },
             };
             if let CellResult::Counters(k) = &mut f.result {

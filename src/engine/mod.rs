@@ -637,10 +637,10 @@ impl Pools {
     /// The amplified pool, started on first use if [`Pools::start`] did not start it. Errors: why there is none (amplification
     /// off or unavailable, or a probe that does not start or run under the tracer; then it is
     /// unavailable for the rest of this pool's life).
-    fn amplified(&mut self, amp: &Amplify) -> Result<&mut [Contender], String> {
+    fn amplified(&mut self, amp: &Amplify) -> Result<&mut [Contender], NoAmplified> {
         let a = match amp {
             Amplify::On(a) => a,
-            other => return Err(other.why_not().map(|w| w.text().to_string()).unwrap_or_default()),
+            other => return Err(other.why_not().unwrap_or(NoAmplified::Off)),
         };
         if self.amplified.is_none() {
             let mut pool = self.amplified_pool(a);
@@ -649,7 +649,7 @@ impl Pools {
         }
         match self.amplified.as_mut().expect("set above") {
             Ok(p) => Ok(p.as_mut_slice()),
-            Err(why) => Err(why.clone()),
+            Err(why) => Err(NoAmplified::Unavailable(why.clone())),
         }
     }
 
@@ -867,7 +867,7 @@ pub fn race_modes(
                     amplified = Some(r);
                 }
             }
-            Err(why) => unavailable = Some(NoAmplified::Unavailable(why)),
+            Err(why) => unavailable = Some(why),
         }
     }
     // natural also runs where amplification was asked for alone but this pool has none

@@ -80,6 +80,9 @@ fn an_exclusive_call_counts_every_trial_after_the_warm_up() {
     assert_eq!(r.verdict, RaceVerdict::Exclusive, "{r:?}");
     assert_eq!(r.decided_by, RaceMode::Natural);
     assert!(r.amplified.is_none() && r.amplified_unavailable.is_some());
+    // --amplify off is `off`, not an amplifier that was unavailable (the tables say
+    // `amp unavailable` only for the latter)
+    assert_eq!(r.amplified_unavailable, Some(crate::domain::NoAmplified::Off));
     let n = r.natural.as_ref().unwrap();
     assert_eq!(n.stats.trials, 40, "the warm-up trials are not counted");
     assert_eq!(n.stats.clean_trials, 40);

@@ -74,7 +74,7 @@ pub(super) fn cmd_race(a: &RaceArgs, paths: &Paths) -> Result<i32> {
     if let Some(out) = &outdir {
         out.write(CROSS_RACE_FILE, &text)?;
         let shown = out.path().join(CROSS_RACE_FILE).display().to_string();
-        eprintln!("wrote {}", crate::report::table::escape_controls_but(&shown, &[]));
+        eprintln!("wrote {}", crate::report::table::escape_controls(&shown));
     }
     if plan.json {
         emit(&text);

@@ -542,6 +542,10 @@ pub struct Pools {
     /// The natural contenders, one per slot.
     pub natural: Vec<Contender>,
     amplified: Option<Result<Vec<Contender>, String>>,
+    /// The delay (µs) the started amplified pool's tracer injects: a request for another
+    /// delay restarts the pool. `None` for ready-made contenders ([`Pools::of`], tests), which
+    /// are never restarted.
+    amplified_delay_us: Option<u64>,
 }
 
 impl Pools {
@@ -549,7 +553,7 @@ impl Pools {
     /// starts until used.
     pub fn new(slots: Vec<(Mode, Launch, Timeouts)>, cwd: std::path::PathBuf) -> Pools {
         let natural = slots.iter().map(|(m, l, t)| Contender::new(*m, l.clone(), cwd.clone(), *t)).collect();
-        Pools { slots, kind: ContenderKind::Processes, cwd, natural, amplified: None }
+        Pools { slots, kind: ContenderKind::Processes, cwd, natural, amplified: None, amplified_delay_us: None }
     }
 
     /// Pools whose contenders are threads of one probe per pool (`--contender-kind threads`):
@@ -559,7 +563,7 @@ impl Pools {
     pub fn threads(n: usize, mode: Mode, launch: Launch, timeouts: Timeouts, cwd: std::path::PathBuf) -> Pools {
         let slots = vec![(mode, launch, timeouts); n];
         let natural = Pools::thread_pool(&slots, &cwd, None);
-        Pools { slots, kind: ContenderKind::Threads, cwd, natural, amplified: None }
+        Pools { slots, kind: ContenderKind::Threads, cwd, natural, amplified: None, amplified_delay_us: None }
     }
 
     /// The contenders of a thread pool over `slots` (launches wrapped by `amp`, if given).
@@ -603,7 +607,14 @@ impl Pools {
     /// amplified pool (races under them are natural only).
     pub fn of(natural: Vec<Contender>, cwd: std::path::PathBuf) -> Pools {
         let none = "no amplified pool for these contenders".to_string();
-        Pools { slots: Vec::new(), kind: ContenderKind::Processes, cwd, natural, amplified: Some(Err(none)) }
+        Pools {
+            slots: Vec::new(),
+            kind: ContenderKind::Processes,
+            cwd,
+            natural,
+            amplified: Some(Err(none)),
+            amplified_delay_us: None,
+        }
     }
 
     /// The contenders of the amplified pool under `a`, not started.
@@ -642,7 +653,12 @@ impl Pools {
             Amplify::On(a) => a,
             other => return Err(other.why_not().unwrap_or(NoAmplified::Off)),
         };
+        // started at another delay (a cell's race was raised, see race_modes): start it again
+        if matches!(self.amplified, Some(Ok(_))) && self.amplified_delay_us.is_some_and(|d| d != a.delay_us()) {
+            self.reset_amplified();
+        }
         if self.amplified.is_none() {
+            self.amplified_delay_us = Some(a.delay_us());
             let mut pool = self.amplified_pool(a);
             let fault = crate::exec::contender::start_all(&mut pool);
             self.amplified = Some(Pools::amplified_started(pool, fault));
@@ -723,7 +739,10 @@ pub fn start_together(pools: &mut [(&mut Pools, Option<&Amplify>)]) -> Vec<Optio
         let n = natural.len();
         all.extend(natural);
         let amplified = match (amp, &p.amplified) {
-            (Some(Amplify::On(a)), None) => p.amplified_pool(a),
+            (Some(Amplify::On(a)), None) => {
+                p.amplified_delay_us = Some(a.delay_us());
+                p.amplified_pool(a)
+            }
             _ => Vec::new(),
         };
         sizes.push((n, amplified.len()));
@@ -787,6 +806,7 @@ fn mode_run(r: RaceRun, delay_us: Option<u64>) -> ModeRun {
         errors: r.errors,
         discarded_trials: r.discarded_trials,
         loose_trials: r.loose_trials,
+        raised_from_us: None,
         trials_per_second: r.trials_per_second,
         evidence: r.evidence,
     }
@@ -817,12 +837,12 @@ pub fn race_modes(
         disproof_per_ordering: adaptive.filter(|_| !control),
         control_blocks: None,
     };
-    let (tight, amplified_sweep) = match &amplify {
-        Amplify::On(a) => (
+    // the loose-trial bound and the orderings of an amplified race at a delay
+    let amplified_setup = |a: &crate::exec::amplify::Amplifier| {
+        (
             Some(a.delay_us() as f64 * crate::exec::amplify::TIGHT_FRACTION),
             opts.offsets.clone().map_or_else(|| Sweep::amplified(a.delay_us()), Sweep::Fixed),
-        ),
-        _ => (None, Sweep::Fixed(vec![0])),
+        )
     };
     let natural_sweep = opts.offsets.clone().map_or(Sweep::NaturalAuto, Sweep::Fixed);
     let orderings = opts.offsets.as_ref().map_or(2, Vec::len).max(1);
@@ -844,30 +864,58 @@ pub fn race_modes(
     let natural_decided =
         natural.as_ref().is_some_and(|r| natural_failed || r.unsupported || r.harness_error.is_some() || r.interrupted);
     let (mut amplified, mut unavailable) = (None, None);
+    // the delay the amplified race ran at, and the one it was raised from (None: not raised)
+    let (mut used_amplify, mut raised_from_us) = (amplify.clone(), None);
     if natural_failed {
         unavailable = Some(NoAmplified::Skipped);
     } else if !natural_decided && !crate::interrupt::requested() {
-        match pools.amplified(&amplify) {
-            Ok(pool) => {
-                let trials = trials.max(m.min_amplified_trials);
-                // a control's ordering blocks (issue 13): ordering 0 usually passes with 20/20,
-                // where the three others took 60 more trials
-                let blocks = (control && adaptive.is_some()).then_some(crate::verdict::CONTROL_MIN_TRIALS);
-                let budget =
-                    Budget { trials, max_trials: budget.max_trials.max(trials), control_blocks: blocks, ..budget };
-                let r = race_core(pool, variants, styles, budget, &amplified_sweep, tight, m);
-                if r.summary.stats.trials == 0 && !r.unsupported && !r.interrupted && r.harness_error.is_none() {
-                    let why = format!(
-                        "no amplified trial completed: {}",
-                        r.evidence.clone().unwrap_or_else(|| "no evidence".into())
-                    );
-                    pools.amplified_broke(why.clone());
-                    unavailable = Some(NoAmplified::Unavailable(why));
-                } else {
-                    amplified = Some(r);
+        let trials = trials.max(m.min_amplified_trials);
+        // a control's ordering blocks (issue 13): ordering 0 usually passes with 20/20,
+        // where the three others took 60 more trials
+        let blocks = (control && adaptive.is_some()).then_some(crate::verdict::CONTROL_MIN_TRIALS);
+        let budget = Budget { trials, max_trials: budget.max_trials.max(trials), control_blocks: blocks, ..budget };
+        let mut loose_before = 0;
+        loop {
+            let Amplify::On(a) = &used_amplify else {
+                unavailable = Some(used_amplify.why_not().unwrap_or(NoAmplified::Off));
+                break;
+            };
+            let (tight, sweep) = amplified_setup(a);
+            let pool = match pools.amplified(&used_amplify) {
+                Ok(pool) => pool,
+                Err(why) => {
+                    unavailable = Some(why);
+                    break;
                 }
+            };
+            let mut r = race_core(pool, variants, styles, budget, &sweep, tight, m);
+            r.loose_trials += loose_before;
+            // the release never got tight at this delay (a busy machine can hold a contender
+            // back longer than the delay covers): this cell runs again with a longer one, as a
+            // weak control raises its family's (measured: under load, Bun's and Deno's
+            // createWriteStream wx stopped at 1,000 µs and were left undetermined)
+            let longer = a.delay_us() * crate::exec::amplify::ESCALATION_FACTOR;
+            if r.stopped_loose
+                && !r.interrupted
+                && longer <= crate::exec::amplify::MAX_ESCALATED_DELAY_US
+                && !crate::interrupt::requested()
+            {
+                raised_from_us.get_or_insert(a.delay_us());
+                loose_before = r.loose_trials;
+                used_amplify = Amplify::On(a.with_delay(longer));
+                continue;
             }
-            Err(why) => unavailable = Some(why),
+            if r.summary.stats.trials == 0 && !r.unsupported && !r.interrupted && r.harness_error.is_none() {
+                let why = format!(
+                    "no amplified trial completed: {}",
+                    r.evidence.clone().unwrap_or_else(|| "no evidence".into())
+                );
+                pools.amplified_broke(why.clone());
+                unavailable = Some(NoAmplified::Unavailable(why));
+                break;
+            }
+            amplified = Some(r);
+            break;
         }
     }
     // natural also runs where amplification was asked for alone but this pool has none
@@ -902,11 +950,11 @@ pub fn race_modes(
         .and_then(|r| r.first_error.clone())
         .or_else(|| amplified.as_ref().and_then(|r| r.first_error.clone()));
     let natural = natural.map(|r| mode_run(r, None));
-    let delay = match &amplify {
+    let delay = match &used_amplify {
         Amplify::On(a) => Some(a.delay_us()),
         _ => None,
     };
-    let amplified = amplified.map(|r| mode_run(r, delay));
+    let amplified = amplified.map(|r| ModeRun { raised_from_us, ..mode_run(r, delay) });
     let (verdict, decided_by) = if let Some(mode) = harness_error_in {
         (RaceVerdict::HarnessError, mode)
     } else if is_unsupported {

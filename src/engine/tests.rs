@@ -115,6 +115,7 @@ fn fake_pools(call: FakeCall, scratch: &Scratch) -> Pools {
         cwd: root.clone(),
         natural: fakes(),
         amplified: Some(Ok(fakes())),
+        amplified_delay_us: None,
     }
 }
 
@@ -161,6 +162,59 @@ fn a_natural_failure_decides_the_cell_before_any_amplified_trial() {
             assert_eq!(n.stats.trials, NATURAL_CHECK_TRIALS_PER_ORDERING, "the check stands: {n:?}");
         }
     }
+}
+
+/// A cell whose amplified race stops after 50 loose trials in a row (its contenders entered
+/// their calls further apart than half the delay) runs again at a longer delay, each step
+/// ESCALATION_FACTOR times the last, and reports both delays and every loose trial; it is not
+/// left with the few trials the loose run counted.
+#[test]
+fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
+    use crate::exec::amplify::{Amplifier, ESCALATION_FACTOR, MAX_ESCALATED_DELAY_US};
+    let mut scratch = Scratch::new(&std::env::temp_dir(), None).unwrap();
+    let mut pools = fake_pools(FakeCall::CreateNew, &scratch);
+    // the amplified contenders report entering their calls 0, 2 and 4 ms after the release:
+    // loose at 1 and 4 ms (half the delay is the bound), tight at 16 ms
+    let root = scratch.root().to_path_buf();
+    let lagged = (0..3)
+        .map(|i| {
+            let mut f = crate::exec::fake::Fake::new(FakeCall::CreateNew, root.clone());
+            f.stamp_lag_us = 2_000.0 * i as f64;
+            Contender::with_driver(Box::new(f))
+        })
+        .collect();
+    pools.amplified = Some(Ok(lagged));
+    let mut opts = adaptive_amplified(40, vec![0]);
+    opts.amplify = Amplify::On(Amplifier::for_tests(1_000));
+    assert_eq!(1_000 * ESCALATION_FACTOR * ESCALATION_FACTOR, MAX_ESCALATED_DELAY_US, "two steps to the cap");
+    let v = variant("fake.call");
+    let r =
+        race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 40, &mut Measurement::new(&opts, &mut scratch, "n0"))
+            .race;
+    let a = r.amplified.as_ref().expect("the amplified race ran");
+    assert_eq!((a.delay_us, a.raised_from_us), (Some(MAX_ESCALATED_DELAY_US), Some(1_000)), "{a:?}");
+    assert_eq!(a.loose_trials, 2 * crate::engine::trial::MAX_LOOSE_IN_ROW, "both loose runs counted: {a:?}");
+    assert_eq!(a.stats.trials, 40, "the raised run counted its trials: {a:?}");
+    assert_eq!((r.verdict, r.decided_by), (RaceVerdict::Exclusive, RaceMode::Amplified), "{r:?}");
+
+    // at the cap, a race that stays loose is not raised past it: it ends with what it counted
+    let mut pools = fake_pools(FakeCall::CreateNew, &scratch);
+    let far = (0..3)
+        .map(|i| {
+            let mut f = crate::exec::fake::Fake::new(FakeCall::CreateNew, root.clone());
+            f.stamp_lag_us = 100_000.0 * i as f64;
+            Contender::with_driver(Box::new(f))
+        })
+        .collect();
+    pools.amplified = Some(Ok(far));
+    let r =
+        race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 40, &mut Measurement::new(&opts, &mut scratch, "n1"))
+            .race;
+    assert!(r.amplified.is_none(), "no trial counted at any delay: {r:?}");
+    assert!(
+        matches!(&r.amplified_unavailable, Some(crate::domain::NoAmplified::Unavailable(why)) if why.contains("8000.0 µs apart")),
+        "the reason gives the last delay's bound: {r:?}"
+    );
 }
 
 /// Adaptive trials (issue 13): a detection control's amplified orderings run in blocks of

@@ -34,6 +34,9 @@ pub struct RaceRun {
     /// Amplified races: trials run again because the contenders entered their calls further
     /// apart than the injected delay, so the race did not overlap them.
     pub loose_trials: usize,
+    /// True when the race stopped after [`MAX_LOOSE_IN_ROW`] loose trials in a row: the
+    /// delay never covered the release skew, so the trials it counted settle nothing.
+    pub stopped_loose: bool,
     /// The trials summarised per release offset.
     pub orderings: Vec<crate::verdict::OrderingSummary>,
 }
@@ -93,7 +96,7 @@ pub(super) fn wait_until(t: Instant) {
 }
 
 /// Amplified races stop after this many loose trials in a row (the release never got tight).
-const MAX_LOOSE_IN_ROW: usize = 50;
+pub(super) const MAX_LOOSE_IN_ROW: usize = 50;
 
 /// Runs race trials as `budget` says (after [`WARMUP_TRIALS`] uncounted ones) among `pool`, contender `i`
 /// making the call `variants[i]` with paths spelled in `styles[i]`. The target is absent at
@@ -122,6 +125,7 @@ pub(super) fn race_core(
         trials_per_second: None,
         discarded_trials: 0,
         loose_trials: 0,
+        stopped_loose: false,
         orderings: Vec::new(),
     };
     let mut loose_in_row = 0;
@@ -254,6 +258,7 @@ pub(super) fn race_core(
                     run.evidence = Some(format!(
                         "stopped: the contenders entered their calls more than {max:.1} µs apart (net of the planned offsets) in {loose_in_row} trials in a row (last {spread:.0} µs): raise --amplify-delay-us"
                     ));
+                    run.stopped_loose = true;
                     break;
                 }
                 continue;

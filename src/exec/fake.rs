@@ -35,12 +35,15 @@ pub struct Fake {
     /// Fail `begin` of attempts whose id is divisible by this (a probe dying before the
     /// release: the engine must discard such trials).
     pub fail_begin_every: Option<u64>,
+    /// Added to the stamp of the call's entry, in µs: a contender that reports entering its
+    /// call this much later than it did (a release skew the delay must cover).
+    pub stamp_lag_us: f64,
 }
 
 impl Fake {
     /// A fake making `call`, resolving relative paths against `cwd` (the probe's working folder).
     pub fn new(call: FakeCall, cwd: PathBuf) -> Fake {
-        Fake { call, cwd, spec: None, checked_free: false, t0_us: None, fail_begin_every: None }
+        Fake { call, cwd, spec: None, checked_free: false, t0_us: None, fail_begin_every: None, stamp_lag_us: 0.0 }
     }
 
     fn path(&self, p: &str) -> PathBuf {
@@ -96,7 +99,7 @@ impl Driver for Fake {
         let Some(spec) = &self.spec else {
             return Err(Attempt::fault(Report::Crashed, "fake: released without prepare"));
         };
-        self.t0_us = Some(now_us());
+        self.t0_us = Some(now_us() + self.stamp_lag_us);
         self.checked_free = !self.path(&spec.target).exists();
         Ok(())
     }

@@ -61,7 +61,12 @@ fn mode_text(name: &str, m: &ModeRun) -> String {
         s.trials,
         table::pct(s.multi_winner_upper95),
         winners.join(", "),
-        m.delay_us.map(|d| format!(", delay {d} µs")).unwrap_or_default()
+        match (m.delay_us, m.raised_from_us) {
+            (Some(d), Some(from)) =>
+                format!(", delay {d} µs (raised from {from} µs after {} loose trials)", m.loose_trials),
+            (Some(d), None) => format!(", delay {d} µs"),
+            _ => String::new(),
+        }
     )
 }
 

@@ -253,7 +253,10 @@ pub fn render(r: &Results) -> String {
                 rows.push(vec![
                     c.runtime.clone(),
                     if c.control { format!("{} (control)", c.variant_label()) } else { c.variant_label() },
-                    mode.to_string(),
+                    match (m.raised_from_us, m.delay_us) {
+                        (Some(from), Some(d)) => format!("{mode} (delay raised {from} → {d} µs: loose)"),
+                        _ => mode.to_string(),
+                    },
                     m.verdict.as_str().to_string(),
                     format!("{}×{}", st.contenders, st.trials),
                     counts_text(m),
@@ -315,6 +318,7 @@ mod tests {
             errors: [("EEXIST".to_string(), 2 * trials.len())].into(),
             discarded_trials: 0,
             loose_trials: 0,
+            raised_from_us: None,
             trials_per_second: Some(tps),
             evidence: None,
             found_at_offset_us: None,

@@ -385,6 +385,21 @@ $script:Variants['pwsh.Test-Path+New-Item'] = @{ NeedsSource = $false; Run = {
     $null = New-Item -ItemType File -Path $p.Target -Value $p.Token -ErrorAction Stop
 } }
 
+# Anti-pattern and the family's detection control: check, then a create that replaces
+# (Set-Content). pwsh.Test-Path+New-Item cannot be the control: New-Item -ItemType File
+# without -Force refuses an existing file itself, so its check-then-create never shows two
+# winners however the race overlaps (measured: 0 of 100 natural trials, p50 spread 203 us).
+$script:Variants['pwsh.Test-Path+Set-Content'] = @{ NeedsSource = $false; NeedsNoNewline = $true; Run = {
+    param($p)
+    if (Test-Path -LiteralPath $p.Target) {
+        $ex = New-Object System.IO.IOException ('target exists (checked with Test-Path): ' + $p.Target)
+        $rec = New-Object System.Management.Automation.ErrorRecord ($ex, 'CHECK_EXISTS', [System.Management.Automation.ErrorCategory]::ResourceExists, $p.Target)
+        throw $rec
+    }
+    $a = $p.Args
+    Set-Content @a
+} }
+
 # Anti-pattern: check, then move over (Move-Item -Force replaces what appeared in between).
 $script:Variants['pwsh.Test-Path+Move-Item.Force'] = @{ NeedsSource = $true; Run = {
     param($p)
@@ -397,7 +412,7 @@ $script:Variants['pwsh.Test-Path+Move-Item.Force'] = @{ NeedsSource = $true; Run
 } }
 
 function New-VariantArgs([string]$variant, $p) {
-    if ($variant -eq 'pwsh.Set-Content') {
+    if ($variant -eq 'pwsh.Set-Content' -or $variant -eq 'pwsh.Test-Path+Set-Content') {
         if ($script:IsCore) {
             return @{ LiteralPath = $p.Target; Value = $p.Token; NoNewline = $true; Encoding = 'utf8NoBOM'; ErrorAction = 'Stop' }
         }

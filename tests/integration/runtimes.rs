@@ -225,6 +225,14 @@ fn pwsh() {
     }
     let r = measure("pwsh", "50", &[]);
     assert_paths_were_data(&r, "pwsh");
+    // the family's detection control is a check-then-create whose create replaces (Set-Content):
+    // natural races catch it (35 of 50 trials of its best ordering here), so pwsh's exclusive
+    // verdicts stand; the earlier control (Test-Path + New-Item, whose New-Item refuses by
+    // itself) was caught in 0 of 100 and left every pwsh race too weak to tell
+    let cells = r["cells"].as_array().unwrap();
+    let control = cells.iter().find(|c| c["control"] == true && c["scenario"] == "race").expect("a control cell");
+    assert_eq!(control["variant"], "pwsh.Test-Path+Set-Content", "{control}");
+    assert_eq!(control["result"]["detection"]["worked"], true, "{control}");
 }
 
 /// cmd through the hostile folder name (second comers compared with the baseline), and short

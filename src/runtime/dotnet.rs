@@ -50,8 +50,24 @@ impl Adapter for CoreClr {
     }
     fn prepare(&self, rt: &mut Runtime, ctx: &ProbeContext) -> Result<(), String> {
         let exe = rt.path.clone().unwrap_or_default();
-        let sdks = query(&exe, &["--list-sdks"], &[("DOTNET_CLI_TELEMETRY_OPTOUT", "1")]).unwrap_or_default();
-        let artifact = if first_line(&sdks).is_empty() {
+        let has_sdk = |exe: &Path| {
+            let sdks = query(exe, &["--list-sdks"], &[("DOTNET_CLI_TELEMETRY_OPTOUT", "1")]).unwrap_or_default();
+            !first_line(&sdks).is_empty()
+        };
+        // a runtime without an SDK of its own (a version `conformance install coreclr@8` laid
+        // out) runs the probe that the machine's SDK builds: net8.0 with RollForward=Major
+        // runs on 8 and every later runtime
+        let builder = if has_sdk(&exe) {
+            Some(exe.clone())
+        } else {
+            std::env::var_os("CONFORMANCE_DOTNET")
+                .map(PathBuf::from)
+                .or_else(|| which::which("dotnet").ok())
+                .filter(|d| has_sdk(d))
+        };
+        let artifact = if let Some(sdk) = builder {
+            build_sdk(&sdk, ctx)?
+        } else {
             let dir = build_mcs(ctx)?;
             let rc = dir.join(format!("Probe.{}.runtimeconfig.json", rt.version));
             if !rc.exists() {
@@ -62,8 +78,6 @@ impl Adapter for CoreClr {
                 std::fs::write(&rc, text).map_err(|e| format!("cannot write {}: {e}", rc.display()))?;
             }
             dir.join("Probe.exe")
-        } else {
-            build_sdk(&exe, ctx)?
         };
         rt.artifact = Some(artifact);
         Ok(())

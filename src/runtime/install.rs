@@ -32,8 +32,9 @@ use sha2::Digest as _;
 use crate::error::{Error, Result};
 use crate::exec::process::{run_capture, Launch};
 
-/// The runtimes whose versions can be installed (registry names).
-pub const INSTALLABLE: &[&str] = &["node", "bun", "deno"];
+/// The runtimes whose versions can be installed (registry names): Node, Bun and Deno from the
+/// npm registry, CoreCLR from NuGet ([`super::nuget`]).
+pub const INSTALLABLE: &[&str] = &["node", "bun", "deno", super::nuget::RUNTIME];
 
 /// The file, inside an installed version's folder, that records where it came from.
 pub const MANIFEST: &str = "install.json";
@@ -168,7 +169,7 @@ impl VersionRequest {
         let usage = |message: String| Error::Usage { flag: flag.to_string(), message };
         if !INSTALLABLE.contains(&a.name()) {
             return Err(usage(format!(
-                "'{item}': versions of {} cannot be installed (only {} can: their builds are on the npm registry); give another executable as {}=PATH",
+                "'{item}': versions of {} cannot be installed (only {} can: their builds are on the npm registry or NuGet); give another executable as {}=PATH",
                 a.name(),
                 INSTALLABLE.join(", "),
                 a.name()
@@ -368,7 +369,7 @@ impl Store {
 }
 
 /// The installation in `dir`, when it is a complete one of `runtime`.
-fn read_installed(runtime: &'static str, dir: &Path) -> Option<Installed> {
+pub(super) fn read_installed(runtime: &'static str, dir: &Path) -> Option<Installed> {
     let name = dir.file_name()?.to_str()?;
     let version = Version::parse(name).ok()?;
     let text = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
@@ -634,6 +635,9 @@ pub fn install(
     req: &VersionRequest,
     say: Say<'_>,
 ) -> std::result::Result<(Installed, bool), InstallError> {
+    if req.runtime == super::nuget::RUNTIME {
+        return super::nuget::install(store, req, say);
+    }
     if let VersionSpec::Exact(_) = req.spec {
         if let Some(i) = store.best(req) {
             return Ok((i, false));
@@ -836,8 +840,9 @@ mod tests {
         assert!(e.starts_with("invalid value for --runtime: 'bun@1.x.y.z'"), "{e}");
         let e = VersionRequest::parse("bun@", "--runtime").unwrap_err().to_string();
         assert!(e.contains("'bun@': no version after '@'"), "{e}");
-        let e = VersionRequest::parse("coreclr@3.1.23", "--require").unwrap_err().to_string();
-        assert!(e.contains("--require") && e.contains("versions of coreclr cannot be installed"), "{e}");
+        assert_eq!(VersionRequest::parse("coreclr@8", "--require").unwrap().runtime, "coreclr");
+        let e = VersionRequest::parse("mono@6.8", "--require").unwrap_err().to_string();
+        assert!(e.contains("--require") && e.contains("versions of mono cannot be installed"), "{e}");
     }
 
     #[test]

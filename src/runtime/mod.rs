@@ -11,6 +11,7 @@ mod dotnet;
 pub mod install;
 mod node;
 mod normalize;
+pub mod nuget;
 mod pwsh;
 
 pub use discover::{discover, Discovery, Fetch, Located, Requested};

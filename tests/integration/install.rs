@@ -460,3 +460,83 @@ fn two_installations_of_one_version_at_once_both_succeed() {
     let log = std::fs::read_to_string(reg.log()).unwrap();
     assert_eq!(log.lines().filter(|l| l.starts_with("[\"pack\"")).count(), 2, "both fetched: {log}");
 }
+
+/// Whether `dotnet` with an SDK is on PATH (CoreCLR versions install through its NuGet
+/// restore); when it is not: SKIPPED, or a failure under CI, where coreclr is required.
+fn dotnet_sdk_present() -> bool {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    let ok = std::process::Command::new("dotnet")
+        .arg("--list-sdks")
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    match (ok, ci) {
+        (true, _) => true,
+        (false, true) => panic!("CI needs the .NET SDK's dotnet on PATH (run `bash .ci/install coreclr`)"),
+        (false, false) => {
+            eprintln!("SKIPPED: CoreCLR versions from NuGet: no .NET SDK on PATH");
+            false
+        }
+    }
+}
+
+/// Issue 24: `install coreclr@8 coreclr@9` lays out two CoreCLR versions from NuGet's runtime
+/// packs (real downloads, about 37 MB each), `runtimes` finds each by its version alone, and
+/// `diff -r coreclr@8 -r coreclr@9` measures both with the same C# probe and compares every
+/// cell (second comers only here, to keep it short): each side is the version asked for.
+#[test]
+fn coreclr_versions_install_from_nuget_and_compare() {
+    if !dotnet_sdk_present() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let a = conformance()
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .args(["install", "--json", "coreclr@8", "coreclr@9"])
+        .assert();
+    let out = a.get_output();
+    assert!(out.status.success(), "install failed: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (row, major) in v.as_array().unwrap().iter().zip(["8.0.", "9.0."]) {
+        assert!(row["version"].as_str().unwrap().starts_with(major), "{row}");
+        assert_eq!(row["package"], conformance::runtime::nuget::pack_id().unwrap().as_str(), "{row}");
+        assert!(row["integrity"].as_str().unwrap().starts_with("sha512-"), "{row}");
+        assert!(Path::new(row["path"].as_str().unwrap()).starts_with(cache.path()), "{row}");
+    }
+    let a = conformance()
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .args(["runtimes", "--json", "-r", "coreclr@8,coreclr@9"])
+        .assert()
+        .success();
+    let rts: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let versions: Vec<&str> = rts.as_array().unwrap().iter().filter_map(|r| r["version"].as_str()).collect();
+    assert_eq!(versions.len(), 2, "{rts}");
+    assert!(versions[0].starts_with("8.0.") && versions[1].starts_with("9.0."), "{rts}");
+    // the two runs go to reports/runs/ below the working folder
+    let work = tempfile::tempdir().unwrap();
+    let a = conformance()
+        .current_dir(work.path())
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .args(["diff", "-r", "coreclr@8", "-r", "coreclr@9", "--scenario", "second-comer"])
+        .assert();
+    let out = a.get_output();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "diff failed: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(&format!("A = coreclr@8 (CoreCLR {})", versions[0])), "{text}");
+    assert!(text.contains(&format!("B = coreclr@9 (CoreCLR {})", versions[1])), "{text}");
+    let compared = text
+        .lines()
+        .find_map(|l| {
+            l.split(" compared cells")
+                .next()
+                .filter(|_| l.contains(" compared cells"))?
+                .rsplit(' ')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .expect("a summary line");
+    assert!(compared >= 80, "every second-comer cell of the dotnet matrix is compared: {text}");
+}

@@ -479,7 +479,7 @@ function Get-RawError($record, [string]$typeOverride) {
 
 $script:Recipes = New-Object System.Collections.Hashtable   # case-sensitive names
 $script:RecipeOrder = @('publish.direct', 'publish.temp-rename', 'publish.temp-rename-cross-volume',
-    'read.poll', 'claim.list-then-open', 'claim.rename-claim', 'claim.exclusive-marker',
+    'claim.rename', 'read.poll', 'claim.list-then-open', 'claim.rename-claim', 'claim.exclusive-marker',
     'done.marker-after-data', 'done.marker-before-data', 'done.size-stable', 'done.mtime-stable', 'consume.poll')
 $script:Chunk = 4096
 $script:ErrorsSampleMax = 8
@@ -685,6 +685,23 @@ $script:PublishTempRename = @{
 }
 $script:Recipes['publish.temp-rename'] = $script:PublishTempRename
 $script:Recipes['publish.temp-rename-cross-volume'] = $script:PublishTempRename
+
+# claim.rename: Move-Item -LiteralPath source -Destination target -Force (the prepared source
+# onto the target, as publish.temp-rename's last step). Step: rename.
+$script:Recipes['claim.rename'] = @{
+    Prepare = { param($r)
+        if ([string]::IsNullOrEmpty($r.Source)) { throw (New-Unsupported 'claim.rename needs a source') }
+        return @{ Target = $r.Target; Source = $r.Source }
+    }
+    Run = { param($s)
+        try {
+            Move-Item -LiteralPath $s.Source -Destination $s.Target -Force -ErrorAction Stop
+        } catch {
+            return (New-RecipeResult $false (Get-RawError $_ $null) 'rename' $null $null)
+        }
+        return (New-RecipeResult $true 'null' $null $null $null)
+    }
+}
 
 # read.poll: [IO.File]::ReadAllBytes(target) again and again until stop, then once more.
 # counters: reads, complete (bytes equal one of params.expect), empty, torn, absent
@@ -934,7 +951,7 @@ function Invoke-PrepareRecipe($msg, [string]$idText) {
     if ($null -ne $msg['token']) { $token = [string]$msg['token'] }
     $params = $msg['params']
     if ($null -ne $params -and -not ($params -is [System.Collections.Hashtable])) { Send-Unsupported $idText 'params must be an object'; return }
-    $r = @{ Id = $idText; Target = $target; Token = $token; Params = $params; Method = $def['Method'] }
+    $r = @{ Id = $idText; Target = $target; Source = (Resolve-ProbePath $msg['source']); Token = $token; Params = $params; Method = $def['Method'] }
     $state = $null
     try {
         $state = & $def['Prepare'] $r

@@ -1,5 +1,6 @@
 //! Protocol 2 against the real probes of Node, Bun and Deno (`probes/shared/session.mjs`) and
-//! .NET (`probes/dotnet/Probe.cs` on Mono and CoreCLR), driven directly over stdin/stdout,
+//! .NET (`probes/dotnet/Probe.cs` on Mono and CoreCLR) and PowerShell
+//! (`probes/powershell/probe.ps1` on pwsh), driven directly over stdin/stdout,
 //! without the harness in between: the hello lists the
 //! variants (checked against `matrices/` with `check_hello`) and the recipes; a variant is still
 //! answered with the protocol-1 result; `publish.temp-rename` (alone and raced by two
@@ -40,6 +41,9 @@ enum Launcher {
     /// `dotnet exec --runtimeconfig Probe.runtimeconfig.json Probe.exe` (the mcs-built probe on
     /// CoreCLR, as `src/runtime/dotnet.rs` runs it without an SDK)
     CoreClr,
+    /// `pwsh -NoLogo -NoProfile -NonInteractive -ExecutionPolicy Bypass -File
+    /// probes/powershell/probe.ps1` (as `src/runtime/pwsh.rs` launches it)
+    Pwsh,
 }
 
 impl Launcher {
@@ -50,6 +54,7 @@ impl Launcher {
             Launcher::DenoNode | Launcher::DenoOwn => "deno",
             Launcher::Mono => "mono",
             Launcher::CoreClr => "coreclr",
+            Launcher::Pwsh => "pwsh",
         }
     }
 
@@ -57,6 +62,7 @@ impl Launcher {
         match self {
             Launcher::DenoOwn => "deno",
             Launcher::Mono | Launcher::CoreClr => "dotnet",
+            Launcher::Pwsh => "pwsh",
             _ => "node",
         }
     }
@@ -66,6 +72,7 @@ impl Launcher {
         match self {
             Launcher::DenoOwn => "deno.writeFileSync.createNew",
             Launcher::Mono | Launcher::CoreClr => "dotnet.FileMode.CreateNew",
+            Launcher::Pwsh => "pwsh.New-Item.File",
             _ => "node.writeFileSync.wx",
         }
     }
@@ -95,6 +102,12 @@ impl Launcher {
             }
             Launcher::Mono => {
                 c.arg(dotnet_probe(scratch, None));
+            }
+            Launcher::Pwsh => {
+                c.args(["-NoLogo", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File"])
+                    .arg(probes.join("powershell").join("probe.ps1"))
+                    .env("POWERSHELL_TELEMETRY_OPTOUT", "1")
+                    .env("POWERSHELL_UPDATECHECK", "Off");
             }
             Launcher::CoreClr => {
                 let v = conformance().args(["runtimes", "--json", "--runtime", "coreclr"]).output().unwrap();
@@ -283,7 +296,9 @@ fn exercise(l: Launcher) {
     let families = if l.runtime() == "bun" { json!([l.family(), "bun"]) } else { json!([l.family()]) };
     assert_eq!(a.hello["families"], families, "{}", a.hello_line);
     if cfg!(target_os = "linux") {
-        assert_eq!(a.hello["clock"], "monotonic", "{}", a.hello_line);
+        // PowerShell stamps with [DateTime]::UtcNow (probes/PROTOCOL.md, clocks)
+        let clock = if matches!(l, Launcher::Pwsh) { "wall" } else { "monotonic" };
+        assert_eq!(a.hello["clock"], clock, "{}", a.hello_line);
     }
     let recipes: Vec<&str> = a.hello["recipes"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
     for r in RECIPES {
@@ -314,6 +329,23 @@ fn exercise(l: Launcher) {
     assert_eq!((&r["ok"], &r["error"]), (&json!(true), &Value::Null), "{r}");
     check_stamps(&r, &a.hello["clock"]);
     assert_eq!(std::fs::read_to_string(s.join("v1/target")).unwrap(), "tok-v1");
+
+    // a hostile folder name and token pass as data: spaces, Japanese, shell and cmd
+    // metacharacters and quotes reach the file system unchanged (a second attempt is refused)
+    let hostile = "a b ファイル &%^!'\"$(x)`";
+    std::fs::create_dir(s.join(hostile)).unwrap();
+    let target = format!("{hostile}/t &!%");
+    let token = "tok ファイル &%^!'\"";
+    for (id, want_ok) in [(20, true), (21, false)] {
+        let call = Call { variant: l.create_new(), target: &target, source: None, token, mark: None, hold_ms: 0 };
+        a.send(&Prepare::new(id, call));
+        a.ready(id);
+        a.send(&Go::new(id));
+        let r = a.expect("result", id);
+        assert_eq!(r["ok"], want_ok, "{r}");
+    }
+    assert_eq!(names_in(&s.join(hostile)), BTreeSet::from(["t &!%".to_string()]));
+    assert_eq!(std::fs::read_to_string(s.join(hostile).join("t &!%")).unwrap(), token);
 
     // publish.temp-rename alone: exactly the token at the target, no temp file beside it
     std::fs::create_dir(s.join("one")).unwrap();
@@ -404,6 +436,11 @@ fn exercise(l: Launcher) {
 
     a.quit();
     b.quit();
+}
+
+#[test]
+fn protocol_v2_powershell_probe_on_pwsh() {
+    exercise(Launcher::Pwsh);
 }
 
 #[test]

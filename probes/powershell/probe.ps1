@@ -879,8 +879,10 @@ $script:Recipes['consume.poll'] = @{
         if (($rule -ne 'marker' -and $rule -ne 'size-stable' -and $rule -ne 'mtime-stable') -or ($rule -eq 'marker' -and $null -eq $marker)) {
             throw (New-Unsupported 'consume.poll needs params.rule (marker, size-stable, mtime-stable) and params.marker for marker')
         }
-        $e = Get-Param $r 'expect'
-        if ($null -eq $e -or $e.Count -eq 0 -or -not ($e[0] -is [string])) { throw (New-Unsupported 'consume.poll needs params.expect') }
+        # @(): a one-element array comes back from a function unrolled to its element, and
+        # indexing a string gives a char
+        $e = @(Get-Param $r 'expect')
+        if ($e.Count -eq 0 -or -not ($e[0] -is [string])) { throw (New-Unsupported 'consume.poll needs params.expect') }
         return @{ Target = $r.Target; Rule = $rule; Marker = $marker; StableMs = $stableMs; Whole = (Get-BytesKey $script:Utf8.GetBytes($e[0])) }
     }
     Run = { param($s)

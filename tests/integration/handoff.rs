@@ -8,7 +8,7 @@ use crate::common::{available, conformance, fixtures, one_at_a_time, read_json, 
 
 /// The runtimes whose probes run the recipes (`probes/shared/session.mjs`,
 /// `probes/dotnet/Probe.cs`).
-const SESSION_RUNTIMES: [&str; 5] = ["node", "bun", "deno", "coreclr", "mono"];
+const SESSION_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
 
 /// Why .NET's rename-claim gives duplicates (strace of a Mono run: two workers' `link(2)` of one
 /// item both succeed, then one `unlink(2)` fails with ENOENT and `File.Move` still returns).

@@ -385,6 +385,103 @@ $script:Variants['pwsh.Test-Path+New-Item'] = @{ NeedsSource = $false; Run = {
     $null = New-Item -ItemType File -Path $p.Target -Value $p.Token -ErrorAction Stop
 } }
 
+$script:Variants['pwsh.New-Item.SymbolicLink'] = @{ NeedsSource = $true; Run = {
+    param($p)
+    $null = New-Item -ItemType SymbolicLink -Path $p.Target -Target $p.Source -ErrorAction Stop
+} }
+
+$script:Variants['pwsh.New-Item.HardLink'] = @{ NeedsSource = $true; Run = {
+    param($p)
+    $null = New-Item -ItemType HardLink -Path $p.Target -Target $p.Source -ErrorAction Stop
+} }
+
+$script:Variants['pwsh.Copy-Item.Force'] = @{ NeedsSource = $true; Run = {
+    param($p)
+    Copy-Item -LiteralPath $p.Source -Destination $p.Target -Force -ErrorAction Stop
+} }
+
+$script:Variants['pwsh.Rename-Item.Force'] = @{ NeedsSource = $true; Run = {
+    param($p)
+    Rename-Item -LiteralPath $p.Source -NewName $p.Leaf -Force -ErrorAction Stop
+} }
+
+# mkdir and md as a script names them: on Windows the mkdir function (New-Item -ItemType
+# Directory), elsewhere the native mkdir(1) that PATH finds (md is an alias of mkdir). A
+# native command's failure is only its exit code ($LASTEXITCODE; no exception unless
+# $PSNativeCommandUseErrorActionPreference): a non-zero one is reported as the error, with
+# what it printed.
+function Invoke-MkdirAs([string]$name, [string]$target) {
+    $cmd = Get-Command -Name $name -ErrorAction Stop
+    if ($cmd.CommandType -eq 'Application' -or ($cmd.CommandType -eq 'Alias' -and $cmd.ResolvedCommand.CommandType -eq 'Application')) {
+        $global:LASTEXITCODE = 0
+        $said = & $name -- $target 2>&1 | ForEach-Object { [string]$_ }
+        if ($LASTEXITCODE -ne 0) {
+            $ex = New-Object System.IO.IOException (($name + ' exited with ' + $LASTEXITCODE + ': ' + ($said -join ' ')).Trim())
+            throw (New-Object System.Management.Automation.ErrorRecord ($ex, ('NativeCommandExitCode' + $LASTEXITCODE), [System.Management.Automation.ErrorCategory]::WriteError, $target))
+        }
+    } else {
+        $null = & $name $target -ErrorAction Stop
+    }
+}
+
+$script:Variants['pwsh.mkdir'] = @{ NeedsSource = $false; Run = {
+    param($p)
+    Invoke-MkdirAs 'mkdir' $p.Target
+} }
+
+$script:Variants['pwsh.md'] = @{ NeedsSource = $false; Run = {
+    param($p)
+    Invoke-MkdirAs 'md' $p.Target
+} }
+
+# Core:    Add-Content -LiteralPath t -Value token -NoNewline -Encoding utf8NoBOM
+# Desktop: Add-Content -LiteralPath t -Value <UTF-8 bytes of token> -Encoding Byte
+$script:Variants['pwsh.Add-Content'] = @{ NeedsSource = $false; NeedsNoNewline = $true; Run = {
+    param($p)
+    $a = $p.Args
+    Add-Content @a
+} }
+
+# Out-File without -NoClobber (its default replaces). Encodings as pwsh.Out-File.NoClobber.
+$script:Variants['pwsh.Out-File'] = @{ NeedsSource = $false; NeedsNoNewline = $true; Run = {
+    param($p)
+    $a = $p.Args
+    Out-File @a
+} }
+
+# .NET called from PowerShell: the calls of matrices/dotnet.toml as a script writes them.
+$script:Variants['pwsh.IO.File.Move'] = @{ NeedsSource = $true; Run = {
+    param($p)
+    [System.IO.File]::Move($p.Source, $p.Target)
+} }
+
+$script:Variants['pwsh.IO.Directory.CreateDirectory'] = @{ NeedsSource = $false; Run = {
+    param($p)
+    $null = [System.IO.Directory]::CreateDirectory($p.Target)
+} }
+
+$script:Variants['pwsh.IO.File.Open.CreateNew'] = @{ NeedsSource = $false; Run = {
+    param($p)
+    $fs = [System.IO.File]::Open($p.Target, [System.IO.FileMode]::CreateNew)
+    try {
+        $fs.Write($p.Bytes, 0, $p.Bytes.Length)
+    } finally {
+        $fs.Dispose()
+    }
+} }
+
+# Anti-pattern: check, then New-Item -ItemType Directory (which, unlike the file form, did
+# not refuse every existing name by itself when raced).
+$script:Variants['pwsh.Test-Path+New-Item.Directory'] = @{ NeedsSource = $false; Run = {
+    param($p)
+    if (Test-Path -LiteralPath $p.Target) {
+        $ex = New-Object System.IO.IOException ('target exists (checked with Test-Path): ' + $p.Target)
+        $rec = New-Object System.Management.Automation.ErrorRecord ($ex, 'CHECK_EXISTS', [System.Management.Automation.ErrorCategory]::ResourceExists, $p.Target)
+        throw $rec
+    }
+    $null = New-Item -ItemType Directory -Path $p.Target -ErrorAction Stop
+} }
+
 # Anti-pattern and the family's detection control: check, then a create that replaces
 # (Set-Content). pwsh.Test-Path+New-Item cannot be the control: New-Item -ItemType File
 # without -Force refuses an existing file itself, so its check-then-create never shows two
@@ -417,6 +514,18 @@ function New-VariantArgs([string]$variant, $p) {
             return @{ LiteralPath = $p.Target; Value = $p.Token; NoNewline = $true; Encoding = 'utf8NoBOM'; ErrorAction = 'Stop' }
         }
         return @{ LiteralPath = $p.Target; Value = $p.Bytes; Encoding = 'Byte'; ErrorAction = 'Stop' }
+    }
+    if ($variant -eq 'pwsh.Add-Content') {
+        if ($script:IsCore) {
+            return @{ LiteralPath = $p.Target; Value = $p.Token; NoNewline = $true; Encoding = 'utf8NoBOM'; ErrorAction = 'Stop' }
+        }
+        return @{ LiteralPath = $p.Target; Value = $p.Bytes; Encoding = 'Byte'; ErrorAction = 'Stop' }
+    }
+    if ($variant -eq 'pwsh.Out-File') {
+        if ($script:IsCore) {
+            return @{ LiteralPath = $p.Target; InputObject = $p.Token; NoNewline = $true; Encoding = 'utf8NoBOM'; ErrorAction = 'Stop' }
+        }
+        return @{ LiteralPath = $p.Target; InputObject = $p.Token; NoNewline = $true; Encoding = 'ascii'; ErrorAction = 'Stop' }
     }
     if ($variant -eq 'pwsh.Out-File.NoClobber') {
         if ($script:IsCore) {
@@ -1078,7 +1187,7 @@ $script:Prepared = $null
 
 try {
     # Resolve the cmdlets once, before any attempt, so the first go does not pay for it.
-    $null = Get-Command -Name @('New-Item', 'Move-Item', 'Rename-Item', 'Copy-Item', 'Set-Content', 'Out-File', 'Test-Path') -ErrorAction Stop
+    $null = Get-Command -Name @('New-Item', 'Move-Item', 'Rename-Item', 'Copy-Item', 'Set-Content', 'Out-File', 'Add-Content', 'Test-Path') -ErrorAction Stop
 
     $variantIds = @($script:Variants.Keys | Sort-Object | ForEach-Object { Format-JsonString $_ }) -join ','
     $recipeIds = @($script:RecipeOrder | ForEach-Object { Format-JsonString $_ }) -join ','

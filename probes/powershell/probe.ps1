@@ -238,7 +238,41 @@ function Read-JsonValue {
     throw ('JSON: value expected at ' + $script:JsonPos)
 }
 
+# PowerShell 7 runs on .NET Core 3.0 or later, whose System.Text.Json parses a protocol line in
+# about 0.05 ms where the parser above takes about 5 ms (measured: pwsh 7.6.9, a prepare line;
+# the probe's per-trial cost in a race). The tree becomes the shapes the parser above builds
+# (Hashtable, ArrayList, string, double, bool, null); 5.1 (.NET Framework) keeps that parser.
+$script:HasJsonDocument = $null -ne ('System.Text.Json.JsonDocument' -as [type])
+
+function ConvertFrom-JsonElement($e) {
+    $kind = [string]$e.ValueKind
+    if ($kind -eq 'Object') {
+        $h = New-Object System.Collections.Hashtable
+        foreach ($p in $e.EnumerateObject()) { $h[$p.Name] = ConvertFrom-JsonElement $p.Value }
+        return $h
+    }
+    if ($kind -eq 'Array') {
+        $list = New-Object System.Collections.ArrayList
+        foreach ($x in $e.EnumerateArray()) { [void]$list.Add((ConvertFrom-JsonElement $x)) }
+        return ,$list
+    }
+    if ($kind -eq 'String') { return $e.GetString() }
+    if ($kind -eq 'Number') { return [double]::Parse($e.GetRawText(), $script:Invariant) }
+    if ($kind -eq 'True') { return $true }
+    if ($kind -eq 'False') { return $false }
+    return $null
+}
+
 function ConvertFrom-ProtocolLine([string]$text) {
+    if ($script:HasJsonDocument) {
+        $doc = [System.Text.Json.JsonDocument]::Parse($text)
+        try {
+            if ([string]$doc.RootElement.ValueKind -ne 'Object') { throw 'JSON: not an object' }
+            return (ConvertFrom-JsonElement $doc.RootElement)
+        } finally {
+            $doc.Dispose()
+        }
+    }
     $script:JsonText = $text
     $script:JsonPos = 0
     Skip-JsonSpace

@@ -46,6 +46,9 @@ pub fn normalize(raw: &RawError) -> &'static str {
             "ENOTEMPTY" | "ERR_FS_CP_EINVAL" => {}
             _ => {}
         }
+        if let Some(n) = from_powershell_error_id(code) {
+            return n;
+        }
     }
     match raw.kind.as_str() {
         "AlreadyExists" | "CheckExists" => return "EEXIST",
@@ -62,6 +65,27 @@ pub fn normalize(raw: &RawError) -> &'static str {
         }
     }
     "OTHER"
+}
+
+/// PowerShell's own refusals, by the first part of the error record's FullyQualifiedErrorId
+/// (`DirectoryExist,Microsoft.PowerShell.Commands.NewItemCommand`): the FileSystem provider
+/// raises these itself, with a generic HResult (COR_E_IO), before or instead of a .NET call
+/// (ids from PowerShell's FileSystemProvider, github.com/PowerShell/PowerShell,
+/// `src/System.Management.Automation/namespaces/FileSystemProvider.cs`; seen here with pwsh
+/// 7.6.9). Ids that cover several causes (`RenameItemIOError`) are left to the HResult.
+fn from_powershell_error_id(fqid: &str) -> Option<&'static str> {
+    match fqid.split(',').next()? {
+        // "An item with the specified name … already exists." (New-Item, Move-Item of a folder)
+        "DirectoryExist" => Some("EEXIST"),
+        // "Cannot create link because the path already exists"
+        "SymLinkExists" => Some("EEXIST"),
+        // "Container cannot be copied onto existing leaf item." (a folder onto a file, as
+        // Node's ERR_FS_CP_DIR_TO_NON_DIR)
+        "CopyContainerItemToLeafError" => Some("EISDIR"),
+        // "Unable to write content because it is a directory"
+        "WriteContainerContentException" => Some("EISDIR"),
+        _ => None,
+    }
 }
 
 fn from_hresult(hr: i64) -> Option<&'static str> {
@@ -128,5 +152,19 @@ mod tests {
         assert_eq!(normalize(&raw("System.IO.IOException", None, Some(0x8007_0070))), "ENOSPC"); // 112
         assert_eq!(normalize(&raw("System.IO.IOException", None, Some(0x8007_0013))), "EROFS");
         // 19
+    }
+
+    #[test]
+    fn powershell_error_ids() {
+        let ps = |id: &str| normalize(&raw("", Some(id), Some(-2146232800)));
+        assert_eq!(ps("DirectoryExist,Microsoft.PowerShell.Commands.NewItemCommand"), "EEXIST");
+        assert_eq!(ps("DirectoryExist,Microsoft.PowerShell.Commands.MoveItemCommand"), "EEXIST");
+        assert_eq!(ps("SymLinkExists,Microsoft.PowerShell.Commands.NewItemCommand"), "EEXIST");
+        assert_eq!(ps("CopyContainerItemToLeafError,Microsoft.PowerShell.Commands.CopyItemCommand"), "EISDIR");
+        assert_eq!(ps("WriteContainerContentException,Microsoft.PowerShell.Commands.AddContentCommand"), "EISDIR");
+        // an id of several causes keeps to the HResult (COR_E_IO here: none)
+        assert_eq!(ps("RenameItemIOError,Microsoft.PowerShell.Commands.RenameItemCommand"), "OTHER");
+        // the .NET exception's errno still wins where PowerShell passes it on
+        assert_eq!(normalize(&raw("System.IO.IOException", Some("NewItemIOError,X"), Some(17))), "EEXIST");
     }
 }

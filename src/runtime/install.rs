@@ -619,6 +619,24 @@ fn extract(tgz: &Path, dest: &Path) -> std::result::Result<(), String> {
     a.unpack(dest).map_err(|e| format!("cannot extract {}: {e}", tgz.display()))
 }
 
+/// The store failure at `path`, as a function of the I/O error (for `map_err`).
+pub(super) fn store_error(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError {
+    let path = path.to_path_buf();
+    move |source| InstallError::Store { path, source }
+}
+
+/// A staging folder for one installation of `runtime`: `<store>/<runtime>/.install-XXXXXX`,
+/// removed when dropped, and also when a second Ctrl-C exits at once without destructors.
+/// Returns the runtime's folder in the store and the staging folder. Errors:
+/// [`InstallError::Store`] when either cannot be made.
+pub(super) fn staging(store: &Store, runtime: &str) -> std::result::Result<(PathBuf, tempfile::TempDir), InstallError> {
+    let parent = store.root.join(runtime);
+    std::fs::create_dir_all(&parent).map_err(store_error(&parent))?;
+    let staging = tempfile::Builder::new().prefix(".install-").tempdir_in(&parent).map_err(store_error(&parent))?;
+    crate::interrupt::remove_on_abort(staging.path().to_path_buf());
+    Ok((parent, staging))
+}
+
 /// What happens during an installation, for the caller's status lines.
 pub type Say<'a> = &'a mut dyn FnMut(&str);
 
@@ -645,16 +663,9 @@ pub fn install(
     }
     let pkg = platform_package(req.runtime).map_err(InstallError::Unavailable)?;
     let npm = Npm::locate().map_err(InstallError::Unavailable)?;
-    let parent = store.root.join(req.runtime);
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| InstallError::Store { path, source }
-    };
-    std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+    let io = store_error;
     // everything npm and the extraction write goes here, and goes with it
-    let staging = tempfile::Builder::new().prefix(".install-").tempdir_in(&parent).map_err(io(&parent))?;
-    // a second Ctrl-C exits at once, without destructors: the half-made folder goes then too
-    crate::interrupt::remove_on_abort(staging.path().to_path_buf());
+    let (parent, staging) = staging(store, req.runtime)?;
     let stopped = || {
         crate::interrupt::requested()
             .then(|| InstallError::Unavailable("interrupted before it was installed".to_string()))

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 use semver::Version;
 
 use super::install::{
-    check_integrity, read_installed, verify_version, InstallError, Installed, Manifest, Say, Store, VersionRequest,
-    VersionSpec, MANIFEST,
+    check_integrity, read_installed, staging, store_error, verify_version, InstallError, Installed, Manifest, Say,
+    Store, VersionRequest, VersionSpec, MANIFEST,
 };
 use crate::exec::process::{run_capture, Launch};
 
@@ -145,14 +145,8 @@ pub fn install(store: &Store, req: &VersionRequest, say: Say<'_>) -> Result<(Ins
     let pack = pack_id().map_err(InstallError::Unavailable)?;
     let wanted = nuget_version(&req.spec, &req.text).map_err(InstallError::NoSuchVersion)?;
     let dotnet = sdk_dotnet().map_err(InstallError::Unavailable)?;
-    let parent = store.root().join(RUNTIME);
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| InstallError::Store { path, source }
-    };
-    std::fs::create_dir_all(&parent).map_err(io(&parent))?;
-    let staging = tempfile::Builder::new().prefix(".install-").tempdir_in(&parent).map_err(io(&parent))?;
-    crate::interrupt::remove_on_abort(staging.path().to_path_buf());
+    let io = store_error;
+    let (parent, staging) = staging(store, RUNTIME)?;
     let (project, packages) = (staging.path().join("fetch"), staging.path().join("packages"));
     for d in [&project, &packages] {
         std::fs::create_dir_all(d).map_err(io(d))?;

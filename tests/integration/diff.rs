@@ -23,8 +23,15 @@ fn changed(dir: &Path) -> PathBuf {
             c["result"]["relative"] = serde_json::json!({"outcome": "replaced"});
         }
         if c["id"] == "node 20.20.2/node.writeFileSync.wx/second-comer/dir" {
-            c["result"]["error"]["code"] = "EISDIR".into();
-            c["result"]["relative"]["error"]["code"] = "EISDIR".into();
+            // the raw error too: a reader derives the normalised code from it
+            let eisdir = |e: &mut serde_json::Value| {
+                e["code"] = "EISDIR".into();
+                e["raw"]["code"] = "EISDIR".into();
+                e["raw"]["errno"] = (-21).into();
+                e["raw"]["message"] = "EISDIR: illegal operation on a directory, open".into();
+            };
+            eisdir(&mut c["result"]["error"]);
+            eisdir(&mut c["result"]["relative"]["error"]);
         }
     }
     let p = dir.join("changed.json");

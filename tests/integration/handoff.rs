@@ -74,10 +74,12 @@ fn runs(r: &serde_json::Value, recipe: &str) -> Vec<(&'static str, Counters)> {
         Some(a) => out.push(("amplified", a.clone())),
         None => {
             // not asked for (the default run leaves it out; --amplify off), never run for the
-            // runtime (cmd, whose adapter says why), or unavailable: under CI, where strace is
+            // runtime (cmd and pwsh, whose adapters say why), or unavailable: under CI, where strace is
             // installed, only the first two
             let why = c["result"]["amplified_unavailable"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
-            let never = c["runtime_name"] == "cmd" && why.starts_with("not run for cmd: ");
+            // the adapter's own reason (cmd, pwsh: src/runtime/*.rs no_amplification)
+            let name = c["runtime_name"].as_str().unwrap_or_default();
+            let never = ["cmd", "pwsh"].contains(&name) && why.starts_with(&format!("not run for {name}: "));
             let asked_not = why.starts_with("not run (--thorough") || why.starts_with("off") || never;
             assert!(asked_not || required_runtimes().is_empty(), "CI runs hand-offs amplified when asked: {c}");
             if !asked_not {

@@ -321,7 +321,12 @@ fn bad_versions_name_the_flag_and_the_value() {
         ),
         (&["run", "-r", "node,bun@"], vec!["invalid value for --runtime: 'bun@': no version after '@'".into()]),
         (&["run", "-r", "bunn@1.0.0"], vec!["unknown runtime 'bunn' (in --runtime)".into()]),
-        (&["run", "-r", "coreclr@3.1.23"], vec!["--runtime".into(), "versions of coreclr cannot be installed".into()]),
+        (&["run", "-r", "pwsh@7.6"], vec!["--runtime".into(), "versions of pwsh cannot be installed".into()]),
+        // CoreCLR comes from NuGet, which floats a partial version to its highest, not a range
+        (
+            &["install", "coreclr@>=8 <9"],
+            vec!["NuGet resolves a CoreCLR version from a partial one: give 8, 9.0".into()],
+        ),
         (&["run", "--require", "bun@^^1"], vec!["invalid value for --require: 'bun@^^1'".into()]),
         (
             &["race", "-c", "bun@1.2.3.4:node.writeFileSync.wx", "-c", "node:node.writeFileSync.wx"],

@@ -22,9 +22,11 @@
 #   the whole console, shared with the harness when it has one. Every non-ASCII
 #   character in an output line is written as a \u escape, so stdout is pure ASCII and
 #   no console or host encoding can alter it.
-# - JSON is read with a small parser of its own: ConvertFrom-Json differs between 5.1
-#   and 7 (7 turns date-like strings into DateTime) and would have to be trusted with
-#   paths. JSON is written with a small escaper of its own for the same reason.
+# - JSON is not read with ConvertFrom-Json: it differs between 5.1 and 7 (7 turns
+#   date-like strings into DateTime) and would have to be trusted with paths. PowerShell 7
+#   reads it with System.Text.Json's JsonDocument; 5.1 with a small parser of its own (both
+#   give the same shapes, see ConvertFrom-ProtocolLine). JSON is written with a small
+#   escaper of its own.
 
 $ErrorActionPreference = 'Stop'
 $ProgressPreference = 'SilentlyContinue'
@@ -242,6 +244,9 @@ function Read-JsonValue {
 # about 0.05 ms where the parser above takes about 5 ms (measured: pwsh 7.6.9, a prepare line;
 # the probe's per-trial cost in a race). The tree becomes the shapes the parser above builds
 # (Hashtable, ArrayList, string, double, bool, null); 5.1 (.NET Framework) keeps that parser.
+if ($PSVersionTable.PSEdition -eq 'Core') {
+    try { Add-Type -AssemblyName System.Text.Json -ErrorAction Stop } catch { }
+}
 $script:HasJsonDocument = $null -ne ('System.Text.Json.JsonDocument' -as [type])
 
 function ConvertFrom-JsonElement($e) {
@@ -445,6 +450,9 @@ $script:Variants['pwsh.Rename-Item.Force'] = @{ NeedsSource = $true; Run = {
 # $PSNativeCommandUseErrorActionPreference): a non-zero one is reported as the error, with
 # what it printed.
 function Invoke-MkdirAs([string]$name, [string]$target) {
+    # a native command's stderr through 2>&1 must not stop the script (pwsh 7.0-7.1 raise
+    # NativeCommandError under Stop): its exit code decides
+    $ErrorActionPreference = 'Continue'
     $cmd = Get-Command -Name $name -ErrorAction Stop
     if ($cmd.CommandType -eq 'Application' -or ($cmd.CommandType -eq 'Alias' -and $cmd.ResolvedCommand.CommandType -eq 'Application')) {
         $global:LASTEXITCODE = 0

@@ -875,6 +875,8 @@ pub fn race_modes(
         let blocks = (control && adaptive.is_some()).then_some(crate::verdict::CONTROL_MIN_TRIALS);
         let budget = Budget { trials, max_trials: budget.max_trials.max(trials), control_blocks: blocks, ..budget };
         let mut loose_before = 0;
+        // the run at the delay before the last raise, and that delay (µs)
+        let mut last: Option<(RaceRun, u64)> = None;
         loop {
             let Amplify::On(a) = &used_amplify else {
                 unavailable = Some(used_amplify.why_not().unwrap_or(NoAmplified::Off));
@@ -884,7 +886,15 @@ pub fn race_modes(
             let pool = match pools.amplified(&used_amplify) {
                 Ok(pool) => pool,
                 Err(why) => {
-                    unavailable = Some(why);
+                    if let Some(earlier) = last.take() {
+                        // the pool did not restart at the raised delay: the run at the last
+                        // delay stands, and the next cell starts the pool again at its own
+                        pools.amplified = None;
+                        used_amplify = Amplify::On(a.with_delay(earlier.1));
+                        amplified = Some(earlier.0);
+                    } else {
+                        unavailable = Some(why);
+                    }
                     break;
                 }
             };
@@ -894,14 +904,18 @@ pub fn race_modes(
             // back longer than the delay covers): this cell runs again with a longer one, as a
             // weak control raises its family's (measured: under load, Bun's and Deno's
             // createWriteStream wx stopped at 1,000 µs and were left undetermined)
+            // (not a detection control's: its family raises the delay for every cell when the
+            // control is weak, from the delay the control was judged at)
             let longer = a.delay_us() * crate::exec::amplify::ESCALATION_FACTOR;
             if r.stopped_loose
+                && !control
                 && !r.interrupted
                 && longer <= crate::exec::amplify::MAX_ESCALATED_DELAY_US
                 && !crate::interrupt::requested()
             {
                 raised_from_us.get_or_insert(a.delay_us());
                 loose_before = r.loose_trials;
+                last = Some((r, a.delay_us()));
                 used_amplify = Amplify::On(a.with_delay(longer));
                 continue;
             }

@@ -74,9 +74,10 @@ pub struct ModeRun {
     /// overlap them; only trials within it are counted.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub loose_trials: usize,
-    /// Amplified runs raised for this cell alone: the delay (µs) at which the race stopped
-    /// after 50 loose trials in a row, before it ran again at `delay_us` (its loose trials are
-    /// in `loose_trials`).
+    /// Amplified runs raised for this cell alone: the first delay (µs), at which the race
+    /// stopped after 50 loose trials in a row; it then ran again at four times the delay, as
+    /// often as it stopped so (up to 16 ms), and `delay_us` is the delay of the run reported.
+    /// The loose trials of every run are in `loose_trials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raised_from_us: Option<u64>,
     /// Completed trials per second of measured wall time.

@@ -56,8 +56,12 @@ impl Adapter for CoreClr {
         };
         // a runtime without an SDK of its own (a version `conformance install coreclr@8` laid
         // out) runs the probe that the machine's SDK builds: net8.0 with RollForward=Major
-        // runs on 8 and every later runtime
-        let builder = if has_sdk(&exe) {
+        // runs on 8 and every later runtime, never on an earlier one (3.1, 6, 7), which runs the
+        // mcs-built probe with a runtimeconfig instead
+        let major = rt.version.split('.').next().and_then(|m| m.parse::<u32>().ok()).unwrap_or(0);
+        let builder = if major < 8 {
+            None
+        } else if has_sdk(&exe) {
             Some(exe.clone())
         } else {
             std::env::var_os("CONFORMANCE_DOTNET")

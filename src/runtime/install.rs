@@ -1,5 +1,7 @@
 //! Runtime versions on demand (`conformance install bun@1.3.14`, `-r bun@1.3.14`): version
-//! specs, the per-user store of installed versions, and installation from the npm registry.
+//! specs, the per-user store of installed versions, and installation from the npm registry
+//! (Node, Bun, Deno; below). CoreCLR versions come from NuGet instead ([`super::nuget`]), into
+//! the same store.
 //!
 //! Where the builds come from (read from the registry on this project's Linux machine; see
 //! `docs/RUNTIMES.md`): Node publishes every release as `node-<os>-<arch>`

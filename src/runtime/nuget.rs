@@ -21,7 +21,10 @@
 //! The SDK's own NuGet client does the network part (a `dotnet restore` of a throwaway
 //! project in the staging folder), so the user's NuGet sources, proxy and credentials
 //! (`NuGet.Config`) apply as they do to any restore, and the package lands in a packages folder
-//! inside the staging folder (NuGet's HTTP cache too), checked against its `.nupkg.sha512`. A partial version (`8`,
+//! inside the staging folder (NuGet's HTTP cache and scratch folder too). NuGet writes the
+//! package's `.nupkg.sha512` from the bytes it downloaded (and checks signed packages itself);
+//! the harness checks the package on disk against it before laying it out, which catches a
+//! package damaged after the download, not a registry that served other bytes. A partial version (`8`,
 //! `9.0`, `latest`) is resolved by NuGet's floating versions (`8.*`): a `PackageReference`
 //! whose restore resolves and downloads the highest stable version, then fails with NU1213
 //! (a runtime pack's package type is `DotnetPlatform`, not a library's), after writing the
@@ -163,12 +166,20 @@ pub fn install(store: &Store, req: &VersionRequest, say: Say<'_>) -> Result<(Ins
             "--packages".into(),
             packages.clone().into(),
             "--nologo".into(),
+            // the throwaway project takes nothing from the folders above the cache
+            // (Directory.Build.props/.targets, central package versions)
+            "-p:ImportDirectoryBuildProps=false".into(),
+            "-p:ImportDirectoryBuildTargets=false".into(),
+            "-p:ManagePackageVersionsCentrally=false".into(),
         ],
     )
     .with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
     .with_env("DOTNET_NOLOGO", "1")
-    // NuGet's HTTP cache (by default in the home folder) goes with the staging folder
-    .with_env("NUGET_HTTP_CACHE_PATH", staging.path().join("http-cache"));
+    // NuGet's HTTP cache (by default in the home folder) and scratch folder (by default in
+    // the system's temp folder) go with the staging folder; no MSBuild node outlives it
+    .with_env("NUGET_HTTP_CACHE_PATH", staging.path().join("http-cache"))
+    .with_env("NUGET_SCRATCH", staging.path().join("nuget-scratch"))
+    .with_env("MSBUILDDISABLENODEREUSE", "1");
     let (ok, stdout, stderr) = run_capture(&l, &project, RESTORE_TIMEOUT).map_err(InstallError::Unavailable)?;
     let said = format!("{stdout}\n{stderr}");
     // which version: the exact one asked for, else what the floating restore resolved (it
@@ -207,7 +218,8 @@ pub fn install(store: &Store, req: &VersionRequest, say: Say<'_>) -> Result<(Ins
             InstallError::NoSuchVersion(format!("NuGet has no {pack} {v}: {line}"))
         });
     }
-    // NuGet wrote the package's sha512 beside it: the bytes on disk must still match it
+    // NuGet wrote the sha512 of what it downloaded beside the package: the bytes on disk
+    // must still match it
     let sha = std::fs::read_to_string(folder.join(format!("{}.{v}.nupkg.sha512", pack.to_ascii_lowercase())))
         .map(|s| format!("sha512-{}", s.trim()))
         .ok();
@@ -216,8 +228,8 @@ pub fn install(store: &Store, req: &VersionRequest, say: Say<'_>) -> Result<(Ins
         None => None,
     };
     let tree = staging.path().join("version");
-    lay_out(&dotnet, &folder, &v, &tree).map_err(InstallError::Unavailable)?;
-    let exe = tree.join("dotnet");
+    let muxer = lay_out(&dotnet, &folder, &v, &tree).map_err(InstallError::Unavailable)?;
+    let exe = tree.join(&muxer);
     verify_version(RUNTIME, &exe, &v).map_err(InstallError::Unavailable)?;
     let manifest = Manifest {
         runtime: RUNTIME.to_string(),
@@ -229,7 +241,7 @@ pub fn install(store: &Store, req: &VersionRequest, say: Say<'_>) -> Result<(Ins
         ),
         integrity: checked.and(sha),
         tarball_bytes: std::fs::metadata(&nupkg).map(|m| m.len()).unwrap_or(0),
-        binary: "dotnet".to_string(),
+        binary: muxer.clone(),
         installed_at: jiff::Timestamp::now().to_string(),
     };
     let text = serde_json::to_string_pretty(&manifest).expect("serialises") + "\n";
@@ -248,7 +260,7 @@ pub fn install(store: &Store, req: &VersionRequest, say: Say<'_>) -> Result<(Ins
         req.text,
         dir.display(),
         installed.manifest.tarball_bytes as f64 / 1e6,
-        if checked.is_some() { "sha512 verified" } else { "no sha512 beside the package: not verified" },
+        if checked.is_some() { "sha512 as NuGet recorded it" } else { "no sha512 beside the package: not checked" },
         started.elapsed().as_secs_f64()
     ));
     Ok((installed, true))
@@ -256,8 +268,9 @@ pub fn install(store: &Store, req: &VersionRequest, say: Say<'_>) -> Result<(Ins
 
 /// Lays out a private .NET installation of version `v` in `tree` from the extracted runtime
 /// pack `pack_dir` and the SDK installation `dotnet` belongs to (its muxer and newest
-/// `host/fxr`). Errors: a file that cannot be found, read or written, as one line.
-fn lay_out(dotnet: &Path, pack_dir: &Path, v: &Version, tree: &Path) -> Result<(), String> {
+/// `host/fxr`). Returns the muxer's file name (`dotnet`, `dotnet.exe`). Errors: a file that
+/// cannot be found, read or written, as one line.
+fn lay_out(dotnet: &Path, pack_dir: &Path, v: &Version, tree: &Path) -> Result<String, String> {
     let real = std::fs::canonicalize(dotnet).map_err(|e| format!("cannot resolve {}: {e}", dotnet.display()))?;
     let root = real.parent().ok_or_else(|| format!("{} has no folder", real.display()))?;
     let fxr = newest_dir(&root.join("host").join("fxr"))?;
@@ -272,9 +285,10 @@ fn lay_out(dotnet: &Path, pack_dir: &Path, v: &Version, tree: &Path) -> Result<(
     copy_files(&rid_dir.join("native"), &shared)?;
     let host = tree.join("host").join("fxr").join(fxr.file_name().expect("named"));
     copy_files(&fxr, &host)?;
-    let exe = tree.join(real.file_name().expect("named"));
+    let name = real.file_name().expect("named").to_string_lossy().into_owned();
+    let exe = tree.join(&name);
     std::fs::copy(&real, &exe).map_err(|e| format!("cannot copy {}: {e}", real.display()))?;
-    Ok(())
+    Ok(name)
 }
 
 /// The subfolder of `dir` whose name is the highest version (`8.0.34` > `8.0.4`; a name that

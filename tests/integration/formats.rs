@@ -187,7 +187,10 @@ fn html_renders_in_headless_chromium() {
     conformance().args(["report", "-f", "html", "--out"]).arg(&page).arg(&merged).assert().code(0);
     let shot = std::env::var_os("CONFORMANCE_SCREENSHOT").map_or_else(|| t.path().join("shot.png"), PathBuf::from);
     let status = std::process::Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1400,900"])
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1400,3000"])
+        // the shot after the page settled: once, on a loaded machine (a build beside the tests),
+        // a 900-pixel shot had no red cell
+        .arg("--virtual-time-budget=5000")
         .arg(format!("--user-data-dir={}", t.path().join("profile").display()))
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("file://{}", page.display()))

@@ -176,14 +176,17 @@ fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
     // the amplified contenders report entering their calls 0, 2 and 4 ms after the release:
     // loose at 1 and 4 ms (half the delay is the bound), tight at 16 ms
     let root = scratch.root().to_path_buf();
-    let lagged = (0..3)
-        .map(|i| {
-            let mut f = crate::exec::fake::Fake::new(FakeCall::CreateNew, root.clone());
-            f.stamp_lag_us = 2_000.0 * i as f64;
-            Contender::with_driver(Box::new(f))
-        })
-        .collect();
-    pools.amplified = Some(Ok(lagged));
+    // three exclusive fakes, contender i reporting its call's entry i × lag µs late
+    let lagged = |lag: f64| -> Vec<Contender> {
+        (0..3)
+            .map(|i| {
+                let mut f = crate::exec::fake::Fake::new(FakeCall::CreateNew, root.clone());
+                f.stamp_lag_us = lag * i as f64;
+                Contender::with_driver(Box::new(f))
+            })
+            .collect()
+    };
+    pools.amplified = Some(Ok(lagged(2_000.0)));
     let mut opts = adaptive_amplified(40, vec![0]);
     opts.amplify = Amplify::On(Amplifier::for_tests(1_000));
     assert_eq!(1_000 * ESCALATION_FACTOR * ESCALATION_FACTOR, MAX_ESCALATED_DELAY_US, "two steps to the cap");
@@ -199,14 +202,7 @@ fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
 
     // at the cap, a race that stays loose is not raised past it: it ends with what it counted
     let mut pools = fake_pools(FakeCall::CreateNew, &scratch);
-    let far = (0..3)
-        .map(|i| {
-            let mut f = crate::exec::fake::Fake::new(FakeCall::CreateNew, root.clone());
-            f.stamp_lag_us = 100_000.0 * i as f64;
-            Contender::with_driver(Box::new(f))
-        })
-        .collect();
-    pools.amplified = Some(Ok(far));
+    pools.amplified = Some(Ok(lagged(100_000.0)));
     let r =
         race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 40, &mut Measurement::new(&opts, &mut scratch, "n1"))
             .race;

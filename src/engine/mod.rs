@@ -874,7 +874,6 @@ pub fn race_modes(
         // where the three others took 60 more trials
         let blocks = (control && adaptive.is_some()).then_some(crate::verdict::CONTROL_MIN_TRIALS);
         let budget = Budget { trials, max_trials: budget.max_trials.max(trials), control_blocks: blocks, ..budget };
-        let mut loose_before = 0;
         // the run at the delay before the last raise, and that delay (µs)
         let mut last: Option<(RaceRun, u64)> = None;
         loop {
@@ -889,7 +888,7 @@ pub fn race_modes(
                     if let Some(earlier) = last.take() {
                         // the pool did not restart at the raised delay: the run at the last
                         // delay stands, and the next cell starts the pool again at its own
-                        pools.amplified = None;
+                        pools.reset_amplified();
                         used_amplify = Amplify::On(a.with_delay(earlier.1));
                         amplified = Some(earlier.0);
                     } else {
@@ -899,7 +898,8 @@ pub fn race_modes(
                 }
             };
             let mut r = race_core(pool, variants, styles, budget, &sweep, tight, m);
-            r.loose_trials += loose_before;
+            // the loose trials of the runs before (each run's count includes its predecessor's)
+            r.loose_trials += last.as_ref().map_or(0, |(l, _)| l.loose_trials);
             // the release never got tight at this delay (a busy machine can hold a contender
             // back longer than the delay covers): this cell runs again with a longer one, as a
             // weak control raises its family's (measured: under load, Bun's and Deno's
@@ -914,7 +914,6 @@ pub fn race_modes(
                 && !crate::interrupt::requested()
             {
                 raised_from_us.get_or_insert(a.delay_us());
-                loose_before = r.loose_trials;
                 last = Some((r, a.delay_us()));
                 used_amplify = Amplify::On(a.with_delay(longer));
                 continue;

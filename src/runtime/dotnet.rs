@@ -50,10 +50,6 @@ impl Adapter for CoreClr {
     }
     fn prepare(&self, rt: &mut Runtime, ctx: &ProbeContext) -> Result<(), String> {
         let exe = rt.path.clone().unwrap_or_default();
-        let has_sdk = |exe: &Path| {
-            let sdks = query(exe, &["--list-sdks"], &[("DOTNET_CLI_TELEMETRY_OPTOUT", "1")]).unwrap_or_default();
-            !first_line(&sdks).is_empty()
-        };
         // a runtime without an SDK of its own (a version `conformance install coreclr@8` laid
         // out) runs the probe that the machine's SDK builds: net8.0 with RollForward=Major
         // runs on 8 and every later runtime, never on an earlier one (3.1, 6, 7), which runs the
@@ -61,13 +57,10 @@ impl Adapter for CoreClr {
         let major = rt.version.split('.').next().and_then(|m| m.parse::<u32>().ok()).unwrap_or(0);
         let builder = if major < 8 {
             None
-        } else if has_sdk(&exe) {
+        } else if sdk_check(&exe).is_ok() {
             Some(exe.clone())
         } else {
-            std::env::var_os("CONFORMANCE_DOTNET")
-                .map(PathBuf::from)
-                .or_else(|| which::which("dotnet").ok())
-                .filter(|d| has_sdk(d))
+            sdk_dotnet().ok()
         };
         let artifact = if let Some(sdk) = builder {
             build_sdk(&sdk, ctx)?
@@ -140,6 +133,30 @@ impl Adapter for Mono {
     fn launch(&self, rt: &Runtime, _family: &str, ctx: &ProbeContext) -> Launch {
         with_probe_tmp(Launch::new(rt.path.clone().unwrap_or_default(), [rt.artifact.clone().unwrap_or_default()]), ctx)
     }
+}
+
+/// Checks that `exe` is a `dotnet` with at least one SDK (`dotnet --list-sdks`, at most 60 s).
+/// Errors: why not, as one line.
+fn sdk_check(exe: &Path) -> Result<(), String> {
+    let l =
+        Launch::new(exe, ["--list-sdks"]).with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1").with_env("DOTNET_NOLOGO", "1");
+    match crate::exec::process::run_capture(&l, &std::env::temp_dir(), std::time::Duration::from_secs(60)) {
+        Ok((true, out, _)) if !out.trim().is_empty() => Ok(()),
+        Ok(_) => Err(format!("{} has no .NET SDK (dotnet --list-sdks lists none)", exe.display())),
+        Err(e) => Err(format!("{} does not start: {e}", exe.display())),
+    }
+}
+
+/// The `dotnet` of a .NET SDK: `CONFORMANCE_DOTNET`, else `dotnet` on `PATH`, with at least
+/// one SDK listed (it builds the probe for runtimes without an SDK, and its NuGet restore
+/// fetches CoreCLR versions: [`super::nuget`]). Errors: why there is none, as one line.
+pub(super) fn sdk_dotnet() -> Result<PathBuf, String> {
+    let exe = match std::env::var_os("CONFORMANCE_DOTNET") {
+        Some(p) => PathBuf::from(p),
+        None => which::which("dotnet")
+            .map_err(|_| "installing a CoreCLR version needs the .NET SDK's dotnet on PATH (its NuGet restore fetches the runtime pack)".to_string())?,
+    };
+    sdk_check(&exe).map(|()| exe)
 }
 
 fn source_hash(files: &[PathBuf]) -> Result<String, String> {

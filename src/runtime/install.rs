@@ -639,6 +639,32 @@ pub(super) fn staging(store: &Store, runtime: &str) -> std::result::Result<(Path
     Ok((parent, staging))
 }
 
+/// Puts the version laid out in `tree` (inside `staging`) into the store: writes its
+/// [`MANIFEST`], renames `tree` to `<parent>/<version>` in one step, and removes the staging
+/// folder. Another run may have installed the same version meanwhile: a complete one there is
+/// as good. Returns the installation as the store reads it. Errors: [`InstallError::Store`]
+/// when the manifest or the rename fails, [`InstallError::Unavailable`] when what stands there
+/// is not a complete installation.
+pub(super) fn publish(
+    runtime: &'static str,
+    tree: &Path,
+    manifest: &Manifest,
+    parent: &Path,
+    staging: tempfile::TempDir,
+) -> std::result::Result<Installed, InstallError> {
+    let text = serde_json::to_string_pretty(manifest).expect("serialises") + "\n";
+    std::fs::write(tree.join(MANIFEST), text).map_err(store_error(&tree.join(MANIFEST)))?;
+    let dir = parent.join(&manifest.version);
+    if let Err(e) = std::fs::rename(tree, &dir) {
+        if read_installed(runtime, &dir).is_none() {
+            return Err(InstallError::Store { path: dir, source: e });
+        }
+    }
+    drop(staging);
+    read_installed(runtime, &dir)
+        .ok_or_else(|| InstallError::Unavailable(format!("{} is not a complete installation", dir.display())))
+}
+
 /// What happens during an installation, for the caller's status lines.
 pub type Say<'a> = &'a mut dyn FnMut(&str);
 
@@ -739,18 +765,8 @@ pub fn install(
         binary: rel.to_string_lossy().replace('\\', "/"),
         installed_at: jiff::Timestamp::now().to_string(),
     };
-    let text = serde_json::to_string_pretty(&manifest).expect("serialises") + "\n";
-    std::fs::write(tree.join(MANIFEST), text).map_err(io(&tree.join(MANIFEST)))?;
-    let dir = parent.join(v.to_string());
-    if let Err(e) = std::fs::rename(&tree, &dir) {
-        // another run may have installed it meanwhile: a complete one there is as good
-        if read_installed(req.runtime, &dir).is_none() {
-            return Err(InstallError::Store { path: dir, source: e });
-        }
-    }
-    drop(staging);
-    let installed = read_installed(req.runtime, &dir)
-        .ok_or_else(|| InstallError::Unavailable(format!("{} is not a complete installation", dir.display())))?;
+    let installed = publish(req.runtime, &tree, &manifest, &parent, staging)?;
+    let dir = &installed.dir;
     say(&format!(
         "install  {}: {} {v} in {} ({:.1} MB, {}, {:.1} s)",
         req.text,

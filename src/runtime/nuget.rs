@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 use semver::Version;
 
 use super::install::{
-    check_integrity, read_installed, staging, store_error, verify_version, InstallError, Installed, Manifest, Say,
-    Store, VersionRequest, VersionSpec, MANIFEST,
+    check_integrity, publish, staging, store_error, verify_version, InstallError, Installed, Manifest, Say, Store,
+    VersionRequest, VersionSpec,
 };
 use crate::exec::process::{run_capture, Launch};
 
@@ -93,23 +93,6 @@ pub fn nuget_version(spec: &VersionSpec, text: &str) -> Result<String, String> {
     }
 }
 
-/// The `dotnet` of a .NET SDK: `CONFORMANCE_DOTNET`, else `dotnet` on `PATH`, with at least
-/// one SDK listed. Errors: why there is none, as one line.
-fn sdk_dotnet() -> Result<PathBuf, String> {
-    let exe = match std::env::var_os("CONFORMANCE_DOTNET") {
-        Some(p) => PathBuf::from(p),
-        None => which::which("dotnet")
-            .map_err(|_| "installing a CoreCLR version needs the .NET SDK's dotnet on PATH (its NuGet restore fetches the runtime pack)".to_string())?,
-    };
-    let l =
-        Launch::new(&exe, ["--list-sdks"]).with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1").with_env("DOTNET_NOLOGO", "1");
-    match run_capture(&l, &std::env::temp_dir(), Duration::from_secs(60)) {
-        Ok((true, out, _)) if !out.trim().is_empty() => Ok(exe),
-        Ok(_) => Err(format!("{} has no .NET SDK (dotnet --list-sdks lists none)", exe.display())),
-        Err(e) => Err(format!("{} does not start: {e}", exe.display())),
-    }
-}
-
 /// The project a restore of `pack` at `version` (a NuGet version, see [`nuget_version`]) reads.
 fn fetch_project(pack: &str, version: &str) -> String {
     let item = if version.starts_with('[') {
@@ -147,7 +130,7 @@ pub fn install(store: &Store, req: &VersionRequest, say: Say<'_>) -> Result<(Ins
     }
     let pack = pack_id().map_err(InstallError::Unavailable)?;
     let wanted = nuget_version(&req.spec, &req.text).map_err(InstallError::NoSuchVersion)?;
-    let dotnet = sdk_dotnet().map_err(InstallError::Unavailable)?;
+    let dotnet = super::dotnet::sdk_dotnet().map_err(InstallError::Unavailable)?;
     let io = store_error;
     let (parent, staging) = staging(store, RUNTIME)?;
     let (project, packages) = (staging.path().join("fetch"), staging.path().join("packages"));
@@ -244,17 +227,8 @@ pub fn install(store: &Store, req: &VersionRequest, say: Say<'_>) -> Result<(Ins
         binary: muxer.clone(),
         installed_at: jiff::Timestamp::now().to_string(),
     };
-    let text = serde_json::to_string_pretty(&manifest).expect("serialises") + "\n";
-    std::fs::write(tree.join(MANIFEST), text).map_err(io(&tree.join(MANIFEST)))?;
-    let dir = parent.join(v.to_string());
-    if let Err(e) = std::fs::rename(&tree, &dir) {
-        if read_installed(RUNTIME, &dir).is_none() {
-            return Err(InstallError::Store { path: dir, source: e });
-        }
-    }
-    drop(staging);
-    let installed = read_installed(RUNTIME, &dir)
-        .ok_or_else(|| InstallError::Unavailable(format!("{} is not a complete installation", dir.display())))?;
+    let installed = publish(RUNTIME, &tree, &manifest, &parent, staging)?;
+    let dir = &installed.dir;
     say(&format!(
         "install  {}: CoreCLR {v} in {} ({:.1} MB runtime pack, {}, {:.1} s)",
         req.text,

@@ -111,8 +111,9 @@ pub enum Command {
     /// the cache (`bun@1.3.14`). A runtime is `found` only when its probes start and say
     /// hello, as `run` checks before measuring; otherwise `broken` with the reason.
     Runtimes(RuntimesArgs),
-    /// Install runtime versions from the npm registry into the cache, e.g. `install
-    /// node@22.11.0 bun@1.3.14 deno@2`; `run -r bun@1.3.14` then measures that version.
+    /// Install runtime versions into the cache (node, bun, deno from the npm registry, coreclr
+    /// from NuGet), e.g. `install node@22.11.0 bun@1.3.14 deno@2 coreclr@8`; `run` then
+    /// measures them beside what is on PATH, and `run -r bun@1.3.14` that version alone.
     Install(InstallArgs),
     /// List the variants in the matrices.
     Variants(VariantsArgs),
@@ -307,11 +308,12 @@ pub struct AttemptArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Runtimes to measure: names (node, bun, deno, coreclr, mono, pwsh, powershell, cmd),
-    /// NAME=PATH for an explicit executable, and NAME@VERSION (node, bun, deno) for a version
-    /// from the cache, installed from the npm registry on first use (a range such as `node@22`
-    /// takes the highest installed one, else the registry's); comma-separated or repeated. A
-    /// comma inside a PATH or range is kept unless a runtime name follows it: `-r
-    /// node=/opt/a,b/node,deno` is that node and deno. Default: all on PATH.
+    /// NAME=PATH for an explicit executable, and NAME@VERSION (node, bun, deno from npm,
+    /// coreclr from NuGet) for a version from the cache, installed on first use (a range such
+    /// as `node@22` takes the highest installed one, else the registry's); comma-separated or
+    /// repeated. A comma inside a PATH or range is kept unless a runtime name follows it: `-r
+    /// node=/opt/a,b/node,deno` is that node and deno. Default: all on PATH and every version
+    /// installed in the cache (`conformance runtimes` lists them).
     #[arg(long, short = 'r', value_name = "LIST")]
     pub runtime: Vec<String>,
     /// Variant ids to run, as glob patterns (e.g. 'node.*.wx', '*mkdir*'); comma-separated or repeated.

@@ -24,7 +24,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::report::model::{Cell, CellResult, Results};
+use crate::report::model::{AgainstSide, Cell, CellResult, Results};
 use crate::verdict::Outcome;
 
 /// One changed cell (or pair of rows raced against each other).
@@ -143,7 +143,8 @@ pub fn compare(base: &Results, new: &Results) -> Diff {
 pub fn compare_ignoring(base: &Results, new: &Results, ignore: &[Fact]) -> Diff {
     let m = Matched::of(base, new);
     let (b, n) = (&m.base, &m.new);
-    let asked = Asked::of(new);
+    let rows = Rows::of(base, new);
+    let asked = Asked::of(new, &rows);
     let mut d = Diff::default();
     for (k, bc) in b {
         match n.get(k) {
@@ -173,31 +174,46 @@ pub fn compare_ignoring(base: &Results, new: &Results, ignore: &[Fact]) -> Diff 
 /// `adapter/variant[/source=kind]`, in sorted order (the pair's slot order may differ between
 /// runs).
 pub fn pair_key(a: &crate::report::model::AgainstRace) -> String {
+    pair_key_by(a, |s| s.runtime_name.clone())
+}
+
+/// [`pair_key`] with each side's row named by `row` (see [`Rows`]).
+fn pair_key_by(a: &crate::report::model::AgainstRace, row: impl Fn(&AgainstSide) -> String) -> String {
     let mut sides: Vec<String> = a
         .contenders
         .iter()
         .map(|s| match s.source {
-            Some(k) => format!("{}/{}/source={}", s.runtime_name, s.variant, k.as_str()),
-            None => format!("{}/{}", s.runtime_name, s.variant),
+            Some(k) => format!("{}/{}/source={}", row(s), s.variant, k.as_str()),
+            None => format!("{}/{}", row(s), s.variant),
         })
         .collect();
     sides.sort();
     format!("against/{}", sides.join("|"))
 }
 
+/// The row of `side`, a contender of a pair of run `r`, as [`Rows::row`] names it (its version
+/// from the run's runtimes, by label).
+fn side_row(rows: &Rows, r: &Results, side: &AgainstSide) -> String {
+    let version = r.run_info.runtimes.iter().find(|i| i.label == side.runtime).map_or("", |i| i.version.as_str());
+    rows.row(&side.runtime_name, version, &side.runtime)
+}
+
 /// Compares the races of rows against each other (`run --against`) that both runs hold, by
-/// [`pair_key`], as race cells are; a pair only in the baseline is missing where the new run
-/// raced every pair (`--against all`), and not asked for otherwise (`cover` picks pairs from
-/// what held, which may differ).
+/// [`pair_key`] (sides told apart as [`Rows`] says), as race cells are; a pair only in the
+/// baseline is missing where the new run raced every pair (`--against all`) and holds both its
+/// rows, and not asked for otherwise (`cover` picks pairs from what held, which may differ).
 fn compare_pairs(base: &Results, new: &Results, d: &mut Diff) {
-    fn by_key(r: &Results) -> BTreeMap<String, &crate::report::model::AgainstRace> {
-        r.against.iter().map(|a| (pair_key(a), a)).collect()
+    let rows = Rows::of(base, new);
+    fn by_key<'r>(rows: &Rows, r: &'r Results) -> BTreeMap<String, &'r crate::report::model::AgainstRace> {
+        r.against.iter().map(|a| (pair_key_by(a, |s| side_row(rows, r, s)), a)).collect()
     }
-    let (b, n) = (by_key(base), by_key(new));
+    let (b, n) = (by_key(&rows, base), by_key(&rows, new));
     let label = |a: &crate::report::model::AgainstRace| {
-        a.contenders.iter().map(crate::report::model::AgainstSide::label).collect::<Vec<_>>().join(" vs ")
+        a.contenders.iter().map(AgainstSide::label).collect::<Vec<_>>().join(" vs ")
     };
     let all = new.run_info.against == Some(crate::against::AgainstScope::All);
+    let new_rows: BTreeSet<String> =
+        new.cells.iter().map(|c| rows.row(&c.runtime_name, &c.runtime_version, &c.runtime)).collect();
     for (k, bp) in &b {
         match n.get(k) {
             Some(np) => {
@@ -212,7 +228,9 @@ fn compare_pairs(base: &Results, new: &Results, d: &mut Diff) {
                     Judged::Noise(before, after, p) => d.within_noise.push(Noise { key: k.clone(), before, after, p }),
                 }
             }
-            None if all => d.missing.push(k.clone()),
+            None if all && bp.contenders.iter().all(|s| new_rows.contains(&side_row(&rows, base, s))) => {
+                d.missing.push(k.clone())
+            }
             None => d.not_asked += 1,
         }
     }
@@ -227,29 +245,34 @@ fn compare_pairs(base: &Results, new: &Results, d: &mut Diff) {
 /// (variant, scenario) pairs it holds of that runtime, at the (scenario, target) pairs the
 /// file holds.
 struct Asked<'a> {
-    runtimes: BTreeSet<&'a str>,
+    /// The rows as [`Rows::row`] names them.
+    rows: &'a Rows,
+    runtimes: BTreeSet<String>,
     selection: Option<&'a crate::report::model::Selection>,
-    measured: BTreeSet<&'a str>,
-    groups: BTreeSet<(&'a str, &'a str, crate::report::Scenario)>,
+    measured: BTreeSet<String>,
+    groups: BTreeSet<(String, &'a str, crate::report::Scenario)>,
     targets: BTreeSet<(crate::report::Scenario, crate::report::model::TargetState)>,
     /// In a `--races core` or `auto` run, the rows that were raced (runtime, variant, source
     /// kind): the others' race cells were not asked for (not the plain form, or a second comer
     /// had already settled the row).
-    raced_only: Option<BTreeSet<(&'a str, &'a str, Option<crate::matrix::SourceKind>)>>,
+    raced_only: Option<BTreeSet<(String, &'a str, Option<crate::matrix::SourceKind>)>>,
     /// The contender kinds of the run's cells: a thread run did not ask for process cells.
     kinds: BTreeSet<crate::domain::ContenderKind>,
 }
 
 impl<'a> Asked<'a> {
-    fn of(r: &'a Results) -> Asked<'a> {
-        let measured: BTreeSet<&str> = r.cells.iter().map(|c| c.runtime_name.as_str()).collect();
-        let mut runtimes: BTreeSet<&str> = r.run_info.runtimes.iter().map(|i| i.name.as_str()).collect();
-        runtimes.extend(&measured);
+    fn of(r: &'a Results, rows: &'a Rows) -> Asked<'a> {
+        let row = |c: &Cell| rows.row(&c.runtime_name, &c.runtime_version, &c.runtime);
+        let measured: BTreeSet<String> = r.cells.iter().map(row).collect();
+        let mut runtimes: BTreeSet<String> =
+            r.run_info.runtimes.iter().map(|i| rows.row(&i.name, &i.version, &i.label)).collect();
+        runtimes.extend(measured.iter().cloned());
         Asked {
+            rows,
             runtimes,
             selection: r.run_info.selection.as_ref(),
             measured,
-            groups: r.cells.iter().map(|c| (c.runtime_name.as_str(), c.variant.as_str(), c.scenario)).collect(),
+            groups: r.cells.iter().map(|c| (row(c), c.variant.as_str(), c.scenario)).collect(),
             targets: r.cells.iter().map(|c| (c.scenario, c.target)).collect(),
             kinds: r.cells.iter().map(|c| c.contenders).collect(),
             raced_only: matches!(
@@ -260,7 +283,7 @@ impl<'a> Asked<'a> {
                 r.cells
                     .iter()
                     .filter(|c| c.scenario == crate::report::Scenario::Race)
-                    .map(|c| (c.runtime_name.as_str(), c.variant.as_str(), c.source))
+                    .map(|c| (row(c), c.variant.as_str(), c.source))
                     .collect()
             }),
         }
@@ -268,19 +291,19 @@ impl<'a> Asked<'a> {
 
     /// Whether the run asked for cell `c` (of another run).
     fn includes(&self, c: &Cell) -> bool {
-        let rt = c.runtime_name.as_str();
+        let rt = self.rows.row(&c.runtime_name, &c.runtime_version, &c.runtime);
         if !self.kinds.is_empty() && !self.kinds.contains(&c.contenders) {
             return false;
         }
         if let (Some(raced), crate::report::Scenario::Race) = (&self.raced_only, c.scenario) {
-            if !raced.contains(&(rt, c.variant.as_str(), c.source)) {
+            if !raced.contains(&(rt.clone(), c.variant.as_str(), c.source)) {
                 return false;
             }
         }
-        self.runtimes.contains(rt)
+        self.runtimes.contains(&rt)
             && match self.selection {
                 Some(s) => s.includes(&c.variant, c.source, c.scenario, c.target),
-                None if !self.measured.contains(rt) => true,
+                None if !self.measured.contains(&rt) => true,
                 None => {
                     self.groups.contains(&(rt, c.variant.as_str(), c.scenario))
                         && self.targets.contains(&(c.scenario, c.target))
@@ -300,27 +323,74 @@ pub struct Matched<'a> {
 
 impl<'a> Matched<'a> {
     /// Indexes both runs' cells by [`Cell::key`] (runtime name, variant, scenario, target),
-    /// except for runtime kinds that have two rows in one run (`-r node,node=/opt/node22/bin/node`):
-    /// those are keyed by row label ([`Cell::id_of`]) so that they do not collapse into one.
+    /// except for runtime kinds that have two rows in one run: those are keyed by
+    /// [`Rows::row`] so that they do not collapse into one.
     pub fn of(base: &'a Results, new: &'a Results) -> Matched<'a> {
-        let mut ambiguous = std::collections::BTreeSet::new();
-        for r in [base, new] {
-            let mut labels: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
-            for c in &r.cells {
-                labels.entry(c.runtime_name.as_str()).or_default().insert(c.runtime.as_str());
-            }
-            ambiguous.extend(labels.into_iter().filter(|(_, l)| l.len() > 1).map(|(n, _)| n.to_string()));
-        }
+        let rows = Rows::of(base, new);
         let key = |c: &Cell| {
-            if ambiguous.contains(&c.runtime_name) {
-                Cell::id_of(&c.runtime, &c.variant, c.scenario, c.target, c.source, c.contenders)
-            } else {
-                c.key()
-            }
+            Cell::id_of(
+                &rows.row(&c.runtime_name, &c.runtime_version, &c.runtime),
+                &c.variant,
+                c.scenario,
+                c.target,
+                c.source,
+                c.contenders,
+            )
         };
         let index = |r: &'a Results| -> BTreeMap<String, &'a Cell> { r.cells.iter().map(|c| (key(c), c)).collect() };
         Matched { base: index(base), new: index(new) }
     }
+}
+
+/// How the rows of two runs are told apart when matching them. A runtime kind with one row in
+/// each run is that kind (`coreclr`), whatever its version, so a new version is compared with
+/// the old. A kind with two rows in one run (the baseline's `coreclr` 10 beside
+/// `coreclr@8.0.34` and `coreclr@9.0.23`) is told apart by major version (`coreclr@8`), so a
+/// patch release still meets its row; where two rows share a major version too
+/// (`-r node,node=/opt/node20/bin/node`), by row label.
+#[derive(Debug, Default)]
+pub struct Rows {
+    by_major: BTreeSet<String>,
+    by_label: BTreeSet<String>,
+}
+
+impl Rows {
+    /// The kinds of `base` and `new` that need more than their name, from their cells.
+    pub fn of(base: &Results, new: &Results) -> Rows {
+        let mut rows = Rows::default();
+        for r in [base, new] {
+            let mut labels: BTreeMap<&str, BTreeSet<(&str, &str)>> = BTreeMap::new();
+            for c in &r.cells {
+                labels.entry(&c.runtime_name).or_default().insert((&c.runtime, &c.runtime_version));
+            }
+            for (name, rows_of) in labels.into_iter().filter(|(_, l)| l.len() > 1) {
+                rows.by_major.insert(name.to_string());
+                let majors: BTreeSet<&str> = rows_of.iter().map(|(_, v)| major(v)).collect();
+                if majors.len() < rows_of.len() {
+                    rows.by_label.insert(name.to_string());
+                }
+            }
+        }
+        rows
+    }
+
+    /// The row a cell or runtime belongs to: its kind `name`, `name@MAJOR` (the `version`'s
+    /// text before its first dot) or its `label`, as [`Rows`] says.
+    pub fn row(&self, name: &str, version: &str, label: &str) -> String {
+        if self.by_label.contains(name) {
+            label.to_string()
+        } else if self.by_major.contains(name) {
+            format!("{name}@{}", major(version))
+        } else {
+            name.to_string()
+        }
+    }
+}
+
+/// A version's major part: its text before the first dot (`8` of `8.0.34`), all of it where
+/// it has no dot.
+fn major(version: &str) -> &str {
+    version.split('.').next().unwrap_or(version)
 }
 
 /// A fact of a second-comer cell that the tables show besides its outcome
@@ -652,6 +722,59 @@ mod tests {
         assert_eq!(d.compared, both.cells.len());
         assert_eq!(d.changed.len(), 1);
         assert!(d.changed[0].key.starts_with("node 22.0.0/"));
+    }
+
+    /// A baseline holding two versions of one kind (`node` 20 and `node@12`) meets a run of the
+    /// same majors at other patch releases row by row, and a run of one of them compares that
+    /// row only: the other version was not asked for.
+    #[test]
+    fn two_versions_of_one_kind_meet_their_rows_across_patch_releases() {
+        let with_version = |r: &Results, label: &str, version: &str| -> Results {
+            let mut r = r.clone();
+            for c in &mut r.cells {
+                c.runtime = label.into();
+                c.runtime_version = version.into();
+            }
+            for i in &mut r.run_info.runtimes {
+                i.label = label.into();
+                i.version = version.into();
+            }
+            r
+        };
+        let join = |a: &Results, b: &Results| -> Results {
+            let mut r = a.clone();
+            r.cells.extend(b.cells.clone());
+            r.run_info.runtimes.extend(b.run_info.runtimes.clone());
+            r
+        };
+        let one = results();
+        let (n20, n12) =
+            (with_version(&one, "node 20.20.2", "20.20.2"), with_version(&one, "node 12.22.12", "12.22.12"));
+        let base = join(&n20, &n12);
+        let later =
+            join(&with_version(&one, "node 20.21.0", "20.21.0"), &with_version(&one, "node 12.22.13", "12.22.13"));
+        let d = compare(&base, &later);
+        assert_eq!(d.compared, base.cells.len(), "{}", d.render());
+        assert!(!d.differs(), "{}", d.render());
+        // a regression in one version is that version's row
+        let mut regressed = later.clone();
+        let c = regressed
+            .cells
+            .iter_mut()
+            .find(|c| {
+                c.runtime_version == "12.22.13" && c.target == TargetState::File && c.variant == "node.writeFileSync.wx"
+            })
+            .unwrap();
+        c.second_mut().unwrap().outcome = crate::verdict::Outcome::Replaced;
+        let d = compare(&base, &regressed);
+        assert_eq!(d.changed.len(), 1, "{}", d.render());
+        assert!(d.changed[0].key.starts_with("node@12/"), "{}", d.changed[0].key);
+        // a default run of node 20 alone: node 12's rows were not asked for
+        let alone = with_version(&one, "node 20.21.0", "20.21.0");
+        let d = compare(&base, &alone);
+        assert_eq!(d.compared, one.cells.len(), "{}", d.render());
+        assert!(d.missing.is_empty() && !d.differs(), "{}", d.render());
+        assert_eq!(d.not_asked, one.cells.len());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::outdir::OutDir;
 use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RunPlan};
 use crate::report::model::{Cell, Finding, Results, Scenario, SCHEMA};
 use crate::report::{json, markdown, table};
-use crate::runtime::{discover, Status};
+use crate::runtime::{discover, Requested, Status};
 use crate::status::{self, amplify_line, emit, status_line};
 
 /// Refuses an `--expect` file that is one of the files this run writes into `out` (by identity,
@@ -52,6 +52,10 @@ pub(super) fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
 pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Results>)> {
     let started = Instant::now();
     let mut plan = RunPlan::new(a, paths)?;
+    // without --runtime: what is on PATH and every version the user installed
+    if plan.requested == Requested::default() {
+        plan.requested.add_installed(&paths.store());
+    }
     // NAME@VERSION items: found in the cache or installed now, before anything is made
     locate_versions(&mut plan.requested, paths, "--runtime")?;
     if crate::interrupt::requested() {

@@ -518,6 +518,21 @@ fn coreclr_versions_install_from_nuget_and_compare() {
     let versions: Vec<&str> = rts.as_array().unwrap().iter().filter_map(|r| r["version"].as_str()).collect();
     assert_eq!(versions.len(), 2, "{rts}");
     assert!(versions[0].starts_with("8.0.") && versions[1].starts_with("9.0."), "{rts}");
+    // a run without --runtime measures the installed versions beside what is on PATH
+    let a = conformance()
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .args(["run", "--dry-run", "-v", "dotnet.File.Move"])
+        .assert()
+        .success();
+    let plan = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let errs = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    for v in &versions {
+        assert!(
+            errs.lines().any(|l| l.starts_with("found") && l.contains(&format!("CoreCLR {v}"))),
+            "a default run leaves out CoreCLR {v}: {errs}\n{plan}"
+        );
+    }
     // the two runs go to reports/runs/ below the working folder
     let work = tempfile::tempdir().unwrap();
     let a = conformance()

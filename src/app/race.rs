@@ -110,6 +110,11 @@ pub(super) fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, 
             engine::Pools::threads(slots.len(), mode, launch, timeouts, scratch.root().to_path_buf())
         }
     };
+    for (slot, rt) in rts.iter().enumerate() {
+        if rt.adapter().amplify_by_attach() {
+            pools.attach_after_start(slot);
+        }
+    }
     if let Some(why) = rts.iter().find_map(|r| r.adapter().no_amplification()) {
         if matches!(opts.amplify, Amplify::On(_)) {
             pools.amplified_broke(why);

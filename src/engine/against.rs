@@ -44,6 +44,11 @@ pub fn race_pair(sides: [Side<'_>; 2], m: &mut Measurement<'_>, ctx: &ProbeConte
         })
         .collect();
     let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
+    for (slot, &i) in PAIR_SLOTS.iter().enumerate() {
+        if sides[i].rt.adapter().amplify_by_attach() {
+            pools.attach_after_start(slot);
+        }
+    }
     let amplify = m.amplify().clone();
     if let (Some(why), Amplify::On(_)) = (sides.iter().find_map(|s| s.rt.adapter().no_amplification()), &amplify) {
         pools.amplified_broke(why);

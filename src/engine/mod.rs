@@ -395,6 +395,13 @@ pub fn measure(
                 Detection::judge(&cv.id, counts(|r| &r.natural), counts(|r| &r.amplified))
             };
             let mut d = judge(&c);
+            // the control's release never got tight at the delay and was raced again at a longer
+            // one (race_modes): the family's cells start from the delay that was tight
+            if let (Amplify::On(a), Some(delay)) = (m.amplify().clone(), raised_delay(&c)) {
+                if delay > a.delay_us() {
+                    m.amplify = Some(Amplify::On(a.with_delay(delay)));
+                }
+            }
             // weak at this delay: the machine's scheduling noise may outgrow it; race the
             // control again with a longer one, and race the family with the delay that worked
             let mut escalations = Vec::new();
@@ -531,6 +538,15 @@ pub fn measure(
     out
 }
 
+/// The delay (µs) a race cell's amplified run was raised to because its release was loose at
+/// the delay it started from ([`ModeRun::raised_from_us`]), if it was.
+fn raised_delay(c: &Finding) -> Option<u64> {
+    match &c.result {
+        CellResult::Race(r) => r.amplified.as_ref().filter(|a| a.raised_from_us.is_some()).and_then(|a| a.delay_us),
+        _ => None,
+    }
+}
+
 /// One contender pool per race mode: the natural pool and the amplified pool (the same
 /// launches under strace), started together up front ([`Pools::start`]) or, the amplified
 /// one, on first use.
@@ -546,6 +562,9 @@ pub struct Pools {
     /// delay restarts the pool. `None` for ready-made contenders ([`Pools::of`], tests), which
     /// are never restarted.
     amplified_delay_us: Option<u64>,
+    /// The slots whose amplified contender is traced from its hello on instead of from its
+    /// start ([`crate::exec::attach`]; [`crate::runtime::Adapter::amplify_by_attach`]).
+    attach: Vec<bool>,
 }
 
 impl Pools {
@@ -553,7 +572,8 @@ impl Pools {
     /// starts until used.
     pub fn new(slots: Vec<(Mode, Launch, Timeouts)>, cwd: std::path::PathBuf) -> Pools {
         let natural = slots.iter().map(|(m, l, t)| Contender::new(*m, l.clone(), cwd.clone(), *t)).collect();
-        Pools { slots, kind: ContenderKind::Processes, cwd, natural, amplified: None, amplified_delay_us: None }
+        let attach = vec![false; slots.len()];
+        Pools { slots, kind: ContenderKind::Processes, cwd, natural, amplified: None, amplified_delay_us: None, attach }
     }
 
     /// Pools whose contenders are threads of one probe per pool (`--contender-kind threads`):
@@ -563,7 +583,8 @@ impl Pools {
     pub fn threads(n: usize, mode: Mode, launch: Launch, timeouts: Timeouts, cwd: std::path::PathBuf) -> Pools {
         let slots = vec![(mode, launch, timeouts); n];
         let natural = Pools::thread_pool(&slots, &cwd, None);
-        Pools { slots, kind: ContenderKind::Threads, cwd, natural, amplified: None, amplified_delay_us: None }
+        let attach = vec![false; slots.len()];
+        Pools { slots, kind: ContenderKind::Threads, cwd, natural, amplified: None, amplified_delay_us: None, attach }
     }
 
     /// The contenders of a thread pool over `slots` (launches wrapped by `amp`, if given).
@@ -600,6 +621,9 @@ impl Pools {
         if let (Amplify::On(_), Some(why)) = (&m.opts.amplify, adapter.no_amplification()) {
             pools.amplified_broke(why);
         }
+        if adapter.amplify_by_attach() {
+            (0..n).for_each(|i| pools.attach_after_start(i));
+        }
         pools
     }
 
@@ -614,16 +638,37 @@ impl Pools {
             natural,
             amplified: Some(Err(none)),
             amplified_delay_us: None,
+            attach: Vec::new(),
         }
     }
 
     /// The contenders of the amplified pool under `a`, not started.
     fn amplified_pool(&self, a: &crate::exec::amplify::Amplifier) -> Vec<Contender> {
         match self.kind {
-            ContenderKind::Processes => {
-                self.slots.iter().map(|(m, l, t)| Contender::new(*m, a.wrap(l), self.cwd.clone(), *t)).collect()
-            }
+            ContenderKind::Processes => self
+                .slots
+                .iter()
+                .zip(&self.attach)
+                .map(|((m, l, t), attach)| match (m, attach) {
+                    (Mode::Session, true) => {
+                        let session = crate::exec::session::Session::new(l.clone(), self.cwd.clone(), *t);
+                        Contender::with_driver(Box::new(crate::exec::attach::Attached::new(
+                            Box::new(session),
+                            a.clone(),
+                        )))
+                    }
+                    _ => Contender::new(*m, a.wrap(l), self.cwd.clone(), *t),
+                })
+                .collect(),
             ContenderKind::Threads => Pools::thread_pool(&self.slots, &self.cwd, Some(a)),
+        }
+    }
+
+    /// Traces the amplified contender of `slot` from its hello on, not from its start (a
+    /// session probe whose runtime's start-up is too slow under the tracer).
+    pub fn attach_after_start(&mut self, slot: usize) {
+        if let Some(a) = self.attach.get_mut(slot) {
+            *a = true;
         }
     }
 
@@ -904,11 +949,9 @@ pub fn race_modes(
             // back longer than the delay covers): this cell runs again with a longer one, as a
             // weak control raises its family's (measured: under load, Bun's and Deno's
             // createWriteStream wx stopped at 1,000 µs and were left undetermined)
-            // (not a detection control's: its family raises the delay for every cell when the
-            // control is weak, from the delay the control was judged at)
+            // (a detection control's too: its family's cells then start from the raised delay)
             let longer = a.delay_us() * crate::exec::amplify::ESCALATION_FACTOR;
             if r.stopped_loose
-                && !control
                 && !r.interrupted
                 && longer <= crate::exec::amplify::MAX_ESCALATED_DELAY_US
                 && !crate::interrupt::requested()

@@ -116,6 +116,7 @@ fn fake_pools(call: FakeCall, scratch: &Scratch) -> Pools {
         natural: fakes(),
         amplified: Some(Ok(fakes())),
         amplified_delay_us: None,
+        attach: Vec::new(),
     }
 }
 

@@ -73,6 +73,11 @@ pub trait Driver: std::fmt::Debug + Send {
     fn note(&self) -> Option<String> {
         None
     }
+    /// The process group of the probe's process tree (its leader's pid), while it runs;
+    /// `None` for drivers without a long-lived process.
+    fn process_group(&self) -> Option<u32> {
+        None
+    }
     /// True when every attempt starts a new process (one-shot mode): such races get
     /// `--oneshot-trials` instead of `--trials`.
     fn process_per_attempt(&self) -> bool {

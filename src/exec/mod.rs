@@ -2,6 +2,7 @@
 //! loading and report writing that touches the outside world.
 
 pub mod amplify;
+pub mod attach;
 pub mod clock;
 pub mod cmdloop;
 pub mod contender;

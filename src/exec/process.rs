@@ -335,6 +335,11 @@ impl Child {
         }
     }
 
+    /// The child's pid, which is also its process group's id (it leads a group of its own).
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the whole process tree and reaps the child. Never fails.
     pub fn kill(&mut self) {
         self.stdin = None;

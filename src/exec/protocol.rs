@@ -56,6 +56,10 @@ pub enum FromProbe {
         /// [`PrepareThreads`]); empty when not sent.
         #[serde(default)]
         capabilities: Vec<String>,
+        /// The process that makes the calls (`process.pid`, `$PID`, …), which may be a child of
+        /// the one the harness started (the PowerShell tool's launcher starts `dotnet`).
+        #[serde(default)]
+        pid: Option<u32>,
     },
     /// Answer to `prepare`.
     Ready {
@@ -547,6 +551,7 @@ mod tests {
             recipes: vec![],
             clock: None,
             capabilities: vec![],
+            pid: None,
         };
         // v1 lists nothing: nothing to check
         assert_eq!(check_hello(&hello(1, &["node"], &[]), &matrix), None);

@@ -294,6 +294,10 @@ impl Driver for Session {
         self.hello.as_ref()
     }
 
+    fn process_group(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     fn shutdown(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.write_line("{\"type\":\"quit\"}");

@@ -125,6 +125,12 @@ pub trait Adapter: Sync + std::fmt::Debug {
     fn timeout_multiplier(&self) -> u32 {
         1
     }
+    /// True when amplified probes start untraced and strace attaches after their hello
+    /// ([`crate::exec::attach`]): for runtimes whose start-up makes so many file-system calls
+    /// that, each delayed, it would not say hello in time.
+    fn amplify_by_attach(&self) -> bool {
+        false
+    }
     /// Why this runtime's races cannot be amplified even where strace works (shown in the
     /// row), or `None` when they can.
     fn no_amplification(&self) -> Option<String> {

@@ -233,6 +233,16 @@ fn pwsh() {
     let control = cells.iter().find(|c| c["control"] == true && c["scenario"] == "race").expect("a control cell");
     assert_eq!(control["variant"], "pwsh.Test-Path+Set-Content", "{control}");
     assert_eq!(control["result"]["detection"]["worked"], true, "{control}");
+    // amplified with strace attached after the probe's hello (pwsh does not start in time
+    // under the tracer): on Linux, where CI installs strace, its exclusive races are amplified
+    if cfg!(target_os = "linux") && std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        let amplified = cells
+            .iter()
+            .filter(|c| c["scenario"] == "race" && c["result"]["verdict"] == "exclusive")
+            .filter(|c| c["result"]["amplified"]["stats"]["trials"].as_u64().unwrap_or(0) > 0)
+            .count();
+        assert!(amplified > 0, "no pwsh race was amplified: {}", serde_json::to_string(&control).unwrap());
+    }
 }
 
 /// cmd through the hostile folder name (second comers compared with the baseline), and short

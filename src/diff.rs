@@ -9,6 +9,7 @@
 //! and a hand-off cell one of whose failure counters changed materially (Fisher's exact test
 //! of, e.g., torn reads over reads, p < [`crate::stats::SIGNIFICANT_P`]).
 
+use crate::verdict::counter;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -171,13 +172,13 @@ impl Report {
 
 /// A hand-off failure counter and the count it is out of.
 const FAILURE_COUNTERS: [(&str, &str); 7] = [
-    ("torn_reads", "reads"),
-    ("missing", "reader_items"),
-    ("damaged_targets", "published"),
-    ("duplicate_claims", "items"),
-    ("lost_items", "items"),
-    ("premature_consumes", "consumed"),
-    ("never_consumed", "items"),
+    (counter::TORN_READS, counter::READS),
+    (counter::MISSING, counter::READER_ITEMS),
+    (counter::DAMAGED_TARGETS, counter::PUBLISHED),
+    (counter::DUPLICATE_CLAIMS, counter::ITEMS),
+    (counter::LOST_ITEMS, counter::ITEMS),
+    (counter::PREMATURE_CONSUMES, counter::CONSUMED),
+    (counter::NEVER_CONSUMED, counter::ITEMS),
 ];
 
 /// The failure counters of two hand-off cells that differ materially (Fisher's exact test,

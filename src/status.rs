@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::engine::Amplify;
 use crate::plan::{CellPlan, DryRun, RaceShape};
-use crate::report::model::{RuntimeInfo, Scenario};
+use crate::report::model::{RuntimeInfo, RuntimeState, Scenario};
 use crate::report::table;
 use crate::runtime::install::Installed;
 use crate::runtime::{Runtime, Status};
@@ -15,16 +15,16 @@ use crate::runtime::{Runtime, Status};
 /// The record of `rt` in `results.json` and `runtimes --json`.
 pub fn runtime_info(rt: &Runtime) -> RuntimeInfo {
     let (status, reason) = match &rt.status {
-        Status::Found => ("found", None),
-        Status::NotFound(r) => ("not-found", Some(r.clone())),
-        Status::Broken(r) => ("broken", Some(r.clone())),
+        Status::Found => (RuntimeState::Found, None),
+        Status::NotFound(r) => (RuntimeState::NotFound, Some(r.clone())),
+        Status::Broken(r) => (RuntimeState::Broken, Some(r.clone())),
     };
     RuntimeInfo {
         name: rt.name.to_string(),
         label: rt.label.clone(),
         version: rt.version.clone(),
         path: rt.path.as_ref().map(|p| p.display().to_string()),
-        status: status.into(),
+        status,
         reason,
         families: rt.families.iter().map(|s| s.to_string()).collect(),
     }
@@ -252,7 +252,7 @@ pub fn dry_run_text(d: &DryRun) -> String {
         let _ = writeln!(s);
         match (&r.info.reason, r.measured) {
             (Some(why), _) => {
-                let _ = writeln!(s, "{label}: skipped, {}: {}", r.info.status, table::escape_controls(why));
+                let _ = writeln!(s, "{label}: skipped, {}: {}", r.info.status.as_str(), table::escape_controls(why));
             }
             (None, false) => {
                 let _ = writeln!(s, "{label}: skipped, it runs none of the selected variants");

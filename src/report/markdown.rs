@@ -271,12 +271,14 @@ pub fn render(r: &Results) -> String {
         s.push_str(&md_table(&header, &rows));
         s.push('\n');
     }
-    let skipped: Vec<_> = r.run_info.runtimes.iter().filter(|x| x.status != "found").collect();
+    let skipped: Vec<_> =
+        r.run_info.runtimes.iter().filter(|x| x.status != crate::report::model::RuntimeState::Found).collect();
     if !skipped.is_empty() {
         let _ = writeln!(s, "## Not measured\n");
         for x in skipped {
             let reason = x.reason.as_deref().unwrap_or("");
-            let _ = writeln!(s, "- **{}**: {} — {}", md_escape(&x.label), md_escape(&x.status), md_escape(reason));
+            let _ =
+                writeln!(s, "- **{}**: {} — {}", md_escape(&x.label), md_escape(x.status.as_str()), md_escape(reason));
         }
         s.push('\n');
     }
@@ -467,7 +469,7 @@ mod tests {
                         label: "node 20.0.0".into(),
                         version: "20.0.0".into(),
                         path: Some("/usr/bin/node".into()),
-                        status: "found".into(),
+                        status: crate::report::model::RuntimeState::Found,
                         reason: None,
                         families: vec!["node".into()],
                     },
@@ -476,7 +478,7 @@ mod tests {
                         label: "pwsh".into(),
                         version: String::new(),
                         path: None,
-                        status: "not-found".into(),
+                        status: crate::report::model::RuntimeState::NotFound,
                         reason: Some("no pwsh on PATH".into()),
                         families: vec!["pwsh".into()],
                     },

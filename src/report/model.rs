@@ -709,6 +709,30 @@ pub struct ControlInfo {
     pub escalations: Vec<[u64; 3]>,
 }
 
+/// Where a runtime stands after discovery, as `results.json` and `runtimes --json` record it
+/// ([`crate::runtime::Status`] without its reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuntimeState {
+    /// Found, and its probes start and say hello.
+    Found,
+    /// Not found (not on `PATH`, not installed, a path that does not exist).
+    NotFound,
+    /// Found, but its version query or its probes fail.
+    Broken,
+}
+
+impl RuntimeState {
+    /// The word `results.json` holds: `found`, `not-found` or `broken`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeState::Found => "found",
+            RuntimeState::NotFound => "not-found",
+            RuntimeState::Broken => "broken",
+        }
+    }
+}
+
 /// A runtime as discovered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuntimeInfo {
@@ -720,8 +744,8 @@ pub struct RuntimeInfo {
     pub version: String,
     /// Executable path.
     pub path: Option<String>,
-    /// `found`, `not-found` or `broken`.
-    pub status: String,
+    /// Whether it was found and works.
+    pub status: RuntimeState,
     /// Why not found or broken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

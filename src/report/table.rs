@@ -1,6 +1,7 @@
 //! The comparison table (runtime × variant), built once as text rows and rendered for the
 //! terminal (tabled) and for Markdown ([`super::markdown`]).
 
+use crate::verdict::counter;
 use std::borrow::Cow;
 
 use tabled::builder::Builder;
@@ -395,20 +396,22 @@ fn publish_counts(r: &CountersResult) -> String {
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
     let mut s = format!(
         "torn {}/{} reads; missing {}/{}; damaged {}/{}",
-        n("torn_reads"),
-        n("reads"),
-        n("missing"),
-        n("reader_items"),
-        n("damaged_targets"),
-        n("published")
+        n(counter::TORN_READS),
+        n(counter::READS),
+        n(counter::MISSING),
+        n(counter::READER_ITEMS),
+        n(counter::DAMAGED_TARGETS),
+        n(counter::PUBLISHED)
     );
-    for (k, label) in
-        [("write_failed", "write failed"), ("leftover_files", "left behind"), ("reader_faults", "reader faults")]
-    {
+    for (k, label) in [
+        (counter::WRITE_FAILED, "write failed"),
+        (counter::LEFTOVER_FILES, "left behind"),
+        (counter::READER_FAULTS, "reader faults"),
+    ] {
         if n(k) > 0 {
             s.push_str(&format!("; {label} {}", n(k)));
         }
-        if k == "write_failed" && n(k) > 0 && !r.errors.is_empty() {
+        if k == counter::WRITE_FAILED && n(k) > 0 && !r.errors.is_empty() {
             let codes: Vec<&str> = r.errors.keys().map(String::as_str).collect();
             s.push_str(&format!(" ({})", codes.join(", ")));
         }
@@ -427,15 +430,15 @@ pub fn claim_text(c: &Cell) -> String {
 fn claim_counts(r: &CountersResult) -> String {
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
     // results from before `duplicated_items` have only the processings beyond the first
-    let mut s = match r.counters.get("duplicated_items") {
-        Some(d) if n("duplicate_claims") > 0 => {
-            format!("duplicated {d}/{} items (+{} processings)", n("items"), n("duplicate_claims"))
+    let mut s = match r.counters.get(counter::DUPLICATED_ITEMS) {
+        Some(d) if n(counter::DUPLICATE_CLAIMS) > 0 => {
+            format!("duplicated {d}/{} items (+{} processings)", n(counter::ITEMS), n(counter::DUPLICATE_CLAIMS))
         }
-        Some(d) => format!("duplicated {d}/{} items", n("items")),
-        None => format!("duplicates {}/{} items", n("duplicate_claims"), n("items")),
+        Some(d) => format!("duplicated {d}/{} items", n(counter::ITEMS)),
+        None => format!("duplicates {}/{} items", n(counter::DUPLICATE_CLAIMS), n(counter::ITEMS)),
     };
-    s.push_str(&format!("; lost {}", n("lost_items")));
-    for (k, label) in [("left_unclaimed", "left unclaimed"), ("worker_faults", "worker faults")] {
+    s.push_str(&format!("; lost {}", n(counter::LOST_ITEMS)));
+    for (k, label) in [(counter::LEFT_UNCLAIMED, "left unclaimed"), (counter::WORKER_FAULTS, "worker faults")] {
         if n(k) > 0 {
             s.push_str(&format!("; {label} {}", n(k)));
         }
@@ -452,11 +455,17 @@ pub fn done_text(c: &Cell) -> String {
 /// The counts of [`done_text`], of one run (natural or amplified).
 fn done_counts(r: &CountersResult) -> String {
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
-    let mut s =
-        format!("premature {}/{} consumed; never {}", n("premature_consumes"), n("consumed"), n("never_consumed"));
-    for (k, label) in
-        [("write_failed", "write failed"), ("damaged_targets", "damaged"), ("consumer_faults", "consumer faults")]
-    {
+    let mut s = format!(
+        "premature {}/{} consumed; never {}",
+        n(counter::PREMATURE_CONSUMES),
+        n(counter::CONSUMED),
+        n(counter::NEVER_CONSUMED)
+    );
+    for (k, label) in [
+        (counter::WRITE_FAILED, "write failed"),
+        (counter::DAMAGED_TARGETS, "damaged"),
+        (counter::CONSUMER_FAULTS, "consumer faults"),
+    ] {
         if n(k) > 0 {
             s.push_str(&format!("; {label} {}", n(k)));
         }

@@ -12,6 +12,7 @@
 //! - `claim_failed`, `delete_failed`: failed claim and delete steps the workers counted;
 //! - `worker_faults`: workers that crashed, timed out, gave up or reported no counts.
 
+use super::counter;
 use std::collections::BTreeMap;
 
 /// What the harness observed of one claim trial.
@@ -30,40 +31,40 @@ pub struct ClaimTrial {
 /// The counters of a claim cell over `trials` (see the module documentation).
 pub fn judge_claim(trials: &[ClaimTrial]) -> BTreeMap<String, u64> {
     let mut c = super::zeroed(&[
-        "items",
-        "processed",
-        "duplicate_claims",
-        "duplicated_items",
-        "lost_items",
-        "left_unclaimed",
-        "claim_failed",
-        "delete_failed",
-        "worker_faults",
+        counter::ITEMS,
+        counter::PROCESSED,
+        counter::DUPLICATE_CLAIMS,
+        counter::DUPLICATED_ITEMS,
+        counter::LOST_ITEMS,
+        counter::LEFT_UNCLAIMED,
+        counter::CLAIM_FAILED,
+        counter::DELETE_FAILED,
+        counter::WORKER_FAULTS,
     ]);
     let mut add = |k: &str, n: u64| *c.get_mut(k).expect("every counter is listed") += n;
     for t in trials {
-        add("items", t.items.len() as u64);
+        add(counter::ITEMS, t.items.len() as u64);
         let mut seen: BTreeMap<&str, u64> = BTreeMap::new();
         for line in t.outputs.iter().flatten().flatten() {
             *seen.entry(line.as_str()).or_insert(0) += 1;
         }
-        add("processed", seen.values().sum());
+        add(counter::PROCESSED, seen.values().sum());
         for item in &t.items {
             let n = seen.get(item.as_str()).copied().unwrap_or(0);
-            add("duplicate_claims", n.saturating_sub(1));
-            add("duplicated_items", u64::from(n > 1));
+            add(counter::DUPLICATE_CLAIMS, n.saturating_sub(1));
+            add(counter::DUPLICATED_ITEMS, u64::from(n > 1));
             if n == 0 && !t.remaining.contains(item) {
-                add("lost_items", 1);
+                add(counter::LOST_ITEMS, 1);
             }
         }
-        add("left_unclaimed", t.remaining.len() as u64);
+        add(counter::LEFT_UNCLAIMED, t.remaining.len() as u64);
         for w in &t.workers {
             match w {
                 Some(w) => {
-                    add("claim_failed", w.get("claim_failed").copied().unwrap_or(0).max(0) as u64);
-                    add("delete_failed", w.get("delete_failed").copied().unwrap_or(0).max(0) as u64);
+                    add(counter::CLAIM_FAILED, w.get("claim_failed").copied().unwrap_or(0).max(0) as u64);
+                    add(counter::DELETE_FAILED, w.get("delete_failed").copied().unwrap_or(0).max(0) as u64);
                 }
-                None => add("worker_faults", 1),
+                None => add(counter::WORKER_FAULTS, 1),
             }
         }
     }

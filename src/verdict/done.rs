@@ -8,6 +8,7 @@
 //! consumer gave up); `damaged_targets` (written items whose data file did not hold the
 //! whole content afterwards); `consumer_faults`.
 
+use super::counter;
 use std::collections::BTreeMap;
 
 use super::Report;
@@ -34,34 +35,34 @@ impl DoneItem {
 /// The counters of a done-marker cell over `items` (see the module documentation).
 pub fn judge_done(items: &[DoneItem]) -> BTreeMap<String, u64> {
     let mut c = super::zeroed(&[
-        "items",
-        "written",
-        "write_failed",
-        "consumed",
-        "premature_consumes",
-        "whole_consumes",
-        "never_consumed",
-        "damaged_targets",
-        "consumer_faults",
+        counter::ITEMS,
+        counter::WRITTEN,
+        counter::WRITE_FAILED,
+        counter::CONSUMED,
+        counter::PREMATURE_CONSUMES,
+        counter::WHOLE_CONSUMES,
+        counter::NEVER_CONSUMED,
+        counter::DAMAGED_TARGETS,
+        counter::CONSUMER_FAULTS,
     ]);
     let mut add = |k: &str, n: u64| *c.get_mut(k).expect("every counter is listed") += n;
     for it in items {
-        add("items", 1);
+        add(counter::ITEMS, 1);
         let ok = it.writer == Report::Success;
-        add(if ok { "written" } else { "write_failed" }, 1);
+        add(if ok { counter::WRITTEN } else { counter::WRITE_FAILED }, 1);
         if ok && !it.target_whole {
-            add("damaged_targets", 1);
+            add(counter::DAMAGED_TARGETS, 1);
         }
         let Some(k) = it.consumer.as_ref().filter(|k| k.contains_key("consumed")) else {
-            add("consumer_faults", 1);
+            add(counter::CONSUMER_FAULTS, 1);
             continue;
         };
         let n = |key: &str| k.get(key).copied().unwrap_or(0).max(0) as u64;
         if n("consumed") > 0 {
-            add("consumed", 1);
-            add(if it.premature() { "premature_consumes" } else { "whole_consumes" }, 1);
+            add(counter::CONSUMED, 1);
+            add(if it.premature() { counter::PREMATURE_CONSUMES } else { counter::WHOLE_CONSUMES }, 1);
         } else if ok {
-            add("never_consumed", 1);
+            add(counter::NEVER_CONSUMED, 1);
         }
     }
     c

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 pub mod answer;
 pub mod claim;
 pub mod control;
+pub mod counter;
 pub mod done;
 pub mod lock;
 pub mod publish;

@@ -18,6 +18,7 @@
 //!   (temp files not cleaned up);
 //! - `reader_faults`: reader-items that crashed, timed out or reported no counters.
 
+use super::counter;
 use std::collections::BTreeMap;
 
 use super::Report;
@@ -45,48 +46,48 @@ pub struct PublishItem {
 /// writer's error codes → count.
 pub fn judge_publish(items: &[PublishItem]) -> (BTreeMap<String, u64>, BTreeMap<String, usize>) {
     let mut c = super::zeroed(&[
-        "items",
-        "published",
-        "write_failed",
-        "reads",
-        "complete_reads",
-        "torn_reads",
-        "absent_reads",
-        "read_errors",
-        "missing",
-        "reader_items",
-        "damaged_targets",
-        "leftover_files",
-        "reader_faults",
+        counter::ITEMS,
+        counter::PUBLISHED,
+        counter::WRITE_FAILED,
+        counter::READS,
+        counter::COMPLETE_READS,
+        counter::TORN_READS,
+        counter::ABSENT_READS,
+        counter::READ_ERRORS,
+        counter::MISSING,
+        counter::READER_ITEMS,
+        counter::DAMAGED_TARGETS,
+        counter::LEFTOVER_FILES,
+        counter::READER_FAULTS,
     ]);
     let mut errors = BTreeMap::new();
     let mut add = |k: &str, n: u64| *c.get_mut(k).expect("every counter is listed") += n;
     for it in items {
-        add("items", 1);
+        add(counter::ITEMS, 1);
         let ok = it.writer == Report::Success;
-        add(if ok { "published" } else { "write_failed" }, 1);
+        add(if ok { counter::PUBLISHED } else { counter::WRITE_FAILED }, 1);
         if let Some(code) = &it.writer_error {
             *errors.entry(code.clone()).or_insert(0) += 1;
         }
         if ok && !it.target_whole {
-            add("damaged_targets", 1);
+            add(counter::DAMAGED_TARGETS, 1);
         }
-        add("leftover_files", it.leftovers as u64);
+        add(counter::LEFTOVER_FILES, it.leftovers as u64);
         for r in &it.readers {
             let Some(r) = r.as_ref().filter(|r| r.contains_key("reads")) else {
-                add("reader_faults", 1);
+                add(counter::READER_FAULTS, 1);
                 continue;
             };
             let n = |k: &str| r.get(k).copied().unwrap_or(0).max(0) as u64;
-            add("reads", n("complete") + n("torn") + n("empty") + n("absent") + n("errors"));
-            add("complete_reads", n("complete"));
-            add("torn_reads", n("torn") + n("empty"));
-            add("absent_reads", n("absent"));
-            add("read_errors", n("errors"));
+            add(counter::READS, n("complete") + n("torn") + n("empty") + n("absent") + n("errors"));
+            add(counter::COMPLETE_READS, n("complete"));
+            add(counter::TORN_READS, n("torn") + n("empty"));
+            add(counter::ABSENT_READS, n("absent"));
+            add(counter::READ_ERRORS, n("errors"));
             if ok {
-                add("reader_items", 1);
+                add(counter::READER_ITEMS, 1);
                 if n("complete") == 0 {
-                    add("missing", 1);
+                    add(counter::MISSING, 1);
                 }
             }
         }

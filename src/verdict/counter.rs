@@ -1,0 +1,59 @@
+//! The names of the counters the harness derives for hand-off cells (`results.json`'s
+//! `counters`; `docs/GLOSSARY.md`): one spelling, used by the verdicts that count them, the
+//! tables that show them and the comparisons that weigh them. A renamed constant changes how
+//! older results files read, so these strings never change.
+
+/// Items handed off (publish, done-marker) or put in the incoming folder (claim).
+pub const ITEMS: &str = "items";
+/// Publish: items whose writer succeeded.
+pub const PUBLISHED: &str = "published";
+/// Publish, done-marker: items whose writer failed.
+pub const WRITE_FAILED: &str = "write_failed";
+/// Publish: reads the readers made, of any result.
+pub const READS: &str = "reads";
+/// Publish: reads that saw a whole published content.
+pub const COMPLETE_READS: &str = "complete_reads";
+/// Publish: reads that saw an empty or partial file (a torn read).
+pub const TORN_READS: &str = "torn_reads";
+/// Publish: reads that found no file.
+pub const ABSENT_READS: &str = "absent_reads";
+/// Publish: reads that failed otherwise.
+pub const READ_ERRORS: &str = "read_errors";
+/// Publish: (reader, item) pairs in which the reader never saw the whole content.
+pub const MISSING: &str = "missing";
+/// Publish: (reader, item) pairs of published items: what `missing` is out of.
+pub const READER_ITEMS: &str = "reader_items";
+/// Publish, done-marker: published items whose final file is not whole afterwards.
+pub const DAMAGED_TARGETS: &str = "damaged_targets";
+/// Publish: names other than the final one left in an item's folder.
+pub const LEFTOVER_FILES: &str = "leftover_files";
+/// Publish: readers that crashed, hung or reported no counts.
+pub const READER_FAULTS: &str = "reader_faults";
+/// Done-marker: items whose writer succeeded.
+pub const WRITTEN: &str = "written";
+/// Done-marker: items the consumer took.
+pub const CONSUMED: &str = "consumed";
+/// Done-marker: items taken before they were whole.
+pub const PREMATURE_CONSUMES: &str = "premature_consumes";
+/// Done-marker: items taken whole.
+pub const WHOLE_CONSUMES: &str = "whole_consumes";
+/// Done-marker: written items the consumer never took.
+pub const NEVER_CONSUMED: &str = "never_consumed";
+/// Done-marker: consumers that crashed, hung or reported no counts.
+pub const CONSUMER_FAULTS: &str = "consumer_faults";
+/// Claim: processings, over all workers.
+pub const PROCESSED: &str = "processed";
+/// Claim: processings beyond the first of an item.
+pub const DUPLICATE_CLAIMS: &str = "duplicate_claims";
+/// Claim: items processed more than once.
+pub const DUPLICATED_ITEMS: &str = "duplicated_items";
+/// Claim: items neither processed nor left in the incoming folder.
+pub const LOST_ITEMS: &str = "lost_items";
+/// Claim: items left in the incoming folder.
+pub const LEFT_UNCLAIMED: &str = "left_unclaimed";
+/// Claim: claims that failed (the workers' count).
+pub const CLAIM_FAILED: &str = "claim_failed";
+/// Claim: deletes that failed (the workers' count).
+pub const DELETE_FAILED: &str = "delete_failed";
+/// Claim: workers that crashed, hung or reported no counts.
+pub const WORKER_FAULTS: &str = "worker_faults";

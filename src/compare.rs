@@ -208,8 +208,10 @@ fn compare_pairs(base: &Results, new: &Results, d: &mut Diff) {
         r.against.iter().map(|a| (pair_key_by(a, |s| side_row(rows, r, s)), a)).collect()
     }
     let (b, n) = (by_key(&rows, base), by_key(&rows, new));
+    let mut several = base.kinds_with_several_rows();
+    several.extend(new.kinds_with_several_rows());
     let label = |a: &crate::report::model::AgainstRace| {
-        a.contenders.iter().map(AgainstSide::label).collect::<Vec<_>>().join(" vs ")
+        a.contenders.iter().map(|s| s.label_among(&several)).collect::<Vec<_>>().join(" vs ")
     };
     let all = new.run_info.against == Some(crate::against::AgainstScope::All);
     let new_rows: BTreeSet<String> =

@@ -33,6 +33,8 @@ pub struct CallAnswer<'a> {
     pub against: Vec<(&'a AgainstRace, usize)>,
     /// The answer.
     pub answer: Answer,
+    /// [`Results::kinds_with_several_rows`] of the run, for naming the other parties.
+    several: std::rc::Rc<std::collections::BTreeSet<String>>,
 }
 
 impl<'a> CallAnswer<'a> {
@@ -44,7 +46,7 @@ impl<'a> CallAnswer<'a> {
     /// `mono dotnet.Directory.Move` for the other party of race `i` of [`CallAnswer::against`].
     pub fn other(&self, i: usize) -> String {
         let (r, slot) = self.against[i];
-        r.contenders.get(slot).map(AgainstSide::label).unwrap_or_default()
+        r.contenders.get(slot).map(|s| s.label_among(&self.several)).unwrap_or_default()
     }
 }
 
@@ -53,6 +55,7 @@ impl<'a> CallAnswer<'a> {
 pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'a>> {
     let mut out: Vec<CallAnswer<'a>> = Vec::new();
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let several = std::rc::Rc::new(results.kinds_with_several_rows());
     for row in results.rows(runtime).into_iter().filter(|r| r.contenders.is_processes()) {
         match index.get(row.variant).map(|&i| &mut out[i]) {
             Some(c) => c.rows.push(row),
@@ -66,6 +69,7 @@ pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'
                     rows: vec![row],
                     against: Vec::new(),
                     answer: answer(&[]),
+                    several: several.clone(),
                 })
             }
         }

@@ -789,6 +789,17 @@ impl AgainstSide {
         format!("{} {}", self.runtime_name, crate::matrix::Variant::label(&self.variant, self.source))
     }
 
+    /// [`AgainstSide::label`], or with the row label in place of the runtime's name
+    /// (`CoreCLR 8.0.34 dotnet.Directory.Move`) where its kind is one of `several` (kinds with
+    /// more than one row in the run, [`Results::kinds_with_several_rows`]).
+    pub fn label_among(&self, several: &std::collections::BTreeSet<String>) -> String {
+        if several.contains(&self.runtime_name) {
+            format!("{} {}", self.runtime, crate::matrix::Variant::label(&self.variant, self.source))
+        } else {
+            self.label()
+        }
+    }
+
     /// True when this side is row (`runtime`, `variant`, `source`).
     pub fn is(&self, runtime: &str, variant: &str, source: Option<crate::matrix::SourceKind>) -> bool {
         self.runtime == runtime && self.variant == variant && self.source == source
@@ -906,6 +917,16 @@ impl Results {
         v
     }
 
+    /// The runtime kinds (`coreclr`) of which the run holds cells of more than one row (CoreCLR
+    /// 8, 9 and 10): text naming a party of a pair must name its row, not only its kind.
+    pub fn kinds_with_several_rows(&self) -> std::collections::BTreeSet<String> {
+        let mut labels: BTreeMap<&str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+        for c in &self.cells {
+            labels.entry(&c.runtime_name).or_default().insert(&c.runtime);
+        }
+        labels.into_iter().filter(|(_, l)| l.len() > 1).map(|(n, _)| n.to_string()).collect()
+    }
+
     /// The rows of one runtime's table, in cell order.
     pub fn rows(&self, runtime: &str) -> Vec<Row<'_>> {
         let mut rows: Vec<Row<'_>> = Vec::new();
@@ -980,6 +1001,26 @@ impl Results {
 mod tests {
     use super::*;
     use crate::domain::ContenderKind;
+
+    /// A party of a pair is named by its kind (`node node.mkdirSync`) unless the run holds two
+    /// rows of that kind; then by its row (`node 12.22.12 node.mkdirSync`).
+    #[test]
+    fn a_party_is_named_by_its_row_where_its_kind_has_two() {
+        let mut r = crate::report::fixture("base.json");
+        let side = AgainstSide {
+            runtime: "node 20.20.2".into(),
+            runtime_name: "node".into(),
+            variant: "node.mkdirSync".into(),
+            source: None,
+        };
+        assert!(r.kinds_with_several_rows().is_empty());
+        assert_eq!(side.label_among(&r.kinds_with_several_rows()), "node node.mkdirSync");
+        let mut old = r.cells[0].clone();
+        old.runtime = "node 12.22.12".into();
+        r.cells.push(old);
+        assert_eq!(r.kinds_with_several_rows().into_iter().collect::<Vec<_>>(), ["node"]);
+        assert_eq!(side.label_among(&r.kinds_with_several_rows()), "node 20.20.2 node.mkdirSync");
+    }
 
     /// A natural run of the fixture with two orderings of `counts` (multi-winner trials,
     /// trials, offset).

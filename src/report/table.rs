@@ -158,10 +158,11 @@ pub fn race_text(c: &Cell) -> String {
 pub fn against_lines(results: &Results) -> Vec<String> {
     let mut races: Vec<&super::model::AgainstRace> = results.against.iter().collect();
     races.sort_by_key(|a| !crate::verdict::is_disproof(a.race.verdict));
+    let several = results.kinds_with_several_rows();
     races
         .iter()
         .map(|a| {
-            let sides: Vec<String> = a.contenders.iter().map(super::model::AgainstSide::label).collect();
+            let sides: Vec<String> = a.contenders.iter().map(|s| s.label_among(&several)).collect();
             let line = format!("{} ({}): {}", sides.join(" vs "), a.kind.as_str(), race_result_text(&a.race));
             escape_controls(&line).into_owned()
         })

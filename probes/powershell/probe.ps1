@@ -1122,33 +1122,36 @@ function Send-Unsupported([string]$idText, [string]$why) {
 }
 
 # A prepare naming a recipe (protocol 2): its Prepare block resolves everything ahead of go.
+# A prepare's paths resolved (Target, Source, Mark, Leaf of Target). A race sends the same paths
+# trial after trial, so the last resolution is kept and reused while the paths (and whether
+# source and mark are null) stay the same.
+function Get-PreparePaths($msg) {
+    $key = [string]$msg['target'] + [char]0 + [string]$msg['source'] + [char]0 + [string]$msg['mark'] +
+           [char]0 + [string]($null -eq $msg['source']) + [string]($null -eq $msg['mark'])
+    if ($null -ne $script:LastPrepare -and $script:LastPrepare.Key -eq $key) { return $script:LastPrepare }
+    $target = Resolve-ProbePath $msg['target']
+    $leaf = $null
+    if (-not [string]::IsNullOrEmpty($target)) { $leaf = Get-LeafName $target }
+    $script:LastPrepare = @{ Key = $key; Target = $target; Source = (Resolve-ProbePath $msg['source']);
+                             Mark = (Resolve-ProbePath $msg['mark']); Leaf = $leaf }
+    return $script:LastPrepare
+}
+
 function Invoke-PrepareRecipe($msg, [string]$idText) {
     $name = [string]$msg['recipe']
     $def = $script:Recipes[$name]
     if ($null -eq $def) { Send-Unsupported $idText ('unknown recipe ' + $name); return }
-    # a race sends the same variant and paths trial after trial: resolve them once
-    $key = $variant + [char]0 + [string]$msg['target'] + [char]0 + [string]$msg['source'] + [char]0 + [string]$msg['mark'] +
-           [char]0 + [string]($null -eq $msg['source']) + [string]($null -eq $msg['mark'])
-    $same = $null -ne $script:LastPrepare -and $script:LastPrepare.Key -eq $key
-    if ($same) {
-        $target = $script:LastPrepare.Target
-        $source = $script:LastPrepare.Source
-        $markPath = $script:LastPrepare.Mark
-        $leaf = $script:LastPrepare.Leaf
-    } else {
-        $target = Resolve-ProbePath $msg['target']
-        $source = Resolve-ProbePath $msg['source']
-        $markPath = Resolve-ProbePath $msg['mark']
-        $leaf = $null
-        if (-not [string]::IsNullOrEmpty($target)) { $leaf = Get-LeafName $target }
-        $script:LastPrepare = @{ Key = $key; Target = $target; Source = $source; Mark = $markPath; Leaf = $leaf }
-    }
+    $paths = Get-PreparePaths $msg
+    $target = $paths.Target
+    $source = $paths.Source
+    $markPath = $paths.Mark
+    $leaf = $paths.Leaf
     if ([string]::IsNullOrEmpty($target)) { Send-Unsupported $idText 'no target'; return }
     $token = ''
     if ($null -ne $msg['token']) { $token = [string]$msg['token'] }
     $params = $msg['params']
     if ($null -ne $params -and -not ($params -is [System.Collections.Hashtable])) { Send-Unsupported $idText 'params must be an object'; return }
-    $r = @{ Id = $idText; Target = $target; Source = (Resolve-ProbePath $msg['source']); Token = $token; Params = $params; Method = $def['Method'] }
+    $r = @{ Id = $idText; Target = $target; Source = $source; Token = $token; Params = $params; Method = $def['Method'] }
     $state = $null
     try {
         $state = & $def['Prepare'] $r
@@ -1185,23 +1188,11 @@ function Invoke-Prepare($msg) {
         Send-Line ('{"type":"ready","id":' + $idText + ',"supported":false,"reason":' + (Format-JsonString ('-NoNewline needs PowerShell 5.0 or later; this is ' + $script:RuntimeVersion)) + '}')
         return
     }
-    # a race sends the same variant and paths trial after trial: resolve them once
-    $key = $variant + [char]0 + [string]$msg['target'] + [char]0 + [string]$msg['source'] + [char]0 + [string]$msg['mark'] +
-           [char]0 + [string]($null -eq $msg['source']) + [string]($null -eq $msg['mark'])
-    $same = $null -ne $script:LastPrepare -and $script:LastPrepare.Key -eq $key
-    if ($same) {
-        $target = $script:LastPrepare.Target
-        $source = $script:LastPrepare.Source
-        $markPath = $script:LastPrepare.Mark
-        $leaf = $script:LastPrepare.Leaf
-    } else {
-        $target = Resolve-ProbePath $msg['target']
-        $source = Resolve-ProbePath $msg['source']
-        $markPath = Resolve-ProbePath $msg['mark']
-        $leaf = $null
-        if (-not [string]::IsNullOrEmpty($target)) { $leaf = Get-LeafName $target }
-        $script:LastPrepare = @{ Key = $key; Target = $target; Source = $source; Mark = $markPath; Leaf = $leaf }
-    }
+    $paths = Get-PreparePaths $msg
+    $target = $paths.Target
+    $source = $paths.Source
+    $markPath = $paths.Mark
+    $leaf = $paths.Leaf
     if ([string]::IsNullOrEmpty($target)) {
         Send-Line ('{"type":"ready","id":' + $idText + ',"supported":false,"reason":"no target"}')
         return

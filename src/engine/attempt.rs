@@ -45,11 +45,13 @@ pub(super) fn spec_for(
 /// harness error: a full, read-only or failing scratch file system says nothing about the call.
 pub(super) fn fs_failure_is_harness_error(a: &mut Attempt) {
     if let Some(e) = error_info(a).filter(|e| FS_FAILURE_CODES.contains(&e.code.as_str())) {
-        a.report = Report::HarnessError;
-        a.evidence = Some(format!(
-            "harness-error: the call failed with {} ({}): the scratch file system failed, not the call",
+        let why = format!(
+            "the call failed with {} ({}): the scratch file system failed, not the call",
             e.code, e.raw.message
-        ));
+        );
+        // the stamps and the error stay: they say what the call met
+        let h = Attempt::harness_error(why);
+        (a.report, a.evidence) = (h.report, h.evidence);
     }
 }
 

@@ -5,7 +5,7 @@
 use super::attempt::ms;
 use super::trial::{run_trial, Slot, TrialEnd, TrialPlan, TrialSetup};
 use super::*;
-use crate::exec::contender::RecipeSpec;
+use crate::exec::contender::{RecipeSpec, HARNESS_ERROR_PREFIX};
 use crate::handoff::Recipe;
 use std::path::Path;
 
@@ -134,23 +134,14 @@ impl From<TrialEnd> for ItemEnd {
         match end {
             TrialEnd::Interrupted => ItemEnd::Interrupted,
             TrialEnd::HarnessError(why) => ItemEnd::Stop(Stopped::harness(why)),
-            TrialEnd::NotReleased { fault, .. } => {
-                let word = match fault.report {
-                    Report::Unsupported => "unsupported".to_string(),
-                    r => format!("{r:?}").to_lowercase(),
-                };
-                ItemEnd::Stop(Stopped {
-                    why: format!("{word}: {}", fault.evidence.unwrap_or_default()),
-                    harness: false,
-                })
-            }
+            TrialEnd::NotReleased { fault, .. } => ItemEnd::Stop(Stopped {
+                why: format!("{}: {}", fault.report.as_str(), fault.evidence.unwrap_or_default()),
+                harness: false,
+            }),
             // a call that failed because the scratch file system did (ENOSPC, EIO, …) says
             // nothing about the recipe: the harness failed, not the runtime
-            TrialEnd::Released { attempts, .. } => match attempts.iter().find(|a| a.report == Report::HarnessError) {
-                Some(a) => {
-                    let why = a.evidence.as_deref().unwrap_or_default();
-                    ItemEnd::Stop(Stopped::harness(why.trim_start_matches("harness-error: ").to_string()))
-                }
+            TrialEnd::Released { attempts, .. } => match attempts.iter().find_map(Attempt::harness_why) {
+                Some(why) => ItemEnd::Stop(Stopped::harness(why.to_string())),
                 None => ItemEnd::Done(attempts),
             },
         }
@@ -179,7 +170,7 @@ pub(super) struct Stopped {
 impl Stopped {
     /// A harness error, with its reason.
     pub fn harness(why: String) -> Stopped {
-        Stopped { why: format!("harness-error: {why}"), harness: true }
+        Stopped { why: format!("{HARNESS_ERROR_PREFIX}{why}"), harness: true }
     }
 }
 

@@ -55,7 +55,7 @@ struct SecondComer {
 impl SecondComer {
     /// An attempt the harness could not make or judge: a `harness-error`, with the reason.
     fn harness_error(why: String) -> SecondComer {
-        let attempt = Attempt::fault(Report::HarnessError, format!("harness-error: {why}"));
+        let attempt = Attempt::harness_error(why);
         SecondComer {
             outcome: Outcome::HarnessError,
             before: String::new(),

@@ -219,8 +219,8 @@ pub(super) fn race_core(
             TrialEnd::Released { attempts, after, sources, .. } => (attempts, after, sources),
         };
         discards_in_row = 0;
-        if let Some(a) = attempts.iter().find(|a| a.report == Report::HarnessError) {
-            run.harness_error = a.evidence.clone().map(|e| e.trim_start_matches("harness-error: ").to_string());
+        if let Some(why) = attempts.iter().find_map(Attempt::harness_why) {
+            run.harness_error = Some(why.to_string());
             break;
         }
         let tokens: Vec<&str> = slots.iter().map(|s| s.token.as_str()).collect();

@@ -141,44 +141,29 @@ impl Amplifier {
     /// the listed ones are delayed. For runtimes whose start-up makes thousands of listed
     /// calls (pwsh: about 18 s at 1,000 µs).
     pub fn attach(&self, pid: u32) -> Launch {
-        let set = SYSCALLS.iter().map(|s| format!("?{s}")).collect::<Vec<_>>().join(",");
-        let args: Vec<std::ffi::OsString> = [
-            "-f".to_string(),
-            "-qq".into(),
-            "-o".into(),
-            "/dev/null".into(),
-            "-e".into(),
-            format!("trace={set}"),
-            "-e".into(),
-            format!("inject={set}:delay_exit={}", self.delay_us),
-            "-p".into(),
-            pid.to_string(),
-        ]
-        .into_iter()
-        .map(Into::into)
-        .collect();
+        let mut args = self.delay_args();
+        args.extend(["-p".into(), pid.to_string().into()]);
         Launch { program: self.strace.clone(), args, env: Vec::new() }
+    }
+
+    /// strace's arguments that delay the return of every listed call by the delay, in every
+    /// thread and child, quietly: `-f -qq -o /dev/null -e trace=SET -e inject=SET:delay_exit=US`.
+    fn delay_args(&self) -> Vec<std::ffi::OsString> {
+        let set = SYSCALLS.iter().map(|s| format!("?{s}")).collect::<Vec<_>>().join(",");
+        ["-f".to_string(), "-qq".into(), "-o".into(), "/dev/null".into(), "-e".into(), format!("trace={set}")]
+            .into_iter()
+            .chain(["-e".to_string(), format!("inject={set}:delay_exit={}", self.delay_us)])
+            .map(Into::into)
+            .collect()
     }
 
     /// `launch` run under strace with the delay: program and arguments become strace's
     /// arguments after `--` (an argument vector, never a shell line); the environment is kept.
     pub fn wrap(&self, launch: &Launch) -> Launch {
-        let set = SYSCALLS.iter().map(|s| format!("?{s}")).collect::<Vec<_>>().join(",");
-        let mut args: Vec<std::ffi::OsString> = [
-            "-f".to_string(),
-            "--seccomp-bpf".into(),
-            "-qq".into(),
-            "-o".into(),
-            "/dev/null".into(),
-            "-e".into(),
-            format!("trace={set}"),
-            "-e".into(),
-            format!("inject={set}:delay_exit={}", self.delay_us),
-            "--".into(),
-        ]
-        .into_iter()
-        .map(Into::into)
-        .collect();
+        let mut args = self.delay_args();
+        // stops the tracee only on the listed calls (strace(1)); needs the tracer from the start
+        args.insert(1, "--seccomp-bpf".into());
+        args.push("--".into());
         args.push(launch.program.clone().into_os_string());
         args.extend(launch.args.iter().cloned());
         Launch { program: self.strace.clone(), args, env: launch.env.clone() }
@@ -207,5 +192,18 @@ mod tests {
         assert!(args.iter().any(|a| a.starts_with("inject=") && a.ends_with(":delay_exit=500")));
         assert!(args.iter().any(|a| a.starts_with("trace=?access,")));
         assert_eq!(w.env, l.env);
+    }
+
+    /// Attached: the same delay on the same calls, following every thread, ending with the
+    /// pid; no `--seccomp-bpf` (strace cannot install it into a running process).
+    #[test]
+    fn attach_traces_a_pid_with_the_same_delay() {
+        let amp = Amplifier { strace: "/usr/bin/strace".into(), delay_us: 4000, version: String::new() };
+        let a = amp.attach(4242);
+        let args: Vec<String> = a.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(&args[args.len() - 2..], ["-p", "4242"]);
+        assert_eq!(args[0], "-f");
+        assert!(!args.contains(&"--seccomp-bpf".to_string()) && !args.contains(&"--".to_string()));
+        assert!(args.iter().any(|a| a.starts_with("inject=?access,") && a.ends_with(":delay_exit=4000")));
     }
 }

@@ -10,7 +10,6 @@ use super::contender::{Attempt, Spec};
 use super::driver::{Control, Driver};
 use super::process::Child;
 use super::protocol::FromProbe;
-use crate::verdict::Report;
 
 /// How long strace may take to attach to every thread of a probe.
 const ATTACH_TIMEOUT: Duration = Duration::from_secs(20);
@@ -106,7 +105,7 @@ impl Driver for Attached {
         self.inner.start()?;
         self.attach().map_err(|why| {
             self.shutdown();
-            Attempt::fault(Report::HarnessError, format!("harness-error: could not attach strace to the probe: {why}"))
+            Attempt::harness_error(format!("could not attach strace to the probe: {why}"))
         })
     }
     fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {

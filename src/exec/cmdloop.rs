@@ -236,10 +236,7 @@ impl CmdLoop {
     fn write_request(&self, spec: &Spec) -> Result<(), Attempt> {
         let values = request_files(spec, &spell(&self.cwd, self.style), self.style)?;
         let io = |e: std::io::Error| {
-            Attempt::fault(
-                Report::HarnessError,
-                format!("harness-error: cannot write the cmd loop's request into {}: {e}", self.dir.display()),
-            )
+            Attempt::harness_error(format!("cannot write the cmd loop's request into {}: {e}", self.dir.display()))
         };
         for name in STALE {
             match std::fs::remove_file(self.dir.join(name)) {
@@ -679,9 +676,8 @@ impl Driver for CmdLoop {
         if self.recipe.is_none() {
             return Ok(());
         }
-        std::fs::write(self.dir.join("stop"), b"").map_err(|e| {
-            Attempt::fault(Report::HarnessError, format!("harness-error: cannot write the cmd loop's stop file: {e}"))
-        })
+        std::fs::write(self.dir.join("stop"), b"")
+            .map_err(|e| Attempt::harness_error(format!("cannot write the cmd loop's stop file: {e}")))
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {

@@ -24,6 +24,9 @@ use crate::verdict::Report;
 
 pub use super::oneshot::shows_prompt;
 
+/// How the evidence of a [`Report::HarnessError`] attempt begins ([`Attempt::harness_error`]).
+pub const HARNESS_ERROR_PREFIX: &str = "harness-error: ";
+
 /// Longest excerpt of evidence (stderr, a stray line) kept per attempt, in characters.
 pub(crate) const EVIDENCE_CHARS: usize = 600;
 
@@ -138,6 +141,21 @@ impl Attempt {
             e = e.chars().take(EVIDENCE_CHARS).collect::<String>() + "…";
         }
         Attempt { evidence: Some(e), ..Attempt::new(report) }
+    }
+
+    /// An attempt the harness failed around ([`Report::HarnessError`]), with why; its evidence
+    /// reads `harness-error: why`.
+    pub fn harness_error(why: impl std::fmt::Display) -> Attempt {
+        Attempt::fault(Report::HarnessError, format!("{HARNESS_ERROR_PREFIX}{why}"))
+    }
+
+    /// Why the harness failed around this attempt (its evidence without the
+    /// `harness-error: ` prefix), for a [`Report::HarnessError`]; `None` otherwise.
+    pub fn harness_why(&self) -> Option<&str> {
+        (self.report == Report::HarnessError).then(|| {
+            let e = self.evidence.as_deref().unwrap_or_default();
+            e.strip_prefix(HARNESS_ERROR_PREFIX).unwrap_or(e)
+        })
     }
 
     /// An attempt that ended with `report` and nothing else known (no stamps, error or evidence).
@@ -268,9 +286,9 @@ pub fn start_each(pool: &mut [Contender]) -> Vec<Option<Attempt>> {
             .into_iter()
             .map(|h| match h {
                 Err(f) => Some(f),
-                Ok(h) => h.join().unwrap_or_else(|_| {
-                    Some(Attempt::fault(Report::HarnessError, "harness-error: a probe's start-up thread panicked"))
-                }),
+                Ok(h) => {
+                    h.join().unwrap_or_else(|_| Some(Attempt::harness_error("a probe's start-up thread panicked")))
+                }
             })
             .collect()
     })

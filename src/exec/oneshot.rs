@@ -46,9 +46,7 @@ impl OneShot {
     /// `Unsupported` for a size out of range, `HarnessError` when the folder cannot be made.
     fn recipe_env(&self, spec: &Spec, r: &RecipeSpec) -> Result<Vec<(&'static str, String)>, Attempt> {
         let dir = self.cwd.join(&self.dir_name);
-        let io = |e: std::io::Error| {
-            Attempt::fault(Report::HarnessError, format!("harness-error: cannot prepare {}: {e}", dir.display()))
-        };
+        let io = |e: std::io::Error| Attempt::harness_error(format!("cannot prepare {}: {e}", dir.display()));
         match std::fs::remove_dir_all(&dir) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
             _ => {}
@@ -178,9 +176,8 @@ impl Driver for OneShot {
         if self.recipe.is_none() {
             return Ok(());
         }
-        std::fs::write(self.cwd.join(&self.dir_name).join("stop"), b"").map_err(|e| {
-            Attempt::fault(Report::HarnessError, format!("harness-error: cannot write the cmd probe's stop file: {e}"))
-        })
+        std::fs::write(self.cwd.join(&self.dir_name).join("stop"), b"")
+            .map_err(|e| Attempt::harness_error(format!("cannot write the cmd probe's stop file: {e}")))
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {

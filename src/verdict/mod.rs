@@ -126,6 +126,23 @@ pub enum Report {
     HarnessError,
 }
 
+impl Report {
+    /// The word for a report in evidence and reasons (`crashed`, `harness-error`), spelled as
+    /// the outcomes of [`Outcome`] are.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Report::Success => "success",
+            Report::Error => "error",
+            Report::Prompted => "prompted",
+            Report::Timeout => "timeout",
+            Report::Crashed => "crashed",
+            Report::Unsupported => "unsupported",
+            Report::Interrupted => "interrupted",
+            Report::HarnessError => "harness-error",
+        }
+    }
+}
+
 /// The verdict of a race cell (`docs/GLOSSARY.md`, "Race").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]

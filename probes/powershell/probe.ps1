@@ -76,7 +76,7 @@ function Send-Line([string]$line) {
 # Printable ASCII without `"` and `\`: such a string is its own JSON text between quotes. The
 # character loop below costs about 3 µs a character in the interpreter (0.4 ms for an error
 # message, a third of a refused attempt's cost in a race); most strings take this path.
-$script:PlainJsonRx = New-Object System.Text.RegularExpressions.Regex('^[ !#-\[\]-~]*$')
+$script:PlainJsonRx = New-Object System.Text.RegularExpressions.Regex('^[ !#-\[\]-~]*\z')
 
 function Format-JsonString($value) {
     if ($null -eq $value) { return 'null' }
@@ -1128,7 +1128,7 @@ function Send-Unsupported([string]$idText, [string]$why) {
 function Get-PreparePaths($msg) {
     $key = [string]$msg['target'] + [char]0 + [string]$msg['source'] + [char]0 + [string]$msg['mark'] +
            [char]0 + [string]($null -eq $msg['source']) + [string]($null -eq $msg['mark'])
-    if ($null -ne $script:LastPrepare -and $script:LastPrepare.Key -eq $key) { return $script:LastPrepare }
+    if ($null -ne $script:LastPrepare -and $script:LastPrepare.Key -ceq $key) { return $script:LastPrepare }
     $target = Resolve-ProbePath $msg['target']
     $leaf = $null
     if (-not [string]::IsNullOrEmpty($target)) { $leaf = Get-LeafName $target }

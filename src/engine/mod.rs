@@ -395,13 +395,7 @@ pub fn measure(
                 Detection::judge(&cv.id, counts(|r| &r.natural), counts(|r| &r.amplified))
             };
             let mut d = judge(&c);
-            // the control's release never got tight at the delay and was raced again at a longer
-            // one (race_modes): the family's cells start from the delay that was tight
-            if let (Amplify::On(a), Some(delay)) = (m.amplify().clone(), raised_delay(&c)) {
-                if delay > a.delay_us() {
-                    m.amplify = Some(Amplify::On(a.with_delay(delay)));
-                }
-            }
+            raise_to_control(m, &c);
             // weak at this delay: the machine's scheduling noise may outgrow it; race the
             // control again with a longer one, and race the family with the delay that worked
             let mut escalations = Vec::new();
@@ -416,6 +410,7 @@ pub fn measure(
                 let Some(again) = base.race(&mut pools, style, trials, m) else { break };
                 c = again;
                 d = judge(&c);
+                raise_to_control(m, &c);
             }
             m.min_amplified_trials = 0;
             c.control = true;
@@ -536,6 +531,16 @@ pub fn measure(
         pools.shutdown();
     }
     out
+}
+
+/// Where the control's release never got tight at the delay and its race was raised to a
+/// longer one (race_modes), the family's cells start from the delay it was judged at.
+fn raise_to_control(m: &mut Measurement<'_>, control: &Finding) {
+    if let (Amplify::On(a), Some(delay)) = (m.amplify().clone(), raised_delay(control)) {
+        if delay > a.delay_us() {
+            m.amplify = Some(Amplify::On(a.with_delay(delay)));
+        }
+    }
 }
 
 /// The delay (µs) a race cell's amplified run was raised to because its release was loose at

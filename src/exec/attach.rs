@@ -1,7 +1,13 @@
 //! Amplification attached after start-up, for runtimes that cannot start under the tracer in
 //! time: the probe starts untraced, says hello, and then `strace -f -p` attaches to the
-//! process its hello names ([`Amplifier::attach`]). The contender is ready once every thread
+//! process its hello names ([`Amplifier::attach`]). The contender is traced once every thread
 //! of that process has the tracer (`TracerPid` in `/proc/PID/task/TID/status`, proc(5)).
+//!
+//! The tracer is started from the thread that runs the trials, when the probe is ready for its
+//! first attempt, not from the thread that waited for the hello: a child gets SIGKILL when the
+//! thread that spawned it ends ([`super::process`], `PR_SET_PDEATHSIG`), and the start-up
+//! threads end once the probes have said hello. A probe that was started again (after a
+//! crash or a timeout) is attached to again, as is one whose tracer exited.
 
 use std::time::{Duration, Instant};
 
@@ -11,55 +17,74 @@ use super::driver::{Control, Driver};
 use super::process::Child;
 use super::protocol::FromProbe;
 
+/// Linux's "no such process" (errno(3)), which a read of an ending thread's status can give.
+const ESRCH: i32 = 3;
+
 /// How long strace may take to attach to every thread of a probe.
 const ATTACH_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// A driver whose probe is traced from its hello on.
+/// A driver whose probe is traced from its first attempt on.
 #[derive(Debug)]
 pub struct Attached {
     inner: Box<dyn Driver>,
     amplifier: Amplifier,
-    tracer: Option<Child>,
+    /// The tracer and the process group of the probe it traces.
+    tracer: Option<(Child, u32)>,
 }
 
 impl Attached {
-    /// `inner` (a session driver), traced by `amplifier` once it has started.
+    /// `inner` (a session driver), traced by `amplifier` once it is ready for an attempt.
     pub fn new(inner: Box<dyn Driver>, amplifier: Amplifier) -> Attached {
         Attached { inner, amplifier, tracer: None }
     }
 
-    /// Attaches the tracer to the process the hello names. Errors: why it could not (no pid
-    /// in the hello, a pid outside the probe's process group, strace failing or too slow).
-    fn attach(&mut self) -> Result<(), String> {
+    /// Attaches the tracer unless it already traces the running probe. Errors: why it could
+    /// not (no pid in the hello, a pid outside the probe's process group, strace exiting or too
+    /// slow).
+    fn ensure_traced(&mut self) -> Result<(), String> {
+        let group = self.inner.process_group().ok_or("the probe has no process")?;
+        if let Some((t, g)) = &mut self.tracer {
+            if *g == group && t.exit_status(Duration::ZERO).is_none() {
+                return Ok(());
+            }
+        }
+        self.stop_tracer();
         let pid = match self.inner.hello() {
             Some(FromProbe::Hello { pid: Some(pid), .. }) => *pid,
             _ => return Err("its hello names no pid to attach to".into()),
         };
-        let group = self.inner.process_group().ok_or("the probe has no process")?;
         // only a process of the probe's own tree is traced, whatever its hello says
         if process_group_of(pid) != Some(group) {
             return Err(format!("its hello names pid {pid}, which is not in its process group {group}"));
         }
-        let tracer = Child::spawn(&self.amplifier.attach(pid), &std::env::temp_dir())
+        let mut tracer = Child::spawn(&self.amplifier.attach(pid), &std::env::temp_dir())
             .map_err(|e| format!("could not start strace: {e}"))?;
-        let tracer_pid = tracer.id();
-        self.tracer = Some(tracer);
         let deadline = Instant::now() + ATTACH_TIMEOUT;
         loop {
-            match all_traced_by(pid, tracer_pid) {
-                Ok(true) => return Ok(()),
+            if let Some(status) = tracer.exit_status(Duration::ZERO) {
+                // e.g. ptrace refused (Yama's ptrace_scope): strace says why on stderr
+                return Err(format!("strace exited ({status}): {}", tracer.stderr_tail()));
+            }
+            match all_traced_by(pid, tracer.id()) {
+                Ok(true) => break,
                 Ok(false) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
                 Ok(false) => {
-                    let tail = self.tracer.as_ref().map(Child::stderr_tail).unwrap_or_default();
+                    let tail = tracer.stderr_tail();
+                    tracer.kill();
                     return Err(format!("strace did not attach within {} s: {tail}", ATTACH_TIMEOUT.as_secs()));
                 }
-                Err(e) => return Err(format!("could not read the probe's threads: {e}")),
+                Err(e) => {
+                    tracer.kill();
+                    return Err(format!("could not read the probe's threads: {e}"));
+                }
             }
         }
+        self.tracer = Some((tracer, group));
+        Ok(())
     }
 
     fn stop_tracer(&mut self) {
-        if let Some(mut t) = self.tracer.take() {
+        if let Some((mut t, _)) = self.tracer.take() {
             t.kill();
         }
     }
@@ -78,8 +103,8 @@ fn all_traced_by(pid: u32, tracer: u32) -> std::io::Result<bool> {
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
         let status = match std::fs::read_to_string(task?.path().join("status")) {
             Ok(s) => s,
-            // a thread that ended meanwhile
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // a thread that ended meanwhile (ENOENT, or ESRCH mid-read)
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(ESRCH) => continue,
             Err(e) => return Err(e),
         };
         let traced = status
@@ -99,20 +124,18 @@ impl Driver for Attached {
         self.inner.spawn()
     }
     fn start(&mut self) -> Result<(), Attempt> {
-        if self.tracer.is_some() {
-            return self.inner.start();
-        }
-        self.inner.start()?;
-        self.attach().map_err(|why| {
-            self.shutdown();
-            Attempt::harness_error(format!("could not attach strace to the probe: {why}"))
-        })
+        self.inner.start()
     }
     fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
         self.inner.begin(spec)
     }
     fn ready(&mut self) -> Result<(), Attempt> {
-        self.inner.ready()
+        self.inner.ready()?;
+        // traced before the release, from the thread that runs the trials
+        self.ensure_traced().map_err(|why| {
+            self.shutdown();
+            Attempt::harness_error(format!("could not attach strace to the probe: {why}"))
+        })
     }
     fn release(&mut self) -> Result<(), Attempt> {
         self.inner.release()

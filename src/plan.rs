@@ -611,7 +611,9 @@ impl RunPlan {
                 }
                 let control = self.controls.iter().find(|c| c.family == *family);
                 if let (true, Some(c)) = (o.race, control) {
-                    if !fam.iter().any(|v| v.id == c.id) {
+                    // a selected control whose own row is not raced (`--races core` leaves out
+                    // a promise form) is still raced, as the engine does, after the rows
+                    if !fam.iter().any(|v| v.id == c.id && o.races(v)) {
                         out.push(cell(c, Scenario::Race, TargetState::Absent, race.clone()));
                     }
                 }
@@ -1596,6 +1598,35 @@ mod tests {
         // plan as in the run
         let core = ["-r", "node", "-v", "node.writeFileSync.wx,node.promises.writeFile.wx,node.renameSync"];
         cells_match_a_real_run(&[&core[..], &["--races", "core", "--scenario", "race", "-n", "3"]].concat());
+    }
+
+    /// `--races core` on Bun with its control selected: the control's row (a promise form) is
+    /// not a core race, yet the family's control race is planned, as the engine runs it (found
+    /// in review: the dry run counted one cell too few, and the progress bar missed it).
+    #[test]
+    fn a_selected_control_outside_the_race_scope_is_still_raced() {
+        let plan =
+            run_plan(&["-r", "bun", "-v", "bun.file.exists+write,node.writeFileSync.wx", "--races", "core"]).unwrap();
+        let bun = crate::runtime::Runtime {
+            name: "bun",
+            label: "bun 1.4.5".into(),
+            version: "1.4.5".into(),
+            path: Some(std::path::PathBuf::from("/bin/true")),
+            status: Status::Found,
+            families: crate::runtime::adapter("bun").unwrap().families().to_vec(),
+            artifact: None,
+            selector: "bun".into(),
+            adapter: crate::runtime::adapter("bun").unwrap(),
+        };
+        let races: Vec<String> = plan
+            .cells(std::slice::from_ref(&bun))
+            .into_iter()
+            .filter(|c| c.scenario == Scenario::Race)
+            .map(|c| c.variant)
+            .collect();
+        // the node family's control (not selected) after its row, then Bun's (selected, and
+        // left out before: the engine raced it, the plan did not count it)
+        assert_eq!(races, ["node.writeFileSync.wx", "node.existsSync+writeFileSync", "bun.file.exists+write"]);
     }
 
     #[test]

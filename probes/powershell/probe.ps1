@@ -115,12 +115,25 @@ function Format-JsonInt($value) {
     return ([long]$value).ToString($script:Invariant)
 }
 
-# Microseconds since the Unix epoch from DateTime ticks (100 ns). Decimal arithmetic
-# keeps every digit (a double would not: the tick count is above 2^53).
-function Format-TicksAsUs([long]$ticks) {
-    $us = [decimal]($ticks - 621355968000000000) / [decimal]10
-    return $us.ToString($script:Invariant)
+# The clock of every *_us stamp (../PROTOCOL.md, "Clocks"). On Linux, pwsh 7's Stopwatch reads
+# the system's CLOCK_MONOTONIC in nanoseconds (dotnet/runtime: Stopwatch.Unix.cs calls
+# SystemNative_GetTimestamp, which reads clock_gettime(CLOCK_MONOTONIC) in
+# https://github.com/dotnet/runtime/blob/main/src/native/minipal/time.c), one clock for every
+# process, as the .NET probe's: "monotonic". Elsewhere (Windows, Windows
+# PowerShell 5.1) DateTime.UtcNow ticks since the Unix epoch: "wall". A stamp is the raw
+# reading; the result line turns it into microseconds with decimal arithmetic, which keeps
+# every digit (a double would not: the tick count is above 2^53).
+$script:Monotonic = [System.Diagnostics.Stopwatch]::IsHighResolution -and [System.IO.File]::Exists('/proc/self/stat')
+if ($script:Monotonic) {
+    $script:ClockKind = 'monotonic'
+    $script:StampOffset = [long]0
+    $script:StampScale = [decimal]1000000 / [decimal][System.Diagnostics.Stopwatch]::Frequency
+} else {
+    $script:ClockKind = 'wall'
+    $script:StampOffset = [long]621355968000000000
+    $script:StampScale = [decimal]0.1
 }
+
 
 # ---------------------------------------------------------------------------------
 # JSON input: objects, arrays, strings, numbers, true, false, null. Objects become
@@ -477,20 +490,33 @@ $script:Variants['pwsh.Rename-Item.Force'] = @{ NeedsSource = $true; Run = {
 # native command's failure is only its exit code ($LASTEXITCODE; no exception unless
 # $PSNativeCommandUseErrorActionPreference): a non-zero one is reported as the error, with
 # what it printed.
+# What `mkdir` / `md` names, looked up once per name (Get-Command gives the command the bare
+# name runs): a script's bare `mkdir p` repeats the lookup on every call, and on Linux that
+# scans every folder of PATH (a stat per file found), which is PowerShell's, not the call's,
+# and under the amplifier's delay on each stat would cost seconds per attempt.
+$script:MkdirCommands = @{}
+
 function Invoke-MkdirAs([string]$name, [string]$target) {
     # a native command's stderr through 2>&1 must not stop the script (pwsh 7.0-7.1 raise
     # NativeCommandError under Stop): its exit code decides
     $ErrorActionPreference = 'Continue'
-    $cmd = Get-Command -Name $name -ErrorAction Stop
-    if ($cmd.CommandType -eq 'Application' -or ($cmd.CommandType -eq 'Alias' -and $cmd.ResolvedCommand.CommandType -eq 'Application')) {
+    $cmd = $script:MkdirCommands[$name]
+    if ($null -eq $cmd) {
+        $cmd = Get-Command -Name $name -ErrorAction Stop | Select-Object -First 1
+        # an alias (md) is called as the command it resolves to: calling the alias itself
+        # would look its target up by name again on each call
+        if ($cmd.CommandType -eq 'Alias' -and $null -ne $cmd.ResolvedCommand) { $cmd = $cmd.ResolvedCommand }
+        $script:MkdirCommands[$name] = $cmd
+    }
+    if ($cmd.CommandType -eq 'Application') {
         $global:LASTEXITCODE = 0
-        $said = & $name -- $target 2>&1 | ForEach-Object { [string]$_ }
+        $said = & $cmd -- $target 2>&1 | ForEach-Object { [string]$_ }
         if ($LASTEXITCODE -ne 0) {
             $ex = New-Object System.IO.IOException (($name + ' exited with ' + $LASTEXITCODE + ': ' + ($said -join ' ')).Trim())
             throw (New-Object System.Management.Automation.ErrorRecord ($ex, ('NativeCommandExitCode' + $LASTEXITCODE), [System.Management.Automation.ErrorCategory]::WriteError, $target))
         }
     } else {
-        $null = & $name $target -ErrorAction Stop
+        $null = & $cmd $target -ErrorAction Stop
     }
 }
 
@@ -1238,27 +1264,27 @@ function Invoke-Go([string]$idText) {
     if ($prep.Recipe) {
         $script:RunningId = $prep.Id
         $script:StopSeen = $false
-        $t0 = [DateTime]::UtcNow.Ticks
+        if ($script:Monotonic) { $t0 = [System.Diagnostics.Stopwatch]::GetTimestamp() } else { $t0 = [DateTime]::UtcNow.Ticks }
         $res = $null
         try {
             $res = & $run $prep.State
         } catch {
             $res = New-RecipeResult $false (Get-RawError $_ $null) 'run' $null $null
         }
-        $t1 = [DateTime]::UtcNow.Ticks
+        if ($script:Monotonic) { $t1 = [System.Diagnostics.Stopwatch]::GetTimestamp() } else { $t1 = [DateTime]::UtcNow.Ticks }
         $script:RunningId = $null
         $ok = [bool]$res.Ok
         $errJson = $res.Error
         $extra = ',"step":' + (Format-JsonString $res.Step) + (Format-Counters $res.Counters) + (Format-Sample $res.Sample)
     } else {
-        $t0 = [DateTime]::UtcNow.Ticks
+        if ($script:Monotonic) { $t0 = [System.Diagnostics.Stopwatch]::GetTimestamp() } else { $t0 = [DateTime]::UtcNow.Ticks }
         try {
             $null = & $run $p
         } catch {
             $ok = $false
             $errJson = Get-RawError $_ $null
         }
-        $t1 = [DateTime]::UtcNow.Ticks
+        if ($script:Monotonic) { $t1 = [System.Diagnostics.Stopwatch]::GetTimestamp() } else { $t1 = [DateTime]::UtcNow.Ticks }
     }
     if ($ok -and -not [string]::IsNullOrEmpty($prep.Mark)) {
         try {
@@ -1270,10 +1296,10 @@ function Invoke-Go([string]$idText) {
     }
     $okText = 'false'
     if ($ok) { $okText = 'true' }
-    # Format-TicksAsUs and Send-Line written out: a function call costs about 8 µs here
+    # the stamps' formatting and Send-Line written out: a function call costs about 8 µs here
     $script:StdOut.Write('{"type":"result","id":' + $prep.Id + ',"ok":' + $okText +
-               ',"t0_us":' + ([decimal]($t0 - 621355968000000000) / [decimal]10).ToString($script:Invariant) +
-               ',"t1_us":' + ([decimal]($t1 - 621355968000000000) / [decimal]10).ToString($script:Invariant) +
+               ',"t0_us":' + ([decimal]($t0 - $script:StampOffset) * $script:StampScale).ToString($script:Invariant) +
+               ',"t1_us":' + ([decimal]($t1 - $script:StampOffset) * $script:StampScale).ToString($script:Invariant) +
                ',"error":' + $errJson + $extra + "}`n")
 }
 
@@ -1288,7 +1314,7 @@ try {
     $recipeIds = @($script:RecipeOrder | ForEach-Object { Format-JsonString $_ }) -join ','
     Send-Line ('{"protocol":2,"type":"hello","probe":"powershell","families":["pwsh"],"runtime":' +
                (Format-JsonString $script:Runtime) + ',"version":' + (Format-JsonString $script:RuntimeVersion) +
-               ',"pid":' + $PID.ToString($script:Invariant) + ',"clock":"wall","variants":[' + $variantIds +
+               ',"pid":' + $PID.ToString($script:Invariant) + ',"clock":"' + $script:ClockKind + '","variants":[' + $variantIds +
                '],"recipes":[' + $recipeIds + ']}')
 
     while ($true) {

@@ -223,8 +223,15 @@ fn pwsh() {
     if !available("pwsh") {
         return;
     }
-    let r = measure("pwsh", "50", &[]);
+    // every call as a second comer, compared with the baseline
+    let r = measure("pwsh", "1", &["--scenario", "second-comer"]);
     assert_paths_were_data(&r, "pwsh");
+    // races of four calls and the family's control, compared with the baseline: an amplified
+    // cmdlet pays the tracer's delay on each of its file-system calls, dozens per cmdlet (most
+    // of them reads of /proc/self/mountinfo), so every race would take minutes; these four
+    // hold (FileStream, New-Item), fail (Set-Content) and take nothing (New-Item -Force)
+    let races = "pwsh.FileStream.CreateNew,pwsh.New-Item.File,pwsh.Set-Content,pwsh.New-Item.Directory.Force";
+    let r = measure("pwsh", "50", &["--scenario", "race", "--variant", races]);
     // the family's detection control is a check-then-create whose create replaces (Set-Content):
     // natural races catch it (35 of 50 trials of its best ordering here), so pwsh's exclusive
     // verdicts stand; the earlier control (Test-Path + New-Item, whose New-Item refuses by

@@ -540,7 +540,7 @@ impl RunPlan {
         let o = &self.options;
         o.race.then(|| {
             let ad = rt.adapter();
-            let trials = if ad.mode() == Mode::OneShot { o.oneshot_trials } else { o.trials };
+            let trials = o.trials_for(ad.mode() == Mode::OneShot);
             let unavailable = match (&o.amplify, ad.no_amplification()) {
                 (Amplify::On(_), Some(why)) => Some(crate::domain::NoAmplified::Unavailable(why)),
                 (amp, _) => amp.why_not(),
@@ -911,7 +911,7 @@ impl RacePlan {
         let any_oneshot =
             slots.iter().any(|s| crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot));
         let options = common.options(shape, common.detect_amplifier(true));
-        let trials = if any_oneshot { options.oneshot_trials } else { options.trials };
+        let trials = options.trials_for(any_oneshot);
         Ok(RacePlan {
             common,
             slots,

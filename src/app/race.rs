@@ -129,7 +129,7 @@ pub(super) fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, 
     let mut m = engine::Measurement::new(opts, scratch, &plan.nonce);
     let detection = plan.controls.as_ref().map(|cs| {
         let cs: Vec<&Variant> = cs.iter().collect();
-        let r = engine::race_modes(&mut pools, &cs, &styles, trials, &mut m);
+        let r = engine::race_modes(&mut pools, &cs, &styles, trials, engine::RaceRole::control(opts), &mut m);
         let counts = |m: &Option<ModeRun>| m.as_ref().map(|m| m.control_counts());
         let mut ids: Vec<&str> = Vec::new();
         for v in &cs {
@@ -139,7 +139,7 @@ pub(super) fn cross_race(plan: &RacePlan, rts: &[&Runtime], ctx: &ProbeContext, 
         }
         crate::verdict::Detection::judge(&ids.join(" + "), counts(&r.race.natural), counts(&r.race.amplified))
     });
-    let run = engine::race_modes(&mut pools, &variants, &styles, trials, &mut m);
+    let run = engine::race_modes(&mut pools, &variants, &styles, trials, engine::RaceRole::Row, &mut m);
     pools.shutdown();
     drop(pools);
     let (verdict, weak_race) = crate::verdict::apply_control(run.race.verdict, detection.as_ref());

@@ -1,7 +1,7 @@
 //! Races two rows of a run against each other, one contender each (`run --against`; the pairs
 //! come from [`crate::against::pairs`]).
 
-use super::{race_modes, timeouts_for, Amplify, Measurement, Pools};
+use super::{race_modes, timeouts_for, Amplify, Measurement, Pools, RaceRole};
 use crate::exec::contender::Contender;
 use crate::matrix::Variant;
 use crate::report::model::{AgainstRace, AgainstSide};
@@ -54,11 +54,10 @@ pub fn race_pair(sides: [Side<'_>; 2], m: &mut Measurement<'_>, ctx: &ProbeConte
         pools.amplified_broke(why);
     }
     let start_fault = pools.start(matches!(amplify, Amplify::On(_)).then_some(&amplify));
-    let trials =
-        if pools.natural.iter().any(Contender::process_per_attempt) { opts.oneshot_trials } else { opts.trials };
+    let trials = opts.trials_for(pools.natural.iter().any(Contender::process_per_attempt));
     let variants: Vec<&Variant> = PAIR_SLOTS.iter().map(|&i| sides[i].v).collect();
     let styles: Vec<_> = PAIR_SLOTS.iter().map(|&i| sides[i].rt.adapter().path_style()).collect();
-    let run = race_modes(&mut pools, &variants, &styles, trials, m);
+    let run = race_modes(&mut pools, &variants, &styles, trials, RaceRole::Row, m);
     pools.shutdown();
     let counted = run.race.natural.iter().chain(run.race.amplified.iter()).any(|m| m.stats.trials > 0);
     if run.cut_short() || (crate::interrupt::requested() && !counted) {

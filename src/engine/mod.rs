@@ -122,6 +122,17 @@ pub struct Options {
 }
 
 impl Options {
+    /// Trials per race (the one rule): [`Options::oneshot_trials`] when any contender starts a
+    /// process per attempt (`process_per_attempt`: a one-shot runtime, or a cmd loop that did
+    /// not start), [`Options::trials`] otherwise.
+    pub fn trials_for(&self, process_per_attempt: bool) -> usize {
+        if process_per_attempt {
+            self.oneshot_trials
+        } else {
+            self.trials
+        }
+    }
+
     /// True when `v` may get a race cell: races run, and `v` is in their scope
     /// ([`Options::races`]). Under [`RaceScope::Auto`] the cell is made only when its second
     /// comers, measured first, leave the answer open ([`needs_race`]). Detection controls are
@@ -240,15 +251,12 @@ pub struct Measurement<'a> {
     /// The amplification of the family being measured, where its control needed a longer
     /// delay than `opts.amplify`.
     amplify: Option<Amplify>,
-    /// Least trials of an amplified run (the detection control's, so that each ordering has
-    /// enough to be judged); 0 otherwise.
-    min_amplified_trials: usize,
 }
 
 impl<'a> Measurement<'a> {
     /// A measurement with `opts` in `scratch`, tokens made from `nonce`; attempt ids from 1.
     pub fn new(opts: &'a Options, scratch: &'a mut Scratch, nonce: &'a str) -> Measurement<'a> {
-        Measurement { opts, scratch, nonce, last_id: 0, amplify: None, min_amplified_trials: 0 }
+        Measurement { opts, scratch, nonce, last_id: 0, amplify: None }
     }
 
     /// The amplification in force: the family's raised one, else `opts.amplify`.
@@ -359,13 +367,7 @@ pub fn measure(
         }
         // one process per attempt (one-shot mode, also a cmd loop that did not start) costs a
         // process start per attempt: such races get --oneshot-trials
-        let mut trials =
-            if pools.natural.iter().any(Contender::process_per_attempt) { opts.oneshot_trials } else { opts.trials };
-        // the control is judged on its best ordering: its amplified run gives every ordering
-        // at least CONTROL_MIN_TRIALS trials (a sweep of 4 at -n 50 would otherwise leave 12
-        // per ordering, too few to judge)
-        let control_amplified_trials =
-            crate::verdict::CONTROL_MIN_TRIALS * opts.offsets.as_ref().map_or(4, Vec::len).max(1);
+        let mut trials = opts.trials_for(pools.natural.iter().any(Contender::process_per_attempt));
         let control = controls.iter().copied().find(|c| c.family == *family);
         let mut control_cell = None;
         let mut detection = None;
@@ -377,10 +379,7 @@ pub fn measure(
                     c.driver = pools.note();
                     Some(c)
                 }
-                None => {
-                    m.min_amplified_trials = control_amplified_trials;
-                    base.race(&mut pools, style, trials, m)
-                }
+                None => base.race(&mut pools, style, trials, RaceRole::control(opts), m),
             };
             let Some(mut c) = c else { break };
             // a control the harness could not measure caught nothing: the family's races are weak
@@ -407,12 +406,11 @@ pub fn measure(
                 escalations.push([a.delay_us(), d.caught as u64, d.trials as u64]);
                 m.amplify = Some(Amplify::On(a.with_delay(longer)));
                 pools.reset_amplified();
-                let Some(again) = base.race(&mut pools, style, trials, m) else { break };
+                let Some(again) = base.race(&mut pools, style, trials, RaceRole::control(opts), m) else { break };
                 c = again;
                 d = judge(&c);
                 raise_to_control(m, &c);
             }
-            m.min_amplified_trials = 0;
             c.control = true;
             check(&c, &mut out, m.scratch.root());
             out.controls.push(ControlInfo {
@@ -481,7 +479,7 @@ pub fn measure(
             if opts.races(v) && wanted && !stop(&out) {
                 let c = match control_cell.take_if(|c: &mut Finding| c.variant == v.id) {
                     Some(c) => Some(c),
-                    None => base.race(&mut pools, style, trials, m),
+                    None => base.race(&mut pools, style, trials, RaceRole::Row, m),
                 };
                 if let Some(c) = c {
                     check(&c, &mut out, m.scratch.root());
@@ -862,6 +860,44 @@ fn mode_run(r: RaceRun, delay_us: Option<u64>) -> ModeRun {
     }
 }
 
+/// What a race is for: a row of a matrix, or a family's detection control, whose run needs
+/// enough trials in each ordering to be judged on its best one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RaceRole {
+    /// A variant's own race (or a pair's): adaptive trials apply.
+    Row,
+    /// A detection control: all its trials run, and its amplified run counts at least
+    /// `min_amplified_trials`.
+    Control {
+        /// Least trials of the amplified run.
+        min_amplified_trials: usize,
+    },
+}
+
+impl RaceRole {
+    /// The control's role under `opts`: its amplified run gives every ordering of the sweep
+    /// (`--offsets`, else the 4 of the amplified sweep) at least
+    /// [`crate::verdict::CONTROL_MIN_TRIALS`] trials, so that each can be judged (a sweep of 4
+    /// at `-n 50` would otherwise leave 12 per ordering).
+    pub fn control(opts: &Options) -> RaceRole {
+        let orderings = opts.offsets.as_ref().map_or(4, Vec::len).max(1);
+        RaceRole::Control { min_amplified_trials: crate::verdict::CONTROL_MIN_TRIALS * orderings }
+    }
+
+    /// True for a detection control.
+    pub fn is_control(self) -> bool {
+        matches!(self, RaceRole::Control { .. })
+    }
+
+    /// Least trials of the amplified run: 0 for a row.
+    pub fn min_amplified_trials(self) -> usize {
+        match self {
+            RaceRole::Row => 0,
+            RaceRole::Control { min_amplified_trials } => min_amplified_trials,
+        }
+    }
+}
+
 /// Races `variants` (one per slot of `pools`) natural and amplified, as `opts` asks, and
 /// decides the verdict. An amplified race that completes no trial (the runtime does not
 /// survive the tracer) makes amplification unavailable for the rest of `pools`' life, with
@@ -871,6 +907,7 @@ pub fn race_modes(
     variants: &[&Variant],
     styles: &[PathStyle],
     trials: usize,
+    role: RaceRole,
     m: &mut Measurement<'_>,
 ) -> RaceOutput {
     let opts = m.opts;
@@ -878,7 +915,7 @@ pub fn race_modes(
     let started = Instant::now();
     // adaptive trials, except in the run a detection control is judged by (its amplified run,
     // or its natural run where there is no amplified one): that run needs all its trials
-    let control = m.min_amplified_trials > 0;
+    let control = role.is_control();
     let adaptive = opts.adaptive.then_some(DISPROOF_TRIALS_PER_ORDERING);
     let budget = Budget {
         trials,
@@ -919,7 +956,7 @@ pub fn race_modes(
     if natural_failed {
         unavailable = Some(NoAmplified::Skipped);
     } else if !natural_decided && !crate::interrupt::requested() {
-        let trials = trials.max(m.min_amplified_trials);
+        let trials = trials.max(role.min_amplified_trials());
         // a control's ordering blocks (issue 13): ordering 0 usually passes with 20/20,
         // where the three others took 60 more trials
         let blocks = (control && adaptive.is_some()).then_some(crate::verdict::CONTROL_MIN_TRIALS);
@@ -1090,10 +1127,17 @@ struct CellBase<'a> {
 impl CellBase<'_> {
     /// The race finding of this variant: every contender of `pools` makes its call. `None` when
     /// an interrupt left nothing to report ([`RaceOutput::cut_short`]).
-    fn race(&self, pools: &mut Pools, style: PathStyle, trials: usize, m: &mut Measurement<'_>) -> Option<Finding> {
+    fn race(
+        &self,
+        pools: &mut Pools,
+        style: PathStyle,
+        trials: usize,
+        role: RaceRole,
+        m: &mut Measurement<'_>,
+    ) -> Option<Finding> {
         let vs = vec![self.v; pools.natural.len()];
         let styles = vec![style; vs.len()];
-        let r = race_modes(pools, &vs, &styles, trials, m);
+        let r = race_modes(pools, &vs, &styles, trials, role, m);
         if r.cut_short() {
             return None;
         }

@@ -71,7 +71,7 @@ fn race(call: FakeCall, trials: usize, fail_begin_every: Option<u64>) -> RaceRes
     let vs = vec![&v; 3];
     let styles = vec![PathStyle::Native; 3];
     let opts = options(trials);
-    race_modes(&mut pools, &vs, &styles, trials, &mut Measurement::new(&opts, &mut scratch, "n0")).race
+    race_modes(&mut pools, &vs, &styles, trials, RaceRole::Row, &mut Measurement::new(&opts, &mut scratch, "n0")).race
 }
 
 #[test]
@@ -147,6 +147,7 @@ fn a_natural_failure_decides_the_cell_before_any_amplified_trial() {
             &[&v; 3],
             &[PathStyle::Native; 3],
             40,
+            RaceRole::Row,
             &mut Measurement::new(&opts, &mut scratch, "n0"),
         )
         .race;
@@ -192,9 +193,15 @@ fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
     opts.amplify = Amplify::On(Amplifier::for_tests(1_000));
     assert_eq!(1_000 * ESCALATION_FACTOR * ESCALATION_FACTOR, MAX_ESCALATED_DELAY_US, "two steps to the cap");
     let v = variant("fake.call");
-    let r =
-        race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 40, &mut Measurement::new(&opts, &mut scratch, "n0"))
-            .race;
+    let r = race_modes(
+        &mut pools,
+        &[&v; 3],
+        &[PathStyle::Native; 3],
+        40,
+        RaceRole::Row,
+        &mut Measurement::new(&opts, &mut scratch, "n0"),
+    )
+    .race;
     let a = r.amplified.as_ref().expect("the amplified race ran");
     assert_eq!((a.delay_us, a.raised_from_us), (Some(MAX_ESCALATED_DELAY_US), Some(1_000)), "{a:?}");
     assert_eq!(a.loose_trials, 2 * crate::engine::trial::MAX_LOOSE_IN_ROW, "both loose runs counted: {a:?}");
@@ -204,9 +211,15 @@ fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
     // at the cap, a race that stays loose is not raised past it: it ends with what it counted
     let mut pools = fake_pools(FakeCall::CreateNew, &scratch);
     pools.amplified = Some(Ok(lagged(100_000.0)));
-    let r =
-        race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 40, &mut Measurement::new(&opts, &mut scratch, "n1"))
-            .race;
+    let r = race_modes(
+        &mut pools,
+        &[&v; 3],
+        &[PathStyle::Native; 3],
+        40,
+        RaceRole::Row,
+        &mut Measurement::new(&opts, &mut scratch, "n1"),
+    )
+    .race;
     assert!(r.amplified.is_none(), "no trial counted at any delay: {r:?}");
     assert!(
         matches!(&r.amplified_unavailable, Some(crate::domain::NoAmplified::Unavailable(why)) if why.contains("8000.0 µs apart")),
@@ -226,8 +239,8 @@ fn a_control_stops_after_the_first_ordering_that_catches_it() {
         let v = variant("fake.control");
         let opts = adaptive_amplified(30, vec![0, 10, 20, 40]);
         let mut m = Measurement::new(&opts, &mut scratch, "n0");
-        m.min_amplified_trials = 4 * min;
-        let r = race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 30, &mut m).race;
+        let role = RaceRole::Control { min_amplified_trials: 4 * min };
+        let r = race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 30, role, &mut m).race;
         let a = r.amplified.as_ref().expect("a control runs amplified");
         assert_eq!(a.stats.trials, blocks * min, "{a:?}");
         assert_eq!(a.orderings.len(), blocks, "one ordering after another: {a:?}");

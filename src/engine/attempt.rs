@@ -2,7 +2,20 @@
 //! the checks that turn harness trouble or a name the runtime cannot spell into a
 //! `harness-error` or `unsupported` attempt instead of an outcome.
 
-use super::*;
+use crate::exec::contender::Attempt;
+use crate::exec::contender::Spec;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::win32_name_problem;
+use crate::exec::scratch::PathStyle;
+use crate::matrix::SourceKind;
+use crate::matrix::Variant;
+use crate::report::model::ErrorInfo;
+use crate::runtime::normalize;
+use crate::runtime::FS_FAILURE_CODES;
+use crate::snapshot::mark_name;
+use crate::verdict::Report;
+use std::path::Path;
+use std::time::Duration;
 
 pub(super) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0

@@ -5,9 +5,22 @@
 
 use super::handoff;
 use super::trial::{Slot, TrialPlan};
-use super::*;
+
+use super::Measurement;
+use super::Pools;
+use crate::domain::Scenario;
+use crate::exec::contender::Contender;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::PathStyle;
 use crate::handoff::Recipe;
+use crate::report::model::CountersResult;
+use crate::report::model::Finding;
+use crate::runtime::normalize;
+use crate::runtime::Runtime;
 use crate::verdict::claim::{judge_claim, ClaimTrial};
+use crate::verdict::Report;
+use std::path::Path;
+use std::time::Instant;
 
 /// Trials per claim recipe.
 pub const CLAIM_TRIALS: usize = 5;

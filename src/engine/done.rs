@@ -11,10 +11,22 @@
 use super::attempt::error_info;
 use super::handoff;
 use super::trial::{Phase, Slot, TrialPlan};
-use super::*;
+
+use super::Measurement;
+use super::Pools;
+use crate::domain::Scenario;
+use crate::exec::contender::Attempt;
+use crate::exec::contender::Contender;
 use crate::exec::driver::Control;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::PathStyle;
 use crate::handoff::{framed, Recipe, CONSUMER};
+use crate::report::model::CountersResult;
+use crate::report::model::Finding;
+use crate::runtime::Runtime;
 use crate::verdict::done::{judge_done, DoneItem};
+use crate::verdict::Report;
+use std::time::Instant;
 
 /// Items (trials) per done-marker recipe in the default run. Every item pauses its writer for
 /// [`PAUSE_US`], so each costs about 80 ms; measured here, every wrong recipe consumed early

@@ -4,10 +4,28 @@
 
 use super::attempt::ms;
 use super::trial::{run_trial, Slot, TrialEnd, TrialPlan, TrialSetup};
-use super::*;
+
+use super::timeouts_for;
+use super::Amplify;
+use super::Measurement;
+use super::Pools;
+use crate::domain::ContenderKind;
+use crate::domain::NoAmplified;
+use crate::domain::Scenario;
+use crate::domain::TargetState;
+use crate::exec::contender::Attempt;
+use crate::exec::contender::Contender;
 use crate::exec::contender::{RecipeSpec, HARNESS_ERROR_PREFIX};
+use crate::exec::scratch::clear;
+use crate::exec::scratch::PathStyle;
 use crate::handoff::Recipe;
+use crate::report::model::CellResult;
+use crate::report::model::CountersResult;
+use crate::report::model::Finding;
+use crate::runtime::ProbeContext;
+use crate::runtime::Runtime;
 use std::path::Path;
+use std::time::Instant;
 
 /// Makes one recipe's finding with a pool, in a runtime's path style; `None` when the run was
 /// interrupted.

@@ -6,7 +6,6 @@
 //! (`go` written to each in turn, after all are `ready`), then reads whose token the target
 //! holds.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -29,24 +28,16 @@ pub use trial::{RaceRun, Sweep};
 
 use crate::domain::{ContenderKind, NoAmplified, RaceScope};
 use crate::exec::amplify::Amplifier;
-use crate::exec::contender::{Attempt, Contender, Mode, Spec, Timeouts};
+use crate::exec::contender::{Attempt, Contender, Mode, Timeouts};
 use crate::exec::health;
 use crate::exec::process::Launch;
-use crate::exec::scratch::{
-    clear, make_source, set_up, set_up_cell, source_name, spell, win32_name_problem, PathStyle, Scratch, TargetState,
-    TARGET_NAME,
-};
-use crate::matrix::{Creates, SourceKind, Variant};
+use crate::exec::scratch::{PathStyle, Scratch, TargetState};
+use crate::matrix::{SourceKind, Variant};
 use crate::report::model::{
-    CellResult, ControlInfo, CountersResult, ErrorInfo, Finding, ModeRun, OrderingRun, RaceResult, RelativeAttempt,
-    Scenario, SecondComerResult,
+    CellResult, ControlInfo, CountersResult, Finding, ModeRun, OrderingRun, RaceResult, Scenario, SecondComerResult,
 };
-use crate::runtime::{normalize, ProbeContext, Runtime, FS_FAILURE_CODES};
-use crate::snapshot::{self, mark_name};
-use crate::verdict::{
-    apply_control, classify_second_source, decide, summarize_race, Detection, Outcome, RaceMode, RaceSummary,
-    RaceVerdict, Report, Trial,
-};
+use crate::runtime::{ProbeContext, Runtime};
+use crate::verdict::{apply_control, decide, Detection, Outcome, RaceMode, RaceVerdict, Report};
 
 /// Options of a measurement.
 #[derive(Debug, Clone)]

@@ -6,9 +6,22 @@
 use super::attempt::error_info;
 use super::handoff;
 use super::trial::{Slot, TrialPlan};
-use super::*;
+
+use super::trial::Phase;
+use super::Measurement;
+use super::Pools;
+use crate::domain::Scenario;
+use crate::exec::contender::Contender;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::PathStyle;
 use crate::handoff::{framed, Recipe, READER};
+use crate::report::model::CountersResult;
+use crate::report::model::Finding;
+use crate::runtime::Runtime;
 use crate::verdict::publish::{judge_publish, PublishItem};
+use crate::verdict::Report;
+use std::path::Path;
+use std::time::Instant;
 
 /// How the publish scenario runs (`--items`, `--readers`, `--size`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,10 +131,7 @@ fn publish_recipe(
             }
             // the readers first, so that they are reading when the writer starts
             let plan = TrialPlan::new(
-                (1..=p.readers)
-                    .chain(std::iter::once(0))
-                    .map(|slot| trial::Phase::Release { slot, at_us: 0 })
-                    .collect(),
+                (1..=p.readers).chain(std::iter::once(0)).map(|slot| Phase::Release { slot, at_us: 0 }).collect(),
             );
             let end = handoff::run_item(pool, tdir, &slots, plan, id);
             // what the folder holds afterwards

@@ -2,9 +2,28 @@
 //! one contender makes its call (with an absolute, then a relative path), the target is read
 //! again, and [`crate::verdict::classify_second`] judges.
 
-use super::attempt::*;
+use super::attempt::error_info;
+use super::attempt::ms;
 use super::trial::{run_trial, Slot, TrialEnd, TrialPlan, TrialSetup};
-use super::*;
+use super::CellBase;
+use super::Measurement;
+use crate::domain::Scenario;
+use crate::domain::TargetState;
+use crate::exec::contender::Attempt;
+use crate::exec::contender::Contender;
+use crate::exec::scratch::clear;
+use crate::exec::scratch::source_name;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::PathStyle;
+use crate::exec::scratch::TARGET_NAME;
+use crate::matrix::Variant;
+use crate::report::model::CellResult;
+use crate::report::model::Finding;
+use crate::report::model::RelativeAttempt;
+use crate::report::model::SecondComerResult;
+use crate::verdict::classify_second_source;
+use crate::verdict::Outcome;
+use std::time::Instant;
 
 /// One second-comer finding: the attempt with an absolute path and, if asked, again with a
 /// relative one. `None` when the run was interrupted before both were made: a cell is never
@@ -126,6 +145,7 @@ mod tests {
     use crate::engine::tests::variant;
     use crate::engine::Measurement;
     use crate::exec::fake::FakeCall;
+    use crate::exec::scratch::Scratch;
 
     #[test]
     fn second_comers_with_absolute_and_relative_paths() {

@@ -2,11 +2,41 @@
 //! `ready`, then `go` to each at its release offset), warm-up, discards, loose amplified
 //! trials, fault stops, harness errors and interrupts, and the summary of the counted trials.
 
-use super::attempt::*;
-use super::*;
+use super::attempt::error_info;
+use super::attempt::fs_failure_is_harness_error;
+use super::attempt::inexpressible;
+use super::attempt::spec_for;
+use super::Budget;
+use super::Measurement;
+use crate::domain::TargetState;
+use crate::exec::contender::Attempt;
+use crate::exec::contender::Contender;
+use crate::exec::contender::Spec;
 use crate::exec::driver::Control;
+use crate::exec::scratch::clear;
+use crate::exec::scratch::make_source;
+use crate::exec::scratch::set_up;
+use crate::exec::scratch::set_up_cell;
 use crate::exec::scratch::source_identity;
+use crate::exec::scratch::source_name;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::PathStyle;
+use crate::exec::scratch::TARGET_NAME;
+use crate::matrix::Creates;
+use crate::matrix::SourceKind;
+use crate::matrix::Variant;
+use crate::report::model::ErrorInfo;
+use crate::snapshot;
 use crate::snapshot::{Entry, Identity};
+use crate::verdict::summarize_race;
+use crate::verdict::RaceSummary;
+use crate::verdict::RaceVerdict;
+use crate::verdict::Report;
+use crate::verdict::Trial;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+use std::time::Instant;
 
 /// What a race produced, before it becomes a cell.
 #[derive(Debug, Clone)]

@@ -22,6 +22,7 @@ pub mod handoff;
 pub mod interrupt;
 pub mod matrix;
 pub mod merge;
+pub mod options;
 pub mod outdir;
 pub mod plan;
 pub mod report;

@@ -18,12 +18,13 @@ use crate::cli::{
     DEFAULT_RUN_TRIALS, DEFAULT_TRIALS, MAX_CONTENDERS,
 };
 use crate::domain::RaceScope;
-use crate::engine::{self, Amplify, ClaimOptions, Options, PublishOptions, Sweep};
+use crate::engine::{self, Sweep};
 use crate::error::{Error, Result};
 use crate::exec::contender::{Contender, Mode};
 use crate::exec::protocol::check_hello;
 use crate::exec::scratch::{Scratch, TargetState};
 use crate::matrix::{SourceKind, Variant};
+use crate::options::{Amplify, ClaimOptions, Options, PublishOptions};
 use crate::report::model::{AmplificationInfo, Cell, Results, RunInfo, RuntimeInfo, Scenario};
 use crate::runtime::install::{Store, VersionRequest};
 use crate::runtime::{Fetch, ProbeContext, Requested, Runtime, Status};
@@ -771,7 +772,7 @@ impl CellPlan {
     /// The probe attempts this cell makes: (at least, at most). A second comer makes one (two
     /// with the relative repeat); a race `contenders × trials` per mode, up to `max_trials`
     /// with `--max-rate`. Warm-up and discarded trials are not counted, nor what adaptive
-    /// trials (the default run's, [`engine::Options::adaptive`]) save: a failing or
+    /// trials (the default run's, [`Options::adaptive`]) save: a failing or
     /// naturally checked cell makes fewer, so "at least" holds for `--thorough` only.
     pub fn attempts(&self) -> (usize, usize) {
         match &self.race {

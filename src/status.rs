@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::engine::Amplify;
+use crate::options::Amplify;
 use crate::plan::{CellPlan, DryRun, RaceShape};
 use crate::report::model::{RuntimeInfo, RuntimeState, Scenario};
 use crate::report::table;

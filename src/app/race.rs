@@ -3,11 +3,12 @@
 use super::{give_up, locate_versions, open_out};
 use crate::cli::RaceArgs;
 use crate::cross::{CrossContender, CrossRace};
-use crate::engine::{self, Amplify};
+use crate::engine;
 use crate::error::{Error, Result};
 use crate::exec::scratch::Scratch;
 use crate::exit_code;
 use crate::matrix::Variant;
+use crate::options::Amplify;
 use crate::outdir::OutDir;
 use crate::plan::{ready_runtimes, Paths, RacePlan};
 use crate::report::model::ModeRun;

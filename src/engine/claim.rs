@@ -5,6 +5,7 @@
 
 use super::handoff;
 use super::trial::{Slot, TrialPlan};
+use crate::options::ClaimOptions;
 
 use super::Measurement;
 use super::Pools;
@@ -24,15 +25,6 @@ use std::time::Instant;
 
 /// Trials per claim recipe.
 pub const CLAIM_TRIALS: usize = 5;
-
-/// How the claim scenario runs (`--workers`, `--items`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClaimOptions {
-    /// Workers (separate processes) taking items.
-    pub workers: usize,
-    /// Items in `incoming/` per trial.
-    pub items: usize,
-}
 
 /// Measures every selected claim recipe on `rt` ([`handoff::measure_recipes`]).
 pub(super) fn measure_claim(

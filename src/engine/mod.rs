@@ -7,7 +7,7 @@
 //! holds.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub mod against;
 mod attempt;
@@ -19,15 +19,14 @@ mod publish;
 mod second;
 pub mod trial;
 
+pub use crate::options::{Amplify, Budget, ClaimOptions, Options, PublishOptions};
 use attempt::ms;
-pub use claim::{ClaimOptions, CLAIM_TRIALS};
-pub use publish::PublishOptions;
+pub use claim::CLAIM_TRIALS;
 use second::second_comer_cell;
 use trial::race_core;
 pub use trial::{RaceRun, Sweep};
 
 use crate::domain::{ContenderKind, NoAmplified, RaceScope};
-use crate::exec::amplify::Amplifier;
 use crate::exec::contender::{Attempt, Contender, Mode, Timeouts};
 use crate::exec::health;
 use crate::exec::process::Launch;
@@ -38,104 +37,6 @@ use crate::report::model::{
 };
 use crate::runtime::{ProbeContext, Runtime};
 use crate::verdict::{apply_control, decide, Detection, Outcome, RaceMode, RaceVerdict, Report};
-
-/// Options of a measurement.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Contenders per race (K).
-    pub contenders: usize,
-    /// Trials per race for session-mode runtimes (T).
-    pub trials: usize,
-    /// Trials per race for contenders that start a process per attempt (one-shot mode: cmd on
-    /// Windows, or a cmd loop that did not start).
-    pub oneshot_trials: usize,
-    /// Per-attempt timeout (multiplied by the adapter's factor).
-    pub timeout: Duration,
-    /// Probe start-up timeout.
-    pub startup_timeout: Duration,
-    /// Run second-comer cells.
-    pub second_comer: bool,
-    /// Run race cells.
-    pub race: bool,
-    /// Target states for second-comer cells.
-    pub targets: Vec<TargetState>,
-    /// Also attempt each second comer with a relative path.
-    pub relative: bool,
-    /// Handle hold time for variants that hold a handle (ms).
-    pub hold_ms: u64,
-    /// Stop a race after this many consecutive faulty trials.
-    pub max_consecutive_faults: usize,
-    /// Run the natural race of each race cell.
-    pub natural: bool,
-    /// Whether and how to run the amplified race of each race cell.
-    pub amplify: Amplify,
-    /// `--max-rate`: keep adding trials to a race until a multi-winner trial appears or the
-    /// one-sided 95% bound on the multi-winner rate falls to this (a probability).
-    pub max_rate: Option<f64>,
-    /// `--max-trials`: the cap on trials per race when `max_rate` is set.
-    pub max_trials: usize,
-    /// `--offsets`: release offsets (µs) for every race, instead of the default sweeps
-    /// ([`Sweep::NaturalAuto`] natural, [`Sweep::amplified`] amplified).
-    pub offsets: Option<Vec<u64>>,
-    /// Run the publish scenario, so (`--scenario publish`, `--items`, `--readers`, `--size`).
-    pub publish: Option<PublishOptions>,
-    /// Run the claim scenario, so (`--scenario claim`, `--workers`, `--items`).
-    pub claim: Option<ClaimOptions>,
-    /// Run the done-marker scenario with data files of this many payload bytes (`--scenario
-    /// done-marker`, `--size`).
-    pub done_marker: Option<usize>,
-    /// The hand-off recipes selected (`--variant` matches recipe ids too).
-    pub recipes: Vec<String>,
-    /// Adaptive trials (the default run; off with `--thorough`): a race run stops once it has
-    /// shown a multi-winner trial and every ordering has had
-    /// [`DISPROOF_TRIALS_PER_ORDERING`] trials, or after a trial in which a contender was
-    /// prompted (either fixes the verdict: more trials cannot make it `exclusive`). A cell
-    /// with an amplified race runs a natural check of [`NATURAL_CHECK_TRIALS_PER_ORDERING`]
-    /// per ordering first; a failure there decides the cell without an amplified race
-    /// ([`NoAmplified::Skipped`]). Trials go to the deciding runs of the cells still
-    /// `exclusive`, whose bound needs them. A detection control runs both modes, and its
-    /// judged mode all its trials. A family whose control was weak races its other cells with
-    /// at most [`crate::cli::QUICK_RUN_TRIALS`]: an `exclusive` there is `inconclusive`
-    /// whatever the trials, so only a failure can still show.
-    pub adaptive: bool,
-    /// Which rows are raced (`--races`): every one, each call's plain form only
-    /// ([`Variant::is_core`]), or every one whose second comer did not already rule it out
-    /// ([`RaceScope::Auto`], the default run's; see [`Options::races`] and [`needs_race`]).
-    pub races: RaceScope,
-    /// Whether the hand-offs run their items a second time amplified ([`NoAmplified::NotRequested`]
-    /// otherwise): with `--thorough` or `--amplify on`. The default run leaves it out for time
-    /// (it about doubles the hand-offs' share; issue 13) and each cell says so.
-    pub handoff_amplified: bool,
-    /// `--contender-kind`: the contenders of second comers and races are processes (one probe
-    /// each) or threads of one probe process ([`crate::exec::threads`]); every cell says which
-    /// ([`crate::report::model::Cell::contenders`]). Hand-offs always run processes.
-    pub contender_kind: ContenderKind,
-}
-
-impl Options {
-    /// Trials per race (the one rule): [`Options::oneshot_trials`] when any contender starts a
-    /// process per attempt (`process_per_attempt`: a one-shot runtime, or a cmd loop that did
-    /// not start), [`Options::trials`] otherwise.
-    pub fn trials_for(&self, process_per_attempt: bool) -> usize {
-        if process_per_attempt {
-            self.oneshot_trials
-        } else {
-            self.trials
-        }
-    }
-
-    /// True when `v` may get a race cell: races run, and `v` is in their scope
-    /// ([`Options::races`]). Under [`RaceScope::Auto`] the cell is made only when its second
-    /// comers, measured first, leave the answer open ([`needs_race`]). Detection controls are
-    /// raced whenever races run, in or out of scope (see [`measure`]).
-    pub fn races(&self, v: &Variant) -> bool {
-        self.race
-            && match self.races {
-                RaceScope::Core => v.is_core(),
-                RaceScope::Auto | RaceScope::All => true,
-            }
-    }
-}
 
 /// Under [`RaceScope::Auto`]: whether a row whose second comers gave `second` (target,
 /// absolute outcome, relative outcome) still needs its race. False once one of them rules the
@@ -164,68 +65,6 @@ pub const DISPROOF_TRIALS_PER_ORDERING: usize = 5;
 /// natural races of exclusive cells took 0.1–0.2 s of each such cell's 0.5–0.9 s at 100
 /// trials; `--thorough` runs them all.
 pub const NATURAL_CHECK_TRIALS_PER_ORDERING: usize = 10;
-
-/// The amplified half of the races.
-#[derive(Debug, Clone)]
-pub enum Amplify {
-    /// Not requested (`--amplify off`).
-    Off,
-    /// Requested, but not available on this machine: the reason.
-    Unavailable(String),
-    /// Requested and working.
-    On(Amplifier),
-}
-
-impl Amplify {
-    /// Why a cell has no amplified run under this setting (`None` when it can have one).
-    pub fn why_not(&self) -> Option<NoAmplified> {
-        match self {
-            Amplify::Off => Some(NoAmplified::Off),
-            Amplify::Unavailable(why) => Some(NoAmplified::Unavailable(why.clone())),
-            Amplify::On(_) => None,
-        }
-    }
-}
-
-/// How many trials a race runs: at least `trials`; with `max_rate`, on until a multi-winner
-/// trial appears or the bound reaches it, at most `max_trials`; with `disproof_per_ordering`,
-/// fewer once a multi-winner trial has been seen.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Budget {
-    /// Trials counted at least (unless a disproof ends the run, see below).
-    pub trials: usize,
-    /// See [`Options::max_rate`].
-    pub max_rate: Option<f64>,
-    /// See [`Options::max_trials`].
-    pub max_trials: usize,
-    /// Adaptive trials ([`Options::adaptive`]): once a multi-winner trial was seen, the run may
-    /// stop when every ordering has had this many trials. `None`: it runs `trials`.
-    pub disproof_per_ordering: Option<usize>,
-    /// Adaptive trials, a detection control's amplified run: its orderings run one after
-    /// another in blocks of this many trials (not in turn), and the run stops after the first
-    /// block the control rule accepts ([`crate::verdict::control::caught_enough`]): the control
-    /// is judged on its best ordering, and one that passes is enough. `None`: in turn, all.
-    pub control_blocks: Option<usize>,
-}
-
-impl Budget {
-    /// True when a race with `done` counted trials, `clean` of them clean and `multi` with two
-    /// or more winners, over `orderings` release orderings taken in turn, may stop.
-    pub fn enough(&self, done: usize, clean: usize, multi: usize, orderings: usize) -> bool {
-        if let (Some(per), true) = (self.disproof_per_ordering, multi > 0) {
-            if done >= per * orderings.max(1) {
-                return true;
-            }
-        }
-        if done < self.trials {
-            return false;
-        }
-        match self.max_rate {
-            None => true,
-            Some(r) => multi > 0 || done >= self.max_trials || crate::stats::upper95(0, clean) <= r,
-        }
-    }
-}
 
 /// What every attempt of one measurement shares: the options, the scratch folder (every path
 /// a probe is given lies inside it), the run's nonce (part of every token, so a token from

@@ -6,6 +6,7 @@
 use super::attempt::error_info;
 use super::handoff;
 use super::trial::{Slot, TrialPlan};
+use crate::options::PublishOptions;
 
 use super::trial::Phase;
 use super::Measurement;
@@ -22,17 +23,6 @@ use crate::verdict::publish::{judge_publish, PublishItem};
 use crate::verdict::Report;
 use std::path::Path;
 use std::time::Instant;
-
-/// How the publish scenario runs (`--items`, `--readers`, `--size`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PublishOptions {
-    /// Files published per recipe (one trial each).
-    pub items: usize,
-    /// Readers polling each file.
-    pub readers: usize,
-    /// Payload bytes of each file (the file holds a header and a trailer besides).
-    pub size: usize,
-}
 
 /// Measures every selected publish recipe on `rt` ([`handoff::measure_recipes`]): a writer
 /// and `p.readers` readers.

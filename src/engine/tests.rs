@@ -6,6 +6,7 @@ use crate::exec::fake::FakeCall;
 use crate::exec::process::Launch;
 use crate::matrix::{Creates, SourceKind, Variant};
 use crate::verdict::Report;
+use std::time::Duration;
 
 pub(super) fn options(trials: usize) -> Options {
     Options {

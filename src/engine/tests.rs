@@ -57,6 +57,20 @@ pub(super) fn variant(id: &str) -> Variant {
     }
 }
 
+/// `v` raced by the three contenders of `pools` with native paths, as a row (`role`) or a
+/// control, under `opts`, with tokens made from `nonce`.
+fn race_of_three(
+    pools: &mut Pools,
+    v: &Variant,
+    trials: usize,
+    role: RaceRole,
+    opts: &Options,
+    scratch: &mut Scratch,
+    nonce: &str,
+) -> RaceResult {
+    race_modes(pools, &[v; 3], &[PathStyle::Native; 3], trials, role, &mut Measurement::new(opts, scratch, nonce)).race
+}
+
 fn race(call: FakeCall, trials: usize, fail_begin_every: Option<u64>) -> RaceResult {
     let mut scratch = Scratch::new(&std::env::temp_dir(), None).unwrap();
     let root = scratch.root().to_path_buf();
@@ -69,10 +83,7 @@ fn race(call: FakeCall, trials: usize, fail_begin_every: Option<u64>) -> RaceRes
         .collect();
     let mut pools = Pools::of(natural, root);
     let v = variant("fake.call");
-    let vs = vec![&v; 3];
-    let styles = vec![PathStyle::Native; 3];
-    let opts = options(trials);
-    race_modes(&mut pools, &vs, &styles, trials, RaceRole::Row, &mut Measurement::new(&opts, &mut scratch, "n0")).race
+    race_of_three(&mut pools, &v, trials, RaceRole::Row, &options(trials), &mut scratch, "n0")
 }
 
 #[test]
@@ -143,15 +154,7 @@ fn a_natural_failure_decides_the_cell_before_any_amplified_trial() {
         let v = variant("fake.call");
         // one ordering (released together)
         let opts = adaptive_amplified(40, vec![0]);
-        let r = race_modes(
-            &mut pools,
-            &[&v; 3],
-            &[PathStyle::Native; 3],
-            40,
-            RaceRole::Row,
-            &mut Measurement::new(&opts, &mut scratch, "n0"),
-        )
-        .race;
+        let r = race_of_three(&mut pools, &v, 40, RaceRole::Row, &opts, &mut scratch, "n0");
         let n = r.natural.as_ref().expect("the natural check ran");
         if call == FakeCall::CheckThenCreate {
             assert_eq!((r.verdict, r.decided_by), (RaceVerdict::MultipleWinners, RaceMode::Natural), "{r:?}");
@@ -194,15 +197,7 @@ fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
     opts.amplify = Amplify::On(Amplifier::for_tests(1_000));
     assert_eq!(1_000 * ESCALATION_FACTOR * ESCALATION_FACTOR, MAX_ESCALATED_DELAY_US, "two steps to the cap");
     let v = variant("fake.call");
-    let r = race_modes(
-        &mut pools,
-        &[&v; 3],
-        &[PathStyle::Native; 3],
-        40,
-        RaceRole::Row,
-        &mut Measurement::new(&opts, &mut scratch, "n0"),
-    )
-    .race;
+    let r = race_of_three(&mut pools, &v, 40, RaceRole::Row, &opts, &mut scratch, "n0");
     let a = r.amplified.as_ref().expect("the amplified race ran");
     assert_eq!((a.delay_us, a.raised_from_us), (Some(MAX_ESCALATED_DELAY_US), Some(1_000)), "{a:?}");
     assert_eq!(a.loose_trials, 2 * crate::engine::trial::MAX_LOOSE_IN_ROW, "both loose runs counted: {a:?}");
@@ -212,15 +207,7 @@ fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
     // at the cap, a race that stays loose is not raised past it: it ends with what it counted
     let mut pools = fake_pools(FakeCall::CreateNew, &scratch);
     pools.amplified = Some(Ok(lagged(100_000.0)));
-    let r = race_modes(
-        &mut pools,
-        &[&v; 3],
-        &[PathStyle::Native; 3],
-        40,
-        RaceRole::Row,
-        &mut Measurement::new(&opts, &mut scratch, "n1"),
-    )
-    .race;
+    let r = race_of_three(&mut pools, &v, 40, RaceRole::Row, &opts, &mut scratch, "n1");
     assert!(r.amplified.is_none(), "no trial counted at any delay: {r:?}");
     assert!(
         matches!(&r.amplified_unavailable, Some(crate::domain::NoAmplified::Unavailable(why)) if why.contains("8000.0 µs apart")),
@@ -239,9 +226,10 @@ fn a_control_stops_after_the_first_ordering_that_catches_it() {
         let mut pools = fake_pools(call, &scratch);
         let v = variant("fake.control");
         let opts = adaptive_amplified(30, vec![0, 10, 20, 40]);
-        let mut m = Measurement::new(&opts, &mut scratch, "n0");
-        let role = RaceRole::Control { min_amplified_trials: 4 * min };
-        let r = race_modes(&mut pools, &[&v; 3], &[PathStyle::Native; 3], 30, role, &mut m).race;
+        // the control's rule: each of the 4 orderings gets CONTROL_MIN_TRIALS amplified trials
+        let role = RaceRole::control(&opts);
+        assert_eq!(role, RaceRole::Control { min_amplified_trials: 4 * min });
+        let r = race_of_three(&mut pools, &v, 30, role, &opts, &mut scratch, "n0");
         let a = r.amplified.as_ref().expect("a control runs amplified");
         assert_eq!(a.stats.trials, blocks * min, "{a:?}");
         assert_eq!(a.orderings.len(), blocks, "one ordering after another: {a:?}");

@@ -496,10 +496,9 @@ $script:Variants['pwsh.Rename-Item.Force'] = @{ NeedsSource = $true; Run = {
 # and under the amplifier's delay on each stat would cost seconds per attempt.
 $script:MkdirCommands = @{}
 
-function Invoke-MkdirAs([string]$name, [string]$target) {
-    # a native command's stderr through 2>&1 must not stop the script (pwsh 7.0-7.1 raise
-    # NativeCommandError under Stop): its exit code decides
-    $ErrorActionPreference = 'Continue'
+# The command `name` runs, from the cache (looked up at start-up, before the hello and so before
+# any tracer attaches; a name not found then is looked up again here and throws).
+function Get-MkdirCommand([string]$name) {
     $cmd = $script:MkdirCommands[$name]
     if ($null -eq $cmd) {
         $cmd = Get-Command -Name $name -ErrorAction Stop | Select-Object -First 1
@@ -508,6 +507,14 @@ function Invoke-MkdirAs([string]$name, [string]$target) {
         if ($cmd.CommandType -eq 'Alias' -and $null -ne $cmd.ResolvedCommand) { $cmd = $cmd.ResolvedCommand }
         $script:MkdirCommands[$name] = $cmd
     }
+    return $cmd
+}
+
+function Invoke-MkdirAs([string]$name, [string]$target) {
+    # a native command's stderr through 2>&1 must not stop the script (pwsh 7.0-7.1 raise
+    # NativeCommandError under Stop): its exit code decides
+    $ErrorActionPreference = 'Continue'
+    $cmd = Get-MkdirCommand $name
     if ($cmd.CommandType -eq 'Application') {
         $global:LASTEXITCODE = 0
         $said = & $cmd -- $target 2>&1 | ForEach-Object { [string]$_ }
@@ -1309,6 +1316,7 @@ $script:LastPrepare = $null
 try {
     # Resolve the cmdlets once, before any attempt, so the first go does not pay for it.
     $null = Get-Command -Name @('New-Item', 'Move-Item', 'Rename-Item', 'Copy-Item', 'Set-Content', 'Out-File', 'Add-Content', 'Test-Path') -ErrorAction Stop
+    foreach ($n in @('mkdir', 'md')) { try { $null = Get-MkdirCommand $n } catch { } }
 
     $variantIds = @($script:Variants.Keys | Sort-Object | ForEach-Object { Format-JsonString $_ }) -join ','
     $recipeIds = @($script:RecipeOrder | ForEach-Object { Format-JsonString $_ }) -join ','

@@ -228,10 +228,20 @@ fn pwsh() {
     assert_paths_were_data(&r, "pwsh");
     // races of four calls and the family's control, compared with the baseline: an amplified
     // cmdlet pays the tracer's delay on each of its file-system calls, dozens per cmdlet (most
-    // of them reads of /proc/self/mountinfo), so every race would take minutes; these four
-    // hold (FileStream, New-Item), fail (Set-Content) and take nothing (New-Item -Force)
+    // of them reads of /proc/self/mountinfo), so every race would take minutes; of these four
+    // two hold (FileStream, New-Item), one replaces (Set-Content) and one reports success to
+    // every contender (New-Item -Force on a directory)
     let races = "pwsh.FileStream.CreateNew,pwsh.New-Item.File,pwsh.Set-Content,pwsh.New-Item.Directory.Force";
     let r = measure("pwsh", "50", &["--scenario", "race", "--variant", races]);
+    // the probe stamps with the system's monotonic clock on Linux: every natural race has a
+    // barrier spread (a stamp off that clock by more than 1 µs would leave it unmeasured)
+    if cfg!(target_os = "linux") {
+        for c in r["cells"].as_array().unwrap().iter().filter(|c| c["scenario"] == "race") {
+            let st = &c["result"]["natural"]["stats"];
+            assert!(st["barrier_spread_us"]["p50"].is_number(), "{c}");
+            assert!(st["barrier_spread_unmeasured"].is_null(), "{}", st["barrier_spread_unmeasured"]);
+        }
+    }
     // the family's detection control is a check-then-create whose create replaces (Set-Content):
     // natural races catch it (35 of 50 trials of its best ordering here), so pwsh's exclusive
     // verdicts stand; the earlier control (Test-Path + New-Item, whose New-Item refuses by

@@ -143,7 +143,7 @@ impl Amplifier {
     pub fn attach(&self, pid: u32) -> Launch {
         let mut args = self.delay_args();
         args.extend(["-p".into(), pid.to_string().into()]);
-        Launch { program: self.strace.clone(), args, env: Vec::new() }
+        Launch::new(self.strace.clone(), args)
     }
 
     /// strace's arguments that delay the return of every listed call by the delay, in every
@@ -166,7 +166,11 @@ impl Amplifier {
         args.push("--".into());
         args.push(launch.program.clone().into_os_string());
         args.extend(launch.args.iter().cloned());
-        Launch { program: self.strace.clone(), args, env: launch.env.clone() }
+        Launch {
+            env: launch.env.clone(),
+            fresh_dirs: launch.fresh_dirs.clone(),
+            ..Launch::new(self.strace.clone(), args)
+        }
     }
 }
 

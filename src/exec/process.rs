@@ -29,12 +29,30 @@ pub struct Launch {
     pub args: Vec<OsString>,
     /// Environment variables to add.
     pub env: Vec<(OsString, OsString)>,
+    /// Environment variables whose value is a new, empty folder made inside the given one at
+    /// each start ([`Launch::with_fresh_dir_env`]).
+    pub fresh_dirs: Vec<(OsString, PathBuf)>,
 }
 
 impl Launch {
     /// A launch of `program` with `args` and no extra environment.
     pub fn new(program: impl Into<PathBuf>, args: impl IntoIterator<Item = impl Into<OsString>>) -> Launch {
-        Launch { program: program.into(), args: args.into_iter().map(Into::into).collect(), env: Vec::new() }
+        Launch {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            fresh_dirs: Vec::new(),
+        }
+    }
+
+    /// Adds an environment variable that names a new, empty folder inside `base` (created with
+    /// it if needed) each time the program starts: state a program keeps in that folder is its
+    /// own process's, never shared with a concurrent start of the same launch, nor read back
+    /// by a restart (PowerShell's start-up profile: `src/runtime/pwsh.rs`).
+    #[must_use]
+    pub fn with_fresh_dir_env(mut self, k: impl Into<OsString>, base: impl Into<PathBuf>) -> Launch {
+        self.fresh_dirs.push((k.into(), base.into()));
+        self
     }
 
     /// Adds an environment variable.
@@ -64,6 +82,10 @@ fn spawn_tree(launch: &Launch, cwd: &Path, stdio: fn() -> Stdio) -> std::io::Res
     cmd.args(&launch.args).current_dir(cwd).stdin(stdio()).stdout(stdio()).stderr(stdio());
     for (k, v) in &launch.env {
         cmd.env(k, v);
+    }
+    for (k, base) in &launch.fresh_dirs {
+        std::fs::create_dir_all(base)?;
+        cmd.env(k, tempfile::Builder::new().prefix("start-").tempdir_in(base)?.keep());
     }
     #[cfg(target_os = "linux")]
     die_with_parent(&mut cmd);
@@ -441,5 +463,31 @@ pub fn run_status(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<bool
             return Err(format!("timed out after {} s: {}", timeout.as_secs(), launch.display()));
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::{run_capture, Launch};
+    use std::time::Duration;
+
+    /// Each start of one launch gets its own new, empty folder inside the base, and the
+    /// variable names it.
+    #[test]
+    fn every_start_gets_a_fresh_folder() {
+        let base = tempfile::tempdir().unwrap();
+        let l = Launch::new("/bin/sh", ["-c", "ls -A \"$STATE\"; printf %s \"$STATE\""])
+            .with_fresh_dir_env("STATE", base.path().join("cache"));
+        let start = || {
+            let (ok, out, err) = run_capture(&l, base.path(), Duration::from_secs(10)).unwrap();
+            assert!(ok, "{err}");
+            out.trim_end().to_string()
+        };
+        let (a, b) = (start(), start());
+        assert_ne!(a, b, "two starts shared a folder");
+        for dir in [&a, &b] {
+            let dir = std::path::Path::new(dir);
+            assert!(dir.is_dir() && dir.starts_with(base.path().join("cache")), "{}", dir.display());
+        }
     }
 }

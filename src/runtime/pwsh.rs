@@ -33,7 +33,18 @@ fn ps_launch(rt: &Runtime, ctx: &ProbeContext) -> Launch {
     )
     .with_env("POWERSHELL_TELEMETRY_OPTOUT", "1")
     .with_env("POWERSHELL_UPDATECHECK", "Off");
-    with_probe_tmp(without_tiered_compilation(l), ctx)
+    with_probe_tmp(without_tiered_compilation(l), ctx).with_fresh_dir_env("XDG_CACHE_HOME", pwsh_cache(ctx))
+}
+
+/// Where each pwsh start gets its own cache folder (`XDG_CACHE_HOME`, which pwsh reads on
+/// Unix), inside the scratch folder. pwsh reads its start-up profile
+/// (`powershell/StartupProfileData-NonInteractive`) from that folder at start and rewrites it
+/// at exit; pwsh processes sharing one folder race on that file, and a start that reads it
+/// half-written dies (SIGSEGV or "Stack overflow"). Measured here: after a test run's pwsh
+/// probes shared the user's `~/.cache`, every later pwsh start on the machine crashed until
+/// the file was removed. Own folders keep the user's cache untouched too.
+fn pwsh_cache(ctx: &ProbeContext) -> std::path::PathBuf {
+    crate::runtime::probe_tmp(ctx).join("pwsh-cache")
 }
 
 /// `launch` with .NET's tiered compilation off (`DOTNET_TieredCompilation=0`, runtime
@@ -52,10 +63,13 @@ fn without_tiered_compilation(l: Launch) -> Launch {
 }
 
 fn ps_version(exe: &Path) -> Result<String, String> {
+    // a cache folder of its own, as every probe's (see pwsh_cache), removed after the query
+    let dir = tempfile::Builder::new().prefix("conformance-pwsh-cache-").tempdir().map_err(|e| e.to_string())?;
+    let cache = dir.path().to_string_lossy().into_owned();
     let out = query(
         exe,
         &["-NoLogo", "-NoProfile", "-NonInteractive", "-Command", "$PSVersionTable.PSVersion.ToString()"],
-        &[("POWERSHELL_TELEMETRY_OPTOUT", "1")],
+        &[("POWERSHELL_TELEMETRY_OPTOUT", "1"), ("XDG_CACHE_HOME", &cache)],
     )?;
     Ok(first_line(&out))
 }

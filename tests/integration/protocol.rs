@@ -107,7 +107,11 @@ impl Launcher {
                 c.args(["-NoLogo", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File"])
                     .arg(probes.join("powershell").join("probe.ps1"))
                     .env("POWERSHELL_TELEMETRY_OPTOUT", "1")
-                    .env("POWERSHELL_UPDATECHECK", "Off");
+                    .env("POWERSHELL_UPDATECHECK", "Off")
+                    // a cache folder of its own, as the harness gives each pwsh start
+                    // (src/runtime/pwsh.rs, pwsh_cache): pwsh processes sharing one race on
+                    // their start-up profile, and a half-written one crashes every later start
+                    .env("XDG_CACHE_HOME", tempfile::Builder::new().tempdir_in(&tmp).unwrap().keep());
             }
             Launcher::CoreClr => {
                 let v = conformance().args(["runtimes", "--json", "--runtime", "coreclr"]).output().unwrap();

@@ -46,7 +46,7 @@ pub struct Options {
     /// `--max-trials`: the cap on trials per race when `max_rate` is set.
     pub max_trials: usize,
     /// `--offsets`: release offsets (µs) for every race, instead of the default sweeps
-    /// ([`Sweep::NaturalAuto`] natural, [`Sweep::amplified`] amplified).
+    /// ([`crate::engine::Sweep::NaturalAuto`] natural, [`crate::engine::Sweep::amplified`] amplified).
     pub offsets: Option<Vec<u64>>,
     /// Run the publish scenario, so (`--scenario publish`, `--items`, `--readers`, `--size`).
     pub publish: Option<PublishOptions>,
@@ -59,9 +59,9 @@ pub struct Options {
     pub recipes: Vec<String>,
     /// Adaptive trials (the default run; off with `--thorough`): a race run stops once it has
     /// shown a multi-winner trial and every ordering has had
-    /// [`DISPROOF_TRIALS_PER_ORDERING`] trials, or after a trial in which a contender was
+    /// [`crate::engine::DISPROOF_TRIALS_PER_ORDERING`] trials, or after a trial in which a contender was
     /// prompted (either fixes the verdict: more trials cannot make it `exclusive`). A cell
-    /// with an amplified race runs a natural check of [`NATURAL_CHECK_TRIALS_PER_ORDERING`]
+    /// with an amplified race runs a natural check of [`crate::engine::NATURAL_CHECK_TRIALS_PER_ORDERING`]
     /// per ordering first; a failure there decides the cell without an amplified race
     /// ([`NoAmplified::Skipped`]). Trials go to the deciding runs of the cells still
     /// `exclusive`, whose bound needs them. A detection control runs both modes, and its
@@ -71,7 +71,7 @@ pub struct Options {
     pub adaptive: bool,
     /// Which rows are raced (`--races`): every one, each call's plain form only
     /// ([`Variant::is_core`]), or every one whose second comer did not already rule it out
-    /// ([`RaceScope::Auto`], the default run's; see [`Options::races`] and [`needs_race`]).
+    /// ([`RaceScope::Auto`], the default run's; see [`Options::races`] and [`crate::engine::needs_race`]).
     pub races: RaceScope,
     /// Whether the hand-offs run their items a second time amplified ([`NoAmplified::NotRequested`]
     /// otherwise): with `--thorough` or `--amplify on`. The default run leaves it out for time
@@ -97,8 +97,8 @@ impl Options {
 
     /// True when `v` may get a race cell: races run, and `v` is in their scope
     /// ([`Options::races`]). Under [`RaceScope::Auto`] the cell is made only when its second
-    /// comers, measured first, leave the answer open ([`needs_race`]). Detection controls are
-    /// raced whenever races run, in or out of scope (see [`measure`]).
+    /// comers, measured first, leave the answer open ([`crate::engine::needs_race`]). Detection controls are
+    /// raced whenever races run, in or out of scope (see [`crate::engine::measure`]).
     pub fn races(&self, v: &Variant) -> bool {
         self.race
             && match self.races {

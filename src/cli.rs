@@ -266,6 +266,25 @@ impl AmplifyArg {
     }
 }
 
+/// Which calls an amplified race delays (`--amplify-paths`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AmplifyPathsArg {
+    /// Only calls that name the race's folder, target or a contender's source.
+    Race,
+    /// Every listed file-system call of the contender, whatever it names.
+    All,
+}
+
+impl AmplifyPathsArg {
+    /// The scope it asks for.
+    pub fn scope(self) -> crate::exec::amplify::DelayScope {
+        match self {
+            AmplifyPathsArg::Race => crate::exec::amplify::DelayScope::Race,
+            AmplifyPathsArg::All => crate::exec::amplify::DelayScope::All,
+        }
+    }
+}
+
 /// How hard races look for a window; shared by `run` and `race`.
 #[derive(Debug, Clone, Args)]
 pub struct PowerArgs {
@@ -277,6 +296,12 @@ pub struct PowerArgs {
     /// trials whose contenders entered their calls within half of it are counted.
     #[arg(long, default_value_t = crate::exec::amplify::DEFAULT_DELAY_US, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub amplify_delay_us: u64,
+    /// Which calls amplified races delay: those naming the race's own paths (its folder,
+    /// target and sources; strace -P), or every listed file-system call of the contender
+    /// (slower: a runtime's own start-up and bookkeeping calls are delayed too). Hand-off
+    /// scenarios always delay every call.
+    #[arg(long, value_enum, default_value = "race", value_name = "WHICH")]
+    pub amplify_paths: AmplifyPathsArg,
     /// Keep adding trials to a race until a multi-winner trial appears or the 95% upper bound
     /// on the multi-winner rate falls to RATE (e.g. 0.01 or 1%), up to --max-trials.
     #[arg(long, value_name = "RATE")]

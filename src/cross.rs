@@ -163,6 +163,7 @@ mod tests {
                 requested: "off".into(),
                 delay_us: 1000,
                 syscalls: Vec::new(),
+                paths: None,
                 offsets_us: None,
                 max_rate: None,
                 max_trials: None,

@@ -128,6 +128,15 @@ impl Amplify {
             Amplify::On(_) => None,
         }
     }
+
+    /// The same setting delaying every listed call whatever it names (hand-off scenarios:
+    /// their files have many names, see [`crate::exec::amplify::DelayScope`]).
+    pub fn every_path(&self) -> Amplify {
+        match self {
+            Amplify::On(a) => Amplify::On(a.every_path()),
+            other => other.clone(),
+        }
+    }
 }
 
 /// How many trials a race runs: at least `trials`; with `max_rate`, on until a multi-winner

@@ -109,6 +109,8 @@ pub struct Common {
     pub amplify: AmplifyArg,
     /// `--amplify-delay-us`.
     pub amplify_delay_us: u64,
+    /// `--amplify-paths`.
+    pub amplify_paths: crate::exec::amplify::DelayScope,
     /// `--max-rate` as a probability.
     pub max_rate: Option<f64>,
     /// `--max-trials`.
@@ -155,6 +157,7 @@ impl Common {
             hold_ms: attempt.hold_ms,
             amplify: power.amplify,
             amplify_delay_us: power.amplify_delay_us,
+            amplify_paths: power.amplify_paths.scope(),
             max_rate,
             max_trials: power.max_trials,
             offsets,
@@ -199,7 +202,7 @@ impl Common {
         if !races || self.amplify == AmplifyArg::Off {
             return Amplify::Off;
         }
-        match crate::exec::amplify::Amplifier::detect(self.amplify_delay_us) {
+        match crate::exec::amplify::Amplifier::detect(self.amplify_delay_us, self.amplify_paths) {
             Ok(a) => Amplify::On(a),
             Err(why) => Amplify::Unavailable(why),
         }
@@ -214,6 +217,7 @@ impl Common {
             max_rate: self.max_rate,
             max_trials: self.max_rate.map(|_| self.max_trials as usize),
             syscalls: crate::exec::amplify::SYSCALLS.iter().map(|s| s.to_string()).collect(),
+            paths: Some(self.amplify_paths),
             tool: match amp {
                 Amplify::On(a) => Some(a.version().to_string()),
                 _ => None,
@@ -1312,6 +1316,7 @@ impl RuntimesPlan {
             hold_ms: crate::cli::DEFAULT_HOLD_MS,
             amplify: AmplifyArg::Off,
             amplify_delay_us: crate::exec::amplify::DEFAULT_DELAY_US,
+            amplify_paths: crate::exec::amplify::DelayScope::Race,
             max_rate: None,
             max_trials: crate::cli::DEFAULT_MAX_TRIALS,
             offsets: None,

@@ -120,8 +120,12 @@ pub fn amplify_line(amp: &Amplify) -> Option<String> {
     match amp {
         Amplify::Off => None,
         Amplify::On(a) => Some(format!(
-            "amplify  {} µs after each file-system system call ({}, {})",
+            "amplify  {} µs after each file-system system call{} ({}, {})",
             a.delay_us(),
+            match a.scope() {
+                crate::exec::amplify::DelayScope::Race => " naming a race's paths",
+                crate::exec::amplify::DelayScope::All => "",
+            },
             a.version(),
             a.strace().display()
         )),

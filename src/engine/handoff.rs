@@ -57,7 +57,8 @@ pub(super) fn measure_recipes(
 ) -> Vec<Finding> {
     let adapter = rt.adapter();
     let slots = slots.min(pools.natural.len());
-    let amplify = m.opts.amplify.clone();
+    // every path delayed: a hand-off's files have many names, not a race's few
+    let amplify = m.opts.amplify.every_path();
     let mut out = Vec::new();
     let selected: Vec<&Recipe> = Recipe::of(scenario).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)).collect();
     for recipe in selected {

@@ -391,10 +391,10 @@ pub struct Pools {
     /// The natural contenders, one per slot.
     pub natural: Vec<Contender>,
     amplified: Option<Result<Vec<Contender>, String>>,
-    /// The delay (µs) the started amplified pool's tracer injects: a request for another
-    /// delay restarts the pool. `None` for ready-made contenders ([`Pools::of`], tests), which
-    /// are never restarted.
-    amplified_delay_us: Option<u64>,
+    /// The tracer the started amplified pool runs under (its delay and the paths it delays):
+    /// a request for another restarts the pool. `None` for ready-made contenders
+    /// ([`Pools::of`], tests), which are never restarted.
+    amplified_with: Option<crate::exec::amplify::Amplifier>,
     /// The slots whose amplified contender is traced from its hello on instead of from its
     /// start ([`crate::exec::attach`]; [`crate::runtime::Adapter::amplify_by_attach`]).
     attach: Vec<bool>,
@@ -406,7 +406,7 @@ impl Pools {
     pub fn new(slots: Vec<(Mode, Launch, Timeouts)>, cwd: std::path::PathBuf) -> Pools {
         let natural = slots.iter().map(|(m, l, t)| Contender::new(*m, l.clone(), cwd.clone(), *t)).collect();
         let attach = vec![false; slots.len()];
-        Pools { slots, kind: ContenderKind::Processes, cwd, natural, amplified: None, amplified_delay_us: None, attach }
+        Pools { slots, kind: ContenderKind::Processes, cwd, natural, amplified: None, amplified_with: None, attach }
     }
 
     /// Pools whose contenders are threads of one probe per pool (`--contender-kind threads`):
@@ -417,7 +417,7 @@ impl Pools {
         let slots = vec![(mode, launch, timeouts); n];
         let natural = Pools::thread_pool(&slots, &cwd, None);
         let attach = vec![false; slots.len()];
-        Pools { slots, kind: ContenderKind::Threads, cwd, natural, amplified: None, amplified_delay_us: None, attach }
+        Pools { slots, kind: ContenderKind::Threads, cwd, natural, amplified: None, amplified_with: None, attach }
     }
 
     /// The contenders of a thread pool over `slots` (launches wrapped by `amp`, if given).
@@ -470,9 +470,16 @@ impl Pools {
             cwd,
             natural,
             amplified: Some(Err(none)),
-            amplified_delay_us: None,
+            amplified_with: None,
             attach: Vec::new(),
         }
+    }
+
+    /// The tracer this pool's amplified contenders run under for `a`: limited to the race
+    /// folder in its scratch root ([`crate::exec::amplify::Amplifier::for_race`]) unless `a`
+    /// delays every path.
+    fn tracer(&self, a: &crate::exec::amplify::Amplifier) -> crate::exec::amplify::Amplifier {
+        a.for_race(&self.cwd.join(crate::exec::scratch::RACE_DIR))
     }
 
     /// The contenders of the amplified pool under `a`, not started.
@@ -528,16 +535,17 @@ impl Pools {
     /// unavailable for the rest of this pool's life).
     fn amplified(&mut self, amp: &Amplify) -> Result<&mut [Contender], NoAmplified> {
         let a = match amp {
-            Amplify::On(a) => a,
+            Amplify::On(a) => self.tracer(a),
             other => return Err(other.why_not().unwrap_or(NoAmplified::Off)),
         };
-        // started at another delay (a cell's race was raised, see race_modes): start it again
-        if matches!(self.amplified, Some(Ok(_))) && self.amplified_delay_us.is_some_and(|d| d != a.delay_us()) {
+        // started at another delay (a cell's race was raised, see race_modes) or for other
+        // paths (hand-offs delay every path): start it again
+        if matches!(self.amplified, Some(Ok(_))) && self.amplified_with.as_ref().is_some_and(|w| *w != a) {
             self.reset_amplified();
         }
         if self.amplified.is_none() {
-            self.amplified_delay_us = Some(a.delay_us());
-            let mut pool = self.amplified_pool(a);
+            let mut pool = self.amplified_pool(&a);
+            self.amplified_with = Some(a);
             let fault = crate::exec::contender::start_all(&mut pool);
             self.amplified = Some(Pools::amplified_started(pool, fault));
         }
@@ -618,8 +626,10 @@ pub fn start_together(pools: &mut [(&mut Pools, Option<&Amplify>)]) -> Vec<Optio
         all.extend(natural);
         let amplified = match (amp, &p.amplified) {
             (Some(Amplify::On(a)), None) => {
-                p.amplified_delay_us = Some(a.delay_us());
-                p.amplified_pool(a)
+                let a = p.tracer(a);
+                let pool = p.amplified_pool(&a);
+                p.amplified_with = Some(a);
+                pool
             }
             _ => Vec::new(),
         };

@@ -127,7 +127,7 @@ fn fake_pools(call: FakeCall, scratch: &Scratch) -> Pools {
         cwd: root.clone(),
         natural: fakes(),
         amplified: Some(Ok(fakes())),
-        amplified_delay_us: None,
+        amplified_with: None,
         attach: Vec::new(),
     }
 }

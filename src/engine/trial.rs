@@ -34,7 +34,7 @@ use crate::verdict::RaceVerdict;
 use crate::verdict::Report;
 use crate::verdict::Trial;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use std::time::Instant;
 
@@ -159,13 +159,7 @@ pub(super) fn race_core(
         orderings: Vec::new(),
     };
     let mut loose_in_row = 0;
-    let (dir, _) = match m.scratch.cell_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            run.harness_error = Some(format!("could not create a cell folder: {e}"));
-            return finish_race(run, k, &[], Duration::ZERO);
-        }
-    };
+    let arena = m.scratch.race_dir();
     let mut observed: Vec<Trial> = Vec::with_capacity(budget.trials);
     let (mut clean, mut multi) = (0usize, 0usize);
     let mut consecutive_faults = 0;
@@ -194,11 +188,13 @@ pub(super) fn race_core(
         }
         let t_start = Instant::now();
         let id = m.next_id();
-        let tdir = dir.join(format!("t{folder}"));
-        if let Err(e) = std::fs::create_dir(&tdir) {
-            run.harness_error = Some(format!("could not create a trial folder: {e}"));
-            break;
-        }
+        let tdir = match fresh_arena(&arena, folder) {
+            Ok(d) => d,
+            Err(e) => {
+                run.harness_error = Some(format!("could not create the race folder {}: {e}", arena.display()));
+                break;
+            }
+        };
         let slots: Vec<Slot<'_>> = (0..k)
             .map(|i| Slot {
                 variant: variants[i],
@@ -327,8 +323,29 @@ pub(super) fn race_core(
             break;
         }
     }
-    clear(&dir);
+    clear(&arena);
     finish_race(run, k, &observed, measured_time)
+}
+
+/// Makes the folder of a race's next trial, `arena` ([`crate::exec::scratch::RACE_DIR`]),
+/// empty: every trial of every race runs at the same paths, so that a tracer started once per
+/// pool can delay the calls that name them ([`crate::exec::amplify::DelayScope::Race`]). Each
+/// trial's folder is removed after it; one still there (a probe wrote after the removal) is
+/// removed again. Where it cannot be removed outside Linux (a probe's open handle on Windows,
+/// where nothing is amplified), trial `n` runs in a folder of its own beside it, `race-<n>`.
+/// Returns the trial's folder. Errors: the OS error.
+fn fresh_arena(arena: &Path, n: usize) -> std::io::Result<PathBuf> {
+    match std::fs::create_dir(arena) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match std::fs::remove_dir_all(arena) {
+            Ok(()) => std::fs::create_dir(arena).map(|()| arena.to_path_buf()),
+            Err(_) if !cfg!(target_os = "linux") => {
+                let own = arena.with_file_name(format!("{}-{n}", crate::exec::scratch::RACE_DIR));
+                std::fs::create_dir(&own).map(|()| own)
+            }
+            Err(e) => Err(e),
+        },
+        r => r.map(|()| arena.to_path_buf()),
+    }
 }
 
 /// True when `observed` ends with a whole block of `per` trials (one ordering, see

@@ -9,6 +9,15 @@
 //! calls, so the probe's pipe I/O is not slowed; `delay_exit` is in microseconds). Names
 //! prefixed with `?` are skipped where the architecture lacks them (`open` on arm64). Linux
 //! only; elsewhere, or where ptrace is refused, amplification is unavailable with a reason.
+//!
+//! Only the race's own paths are delayed by default ([`DelayScope::Race`]): strace's `-P`
+//! (strace(1): "Trace only system calls accessing path"; an injection applies only to the calls
+//! it traces) limits the delay to calls that name the race folder, its target or a
+//! contender's source, by path or by a descriptor open on one. A runtime's own file-system
+//! calls (PowerShell reads `/proc/self/mountinfo` a dozen times per cmdlet, `mkdir` the
+//! program loads its libraries) then run at full speed, and the window between a call's
+//! check and its act on the target is what is stretched. `--amplify-paths all` delays every
+//! listed call, as before (hand-off scenarios always do: their files have many names).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -69,12 +78,39 @@ pub const ESCALATION_FACTOR: u64 = 4;
 /// The longest delay an escalation goes to, in microseconds (two steps from the default).
 pub const MAX_ESCALATED_DELAY_US: u64 = 16_000;
 
+/// Which calls of the listed kinds an amplified race delays (`--amplify-paths`; results.json's
+/// `run_info.amplification.paths`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DelayScope {
+    /// Only calls that name the race's own paths (its folder, target and sources): see
+    /// [`crate::exec::scratch::race_paths`].
+    #[default]
+    Race,
+    /// Every listed call, whatever it names.
+    All,
+}
+
+impl DelayScope {
+    /// `race` or `all`, as `--amplify-paths` and the results spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DelayScope::Race => "race",
+            DelayScope::All => "all",
+        }
+    }
+}
+
 /// A working `strace` and the delay it injects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Amplifier {
     strace: PathBuf,
     delay_us: u64,
     version: String,
+    scope: DelayScope,
+    /// With [`DelayScope::Race`], once given ([`Amplifier::for_race`]): the only paths whose
+    /// calls are delayed (`-P`); empty: every listed call.
+    paths: Vec<PathBuf>,
 }
 
 impl Amplifier {
@@ -83,7 +119,7 @@ impl Amplifier {
     ///
     /// Errors: why amplification is unavailable (not Linux, no strace, strace too old for
     /// `--seccomp-bpf`, ptrace refused), as one line for the report.
-    pub fn detect(delay_us: u64) -> Result<Amplifier, String> {
+    pub fn detect(delay_us: u64, scope: DelayScope) -> Result<Amplifier, String> {
         if !cfg!(target_os = "linux") {
             return Err(format!("needs Linux strace; this is {}", std::env::consts::OS));
         }
@@ -98,7 +134,7 @@ impl Amplifier {
             Ok((false, out, err)) => return Err(format!("strace -V failed: {}", first(&err, &out))),
             Err(e) => return Err(format!("strace -V failed: {e}")),
         };
-        let amp = Amplifier { strace, delay_us, version };
+        let amp = Amplifier { strace, delay_us, version, scope, paths: Vec::new() };
         // a real traced child: proves ptrace is allowed and the flags are understood
         let t = amp.wrap(&Launch::new("/bin/sh", ["-c", "test -e /"]));
         match run_capture(&t, &std::env::temp_dir(), Duration::from_secs(20)) {
@@ -122,7 +158,45 @@ impl Amplifier {
     /// An amplifier that is never started (unit tests drive fake pools with it).
     #[cfg(test)]
     pub(crate) fn for_tests(delay_us: u64) -> Amplifier {
-        Amplifier { strace: PathBuf::from("strace"), delay_us, version: "test".into() }
+        Amplifier {
+            strace: PathBuf::from("strace"),
+            delay_us,
+            version: "test".into(),
+            scope: DelayScope::Race,
+            paths: Vec::new(),
+        }
+    }
+
+    /// The same amplifier run by `strace` at `path` (unit tests check argument vectors).
+    #[cfg(test)]
+    pub(crate) fn with_strace(self, path: &str) -> Amplifier {
+        Amplifier { strace: PathBuf::from(path), ..self }
+    }
+
+    /// Which calls it delays in races.
+    pub fn scope(&self) -> DelayScope {
+        self.scope
+    }
+
+    /// The same tracer delaying every listed call, whatever it names (hand-off scenarios,
+    /// whose files have many names).
+    pub fn every_path(&self) -> Amplifier {
+        Amplifier { scope: DelayScope::All, paths: Vec::new(), ..self.clone() }
+    }
+
+    /// The tracer for races whose trials run in `arena`: with [`DelayScope::Race`], delaying
+    /// only the calls that name the paths of [`crate::exec::scratch::race_paths`]; with
+    /// [`DelayScope::All`], unchanged.
+    pub fn for_race(&self, arena: &Path) -> Amplifier {
+        match self.scope {
+            DelayScope::All => self.clone(),
+            DelayScope::Race => Amplifier { paths: crate::exec::scratch::race_paths(arena), ..self.clone() },
+        }
+    }
+
+    /// The only paths whose calls it delays; empty: every listed call.
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
     }
 
     /// `strace -V`'s first line, e.g. `strace -- version 6.1`.
@@ -147,14 +221,22 @@ impl Amplifier {
     }
 
     /// strace's arguments that delay the return of every listed call by the delay, in every
-    /// thread and child, quietly: `-f -qq -o /dev/null -e trace=SET -e inject=SET:delay_exit=US`.
+    /// thread and child, quietly: `-f -qq -o /dev/null -e trace=SET -e inject=SET:delay_exit=US`,
+    /// then `-P PATH` for each of [`Amplifier::paths`] (a path is an argument of its own, never
+    /// shell text).
     fn delay_args(&self) -> Vec<std::ffi::OsString> {
         let set = SYSCALLS.iter().map(|s| format!("?{s}")).collect::<Vec<_>>().join(",");
-        ["-f".to_string(), "-qq".into(), "-o".into(), "/dev/null".into(), "-e".into(), format!("trace={set}")]
-            .into_iter()
-            .chain(["-e".to_string(), format!("inject={set}:delay_exit={}", self.delay_us)])
-            .map(Into::into)
-            .collect()
+        let mut args: Vec<std::ffi::OsString> =
+            ["-f".to_string(), "-qq".into(), "-o".into(), "/dev/null".into(), "-e".into(), format!("trace={set}")]
+                .into_iter()
+                .chain(["-e".to_string(), format!("inject={set}:delay_exit={}", self.delay_us)])
+                .map(Into::into)
+                .collect();
+        for p in &self.paths {
+            args.push("-P".into());
+            args.push(p.clone().into_os_string());
+        }
+        args
     }
 
     /// `launch` run under strace with the delay: program and arguments become strace's
@@ -185,7 +267,7 @@ mod tests {
 
     #[test]
     fn wrap_keeps_the_argument_vector() {
-        let amp = Amplifier { strace: "/usr/bin/strace".into(), delay_us: 500, version: String::new() };
+        let amp = Amplifier::for_tests(500).with_strace("/usr/bin/strace");
         let l = Launch::new("/opt/node", ["probe.mjs", "a b&c %PATH%"]).with_env("K", "V");
         let w = amp.wrap(&l);
         assert_eq!(w.program, PathBuf::from("/usr/bin/strace"));
@@ -202,12 +284,41 @@ mod tests {
     /// pid; no `--seccomp-bpf` (strace cannot install it into a running process).
     #[test]
     fn attach_traces_a_pid_with_the_same_delay() {
-        let amp = Amplifier { strace: "/usr/bin/strace".into(), delay_us: 4000, version: String::new() };
+        let amp = Amplifier::for_tests(4000).with_strace("/usr/bin/strace");
         let a = amp.attach(4242);
         let args: Vec<String> = a.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         assert_eq!(&args[args.len() - 2..], ["-p", "4242"]);
         assert_eq!(args[0], "-f");
         assert!(!args.contains(&"--seccomp-bpf".to_string()) && !args.contains(&"--".to_string()));
         assert!(args.iter().any(|a| a.starts_with("inject=?access,") && a.ends_with(":delay_exit=4000")));
+    }
+
+    /// A race's amplifier names the race's paths, each as an argument of its own after `-P`
+    /// (a hostile folder name stays one argument); `every_path` and `--amplify-paths all`
+    /// name none, so strace delays every listed call.
+    #[test]
+    fn a_race_delays_only_its_own_paths() {
+        let arena = Path::new("/tmp/sp ace&amp %PATH% 日本語/race");
+        let amp = Amplifier::for_tests(1000).for_race(arena);
+        let args: Vec<String> = amp
+            .wrap(&Launch::new("/opt/node", ["p.mjs"]))
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let named: Vec<&str> = args.windows(2).filter(|w| w[0] == "-P").map(|w| w[1].as_str()).collect();
+        assert!(named.contains(&"/tmp/sp ace&amp %PATH% 日本語/race"), "{named:?}");
+        assert!(named.contains(&"/tmp/sp ace&amp %PATH% 日本語/race/target"), "{named:?}");
+        assert!(named.contains(&"/tmp/sp ace&amp %PATH% 日本語/race/src-0"), "{named:?}");
+        let dash = args.iter().position(|a| a == "--").unwrap();
+        assert!(args[..dash].iter().filter(|a| *a == "-P").count() == named.len());
+        let attached: Vec<String> = amp.attach(7).args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(attached.iter().filter(|a| *a == "-P").count(), named.len());
+        for every in
+            [amp.every_path(), Amplifier { scope: DelayScope::All, ..Amplifier::for_tests(1000) }.for_race(arena)]
+        {
+            assert!(every.paths().is_empty());
+            assert!(!every.wrap(&Launch::new("/opt/node", ["p.mjs"])).args.iter().any(|a| a == "-P"));
+        }
     }
 }

@@ -58,6 +58,11 @@ impl Scratch {
         self.dir.path()
     }
 
+    /// The folder every race trial runs in, `<root>/race` ([`RACE_DIR`]); not created here.
+    pub fn race_dir(&self) -> PathBuf {
+        self.root.join(RACE_DIR)
+    }
+
     /// A new, empty folder for one cell, `c<N>`, returned as (absolute, relative to root).
     /// Errors: the OS error.
     pub fn cell_dir(&mut self) -> std::io::Result<(PathBuf, PathBuf)> {
@@ -71,6 +76,24 @@ impl Scratch {
 
 /// The name of the target inside a cell or trial folder.
 pub const TARGET_NAME: &str = "target";
+
+/// The folder, in the scratch root, where every race trial runs, made anew for each trial
+/// ([`Scratch::race_dir`]): one fixed name, so that an amplifier started once for a pool can
+/// delay the calls that name the race's paths and no others
+/// ([`crate::exec::amplify::DelayScope::Race`]).
+pub const RACE_DIR: &str = "race";
+
+/// How many contenders' sources (`src-0` …) [`race_paths`] names: every contender a race can
+/// have ([`crate::cli::MAX_CONTENDERS`]), whichever pool it comes from.
+const RACE_SOURCES: usize = crate::cli::MAX_CONTENDERS as usize;
+
+/// The paths a race's calls name, for a race run in `arena`: the folder itself (calls relative
+/// to a descriptor on it), [`TARGET_NAME`] and every contender's source ([`source_name`]).
+pub fn race_paths(arena: &Path) -> Vec<PathBuf> {
+    let mut paths = vec![arena.to_path_buf(), arena.join(TARGET_NAME)];
+    paths.extend((0..RACE_SOURCES).map(|k| arena.join(source_name(TargetState::Absent, k))));
+    paths
+}
 
 /// The name beside the target that the symbolic-link states point at (`link-dest`, the link's
 /// text, relative to the link's own folder so that absolute and relative attempts resolve it

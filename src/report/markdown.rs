@@ -490,6 +490,7 @@ mod tests {
                     max_rate: None,
                     max_trials: None,
                     syscalls: vec!["openat".into()],
+                    paths: None,
                     tool: Some("strace -- version 6.1".into()),
                     unavailable: None,
                 },

@@ -677,6 +677,11 @@ pub struct AmplificationInfo {
     pub delay_us: u64,
     /// The system calls delayed on return.
     pub syscalls: Vec<String>,
+    /// Which of those calls races delayed (`--amplify-paths`): `race`, those naming the race's
+    /// folder, target or a source; `all`, every one. Absent in results written before the
+    /// flag existed, whose races delayed every one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<crate::exec::amplify::DelayScope>,
     /// `--offsets` as given (µs), when it replaced the default sweeps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offsets_us: Option<Vec<u64>>,

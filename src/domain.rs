@@ -319,12 +319,21 @@ pub struct Returned {
 }
 
 impl Returned {
+    /// The description of a number equal to the length in bytes of the data the call was given
+    /// to write (Bun's `write` returns the bytes it wrote): the data is the attempt's token,
+    /// whose length depends on a run's message numbering, so the number itself is not a fact
+    /// of the call.
+    pub const BYTE_COUNT: &'static str = "byte count";
+
     /// A short description for tables and cells: `undefined`, `null`, `target` (a string that
     /// is the attempt's target path, as given or as any of `target_forms`, e.g. its absolute
-    /// form), `source` (likewise for the source), `'<string>'` otherwise, a number as written,
-    /// `<class>` for an object. Strings are cut to 40 characters.
-    pub fn describe(&self, target_forms: &[&str], source_forms: &[&str]) -> String {
+    /// form), `source` (likewise for the source), `'<string>'` otherwise, [`Self::BYTE_COUNT`]
+    /// for a number equal to the length of `data` in UTF-8 bytes (the token the call was given
+    /// to write), another number as written, `<class>` for an object. Strings are cut to 40
+    /// characters.
+    pub fn describe(&self, target_forms: &[&str], source_forms: &[&str], data: &str) -> String {
         match (&self.value, self.kind.as_str()) {
+            (Some(serde_json::Value::Number(n)), _) if n.as_u64() == Some(data.len() as u64) => Self::BYTE_COUNT.into(),
             (Some(serde_json::Value::String(s)), _) => {
                 if target_forms.contains(&s.as_str()) {
                     "target".into()

@@ -134,7 +134,7 @@ fn second_comer(
     let (target_forms, source_forms) = (forms(TARGET_NAME), forms(&source_name(state, 1)));
     let returned = attempt.returned.as_ref().map(|r| {
         let (t, s) = (&target_forms, &source_forms);
-        r.describe(&[t[0].as_str(), t[1].as_str()], &[s[0].as_str(), s[1].as_str()])
+        r.describe(&[t[0].as_str(), t[1].as_str()], &[s[0].as_str(), s[1].as_str()], &token)
     });
     Some(SecondComer { outcome, before: before.describe(), after: after.describe(), returned, attempt })
 }

@@ -494,23 +494,32 @@ mod tests {
         let r = parse_line(r#"{"type":"result","id":3,"ok":true,"t0_us":1,"t1_us":2,"error":null,"returned":{"type":"string","value":"t1/d"}}"#).unwrap();
         match r {
             FromProbe::Result { returned: Some(v), delivery: None, .. } => {
-                assert_eq!(v.describe(&["t1/d"], &[]), "target");
-                assert_eq!(v.describe(&["/abs/t1/d"], &[]), "'t1/d'");
+                assert_eq!(v.describe(&["t1/d"], &[], "tok"), "target");
+                assert_eq!(v.describe(&["/abs/t1/d"], &[], "tok"), "'t1/d'");
             }
             other => panic!("{other:?}"),
         }
         let r =
             parse_line(r#"{"type":"result","id":4,"ok":true,"error":null,"returned":{"type":"undefined"}}"#).unwrap();
-        assert!(matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[]) == "undefined"));
+        assert!(
+            matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[], "tok") == "undefined")
+        );
         let r =
             parse_line(r#"{"type":"result","id":5,"ok":true,"error":null,"returned":{"type":"number","value":11}}"#)
                 .unwrap();
-        assert!(matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[]) == "11"));
+        assert!(matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[], "tok") == "11"));
+        // the number of bytes of the data it was given (11 bytes of token): a fact of the call,
+        // not of the run's numbering
+        assert!(
+            matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[], "abc-def-123") == crate::domain::Returned::BYTE_COUNT)
+        );
         let r = parse_line(
             r#"{"type":"result","id":6,"ok":true,"error":null,"returned":{"type":"object","class":"FileHandle"}}"#,
         )
         .unwrap();
-        assert!(matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[]) == "FileHandle"));
+        assert!(
+            matches!(r, FromProbe::Result { returned: Some(ref v), .. } if v.describe(&[], &[], "tok") == "FileHandle")
+        );
     }
 
     #[test]

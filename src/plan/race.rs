@@ -39,7 +39,7 @@ pub struct RacePlan {
 impl RacePlan {
     /// Validates `a` (with the folders of `paths`), then detects the amplifier.
     ///
-    /// Errors: [`Error::Usage`] naming `--contender` (more than [`MAX_CONTENDERS`], fewer
+    /// Errors: [`Error::Usage`] naming `--contender` (more than [`MAX_CONTENDERS`](crate::cli::MAX_CONTENDERS), fewer
     /// than two, not `RUNTIME:VARIANT`, a malformed `NAME@VERSION`, an unknown variant, a
     /// runtime that does not run the variant's family) or a shared flag ([`Common::new`]); [`Error::UnknownRuntime`] naming
     /// `--contender`; [`Error::Input`] for a malformed matrix.

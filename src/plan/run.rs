@@ -181,7 +181,7 @@ impl RunPlan {
         self.variants.iter().filter(|v| rt.families.contains(&v.family.as_str())).collect()
     }
 
-    /// The detection controls, as [`engine::measure`] takes them.
+    /// The detection controls, as [`engine::measure`](crate::engine::measure) takes them.
     pub fn control_refs(&self) -> Vec<&Variant> {
         self.controls.iter().collect()
     }
@@ -273,7 +273,7 @@ impl RunPlan {
     /// The cells a run of this plan measures on the runtimes of `found`, in the order of
     /// `results.json`: per measurable runtime and family, each selected variant's
     /// second-comer cells (one per target) and race cell, then the family's control race when
-    /// the control was not selected; then one cell per publish and claim recipe. Its length is what [`engine::measure`] reports through
+    /// the control was not selected; then one cell per publish and claim recipe. Its length is what [`engine::measure`](crate::engine::measure) reports through
     /// its callback when nothing stops the run.
     pub fn cells(&self, found: &[Runtime]) -> Vec<CellPlan> {
         let o = &self.options;
@@ -466,7 +466,7 @@ pub struct CellPlan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub race: Option<RaceShape>,
     /// Race under `--races auto`: measured only when the row's second comers leave its answer
-    /// open ([`engine::needs_race`]), so the run may have fewer cells than its plan.
+    /// open ([`engine::needs_race`](crate::engine::needs_race)), so the run may have fewer cells than its plan.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub conditional: bool,
 }

@@ -13,7 +13,7 @@ use crate::runtime::{ProbeContext, Runtime, Status};
 
 /// Builds or checks each found runtime's probe, then starts each session-mode probe once and
 /// waits for its `hello`, with the start-up and attempt timeouts of `opts`
-/// ([`engine::timeouts_for`]: `--timeout`, at least [`MIN_STARTUP`] for the start-up): a
+/// ([`engine::timeouts_for`]: `--timeout`, at least [`MIN_STARTUP`](super::MIN_STARTUP) for the start-up): a
 /// runtime counts as found only when its probe speaks the protocol (a `--runtime
 /// node=/bin/true` is `broken`, not measured as all-crashed). A runtime whose preparation
 /// fails becomes `broken` with the reason. Returns one warning line per protocol-2 probe
@@ -80,8 +80,8 @@ pub struct RuntimesPlan {
 }
 
 impl RuntimesPlan {
-    /// The plan for `paths`' probes, matrices and cache. Errors: [`Error::Usage`] naming
-    /// `--probes` for a folder without `PROTOCOL.md`; [`Error::Input`] for a malformed matrix.
+    /// The plan for `paths`' probes, matrices and cache. Errors: [`Error::Usage`](crate::error::Error::Usage) naming
+    /// `--probes` for a folder without `PROTOCOL.md`; [`Error::Input`](crate::error::Error::Input) for a malformed matrix.
     pub fn new(paths: &Paths) -> Result<RuntimesPlan> {
         if let Some(p) = &paths.probes {
             check_probes(p)?;

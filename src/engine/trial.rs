@@ -188,7 +188,7 @@ pub(super) fn race_core(
         }
         let t_start = Instant::now();
         let id = m.next_id();
-        let tdir = match fresh_arena(&arena, folder) {
+        let tdir = match fresh_arena(&arena, id) {
             Ok(d) => d,
             Err(e) => {
                 run.harness_error = Some(format!("could not create the race folder {}: {e}", arena.display()));
@@ -327,24 +327,28 @@ pub(super) fn race_core(
     finish_race(run, k, &observed, measured_time)
 }
 
-/// Makes the folder of a race's next trial, `arena` ([`crate::exec::scratch::RACE_DIR`]),
-/// empty: every trial of every race runs at the same paths, so that a tracer started once per
-/// pool can delay the calls that name them ([`crate::exec::amplify::DelayScope::Race`]). Each
-/// trial's folder is removed after it; one still there (a probe wrote after the removal) is
-/// removed again. Where it cannot be removed outside Linux (a probe's open handle on Windows,
-/// where nothing is amplified), trial `n` runs in a folder of its own beside it, `race-<n>`.
+/// Makes the folder of trial `id` of a race. On Linux it is `arena`
+/// ([`crate::exec::scratch::RACE_DIR`]), made anew: every trial of every race runs at the same
+/// paths, so that a tracer started once per pool can delay the calls that name them
+/// ([`crate::exec::amplify::DelayScope::Race`]); each trial's folder is removed after it, and one
+/// still there (a probe wrote after the removal) is removed again, twice at most, or the race
+/// stops with the OS error. Elsewhere (nothing is amplified; a probe's open handle can keep a
+/// folder from going on Windows) each trial gets a folder of its own beside it, `race-<id>`.
 /// Returns the trial's folder. Errors: the OS error.
-fn fresh_arena(arena: &Path, n: usize) -> std::io::Result<PathBuf> {
-    match std::fs::create_dir(arena) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match std::fs::remove_dir_all(arena) {
-            Ok(()) => std::fs::create_dir(arena).map(|()| arena.to_path_buf()),
-            Err(_) if !cfg!(target_os = "linux") => {
-                let own = arena.with_file_name(format!("{}-{n}", crate::exec::scratch::RACE_DIR));
-                std::fs::create_dir(&own).map(|()| own)
+fn fresh_arena(arena: &Path, id: u64) -> std::io::Result<PathBuf> {
+    if !cfg!(target_os = "linux") {
+        let own = arena.with_file_name(format!("{}-{id}", crate::exec::scratch::RACE_DIR));
+        return std::fs::create_dir(&own).map(|()| own);
+    }
+    let mut tries = 0;
+    loop {
+        match std::fs::create_dir(arena) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 2 => {
+                tries += 1;
+                let _ = std::fs::remove_dir_all(arena);
             }
-            Err(e) => Err(e),
-        },
-        r => r.map(|()| arena.to_path_buf()),
+            r => return r.map(|()| arena.to_path_buf()),
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! Amplified races: each contender runs under `strace`, which delays the *return* of every
-//! file-system system call by a fixed time. A check-then-act implementation has a window
+//! file-system system call naming the race's paths (see below) by a fixed time. A check-then-act implementation has a window
 //! between two system calls, and the delay stretches it past the barrier spread, so every
 //! contender passes the check; an atomic call decides inside one system call, so a delay after
 //! it cannot make a second winner.

@@ -32,6 +32,14 @@ impl Scratch {
     pub fn new(fs_root: &Path, segment: Option<&str>) -> Result<Scratch> {
         let err = |source| Error::Scratch { path: fs_root.to_path_buf(), origin: "--fs-root", source };
         let dir = tempfile::Builder::new().prefix("conformance-").tempdir_in(fs_root).map_err(err)?;
+        // one spelling for every path the harness hands out, the canonical one: amplified races
+        // delay only calls naming the race's paths as strace's `-P` was given them (an exact
+        // match), and a runtime that normalises a path (`./`, `..`, a symbolic link in
+        // `--fs-root` or TMPDIR) would otherwise name them another way and go undelayed. Linux
+        // only (the only place with `-P`; Windows' canonical form is a `\\?\` path)
+        #[cfg(target_os = "linux")]
+        let mut root = std::fs::canonicalize(dir.path()).map_err(err)?;
+        #[cfg(not(target_os = "linux"))]
         let mut root = dir.path().to_path_buf();
         if let Some(seg) = segment {
             root.push(seg);
@@ -393,6 +401,25 @@ fn shown(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::snapshot::{take, Entry};
+
+    /// The root is spelled canonically whatever `--fs-root` looked like (a symbolic link, a
+    /// `..`): strace's `-P` matches the race's paths as text, and a runtime that normalises
+    /// the path it is given would otherwise name another spelling and go undelayed.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_root_is_canonical_whatever_fs_root_looks_like() {
+        let top = tempfile::tempdir().unwrap();
+        let real = top.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, top.path().join("link")).unwrap();
+        let given = top.path().join("link").join("..").join("link");
+        let s = Scratch::new(&given, Some("seg")).unwrap();
+        let canonical = std::fs::canonicalize(top.path()).unwrap().join("real");
+        assert!(s.root().starts_with(&canonical), "{} is not under {}", s.root().display(), canonical.display());
+        assert!(s.root().ends_with("seg"));
+        assert_eq!(std::fs::canonicalize(s.root()).unwrap(), s.root());
+        assert_eq!(s.race_dir(), s.root().join(RACE_DIR));
+    }
 
     #[test]
     fn a_segment_the_file_system_refuses_names_path_segment() {

@@ -207,7 +207,7 @@ impl Common {
             max_rate: self.max_rate,
             max_trials: self.max_rate.map(|_| self.max_trials as usize),
             syscalls: crate::exec::amplify::SYSCALLS.iter().map(|s| s.to_string()).collect(),
-            paths: Some(self.amplify_paths),
+            paths: matches!(amp, Amplify::On(_)).then_some(self.amplify_paths),
             tool: match amp {
                 Amplify::On(a) => Some(a.version().to_string()),
                 _ => None,

@@ -1,8 +1,8 @@
 //! Amplified races: each contender runs under `strace`, which delays the *return* of every
-//! file-system system call naming the race's paths (see below) by a fixed time. A check-then-act implementation has a window
-//! between two system calls, and the delay stretches it past the barrier spread, so every
-//! contender passes the check; an atomic call decides inside one system call, so a delay after
-//! it cannot make a second winner.
+//! file-system system call naming the race's paths (see below) by a fixed time. A
+//! check-then-act implementation has a window between two system calls, and the delay
+//! stretches it past the barrier spread, so every contender passes the check; an atomic call
+//! decides inside one system call, so a delay after it cannot make a second winner.
 //!
 //! Mechanism: `strace -f --seccomp-bpf -qq -o /dev/null -e trace=SET -e
 //! inject=SET:delay_exit=US` (strace(1): `--seccomp-bpf` stops the tracee only on the listed
@@ -89,16 +89,6 @@ pub enum DelayScope {
     Race,
     /// Every listed call, whatever it names.
     All,
-}
-
-impl DelayScope {
-    /// `race` or `all`, as `--amplify-paths` and the results spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DelayScope::Race => "race",
-            DelayScope::All => "all",
-        }
-    }
 }
 
 /// A working `strace` and the delay it injects.

@@ -1,7 +1,8 @@
 //! The scratch folder: the only place the harness (and its probes) write to.
 //!
 //! It is created under `--fs-root` (default: the system temp folder), removed at the end of
-//! the run (also on error, through `TempDir`'s drop), and holds one sub-folder per cell.
+//! the run (also on error, through `TempDir`'s drop), and holds one sub-folder per cell and the
+//! folder every race trial runs in ([`RACE_DIR`]).
 
 use std::path::{Path, PathBuf};
 

@@ -131,7 +131,7 @@ impl Diff {
 }
 
 /// Compares `new` against `base`. Only what the new run asked for is compared
-/// ([`Asked`]): baseline cells of runtimes, variants, scenarios and target states the new run
+/// (`Asked`): baseline cells of runtimes, variants, scenarios and target states the new run
 /// did not select are left out (counted in [`Diff::not_asked`]), and so are the race cells of
 /// the rows a `--races core` run did not race; a baseline cell the new run asked for but does
 /// not hold is missing, and fails the comparison.

@@ -64,7 +64,7 @@ pub struct RaceRun {
     /// Amplified races: trials run again because the contenders entered their calls further
     /// apart than the injected delay, so the race did not overlap them.
     pub loose_trials: usize,
-    /// True when the race stopped after [`MAX_LOOSE_IN_ROW`] loose trials in a row: the
+    /// True when the race stopped after `MAX_LOOSE_IN_ROW` loose trials in a row: the
     /// delay never covered the release skew, so the trials it counted settle nothing.
     pub stopped_loose: bool,
     /// The trials summarised per release offset.

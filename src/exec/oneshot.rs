@@ -388,7 +388,7 @@ pub(crate) fn await_result(
     }
 }
 
-/// How often [`await_result`] looks at the console for a prompt while no result has come.
+/// How often `await_result` looks at the console for a prompt while no result has come.
 pub const PROMPT_POLL: Duration = Duration::from_millis(10);
 
 /// Microseconds in a day.

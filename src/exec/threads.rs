@@ -3,7 +3,7 @@
 //! (`probes/PROTOCOL.md`, "Threads").
 //!
 //! The engine still sees K [`Contender`]s, so trials, judging and reports are those of process
-//! races; each is a [`ThreadSlot`] driver over one shared [`Group`]. The group gathers the
+//! races; each is a [`ThreadSlot`] driver over one shared `Group`. The group gathers the
 //! slots' [`Spec`]s at `begin`, sends one `prepare-threads` at the first `ready` (each
 //! contender with its release delay, [`Spec::delay_us`]), one `go` at the first `release`, and
 //! reads one `results` line at the first `finish`, handing each slot its own result. A probe
@@ -184,7 +184,7 @@ pub fn attempt_of(r: ThreadResult, probe_clock: clock::ProbeClock, sent: Now, re
     }
 }
 
-/// One contender of a thread race: slot `slot` of the shared [`Group`].
+/// One contender of a thread race: slot `slot` of the shared `Group`.
 #[derive(Debug)]
 pub struct ThreadSlot {
     group: Arc<Mutex<Group>>,

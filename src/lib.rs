@@ -8,6 +8,7 @@
 pub mod against;
 pub mod app;
 pub mod builtin;
+pub mod cells;
 pub mod cli;
 pub mod compare;
 pub mod cross;

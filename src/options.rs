@@ -98,7 +98,7 @@ impl Options {
     /// True when `v` may get a race cell: races run, and `v` is in their scope
     /// ([`Options::races`]). Under [`RaceScope::Auto`] the cell is made only when its second
     /// comers, measured first, leave the answer open ([`crate::engine::needs_race`]). Detection controls are
-    /// raced whenever races run, in or out of scope (see [`crate::engine::measure`]).
+    /// raced whenever races run, in or out of scope (see [`crate::cells::expand`]).
     pub fn races(&self, v: &Variant) -> bool {
         self.race
             && match self.races {

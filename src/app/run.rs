@@ -137,7 +137,6 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     bar.set_message(status::progress_message(&cells, 0));
     let mut results =
         Results { schema: SCHEMA, run_info: plan.run_info(&found), cells: Vec::new(), against: Vec::new() };
-    let controls = plan.control_refs();
     let mut stdout = std::io::stdout().lock();
     let mut scratch_failed = None;
     let mut measurement = engine::Measurement::new(&plan.options, &mut scratch, &plan.nonce);
@@ -148,19 +147,26 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         // partial results on disk every few seconds, so that even a SIGKILLed run keeps what
         // it measured (each write is atomic)
         let partial = outdir.partial(results.clone(), PARTIAL_EVERY);
-        let vs = plan.variants_of(rt);
+        let planned = plan.planned(rt);
         // the report layer names the findings: runtime label and the variant's family and call
-        let recipes: Vec<Variant> = crate::handoff::RECIPES.iter().map(|r| r.as_variant()).collect();
         let cell = |f: Finding| {
-            let known = vs.iter().copied().chain(controls.iter().copied()).chain(&recipes);
-            let v = known.into_iter().find(|v| v.id == f.variant).expect("a finding of a planned variant or recipe");
+            let p = planned.iter().find(|p| p.id() == f.variant && p.source() == f.source);
+            let p = p.expect("a finding of a planned cell");
+            let recipe;
+            let v = match p.variant() {
+                Some(v) => v,
+                None => {
+                    recipe = p.recipe().map(crate::handoff::Recipe::as_variant).expect("a recipe");
+                    &recipe
+                }
+            };
             Cell::from_finding((&rt.label, rt.name, &rt.version), v, f)
         };
         // the hello check's background processes were stopped (see below): start them again
         if let Err(why) = rt.adapter().resume(rt, &ctx) {
             bar.suspend(|| eprintln!("warn     {}: could not start again after the hello check: {why}", rt.label));
         }
-        let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |f| {
+        let m = engine::measure(rt, &planned, &mut measurement, &ctx, &mut |f| {
             // the cells are measured in the plan's order, some conditional races left out
             // (`--races auto`): the bar goes to this cell's place, and names the next one
             let id = Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders);

@@ -26,15 +26,16 @@ use std::time::Instant;
 /// Trials per claim recipe.
 pub const CLAIM_TRIALS: usize = 5;
 
-/// Measures every selected claim recipe on `rt` ([`handoff::measure_recipes`]).
+/// Measures `recipes`, every selected claim recipe on `rt` ([`handoff::measure_recipes`]).
 pub(super) fn measure_claim(
     rt: &Runtime,
+    recipes: &[&Recipe],
     o: ClaimOptions,
     m: &mut Measurement<'_>,
     pools: &mut Pools,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(rt, Scenario::Claim, o.workers, pools, m, on_finding, &mut |pool, recipe, style, m| {
+    handoff::measure_recipes(rt, recipes, o.workers, pools, m, on_finding, &mut |pool, recipe, style, m| {
         claim_recipe(pool, recipe, style, o, m)
     })
 }

@@ -29,7 +29,7 @@ use crate::verdict::Report;
 use std::time::Instant;
 
 /// Items (trials) per done-marker recipe in the default run. Every item pauses its writer for
-/// [`PAUSE_US`], so each costs about 80 ms; measured here, every wrong recipe consumed early
+/// `PAUSE_US`, so each costs about 80 ms; measured here, every wrong recipe consumed early
 /// in 10 of 10 items on all five session runtimes (the pause is forced, not left to chance),
 /// so 5 show the failure at a quarter of the cost of 20 (issue 13's budget).
 pub const DONE_ITEMS: usize = 5;
@@ -50,23 +50,18 @@ pub const PAUSE_AT_US: u64 = 5_000;
 /// How long the writer stays paused, µs (3 × [`STABLE_MS`]).
 pub const PAUSE_US: u64 = 60_000;
 
-/// Measures every selected done-marker recipe on `rt` ([`handoff::measure_recipes`]).
+/// Measures `recipes`, every selected done-marker recipe on `rt` ([`handoff::measure_recipes`]).
 pub(super) fn measure_done(
     rt: &Runtime,
+    recipes: &[&Recipe],
     size: usize,
     m: &mut Measurement<'_>,
     pools: &mut Pools,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(
-        rt,
-        Scenario::DoneMarker,
-        DONE_SLOTS,
-        pools,
-        m,
-        on_finding,
-        &mut |pool, recipe, style, m| done_recipe(pool, recipe, style, size, m),
-    )
+    handoff::measure_recipes(rt, recipes, DONE_SLOTS, pools, m, on_finding, &mut |pool, recipe, style, m| {
+        done_recipe(pool, recipe, style, size, m)
+    })
 }
 
 /// One recipe's finding; `None` when the run was interrupted.

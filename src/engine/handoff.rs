@@ -42,13 +42,13 @@ pub(super) fn pools(rt: &Runtime, slots: usize, m: &Measurement<'_>, ctx: &Probe
     Some(Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m))
 }
 
-/// Measures each selected recipe of `scenario` on `rt` with the first `slots` probes of
-/// `pools` ([`pools`]): `run` makes one recipe's finding (`None` when the run was
-/// interrupted); `on_finding` is called after each. Returns the findings in recipe order.
+/// Measures `recipes` (of one scenario, as the cell list gives them) on `rt` with the first
+/// `slots` probes of `pools` ([`pools`]): `run` makes one recipe's finding (`None` when the
+/// run was interrupted); `on_finding` is called after each. Returns the findings in order.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn measure_recipes(
     rt: &Runtime,
-    scenario: Scenario,
+    recipes: &[&Recipe],
     slots: usize,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
@@ -60,8 +60,7 @@ pub(super) fn measure_recipes(
     // every path delayed: a hand-off's files have many names, not a race's few
     let amplify = m.opts.amplify.every_path();
     let mut out = Vec::new();
-    let selected: Vec<&Recipe> = Recipe::of(scenario).filter(|r| m.opts.recipes.iter().any(|id| id == r.id)).collect();
-    for recipe in selected {
+    for &recipe in recipes {
         if crate::interrupt::requested() {
             break;
         }

@@ -26,19 +26,20 @@ use second::second_comer_cell;
 use trial::race_core;
 pub use trial::{RaceRun, Sweep};
 
-use crate::domain::{ContenderKind, NoAmplified, RaceScope};
+use crate::cells::Planned;
+use crate::domain::{ContenderKind, NoAmplified};
 use crate::exec::contender::{Attempt, Contender, Mode, Timeouts};
 use crate::exec::health;
 use crate::exec::process::Launch;
 use crate::exec::scratch::{PathStyle, Scratch, TargetState};
-use crate::matrix::{SourceKind, Variant};
+use crate::matrix::Variant;
 use crate::report::model::{
     CellResult, ControlInfo, CountersResult, Finding, ModeRun, OrderingRun, RaceResult, Scenario, SecondComerResult,
 };
 use crate::runtime::{ProbeContext, Runtime};
 use crate::verdict::{apply_control, decide, Detection, Outcome, RaceMode, RaceVerdict, Report};
 
-/// Under [`RaceScope::Auto`]: whether a row whose second comers gave `second` (target,
+/// Under [`RaceScope::Auto`](crate::domain::RaceScope::Auto): whether a row whose second comers gave `second` (target,
 /// absolute outcome, relative outcome) still needs its race. False once one of them rules the
 /// row out as a lock ([`crate::verdict::second_rules_out`]: the row's answer is `no` whatever a
 /// race shows); true otherwise, also when no second comer ran or they faulted.
@@ -120,18 +121,20 @@ pub fn control_for<'a>(all: &'a [Variant], family: &str) -> Option<&'a Variant> 
     all.iter().find(|v| v.family == family && v.control)
 }
 
-/// Measures `variants` (already filtered to `rt`'s families) on `rt`, calling `on_finding`
-/// after each cell (for progress and incremental output). `controls` holds each family's
-/// detection control (see [`control_for`]): when races run, it is raced first in every
-/// family (and reported even if not selected), and a family whose control was not caught has
-/// its `exclusive` verdicts made `inconclusive`. Never fails: faults become cells. An
-/// interrupt stops it between attempts; the attempt in flight is dropped. After a cell with a
-/// harness error the scratch folder is checked ([`health::check`]); if it no longer works,
-/// measuring stops and [`Measured::scratch_failed`] says why.
+/// Measures `cells` ([`crate::cells::expand`] for `rt`) on `rt`, in their order, calling
+/// `on_finding` after each cell (for progress and incremental output). A family's detection
+/// control (its race cell marked [`Planned::is_control_race`]) is raced before the family's
+/// other cells and reported at its place in the list; a family whose control was not caught
+/// has its `exclusive` verdicts made `inconclusive`. A conditional race
+/// ([`Planned::conditional`]) is measured only when its row's second comers leave the answer
+/// open ([`needs_race`]), so the findings are the cells in order, some of those left out.
+/// Never fails: faults become cells. An interrupt stops it between attempts; the attempt in
+/// flight is dropped. After a cell with a harness error the scratch folder is checked
+/// ([`health::check`]); if it no longer works, measuring stops and
+/// [`Measured::scratch_failed`] says why.
 pub fn measure(
     rt: &Runtime,
-    variants: &[&Variant],
-    controls: &[&Variant],
+    cells: &[Planned<'_>],
     m: &mut Measurement<'_>,
     ctx: &ProbeContext,
     on_finding: &mut dyn FnMut(&Finding),
@@ -152,25 +155,23 @@ pub fn measure(
         }
     };
     // every pool of the runtime, made first: each family's race pools (the amplified one too
-    // where the family races amplified) and the hand-off pool, as large as the largest
-    // hand-off scenario needs
+    // where the family races) and the hand-off pool, as large as the largest hand-off
+    // scenario needs
     let mut families = Vec::new();
-    for family in &rt.families {
-        let fam: Vec<&Variant> = variants.iter().copied().filter(|v| v.family == *family).collect();
-        if fam.is_empty() {
-            continue;
-        }
+    for (family, fam) in crate::cells::by_family(cells) {
         let launch = adapter.launch(rt, family, ctx);
         let pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), opts.contender_kind, m);
-        let races = opts.race && (fam.iter().any(|v| opts.races(v)) || controls.iter().any(|c| c.family == *family));
-        families.push((family, fam, pools, races));
+        let races = fam.iter().any(|c| c.scenario == Scenario::Race);
+        families.push((fam, pools, races));
     }
-    let slots = [
-        opts.publish.map(|p| 1 + p.readers),
-        opts.claim.map(|c| c.workers),
-        opts.done_marker.map(|_| done::DONE_SLOTS),
-    ];
-    let mut handoff_pools = slots.into_iter().flatten().max().and_then(|n| handoff::pools(rt, n, m, ctx));
+    let recipes = crate::cells::recipes_by_scenario(cells);
+    let slots = recipes.iter().filter_map(|(s, _)| match s {
+        Scenario::Publish => opts.publish.map(|p| 1 + p.readers),
+        Scenario::Claim => opts.claim.map(|c| c.workers),
+        Scenario::DoneMarker => Some(done::DONE_SLOTS),
+        Scenario::SecondComer | Scenario::Race => None,
+    });
+    let mut handoff_pools = slots.max().and_then(|n| handoff::pools(rt, n, m, ctx));
     // start every session up front so that start-up never counts in a measurement, all of the
     // runtime's at once (they then wait idle, blocked on their input); a loop driver (cmd)
     // polls while it waits, so its pools start one at a time, when used
@@ -179,12 +180,12 @@ pub fn measure(
     let together = adapter.mode() == Mode::Session && !stop(&out);
     if together {
         let mut all: Vec<(&mut Pools, Option<&Amplify>)> =
-            families.iter_mut().map(|(_, _, p, races)| (p, races.then_some(&amplify))).collect();
+            families.iter_mut().map(|(_, p, races)| (p, races.then_some(&amplify))).collect();
         all.extend(handoff_pools.as_mut().map(|p| (p, None)));
         let faults = start_together(&mut all);
         started = faults.into_iter().take(families.len()).map(Some).collect();
     }
-    for ((family, fam, mut pools, races), pre) in families.into_iter().zip(started) {
+    for ((fam, mut pools, races), pre) in families.into_iter().zip(started) {
         if stop(&out) {
             break;
         }
@@ -198,10 +199,10 @@ pub fn measure(
         // one process per attempt (one-shot mode, also a cmd loop that did not start) costs a
         // process start per attempt: such races get --oneshot-trials
         let mut trials = opts.trials_for(pools.natural.iter().any(Contender::process_per_attempt));
-        let control = controls.iter().copied().find(|c| c.family == *family);
+        let control = fam.iter().find(|c| c.is_control_race()).and_then(Planned::variant);
         let mut control_cell = None;
         let mut detection = None;
-        if let (true, Some(cv)) = (opts.race, control) {
+        if let Some(cv) = control {
             let base = CellBase { v: cv, kind: opts.contender_kind };
             let c = match &start_fault {
                 Some(f) => {
@@ -245,7 +246,7 @@ pub fn measure(
             check(&c, &mut out, m.scratch.root());
             out.controls.push(ControlInfo {
                 runtime: rt.label.clone(),
-                family: family.to_string(),
+                family: cv.family.clone(),
                 detection: d.clone(),
                 escalations,
             });
@@ -259,69 +260,44 @@ pub fn measure(
             control_cell = Some(c);
         }
         let first = out.findings.len();
-        for v in fam {
+        // the row whose second comers `seconds` holds (one source kind of a variant), for
+        // `--races auto`
+        let mut seconds_of: Option<&Variant> = None;
+        let mut seconds = Vec::new();
+        for cell in &fam {
             if stop(&out) {
                 break;
             }
-            let base = CellBase { v, kind: opts.contender_kind };
-            if let Some(f) = &start_fault {
-                if opts.second_comer {
-                    for t in opts.targets.iter().filter(|t| t.applies(v.source == SourceKind::File)) {
-                        let mut c = base.fault(Scenario::SecondComer, *t, f);
-                        c.driver = pools.note();
-                        on_finding(&c);
-                        out.findings.push(c);
-                    }
-                }
-                if opts.races(v) {
-                    let c = match control_cell.take_if(|c: &mut Finding| c.variant == v.id) {
-                        Some(c) => c,
-                        None => {
-                            let mut c = base.fault(Scenario::Race, TargetState::Absent, f);
-                            c.driver = pools.note();
-                            c
-                        }
-                    };
-                    on_finding(&c);
-                    out.findings.push(c);
-                }
-                continue;
+            let Some(v) = cell.variant() else { continue };
+            if !seconds_of.is_some_and(|s| std::ptr::eq(s, v)) {
+                (seconds_of, seconds) = (Some(v), Vec::new());
             }
-            // what the second comers showed, for `--races auto`
-            let mut seconds = Vec::new();
-            if opts.second_comer {
-                for &t in opts.targets.iter().filter(|t| t.applies(v.source == SourceKind::File)) {
-                    if stop(&out) {
-                        break;
-                    }
-                    let c = second_comer_cell(&base, &mut pools.natural[0], t, style, m);
+            let base = CellBase { v, kind: opts.contender_kind };
+            let c = match (&start_fault, cell.scenario) {
+                // the control, raced first, takes its place in the list
+                (_, Scenario::Race) if cell.is_control_race() && control_cell.is_some() => control_cell.take(),
+                (Some(f), scenario) => {
+                    let mut c = base.fault(scenario, cell.target, f);
+                    c.driver = pools.note();
+                    Some(c)
+                }
+                (None, Scenario::SecondComer) => {
+                    let c = second_comer_cell(&base, &mut pools.natural[0], cell.target, style, m);
                     let Some(mut c) = c else { break };
                     c.driver = pools.natural[0].note();
-                    check(&c, &mut out, m.scratch.root());
-                    on_finding(&c);
                     if let CellResult::SecondComer(s) = &c.result {
-                        seconds.push((t, s.outcome, s.relative.as_ref().map(|r| r.outcome)));
+                        seconds.push((cell.target, s.outcome, s.relative.as_ref().map(|r| r.outcome)));
                     }
-                    out.findings.push(c);
+                    Some(c)
                 }
+                (None, _) if cell.conditional && !needs_race(&seconds) => None,
+                (None, _) => base.race(&mut pools, style, trials, RaceRole::Row, m),
+            };
+            if let Some(c) = c {
+                check(&c, &mut out, m.scratch.root());
+                on_finding(&c);
+                out.findings.push(c);
             }
-            let wanted = opts.races != RaceScope::Auto || v.control || needs_race(&seconds);
-            if opts.races(v) && wanted && !stop(&out) {
-                let c = match control_cell.take_if(|c: &mut Finding| c.variant == v.id) {
-                    Some(c) => Some(c),
-                    None => base.race(&mut pools, style, trials, RaceRole::Row, m),
-                };
-                if let Some(c) = c {
-                    check(&c, &mut out, m.scratch.root());
-                    on_finding(&c);
-                    out.findings.push(c);
-                }
-            }
-        }
-        // a control that was not selected is still reported: it is the run's evidence
-        if let Some(c) = control_cell.take() {
-            on_finding(&c);
-            out.findings.push(c);
         }
         for c in &mut out.findings[first..] {
             if let CellResult::Race(r) = &mut c.result {
@@ -332,29 +308,30 @@ pub fn measure(
         pools.shutdown();
         m.amplify = None;
     }
-    let handoffs = |found: Vec<Finding>, out: &mut Measured, root: &Path| {
-        for f in &found {
-            check(f, out, root);
-        }
-        out.findings.extend(found);
-    };
     // one pool for every hand-off scenario, started above (a loop driver's now, once); a
     // fault shows again, as data, in the first item
     if let (Some(pools), false) = (&mut handoff_pools, stop(&out)) {
         if !together {
             let _ = crate::exec::contender::start_all(&mut pools.natural);
         }
-        if let (Some(p), false) = (opts.publish, stop(&out)) {
-            let found = publish::measure_publish(rt, p, m, pools, on_finding);
-            handoffs(found, &mut out, m.scratch.root());
-        }
-        if let (Some(c), false) = (opts.claim, stop(&out)) {
-            let found = claim::measure_claim(rt, c, m, pools, on_finding);
-            handoffs(found, &mut out, m.scratch.root());
-        }
-        if let (Some(size), false) = (opts.done_marker, stop(&out)) {
-            let found = done::measure_done(rt, size, m, pools, on_finding);
-            handoffs(found, &mut out, m.scratch.root());
+        for (scenario, recipes) in &recipes {
+            if stop(&out) {
+                break;
+            }
+            let found = match scenario {
+                Scenario::Publish => {
+                    opts.publish.map(|p| publish::measure_publish(rt, recipes, p, m, pools, on_finding))
+                }
+                Scenario::Claim => opts.claim.map(|c| claim::measure_claim(rt, recipes, c, m, pools, on_finding)),
+                Scenario::DoneMarker => {
+                    opts.done_marker.map(|size| done::measure_done(rt, recipes, size, m, pools, on_finding))
+                }
+                Scenario::SecondComer | Scenario::Race => None,
+            };
+            for f in found.unwrap_or_default() {
+                check(&f, &mut out, m.scratch.root());
+                out.findings.push(f);
+            }
         }
         pools.shutdown();
     }

@@ -24,24 +24,19 @@ use crate::verdict::Report;
 use std::path::Path;
 use std::time::Instant;
 
-/// Measures every selected publish recipe on `rt` ([`handoff::measure_recipes`]): a writer
+/// Measures `recipes`, every selected publish recipe on `rt` ([`handoff::measure_recipes`]): a writer
 /// and `p.readers` readers.
 pub(super) fn measure_publish(
     rt: &Runtime,
+    recipes: &[&Recipe],
     p: PublishOptions,
     m: &mut Measurement<'_>,
     pools: &mut Pools,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(
-        rt,
-        Scenario::Publish,
-        1 + p.readers,
-        pools,
-        m,
-        on_finding,
-        &mut |pool, recipe, style, m| publish_recipe(pool, recipe, style, p, m),
-    )
+    handoff::measure_recipes(rt, recipes, 1 + p.readers, pools, m, on_finding, &mut |pool, recipe, style, m| {
+        publish_recipe(pool, recipe, style, p, m)
+    })
 }
 
 /// A new folder of the harness's own on a file system other than `root`'s (`/dev/shm`, then

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::{check_contenders, nonce, parse_targets, select_sources, select_variants, Common, Paths, Shape};
 use crate::against::AgainstScope;
+use crate::cells::Planned;
 use crate::cli::{RunArgs, ScenarioArg, DEFAULT_RUN_TRIALS, DEFAULT_TRIALS};
 use crate::domain::RaceScope;
 use crate::engine::Sweep;
@@ -192,12 +193,10 @@ impl RunPlan {
         found.iter().filter(|r| self.measures(r)).collect()
     }
 
-    /// True when `rt` will be measured: found and working, and running a selected variant or
-    /// hand-off recipe.
+    /// True when `rt` will be measured: found and working, with a cell to measure (a selected
+    /// variant or hand-off recipe).
     pub fn measures(&self, rt: &Runtime) -> bool {
-        let o = &self.options;
-        let handoff = o.publish.is_some() || o.claim.is_some() || o.done_marker.is_some();
-        rt.status == Status::Found && (!self.variants_of(rt).is_empty() || handoff)
+        rt.status == Status::Found && !self.planned(rt).is_empty()
     }
 
     /// The `--require`d runtimes missing from `found` (not found, broken, or not selected by
@@ -270,69 +269,39 @@ impl RunPlan {
         })
     }
 
+    /// The cells this plan measures on `rt`, in order ([`crate::cells::expand`]): the list
+    /// [`engine::measure`](crate::engine::measure) walks.
+    pub fn planned(&self, rt: &Runtime) -> Vec<Planned<'_>> {
+        crate::cells::expand(&self.options, &rt.families, &self.variants_of(rt), &self.control_refs())
+    }
+
     /// The cells a run of this plan measures on the runtimes of `found`, in the order of
-    /// `results.json`: per measurable runtime and family, each selected variant's
-    /// second-comer cells (one per target) and race cell, then the family's control race when
-    /// the control was not selected; then one cell per publish and claim recipe. Its length is what [`engine::measure`](crate::engine::measure) reports through
-    /// its callback when nothing stops the run.
+    /// `results.json`: each measurable runtime's [`RunPlan::planned`] cells, with their ids
+    /// and race shapes. A run reports these through its callback, in this order, less the
+    /// conditional races its second comers settled ([`CellPlan::conditional`]).
     pub fn cells(&self, found: &[Runtime]) -> Vec<CellPlan> {
         let o = &self.options;
         let mut out = Vec::new();
         for rt in self.measurable(found) {
             let race = self.race_shape(rt);
-            let runtime = (rt.label.as_str(), rt.name, rt.version.as_str());
-            // hand-offs always race processes
-            let kind_of = |s: Scenario| match s {
-                Scenario::SecondComer | Scenario::Race => o.contender_kind,
-                _ => crate::domain::ContenderKind::Processes,
-            };
-            let cell = |v: &Variant, scenario, target: TargetState, race: Option<RaceShape>| CellPlan {
-                id: Cell::id_of(runtime.0, &v.id, scenario, target, v.cell_source(), kind_of(scenario)),
-                runtime: rt.label.clone(),
-                variant: v.id.clone(),
-                scenario,
-                target,
-                source: v.cell_source(),
-                control: v.control,
-                relative: scenario == Scenario::SecondComer && o.relative,
-                conditional: scenario == Scenario::Race && o.races == RaceScope::Auto && o.second_comer && !v.control,
-                race,
-            };
-            for family in &rt.families {
-                let fam: Vec<&Variant> = self.variants.iter().filter(|v| v.family == *family).collect();
-                if fam.is_empty() {
-                    continue;
-                }
-                for v in &fam {
-                    if o.second_comer {
-                        let has_file_source = v.source == crate::matrix::SourceKind::File;
-                        let targets = o.targets.iter().filter(|t| t.applies(has_file_source));
-                        out.extend(targets.map(|&t| cell(v, Scenario::SecondComer, t, None)));
-                    }
-                    if o.races(v) {
-                        out.push(cell(v, Scenario::Race, TargetState::Absent, race.clone()));
-                    }
-                }
-                let control = self.controls.iter().find(|c| c.family == *family);
-                if let (true, Some(c)) = (o.race, control) {
-                    // a selected control whose own row is not raced (`--races core` leaves out
-                    // a promise form) is still raced, as the engine does, after the rows
-                    if !fam.iter().any(|v| v.id == c.id && o.races(v)) {
-                        out.push(cell(c, Scenario::Race, TargetState::Absent, race.clone()));
-                    }
-                }
-            }
-            let handoffs = [
-                (o.publish.is_some(), Scenario::Publish),
-                (o.claim.is_some(), Scenario::Claim),
-                (o.done_marker.is_some(), Scenario::DoneMarker),
-            ];
-            for (on, scenario) in handoffs {
-                if on {
-                    let recipes =
-                        crate::handoff::Recipe::of(scenario).filter(|r| o.recipes.iter().any(|id| id == r.id));
-                    out.extend(recipes.map(|r| cell(&r.as_variant(), scenario, TargetState::Absent, None)));
-                }
+            for p in self.planned(rt) {
+                // hand-offs always race processes
+                let kind = match p.scenario {
+                    Scenario::SecondComer | Scenario::Race => o.contender_kind,
+                    _ => crate::domain::ContenderKind::Processes,
+                };
+                out.push(CellPlan {
+                    id: Cell::id_of(&rt.label, p.id(), p.scenario, p.target, p.source(), kind),
+                    runtime: rt.label.clone(),
+                    variant: p.id().to_string(),
+                    scenario: p.scenario,
+                    target: p.target,
+                    source: p.source(),
+                    control: p.variant().is_some_and(|v| v.control),
+                    relative: p.scenario == Scenario::SecondComer && o.relative,
+                    conditional: p.conditional,
+                    race: (p.scenario == Scenario::Race).then(|| race.clone()).flatten(),
+                });
             }
         }
         out
@@ -501,6 +470,8 @@ pub struct Estimate {
     pub race_min: usize,
     /// Race attempts at most (`--max-rate` may add trials up to `--max-trials`).
     pub race_max: usize,
+    /// Hand-off cells (one per recipe), whose attempts depend on `--items` and the recipe.
+    pub handoff_cells: usize,
 }
 
 impl Estimate {
@@ -509,7 +480,9 @@ impl Estimate {
         let mut e = Estimate::default();
         for c in cells {
             let (lo, hi) = c.attempts();
-            if c.race.is_some() {
+            if !matches!(c.scenario, Scenario::SecondComer | Scenario::Race) {
+                e.handoff_cells += 1;
+            } else if c.race.is_some() {
                 // a conditional race may not run at all
                 e.race_min += if c.conditional { 0 } else { lo };
                 e.race_max += hi;

@@ -1,21 +1,13 @@
 use clap::Parser;
 
 use super::*;
-use std::path::Path;
 
 use crate::against::AgainstScope;
 use crate::cli::Command;
 use crate::cli::DEFAULT_RUN_TRIALS;
-use crate::engine;
 use crate::matrix::SourceKind;
-use crate::matrix::Variant;
-use crate::report::model::{Cell, Scenario};
-use crate::runtime::discover;
+use crate::report::model::Scenario;
 use crate::runtime::Status;
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures")
-}
 
 fn cli(command: &str, args: &[&str]) -> Cli {
     let argv = ["conformance", command].into_iter().chain(args.iter().copied());
@@ -191,92 +183,20 @@ fn attempts_are_estimated_per_cell() {
         cell(Scenario::SecondComer, true, None),
         cell(Scenario::SecondComer, false, None),
         cell(Scenario::Race, false, Some(race)),
+        cell(Scenario::Publish, false, None),
     ];
     assert_eq!(cells[2].attempts(), (3 * 200 * 2, 3 * 5000 * 2));
-    assert_eq!(Estimate::of(&cells), Estimate { second_comer: 3, race_min: 1200, race_max: 30000 });
-}
-
-/// Measures `args` for real with [`engine::measure`] and checks that the cell plans are
-/// the cells measured, in order, and that the callback (the progress bar) saw as many.
-/// Returns the ids measured, `None` when a runtime was not found or its probe did not
-/// start.
-fn cells_match_a_real_run(args: &[&str]) -> Option<Vec<String>> {
-    let root = tempfile::tempdir().unwrap();
-    let root_arg = root.path().display().to_string();
-    let plan = run_plan(&[args, &["--fs-root", &root_arg, "--amplify", "off", "--timeout", "5"]].concat()).unwrap();
-    let (mut scratch, ctx) = plan.common.workspace().unwrap();
-    let mut found = discover(&plan.requested).runtimes;
-    let selected: Vec<&Variant> = plan.variants.iter().collect();
-    ready_runtimes(&mut found, &ctx, &plan.options, &selected);
-    if let Some(rt) = found.iter().find(|r| r.status != Status::Found) {
-        eprintln!("SKIPPED: {}", crate::status::status_line(rt));
-        cleanup_runtimes(&found, &ctx);
-        return None;
-    }
-    let planned: Vec<(String, bool)> = plan.cells(&found).into_iter().map(|c| (c.id, c.conditional)).collect();
-    let (mut measured, mut reported) = (Vec::new(), 0);
-    for rt in plan.measurable(&found) {
-        let (vs, controls) = (plan.variants_of(rt), plan.control_refs());
-        let mut measurement = engine::Measurement::new(&plan.options, &mut scratch, &plan.nonce);
-        let m = engine::measure(rt, &vs, &controls, &mut measurement, &ctx, &mut |_| {
-            reported += 1;
-        });
-        assert_eq!(m.scratch_failed, None);
-        measured.extend(
-            m.findings.iter().map(|f| Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders)),
-        );
-    }
-    cleanup_runtimes(&found, &ctx);
-    assert!(!planned.is_empty(), "{args:?}");
-    // a conditional race (`--races auto`) is left out where its second comers settled the
-    // row; every other planned cell is measured, in order
-    let kept: Vec<&String> =
-        planned.iter().filter(|(id, conditional)| !conditional || measured.contains(id)).map(|(id, _)| id).collect();
-    assert_eq!(kept, measured.iter().collect::<Vec<_>>(), "{args:?}");
-    assert_eq!(reported, measured.len(), "{args:?}");
-    drop(scratch);
-    assert!(std::fs::read_dir(root.path()).unwrap().next().is_none(), "scratch folder left");
-    Some(measured)
-}
-
-/// The cell list is what a run measures: with the fake runtime of the fault tests (its
-/// control selected or not, each scenario, targets and relative repeats), and with a real
-/// Node where one is installed.
-#[test]
-#[cfg(unix)]
-fn the_cell_list_is_what_a_run_measures() {
-    let fake = format!("node={}", fixtures().join("fake-runtimes").join("faults").join("node").display());
-    let matrices = fixtures().join("matrices").join("faults").display().to_string();
-    let common = ["--matrices", &matrices, "-r", &fake, "-n", "2"];
-    for selection in [
-        &["-v", "node.fake.wx"][..],
-        &["-v", "node.fake.wx", "--scenario", "second-comer", "--target", "file,absent", "--no-relative"],
-        &["-v", "node.fake.wx,node.fake.check-then-create", "--scenario", "race"],
-        &["-v", "node.fake.check-then-create", "--target", "dir"],
-    ] {
-        assert!(cells_match_a_real_run(&[&common[..], selection].concat()).is_some(), "the fake runtime must start");
-    }
-    cells_match_a_real_run(&["-r", "node", "-v", "node.writeFileSync.wx,node.mkdirSync", "-n", "3"]);
-    // `--races auto`: a row whose second comer failed (`w` replaces a file) is not raced
-    let auto = ["-r", "node", "-v", "node.writeFileSync.wx,node.writeFileSync.w", "--races", "auto", "-n", "3"];
-    if let Some(measured) = cells_match_a_real_run(&auto) {
-        let raced = |id: &str| measured.iter().any(|m| m.contains(&format!("/{id}/race/")));
-        assert!(raced("node.writeFileSync.wx") && !raced("node.writeFileSync.w"), "{measured:?}");
-    }
-    // `--races core`: a promise form and the other source kinds get no race cell, in the
-    // plan as in the run
-    let core = ["-r", "node", "-v", "node.writeFileSync.wx,node.promises.writeFile.wx,node.renameSync"];
-    cells_match_a_real_run(&[&core[..], &["--races", "core", "--scenario", "race", "-n", "3"]].concat());
+    let want = Estimate { second_comer: 3, race_min: 1200, race_max: 30000, handoff_cells: 1 };
+    assert_eq!(Estimate::of(&cells), want, "a hand-off cell is no second-comer attempt");
 }
 
 /// `--races core` on Bun with its control selected: the control's row (a promise form) is
 /// not a core race, yet the family's control race is planned, as the engine runs it (found
 /// in review: the dry run counted one cell too few, and the progress bar missed it).
-#[test]
-fn a_selected_control_outside_the_race_scope_is_still_raced() {
-    let plan =
-        run_plan(&["-r", "bun", "-v", "bun.file.exists+write,node.writeFileSync.wx", "--races", "core"]).unwrap();
-    let bun = crate::runtime::Runtime {
+/// A found Bun at a made-up path, with its adapter's families: for plans that need a runtime
+/// and start nothing.
+fn bun() -> crate::runtime::Runtime {
+    crate::runtime::Runtime {
         name: "bun",
         label: "bun 1.4.5".into(),
         version: "1.4.5".into(),
@@ -286,7 +206,14 @@ fn a_selected_control_outside_the_race_scope_is_still_raced() {
         artifact: None,
         selector: "bun".into(),
         adapter: crate::runtime::adapter("bun").unwrap(),
-    };
+    }
+}
+
+#[test]
+fn a_selected_control_outside_the_race_scope_is_still_raced() {
+    let plan =
+        run_plan(&["-r", "bun", "-v", "bun.file.exists+write,node.writeFileSync.wx", "--races", "core"]).unwrap();
+    let bun = bun();
     let races: Vec<String> = plan
         .cells(std::slice::from_ref(&bun))
         .into_iter()
@@ -296,6 +223,39 @@ fn a_selected_control_outside_the_race_scope_is_still_raced() {
     // the node family's control (not selected) after its row, then Bun's (selected, and
     // left out before: the engine raced it, the plan did not count it)
     assert_eq!(races, ["node.writeFileSync.wx", "node.existsSync+writeFileSync", "bun.file.exists+write"]);
+}
+
+/// The one cell list, in `results.json` order: per family each row's second comers (one per
+/// target) then its race, the family's unselected control after its rows, then the hand-off
+/// recipes, publish before claim; under `--races auto` the rows' races are conditional, the
+/// control's never.
+#[test]
+fn the_cell_list_is_in_results_order() {
+    let args = ["-r", "bun", "-v", "node.writeFileSync.wx,node.mkdirSync,publish.*,claim.*", "--target", "absent,file"];
+    let args = [&args[..], &["--no-relative"]].concat();
+    let scenarios = ["--scenario", "second-comer,race,publish,claim", "--races", "auto"];
+    let plan = run_plan(&[&args[..], &scenarios].concat()).unwrap();
+    let cells: Vec<String> = plan
+        .cells(&[bun()])
+        .iter()
+        .map(|c| {
+            let conditional = if c.conditional { " ?" } else { "" };
+            format!("{} {} {}{conditional}", c.variant, c.scenario.as_str(), c.target.as_str())
+        })
+        .collect();
+    let mut want = vec![
+        "node.writeFileSync.wx second-comer absent",
+        "node.writeFileSync.wx second-comer file",
+        "node.writeFileSync.wx race absent ?",
+        "node.mkdirSync second-comer absent",
+        "node.mkdirSync second-comer file",
+        "node.mkdirSync race absent ?",
+        "node.existsSync+writeFileSync race absent",
+    ];
+    let recipes = crate::handoff::RECIPES.iter().filter(|r| r.scenario != Scenario::DoneMarker);
+    let handoffs: Vec<String> = recipes.map(|r| format!("{} {} absent", r.id, r.scenario.as_str())).collect();
+    want.extend(handoffs.iter().map(String::as_str));
+    assert_eq!(cells, want);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Integration tests: the built `conformance` binary against fixtures and real runtimes.
 //! One test binary (ripgrep's `autotests = false` layout).
 
+mod cells;
 mod cli;
 mod common;
 mod diff;

@@ -5,8 +5,8 @@
 //! The order is the order of `results.json`: per family of the runtime (in the adapter's
 //! order) each selected variant's second-comer cells, one per target state, then its race
 //! cell; then the family's detection control race when the control's own row is not raced;
-//! then one cell per selected hand-off recipe, publish, claim and done-marker scenarios in
-//! turn.
+//! then one cell per selected hand-off recipe, scenario by scenario
+//! ([`Scenario::HANDOFFS`]).
 
 use crate::domain::{RaceScope, Scenario};
 use crate::exec::scratch::TargetState;
@@ -19,7 +19,7 @@ use crate::options::Options;
 pub enum Subject<'a> {
     /// A matrix row (one source kind of it, [`Variant::per_source`]).
     Variant(&'a Variant),
-    /// A hand-off recipe ([`crate::handoff::RECIPES`]).
+    /// A hand-off recipe ([`crate::handoff::recipes`]).
     Recipe(&'static Recipe),
 }
 
@@ -58,7 +58,7 @@ impl<'a> Planned<'a> {
     pub fn id(&self) -> &str {
         match self.subject {
             Subject::Variant(v) => &v.id,
-            Subject::Recipe(r) => r.id,
+            Subject::Recipe(r) => &r.id,
         }
     }
 
@@ -113,13 +113,8 @@ pub fn expand<'a>(
             }
         }
     }
-    let handoffs = [
-        (o.publish.is_some(), Scenario::Publish),
-        (o.claim.is_some(), Scenario::Claim),
-        (o.done_marker.is_some(), Scenario::DoneMarker),
-    ];
-    for scenario in handoffs.into_iter().filter_map(|(on, s)| on.then_some(s)) {
-        let recipes = Recipe::of(scenario).filter(|r| o.recipes.iter().any(|id| id == r.id));
+    for scenario in Scenario::HANDOFFS.into_iter().filter(|s| o.runs(*s)) {
+        let recipes = Recipe::of(scenario).filter(|r| o.recipes.contains(&r.id));
         out.extend(recipes.map(|r| Planned {
             subject: Subject::Recipe(r),
             scenario,

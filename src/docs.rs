@@ -301,18 +301,16 @@ impl Selector {
 
 /// `scenario=`'s value: `second-comer`, `race` or both, or exactly one hand-off scenario.
 fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
-    const KNOWN: &str = "second-comer, race, publish, done-marker, claim, answers";
+    let known = || Scenario::ALL.map(Scenario::as_str).join(", ") + ", answers";
     let (mut second_comer, mut race, mut handoff) = (false, false, Vec::new());
     for s in value.split(',').map(str::trim) {
         match s {
             "second-comer" => second_comer = true,
             "race" => race = true,
-            "publish" => handoff.push(Scenario::Publish),
-            "done-marker" => handoff.push(Scenario::DoneMarker),
-            "claim" => handoff.push(Scenario::Claim),
+            s if Scenario::parse(s).is_some_and(Scenario::is_handoff) => handoff.extend(Scenario::parse(s)),
             "answers" if value.trim() == "answers" => return Ok(Scenarios::Answers),
             "answers" => return Err("key 'scenario': answers is a table kind of its own: give it alone".into()),
-            _ => return Err(format!("key 'scenario': unknown scenario '{s}' (known: {KNOWN})")),
+            _ => return Err(format!("key 'scenario': unknown scenario '{s}' (known: {})", known())),
         }
     }
     match handoff.as_slice() {

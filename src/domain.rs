@@ -241,6 +241,24 @@ pub enum Scenario {
 }
 
 impl Scenario {
+    /// The hand-off scenarios, in the order a run measures them and the reports show them.
+    pub const HANDOFFS: [Scenario; 3] = [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim];
+
+    /// Every scenario: the two of a matrix row, then [`Scenario::HANDOFFS`].
+    pub const ALL: [Scenario; 5] =
+        [Scenario::SecondComer, Scenario::Race, Scenario::Publish, Scenario::DoneMarker, Scenario::Claim];
+
+    /// True for a hand-off scenario ([`Scenario::HANDOFFS`]): its cells measure recipes and
+    /// hold counters, not a row's outcomes.
+    pub fn is_handoff(self) -> bool {
+        Scenario::HANDOFFS.contains(&self)
+    }
+
+    /// The scenario spelled `s` ([`Scenario::as_str`]), if any.
+    pub fn parse(s: &str) -> Option<Scenario> {
+        Scenario::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
     /// The spelling used in ids and flags.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -1,106 +1,136 @@
-//! The hand-off recipes measured as scenarios (`docs/HANDOFF.md`): which recipes exist, their
-//! steps as the tables describe them, and the exact bytes a publish recipe writes.
+//! The hand-off recipes measured as scenarios (`docs/HANDOFF.md`): which recipes exist (the
+//! data of `matrices/handoff/recipes.toml`), their steps as the tables describe them, and the
+//! exact bytes a publish recipe writes.
 //!
 //! A recipe is a multi-step routine every session probe implements the same way
 //! (`probes/shared/session.mjs` for Node, Bun and Deno; `probes/PROTOCOL.md`, protocol 2).
 //! Nothing here says what a recipe should achieve: the counts come from the file system and
 //! from what the probes read ([`crate::verdict::publish`]).
 
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+
 use crate::domain::Scenario;
 use crate::matrix::{Creates, SourceKind, Variant};
 
-/// One recipe of a hand-off scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Recipe {
-    /// The recipe's name in the protocol and in `results.json` (`publish.temp-rename`).
-    pub id: &'static str,
-    /// The scenario it belongs to.
-    pub scenario: Scenario,
-    /// Its steps, as the tables show them.
-    pub steps: &'static str,
-    /// The usual wrong way, measured beside the right one (the second article's "accident").
-    pub anti_pattern: bool,
+/// The recipe data, `matrices/handoff/recipes.toml`, built into the binary.
+const RECIPES_TOML: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/matrices/handoff/recipes.toml"));
+
+/// How a done-marker consumer decides that the data file is complete (`params.rule` of
+/// [`CONSUMER`] in `probes/shared/session.mjs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConsumerRule {
+    /// It waits for the manifest `<name>.done`.
+    #[default]
+    Marker,
+    /// It takes the file once its size has not changed for a while.
+    SizeStable,
+    /// It takes the file once its mtime has not changed for a while.
+    MtimeStable,
 }
 
-/// Every recipe, in table order.
-pub const RECIPES: [Recipe; 10] = [
-    Recipe {
-        id: "publish.direct",
-        scenario: Scenario::Publish,
-        steps: "open the final name 'w', write in 4 KiB chunks, close",
-        anti_pattern: true,
-    },
-    Recipe {
-        id: "publish.temp-rename",
-        scenario: Scenario::Publish,
-        steps: "open a unique temp name beside it 'wx', write in 4 KiB chunks, close, rename onto the final name",
-        anti_pattern: false,
-    },
-    Recipe {
-        id: "publish.temp-rename-cross-volume",
-        scenario: Scenario::Publish,
-        steps:
-            "as temp-rename, but the temp file on another file system (e.g. /dev/shm), then the runtime's rename/move",
-        anti_pattern: true,
-    },
-    Recipe {
-        id: "claim.list-then-open",
-        scenario: Scenario::Claim,
-        steps: "list incoming/, read an item, process it, delete it",
-        anti_pattern: true,
-    },
-    Recipe {
-        id: "claim.rename-claim",
-        scenario: Scenario::Claim,
-        steps: "list incoming/, rename an item into processing/<worker>/ (only success owns it), read, process, delete",
-        anti_pattern: false,
-    },
-    Recipe {
-        id: "claim.exclusive-marker",
-        scenario: Scenario::Claim,
-        steps: "list incoming/, create <item>.claim 'wx' (only success owns it), read, process, delete the item",
-        anti_pattern: false,
-    },
-    Recipe {
-        id: "done.marker-after-data",
-        scenario: Scenario::DoneMarker,
-        steps: "write the data file, close, then write the manifest <name>.done; the consumer waits for the manifest",
-        anti_pattern: false,
-    },
-    Recipe {
-        id: "done.marker-before-data",
-        scenario: Scenario::DoneMarker,
-        steps: "write the manifest <name>.done, then the data file; the consumer waits for the manifest",
-        anti_pattern: true,
-    },
-    Recipe {
-        id: "done.size-stable",
-        scenario: Scenario::DoneMarker,
-        steps: "write the data file; the consumer takes it once its size has not changed for a while",
-        anti_pattern: true,
-    },
-    Recipe {
-        id: "done.mtime-stable",
-        scenario: Scenario::DoneMarker,
-        steps: "write the data file; the consumer takes it once its mtime has not changed for a while",
-        anti_pattern: true,
-    },
-];
-
-/// The consumer every writer of the done-marker scenario is paired with.
-pub const CONSUMER: &str = "consume.poll";
-
-impl Recipe {
-    /// The consumer's rule for this done-marker recipe: `marker`, `size-stable` or
-    /// `mtime-stable`.
-    pub fn consumer_rule(&self) -> &'static str {
-        match self.id {
-            "done.size-stable" => "size-stable",
-            "done.mtime-stable" => "mtime-stable",
-            _ => "marker",
+impl ConsumerRule {
+    /// The spelling of `params.rule` in the protocol.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsumerRule::Marker => "marker",
+            ConsumerRule::SizeStable => "size-stable",
+            ConsumerRule::MtimeStable => "mtime-stable",
         }
     }
 }
+
+/// Where a publish writer puts its temp file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TempPlace {
+    /// Wherever the recipe puts it itself (beside the final name).
+    #[default]
+    Beside,
+    /// In a folder of the harness's own on another file system than the scratch folder's
+    /// (`params.temp` names the file); the recipe is `unsupported` where there is none.
+    OtherVolume,
+}
+
+/// One recipe of a hand-off scenario, as `matrices/handoff/recipes.toml` gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipe {
+    /// The recipe's name in the protocol and in `results.json` (`publish.temp-rename`).
+    pub id: String,
+    /// The scenario it belongs to.
+    pub scenario: Scenario,
+    /// Its steps, as the tables show them.
+    pub steps: String,
+    /// The usual wrong way, measured beside the right one.
+    #[serde(default)]
+    pub anti_pattern: bool,
+    /// Done-marker recipes: the consumer's rule.
+    #[serde(default)]
+    pub consumer: ConsumerRule,
+    /// Publish recipes: where the temp file goes.
+    #[serde(default)]
+    pub temp: TempPlace,
+}
+
+/// The file of `matrices/handoff/recipes.toml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecipeFile {
+    recipe: Vec<Recipe>,
+}
+
+/// The id prefix of `scenario`'s recipes: the scenario's name, `done` for done-marker (ids
+/// stay short); `None` for a scenario without recipes.
+pub fn id_prefix(scenario: Scenario) -> Option<&'static str> {
+    match scenario {
+        Scenario::Publish => Some("publish"),
+        Scenario::Claim => Some("claim"),
+        Scenario::DoneMarker => Some("done"),
+        Scenario::SecondComer | Scenario::Race => None,
+    }
+}
+
+/// Parses and checks recipe data (`text`, the TOML of `matrices/handoff/recipes.toml`).
+///
+/// Errors: the TOML error, or the first recipe that breaks a rule — its id must start with its
+/// scenario's [`id_prefix`] and a dot and appear once; `consumer` is a done-marker setting and
+/// `temp` a publish one.
+pub fn parse_recipes(text: &str) -> Result<Vec<Recipe>, String> {
+    let file: RecipeFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    for (i, r) in file.recipe.iter().enumerate() {
+        let Some(prefix) = id_prefix(r.scenario) else {
+            return Err(format!("{}: scenario {} has no recipes", r.id, r.scenario.as_str()));
+        };
+        if !r.id.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.') && rest.len() > 1) {
+            return Err(format!("{}: a {} recipe's id starts with '{prefix}.'", r.id, r.scenario.as_str()));
+        }
+        if file.recipe[..i].iter().any(|o| o.id == r.id) {
+            return Err(format!("{}: appears twice", r.id));
+        }
+        if r.consumer != ConsumerRule::default() && r.scenario != Scenario::DoneMarker {
+            return Err(format!("{}: `consumer` is a done-marker setting", r.id));
+        }
+        if r.temp != TempPlace::default() && r.scenario != Scenario::Publish {
+            return Err(format!("{}: `temp` is a publish setting", r.id));
+        }
+    }
+    Ok(file.recipe)
+}
+
+/// Every recipe, in the order of `matrices/handoff/recipes.toml` (the tables' order).
+pub fn recipes() -> &'static [Recipe] {
+    static RECIPES: LazyLock<Vec<Recipe>> = LazyLock::new(|| {
+        // built in and checked by a unit test: a failure here is a build defect, not input
+        parse_recipes(RECIPES_TOML).unwrap_or_else(|e| panic!("matrices/handoff/recipes.toml: {e}"))
+    });
+    &RECIPES
+}
+
+/// The consumer every writer of the done-marker scenario is paired with.
+pub const CONSUMER: &str = "consume.poll";
 
 /// The recipe every reader of the publish scenario runs: read the whole target again and
 /// again until stopped, counting complete, torn, empty and absent reads by comparing bytes.
@@ -109,7 +139,12 @@ pub const READER: &str = "read.poll";
 impl Recipe {
     /// The recipes of `scenario`, in table order.
     pub fn of(scenario: Scenario) -> impl Iterator<Item = &'static Recipe> {
-        RECIPES.iter().filter(move |r| r.scenario == scenario)
+        recipes().iter().filter(move |r| r.scenario == scenario)
+    }
+
+    /// The recipe called `id`, if there is one.
+    pub fn find(id: &str) -> Option<&'static Recipe> {
+        recipes().iter().find(|r| r.id == id)
     }
 
     /// The recipe as a matrix row, so that its cells carry a variant id (the recipe name), a
@@ -117,9 +152,9 @@ impl Recipe {
     /// and creates a file.
     pub fn as_variant(&self) -> Variant {
         Variant {
-            id: self.id.to_string(),
+            id: self.id.clone(),
             family: self.scenario.as_str().to_string(),
-            call: self.steps.to_string(),
+            call: self.steps.clone(),
             source: SourceKind::None,
             sources: Vec::new(),
             copies: false,
@@ -160,14 +195,30 @@ mod tests {
     }
 
     #[test]
-    fn every_scenario_recipe_is_named_by_its_scenario() {
-        for r in RECIPES {
-            // ids stay short: `done.` for the done-marker scenario
-            let prefix = if r.scenario == Scenario::DoneMarker { "done" } else { r.scenario.as_str() };
-            assert!(r.id.starts_with(&format!("{prefix}.")), "{}", r.id);
-        }
+    fn the_built_in_recipes_parse_and_each_scenario_has_some() {
         assert_eq!(Recipe::of(Scenario::Publish).count(), 3);
         assert_eq!(Recipe::of(Scenario::Claim).count(), 3);
         assert_eq!(Recipe::of(Scenario::DoneMarker).count(), 4);
+        assert_eq!(Recipe::find("done.size-stable").map(|r| r.consumer), Some(ConsumerRule::SizeStable));
+        assert_eq!(Recipe::find("publish.temp-rename").map(|r| r.temp), Some(TempPlace::Beside));
+    }
+
+    #[test]
+    fn recipe_data_that_breaks_a_rule_is_refused_naming_the_recipe() {
+        let one = |fields: &str| parse_recipes(&format!("[[recipe]]\nsteps = \"s\"\n{fields}"));
+        assert!(one("id = \"publish.x\"\nscenario = \"publish\"").is_ok());
+        for (fields, says) in [
+            ("id = \"claim.x\"\nscenario = \"publish\"", "claim.x: a publish recipe's id starts with 'publish.'"),
+            ("id = \"done.\"\nscenario = \"done-marker\"", "starts with 'done.'"),
+            ("id = \"race.x\"\nscenario = \"race\"", "race.x: scenario race has no recipes"),
+            ("id = \"claim.x\"\nscenario = \"claim\"\nconsumer = \"size-stable\"", "a done-marker setting"),
+            ("id = \"claim.x\"\nscenario = \"claim\"\ntemp = \"other-volume\"", "a publish setting"),
+            ("id = \"claim.x\"\nscenario = \"claim\"\nspeed = 1", "unknown field `speed`"),
+        ] {
+            let e = one(fields).unwrap_err();
+            assert!(e.contains(says), "{fields}: {e}");
+        }
+        let twice = "[[recipe]]\nid = \"claim.x\"\nscenario = \"claim\"\nsteps = \"s\"\n";
+        assert_eq!(parse_recipes(&twice.repeat(2)).unwrap_err(), "claim.x: appears twice");
     }
 }

@@ -95,6 +95,19 @@ impl Options {
         }
     }
 
+    /// True when `scenario` runs: its flag (`--scenario`) asked for it and, for a hand-off
+    /// scenario, a recipe of it is selected.
+    pub fn runs(&self, scenario: crate::domain::Scenario) -> bool {
+        use crate::domain::Scenario;
+        match scenario {
+            Scenario::SecondComer => self.second_comer,
+            Scenario::Race => self.race,
+            Scenario::Publish => self.publish.is_some(),
+            Scenario::Claim => self.claim.is_some(),
+            Scenario::DoneMarker => self.done_marker.is_some(),
+        }
+    }
+
     /// True when `v` may get a race cell: races run, and `v` is in their scope
     /// ([`Options::races`]). Under [`RaceScope::Auto`] the cell is made only when its second
     /// comers, measured first, leave the answer open ([`crate::engine::needs_race`]). Detection controls are

@@ -227,9 +227,7 @@ fn variant_lines(cells: &[&CellPlan]) -> Vec<String> {
             if let Some(race) = mine.iter().find(|c| c.scenario == Scenario::Race) {
                 parts.push(if race.control { "race (detection control)".to_string() } else { "race".to_string() });
             }
-            for c in
-                mine.iter().filter(|c| matches!(c.scenario, Scenario::Publish | Scenario::Claim | Scenario::DoneMarker))
-            {
+            for c in mine.iter().filter(|c| c.scenario.is_handoff()) {
                 parts.push(format!("{} (hand-off recipe)", c.scenario.as_str()));
             }
             let line = format!("  {label:<width$}  {}", parts.join(", "));

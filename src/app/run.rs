@@ -202,9 +202,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         outdir.write("results.json", &json::render(&results))?;
     }
     bar.finish_and_clear();
-    for scenario in
-        [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim].into_iter().filter(|_| show && !plan.json)
-    {
+    for scenario in Scenario::HANDOFFS.into_iter().filter(|_| show && !plan.json) {
         if let Some(t) = table::render_scenario(&results, scenario) {
             let _ = writeln!(stdout, "\n{} (hand-off: counted from the files)\n{t}", scenario.as_str());
         }

@@ -10,7 +10,7 @@ use crate::status::emit;
 
 pub(super) fn cmd_variants(a: &VariantsArgs, matrices: Option<&Path>) -> Result<i32> {
     // the hand-off recipes are selected by the same globs in `run`: listed with them
-    let recipes = crate::handoff::RECIPES.iter().map(|r| r.as_variant());
+    let recipes = crate::handoff::recipes().iter().map(|r| r.as_variant());
     let vs =
         crate::plan::select_variants(crate::matrix::load(matrices)?.into_iter().chain(recipes).collect(), &a.variant)?;
     if a.json {

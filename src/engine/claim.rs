@@ -17,7 +17,6 @@ use crate::handoff::Recipe;
 use crate::report::model::CountersResult;
 use crate::report::model::Finding;
 use crate::runtime::normalize;
-use crate::runtime::Runtime;
 use crate::verdict::claim::{judge_claim, ClaimTrial};
 use crate::verdict::Report;
 use std::path::Path;
@@ -26,16 +25,20 @@ use std::time::Instant;
 /// Trials per claim recipe.
 pub const CLAIM_TRIALS: usize = 5;
 
-/// Measures `recipes`, every selected claim recipe on `rt` ([`handoff::measure_recipes`]).
-pub(super) fn measure_claim(
-    rt: &Runtime,
-    recipes: &[&Recipe],
-    o: ClaimOptions,
-    m: &mut Measurement<'_>,
+/// The claim scenario for the engine: `--workers` workers per item.
+pub(super) const RUNNER: handoff::Runner =
+    handoff::Runner { scenario: Scenario::Claim, slots: |o| o.claim.map(|c| c.workers), measure: measure_claim };
+
+/// Measures a batch of claim recipes ([`handoff::measure_recipes`]) with the run's
+/// [`ClaimOptions`]; nothing when the run has none.
+fn measure_claim(
+    batch: &handoff::Batch<'_>,
     pools: &mut Pools,
+    m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(rt, recipes, o.workers, pools, m, on_finding, &mut |pool, recipe, style, m| {
+    let Some(o) = m.opts.claim else { return Vec::new() };
+    handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
         claim_recipe(pool, recipe, style, o, m)
     })
 }
@@ -81,7 +84,7 @@ fn claim_recipe(
                         "output": spell(&output(w), style),
                     });
                     let token = format!("{}-b{n}-w{w}", m.nonce);
-                    let recipe = handoff::recipe_spec(Scenario::Claim, recipe.id, "worker", params, false);
+                    let recipe = handoff::recipe_spec(Scenario::Claim, &recipe.id, "worker", params, false);
                     Slot { variant: &v, style, index: w, token, recipe }
                 })
                 .collect();

@@ -23,7 +23,6 @@ use crate::exec::scratch::PathStyle;
 use crate::handoff::{framed, Recipe, CONSUMER};
 use crate::report::model::CountersResult;
 use crate::report::model::Finding;
-use crate::runtime::Runtime;
 use crate::verdict::done::{judge_done, DoneItem};
 use crate::verdict::Report;
 use std::time::Instant;
@@ -50,16 +49,23 @@ pub const PAUSE_AT_US: u64 = 5_000;
 /// How long the writer stays paused, µs (3 × [`STABLE_MS`]).
 pub const PAUSE_US: u64 = 60_000;
 
-/// Measures `recipes`, every selected done-marker recipe on `rt` ([`handoff::measure_recipes`]).
-pub(super) fn measure_done(
-    rt: &Runtime,
-    recipes: &[&Recipe],
-    size: usize,
-    m: &mut Measurement<'_>,
+/// The done-marker scenario for the engine: a writer and a consumer per item.
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::DoneMarker,
+    slots: |o| o.done_marker.map(|_| DONE_SLOTS),
+    measure: measure_done,
+};
+
+/// Measures a batch of done-marker recipes ([`handoff::measure_recipes`]) with the run's
+/// data size (`--size`); nothing when the scenario does not run.
+fn measure_done(
+    batch: &handoff::Batch<'_>,
     pools: &mut Pools,
+    m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(rt, recipes, DONE_SLOTS, pools, m, on_finding, &mut |pool, recipe, style, m| {
+    let Some(size) = m.opts.done_marker else { return Vec::new() };
+    handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
         done_recipe(pool, recipe, style, size, m)
     })
 }
@@ -89,7 +95,7 @@ fn done_recipe(
             };
             let writer = serde_json::json!({ "size": size, "chunk_ms": CHUNK_MS, "marker": marker });
             let consumer = serde_json::json!({
-                "rule": recipe.consumer_rule(),
+                "rule": recipe.consumer.as_str(),
                 "marker": marker,
                 "stable_ms": STABLE_MS,
                 "expect": [String::from_utf8_lossy(&content)],
@@ -100,7 +106,7 @@ fn done_recipe(
                     style,
                     index: 0,
                     token: token.clone(),
-                    recipe: spec(recipe.id, "writer", writer, false),
+                    recipe: spec(&recipe.id, "writer", writer, false),
                 },
                 Slot {
                     variant: &v,

@@ -19,6 +19,7 @@ use crate::exec::contender::{RecipeSpec, HARNESS_ERROR_PREFIX};
 use crate::exec::scratch::clear;
 use crate::exec::scratch::PathStyle;
 use crate::handoff::Recipe;
+use crate::options::Options;
 use crate::report::model::CellResult;
 use crate::report::model::CountersResult;
 use crate::report::model::Finding;
@@ -26,6 +27,43 @@ use crate::runtime::ProbeContext;
 use crate::runtime::Runtime;
 use std::path::Path;
 use std::time::Instant;
+
+/// A hand-off scenario as the engine runs it: each scenario's file defines one
+/// (`publish::RUNNER`…), and [`RUNNERS`] lists them.
+pub(super) struct Runner {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The probes one of its items needs under `opts` (writer and readers, workers…); `None`
+    /// when the scenario does not run.
+    pub slots: fn(&Options) -> Option<usize>,
+    /// Measures a batch of its recipes ([`measure_recipes`] with the scenario's own recipe
+    /// runner).
+    pub measure: MeasureBatch,
+}
+
+/// How a [`Runner`] measures a batch of recipes with the hand-off pool, calling back after
+/// each finding; returns the findings in order.
+pub(super) type MeasureBatch =
+    fn(&Batch<'_>, &mut Pools, &mut Measurement<'_>, &mut dyn FnMut(&Finding)) -> Vec<Finding>;
+
+/// Every hand-off scenario the engine runs.
+pub(super) const RUNNERS: [Runner; 3] = [super::publish::RUNNER, super::done::RUNNER, super::claim::RUNNER];
+
+/// The runner of `scenario`, if it is a hand-off scenario.
+pub(super) fn runner(scenario: Scenario) -> Option<&'static Runner> {
+    RUNNERS.iter().find(|r| r.scenario == scenario)
+}
+
+/// The recipes of one scenario to measure on a runtime (the cell list's, in order), with the
+/// probes each of its items uses.
+pub(super) struct Batch<'a> {
+    /// The runtime.
+    pub rt: &'a Runtime,
+    /// The recipes.
+    pub recipes: &'a [&'static Recipe],
+    /// The probes of an item (the first of the hand-off pool).
+    pub slots: usize,
+}
 
 /// Makes one recipe's finding with a pool, in a runtime's path style; `None` when the run was
 /// interrupted.
@@ -42,25 +80,22 @@ pub(super) fn pools(rt: &Runtime, slots: usize, m: &Measurement<'_>, ctx: &Probe
     Some(Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m))
 }
 
-/// Measures `recipes` (of one scenario, as the cell list gives them) on `rt` with the first
-/// `slots` probes of `pools` ([`pools`]): `run` makes one recipe's finding (`None` when the
-/// run was interrupted); `on_finding` is called after each. Returns the findings in order.
-#[allow(clippy::too_many_arguments)]
+/// Measures the recipes of `batch` on its runtime with the first `batch.slots` probes of
+/// `pools` ([`pools`]): `run` makes one recipe's finding (`None` when the run was
+/// interrupted); `on_finding` is called after each. Returns the findings in order.
 pub(super) fn measure_recipes(
-    rt: &Runtime,
-    recipes: &[&Recipe],
-    slots: usize,
+    batch: &Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
     run: &mut RecipeRunner<'_>,
 ) -> Vec<Finding> {
-    let adapter = rt.adapter();
-    let slots = slots.min(pools.natural.len());
+    let adapter = batch.rt.adapter();
+    let slots = batch.slots.min(pools.natural.len());
     // every path delayed: a hand-off's files have many names, not a race's few
     let amplify = m.opts.amplify.every_path();
     let mut out = Vec::new();
-    for &recipe in recipes {
+    for &recipe in batch.recipes {
         if crate::interrupt::requested() {
             break;
         }

@@ -165,12 +165,7 @@ pub fn measure(
         families.push((fam, pools, races));
     }
     let recipes = crate::cells::recipes_by_scenario(cells);
-    let slots = recipes.iter().filter_map(|(s, _)| match s {
-        Scenario::Publish => opts.publish.map(|p| 1 + p.readers),
-        Scenario::Claim => opts.claim.map(|c| c.workers),
-        Scenario::DoneMarker => Some(done::DONE_SLOTS),
-        Scenario::SecondComer | Scenario::Race => None,
-    });
+    let slots = recipes.iter().filter_map(|(s, _)| handoff::runner(*s).and_then(|r| (r.slots)(opts)));
     let mut handoff_pools = slots.max().and_then(|n| handoff::pools(rt, n, m, ctx));
     // start every session up front so that start-up never counts in a measurement, all of the
     // runtime's at once (they then wait idle, blocked on their input); a loop driver (cmd)
@@ -315,20 +310,10 @@ pub fn measure(
             let _ = crate::exec::contender::start_all(&mut pools.natural);
         }
         for (scenario, recipes) in &recipes {
-            if stop(&out) {
-                break;
-            }
-            let found = match scenario {
-                Scenario::Publish => {
-                    opts.publish.map(|p| publish::measure_publish(rt, recipes, p, m, pools, on_finding))
-                }
-                Scenario::Claim => opts.claim.map(|c| claim::measure_claim(rt, recipes, c, m, pools, on_finding)),
-                Scenario::DoneMarker => {
-                    opts.done_marker.map(|size| done::measure_done(rt, recipes, size, m, pools, on_finding))
-                }
-                Scenario::SecondComer | Scenario::Race => None,
-            };
-            for f in found.unwrap_or_default() {
+            let Some(runner) = handoff::runner(*scenario).filter(|_| !stop(&out)) else { break };
+            let slots = (runner.slots)(opts).unwrap_or(0);
+            let found = (runner.measure)(&handoff::Batch { rt, recipes, slots }, pools, m, on_finding);
+            for f in found {
                 check(&f, &mut out, m.scratch.root());
                 out.findings.push(f);
             }
@@ -1015,9 +1000,7 @@ impl CellBase<'_> {
                 weak_race: None,
                 interrupted: false,
             })),
-            Scenario::Publish | Scenario::Claim | Scenario::DoneMarker => {
-                CellResult::Counters(CountersResult::default())
-            }
+            _ => CellResult::Counters(CountersResult::default()),
         };
         let mut c = self.finding(scenario, target, result);
         c.evidence = f.evidence.clone();

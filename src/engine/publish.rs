@@ -15,26 +15,31 @@ use crate::domain::Scenario;
 use crate::exec::contender::Contender;
 use crate::exec::scratch::spell;
 use crate::exec::scratch::PathStyle;
-use crate::handoff::{framed, Recipe, READER};
+use crate::handoff::{framed, Recipe, TempPlace, READER};
 use crate::report::model::CountersResult;
 use crate::report::model::Finding;
-use crate::runtime::Runtime;
 use crate::verdict::publish::{judge_publish, PublishItem};
 use crate::verdict::Report;
 use std::path::Path;
 use std::time::Instant;
 
-/// Measures `recipes`, every selected publish recipe on `rt` ([`handoff::measure_recipes`]): a writer
-/// and `p.readers` readers.
-pub(super) fn measure_publish(
-    rt: &Runtime,
-    recipes: &[&Recipe],
-    p: PublishOptions,
-    m: &mut Measurement<'_>,
+/// The publish scenario for the engine: a writer and `--readers` readers per item.
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Publish,
+    slots: |o| o.publish.map(|p| 1 + p.readers),
+    measure: measure_publish,
+};
+
+/// Measures a batch of publish recipes ([`handoff::measure_recipes`]) with the run's
+/// [`PublishOptions`]; nothing when the run has none.
+fn measure_publish(
+    batch: &handoff::Batch<'_>,
     pools: &mut Pools,
+    m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(rt, recipes, 1 + p.readers, pools, m, on_finding, &mut |pool, recipe, style, m| {
+    let Some(p) = m.opts.publish else { return Vec::new() };
+    handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
         publish_recipe(pool, recipe, style, p, m)
     })
 }
@@ -73,15 +78,15 @@ fn publish_recipe(
     let v = recipe.as_variant();
     // cross-volume: the temp files go to a second scratch folder of the harness's own on
     // another file system, removed when the recipe is done
-    let other = match recipe.id {
-        "publish.temp-rename-cross-volume" => match other_volume(m.scratch.root()) {
+    let other = match recipe.temp {
+        TempPlace::OtherVolume => match other_volume(m.scratch.root()) {
             Ok(d) => Some(d),
             Err(why) => {
                 let stopped = handoff::Stopped { why, harness: false };
                 return Some(handoff::finding(recipe, CountersResult::default(), Some(stopped), started));
             }
         },
-        _ => None,
+        TempPlace::Beside => None,
     };
     let (done, evidence) = handoff::run_items(
         m,
@@ -103,7 +108,7 @@ fn publish_recipe(
                 style,
                 index: 0,
                 token: token.clone(),
-                recipe: spec(recipe.id, "writer", writer_params, false),
+                recipe: spec(&recipe.id, "writer", writer_params, false),
             }];
             for r in 1..=p.readers {
                 slots.push(Slot {

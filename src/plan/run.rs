@@ -80,16 +80,16 @@ impl RunPlan {
         let all = crate::matrix::load(paths.matrices.as_deref())?;
         let controls: Vec<Variant> = all.iter().filter(|v| v.control).cloned().collect();
         // `--variant` selects the hand-off recipes by id too (`'publish.*'`, `claim.rename-claim`)
-        let recipe_rows = crate::handoff::RECIPES.iter().map(|r| r.as_variant());
+        let recipe_rows = crate::handoff::recipes().iter().map(|r| r.as_variant());
         let (recipes, variants): (Vec<Variant>, Vec<Variant>) =
             select_variants(all.into_iter().chain(recipe_rows).collect(), &a.variant)?
                 .into_iter()
-                .partition(|v| crate::handoff::RECIPES.iter().any(|r| r.id == v.id));
+                .partition(|v| crate::handoff::Recipe::find(&v.id).is_some());
         let recipes: Vec<String> = recipes.into_iter().map(|v| v.id).collect();
         // a variant measured with several kinds of source (`sources`) is one variant per kind,
         // each its own cells and table row
         let variants = select_sources(variants.iter().flat_map(Variant::per_source).collect(), &a.variant)?;
-        let picked = |s: Scenario| recipes.iter().any(|id| crate::handoff::Recipe::of(s).any(|r| r.id == id));
+        let picked = |s: Scenario| recipes.iter().any(|id| crate::handoff::Recipe::of(s).any(|r| r.id == *id));
         let targets = parse_targets(a.target.as_deref().unwrap_or(if a.thorough { "all" } else { "default" }))?;
         let requested = Requested::parse(&a.runtime)?;
         let required = Requested::parse_for(&a.require, "--require")?;
@@ -348,16 +348,9 @@ impl RunPlan {
     /// that run and the second comers' target states.
     pub fn selection(&self) -> crate::report::model::Selection {
         let o = &self.options;
-        let scenarios = [
-            (o.second_comer, Scenario::SecondComer),
-            (o.race, Scenario::Race),
-            (o.publish.is_some(), Scenario::Publish),
-            (o.claim.is_some(), Scenario::Claim),
-            (o.done_marker.is_some(), Scenario::DoneMarker),
-        ];
         crate::report::model::Selection {
             variants: self.variant_patterns.clone(),
-            scenarios: scenarios.into_iter().filter_map(|(on, s)| on.then_some(s)).collect(),
+            scenarios: Scenario::ALL.into_iter().filter(|s| o.runs(*s)).collect(),
             targets: o.targets.clone(),
         }
     }

@@ -234,7 +234,7 @@ pub fn render(r: &Results) -> String {
         }
         h += "</table>\n";
     }
-    for scenario in [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim] {
+    for scenario in Scenario::HANDOFFS {
         let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == scenario).collect();
         if cells.is_empty() {
             continue;

@@ -965,7 +965,7 @@ impl Results {
                     rows[idx].second.insert(c.target, c);
                 }
                 Scenario::Race => rows[idx].race = Some(c),
-                Scenario::Publish | Scenario::Claim | Scenario::DoneMarker => {}
+                _ => {}
             }
         }
         rows

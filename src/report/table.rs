@@ -322,7 +322,7 @@ pub fn render_report(r: &Results) -> String {
             s += &format!("{l}\n");
         }
     }
-    for scenario in [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim] {
+    for scenario in Scenario::HANDOFFS {
         if let Some(t) = render_scenario(r, scenario) {
             s += &format!("\n{} (hand-off: counted from the files)\n{t}\n", scenario.as_str());
         }

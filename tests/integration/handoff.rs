@@ -163,7 +163,7 @@ fn cmd_recipes_under_wine() {
     }
     let r = handoff("publish,done-marker,claim", "cmd", "4", &[]);
     let cells = r["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), conformance::handoff::RECIPES.len(), "one cell per recipe: {r}");
+    assert_eq!(cells.len(), conformance::handoff::recipes().len(), "one cell per recipe: {r}");
     for c in cells {
         let id = c["variant"].as_str().unwrap();
         assert_eq!(c["driver"], "loop", "{c}");
@@ -319,7 +319,7 @@ fn protocol_1_probes_are_sent_no_recipes() {
     ] {
         let r = handoff("publish,done-marker,claim", &runtime, "2", &[]);
         let cells = r["cells"].as_array().unwrap();
-        assert_eq!(cells.len(), conformance::handoff::RECIPES.len(), "one cell per recipe: {r}");
+        assert_eq!(cells.len(), conformance::handoff::recipes().len(), "one cell per recipe: {r}");
         for c in cells {
             assert_eq!(c["result"]["counters"], serde_json::json!({}), "{c}");
             let why = c["evidence"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));

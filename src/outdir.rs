@@ -227,6 +227,27 @@ pub fn replace_file(path: &Path, text: &str) -> Result<()> {
     })
 }
 
+/// Refuses a baseline (`run --expect`, `expect`) that is one of the files this run writes into `out` (by identity,
+/// whatever the spelling), even with `--force`: the run would replace its own baseline.
+///
+/// Errors: [`Error::Usage`] naming `--expect` (exit 2).
+pub fn refuse_baseline_in(expect: Option<&Path>, out: &Path) -> Result<()> {
+    let Some(expect) = expect else { return Ok(()) };
+    for name in ["results.json", "summary.md"] {
+        if crate::outdir::is_same_file(&out.join(name), expect) {
+            return Err(Error::Usage {
+                flag: "--expect".into(),
+                message: format!(
+                    "{} is the {name} this run writes into {}: it would replace the baseline it compares with; copy it elsewhere or choose another --out",
+                    expect.display(),
+                    out.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// True when `a` and `b` name the same file (links followed, any spelling), false when either
 /// is absent. On Unix it compares device and inode from `stat(2)` and never opens either name:
 /// opening a named pipe to compare it would block until a writer comes (the `same_file` crate

@@ -18,27 +18,6 @@ use crate::report::{json, markdown, table};
 use crate::runtime::{discover, Requested, Status};
 use crate::status::{self, amplify_line, emit, status_line};
 
-/// Refuses an `--expect` file that is one of the files this run writes into `out` (by identity,
-/// whatever the spelling), even with `--force`: the run would replace its own baseline.
-///
-/// Errors: [`Error::Usage`] naming `--expect` (exit 2).
-fn refuse_expect_in_out(a: &RunArgs, out: &std::path::Path) -> Result<()> {
-    let Some(expect) = a.expect.as_deref() else { return Ok(()) };
-    for name in ["results.json", "summary.md"] {
-        if crate::outdir::is_same_file(&out.join(name), expect) {
-            return Err(Error::Usage {
-                flag: "--expect".into(),
-                message: format!(
-                    "{} is the {name} this run writes into {}: it would replace the baseline it compares with; copy it elsewhere or choose another --out",
-                    expect.display(),
-                    out.display()
-                ),
-            });
-        }
-    }
-    Ok(())
-}
-
 pub(super) fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
     measure_run(a, paths, true).map(|(code, _)| code)
 }
@@ -67,7 +46,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     let mut outdir = if plan.dry_run { None } else { Some(open_out(&plan.out)?) };
     // after the lock: a folder another run is writing to is named as such
     let refused = outdir.as_ref().map_or(Ok(()), |_| {
-        refuse_earlier_results(&plan.out, a.force, "--out").and_then(|()| refuse_expect_in_out(a, &plan.out))
+        refuse_earlier_results(&plan.out, a.force, "--out").and_then(|()| crate::outdir::refuse_baseline_in(a.expect.as_deref(), &plan.out))
     });
     if let Err(e) = refused {
         outdir.iter_mut().for_each(OutDir::abandon);

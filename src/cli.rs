@@ -451,6 +451,21 @@ pub struct RunArgs {
     pub json: bool,
 }
 
+impl RunArgs {
+    /// The flags of a bare `conformance run`, each at the default clap gives it. Commands that
+    /// measure through `run` (`diff`) start from these, so a new `run` flag gets its default
+    /// there without being named. Panics only if a default of `run` does not parse, which the
+    /// unit tests would show.
+    pub fn defaults() -> RunArgs {
+        #[derive(Parser)]
+        struct Bare {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        Bare::try_parse_from(["run"]).map(|b| b.run).unwrap_or_else(|e| panic!("a bare `run` must parse: {e}"))
+    }
+}
+
 /// `race` flags.
 #[derive(Debug, Args)]
 pub struct RaceArgs {
@@ -756,5 +771,20 @@ mod tests {
         let help = race.render_long_help().to_string();
         let expected = format!("default: {}, or {}", super::DEFAULT_TRIALS, super::DEFAULT_ONESHOT_TRIALS);
         assert!(help.contains(&expected), "{help}");
+    }
+
+    /// `diff` measures with a bare `run`'s defaults: the same as `conformance run` parses to.
+    #[test]
+    fn run_defaults_are_a_bare_run() {
+        let d = super::RunArgs::defaults();
+        let super::Command::Run(parsed) = <super::Cli as clap::Parser>::parse_from(["conformance", "run"]).command
+        else {
+            panic!("run parses to Command::Run")
+        };
+        assert_eq!(format!("{d:?}"), format!("{parsed:?}"));
+        assert_eq!(
+            (d.items, d.workers, d.oneshot_trials),
+            (super::DEFAULT_ITEMS, super::DEFAULT_WORKERS, super::DEFAULT_ONESHOT_TRIALS)
+        );
     }
 }

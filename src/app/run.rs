@@ -46,7 +46,8 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     let mut outdir = if plan.dry_run { None } else { Some(open_out(&plan.out)?) };
     // after the lock: a folder another run is writing to is named as such
     let refused = outdir.as_ref().map_or(Ok(()), |_| {
-        refuse_earlier_results(&plan.out, a.force, "--out").and_then(|()| crate::outdir::refuse_baseline_in(a.expect.as_deref(), &plan.out))
+        refuse_earlier_results(&plan.out, a.force, "--out")
+            .and_then(|()| crate::outdir::refuse_baseline_in(a.expect.as_deref(), &plan.out))
     });
     if let Err(e) = refused {
         outdir.iter_mut().for_each(OutDir::abandon);

@@ -2,28 +2,18 @@
 //! ([`conformance::cells::expand`]), and a real run measures exactly those, in that order,
 //! less the conditional races (`--races auto`) its second comers settled.
 
-use crate::common::{available, conformance, fixtures, run};
+use crate::common::{available, fixtures, Run};
 
-/// The planned cells of `run ARGS` (id, conditional) from `run --dry-run --json`.
-fn planned(args: &[&str]) -> Vec<(String, bool)> {
-    let a = conformance().arg("run").args(args).args(["--dry-run", "--json"]).assert().success();
-    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
-    let cells = v["cells"].as_array().expect("cells");
-    cells.iter().map(|c| (c["id"].as_str().unwrap().to_string(), c["conditional"] == true)).collect()
-}
-
-/// Runs `args` for real (no amplification, 5 s timeout) and checks that its cells are the
+/// Runs `run` for real (no amplification, 5 s timeout) and checks that its cells are the
 /// planned ones, in order; returns the ids measured.
-fn cells_match_a_real_run(args: &[&str]) -> Vec<String> {
-    let args = [args, &["--amplify", "off", "--timeout", "5"]].concat();
-    let planned = planned(&args);
-    assert!(!planned.is_empty(), "{args:?}");
-    let (results, _) = run(&args);
-    let measured: Vec<String> =
-        results["cells"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect();
+fn cells_match_a_real_run(run: Run) -> Vec<String> {
+    let run = run.natural_only().args(&["--timeout", "5"]);
+    let planned = run.planned();
+    assert!(!planned.is_empty(), "{:?}", run.argv());
+    let measured: Vec<String> = run.results().cells.into_iter().map(|c| c.id).collect();
     let kept: Vec<&String> =
         planned.iter().filter(|(id, conditional)| !conditional || measured.contains(id)).map(|(id, _)| id).collect();
-    assert_eq!(kept, measured.iter().collect::<Vec<_>>(), "{args:?}");
+    assert_eq!(kept, measured.iter().collect::<Vec<_>>(), "{:?}", run.argv());
     measured
 }
 
@@ -41,8 +31,8 @@ fn a_run_measures_its_planned_cells_on_the_fake_runtime() {
         &["-v", "node.fake.wx,node.fake.check-then-create", "--scenario", "race"],
         &["-v", "node.fake.check-then-create", "--target", "dir"],
     ] {
-        let measured =
-            cells_match_a_real_run(&[&["--matrices", &matrices, "-r", &fake, "-n", "2"], selection].concat());
+        let run = Run::new().args(&["--matrices", &matrices]).runtime(&fake).trials(2).args(selection);
+        let measured = cells_match_a_real_run(run);
         assert!(!measured.is_empty(), "{selection:?}");
     }
 }
@@ -55,13 +45,20 @@ fn a_run_measures_its_planned_cells_on_node() {
         return;
     }
     let _one = crate::common::one_at_a_time();
-    let measured = cells_match_a_real_run(&["-r", "node", "-v", "node.writeFileSync.wx,node.mkdirSync", "-n", "3"]);
-    assert!(measured.iter().any(|m| m.contains("/node.existsSync+writeFileSync/race/")), "the control: {measured:?}");
-    let auto = ["-r", "node", "-v", "node.writeFileSync.wx,node.writeFileSync.w", "--races", "auto", "-n", "3"];
-    let measured = cells_match_a_real_run(&auto);
-    let raced = |id: &str| measured.iter().any(|m| m.contains(&format!("/{id}/race/")));
-    assert!(raced("node.writeFileSync.wx") && !raced("node.writeFileSync.w"), "{measured:?}");
-    let core = ["-r", "node", "-v", "node.writeFileSync.wx,node.promises.writeFile.wx,node.renameSync"];
-    let measured = cells_match_a_real_run(&[&core[..], &["--races", "core", "--scenario", "race", "-n", "3"]].concat());
-    assert!(!measured.iter().any(|m| m.contains("/node.promises.writeFile.wx/race/")), "{measured:?}");
+    let node = || Run::new().runtime("node").trials(3);
+    let measured = cells_match_a_real_run(node().variants("node.writeFileSync.wx,node.mkdirSync"));
+    let raced = |measured: &[String], id: &str| measured.iter().any(|m| m.contains(&format!("/{id}/race/")));
+    assert!(raced(&measured, "node.existsSync+writeFileSync"), "the control: {measured:?}");
+    let auto = node().variants("node.writeFileSync.wx,node.writeFileSync.w").args(&["--races", "auto"]);
+    let measured = cells_match_a_real_run(auto);
+    assert!(raced(&measured, "node.writeFileSync.wx") && !raced(&measured, "node.writeFileSync.w"), "{measured:?}");
+    let core = node().variants("node.writeFileSync.wx,node.promises.writeFile.wx,node.renameSync").args(&[
+        "--races",
+        "core",
+        "--scenario",
+        "race",
+    ]);
+    let measured = cells_match_a_real_run(core);
+    assert!(!raced(&measured, "node.promises.writeFile.wx"), "{measured:?}");
+    assert!(!measured.iter().any(|m| m.contains("source=")), "no other source kind raced: {measured:?}");
 }

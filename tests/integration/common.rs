@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use conformance::domain::{Scenario, TargetState};
+use conformance::matrix::SourceKind;
+use conformance::report::model::{Cell, Results};
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -53,6 +56,12 @@ pub fn available(name: &str) -> bool {
 /// Runs `run` with `args` (plus `--out`, `--fs-root` in fresh temporary folders, and `-q`),
 /// asserts it succeeded, and returns (results.json, stdout).
 pub fn run(args: &[&str]) -> (serde_json::Value, String) {
+    let (out, stdout) = run_in_temp(args);
+    (read_json(&out.path().join("results.json")), stdout)
+}
+
+/// [`run`]'s run: returns the output folder (removed when dropped) and stdout.
+fn run_in_temp(args: &[&str]) -> (tempfile::TempDir, String) {
     let out = tempfile::tempdir().unwrap();
     let fs_root = tempfile::tempdir().unwrap();
     let a = conformance()
@@ -67,7 +76,7 @@ pub fn run(args: &[&str]) -> (serde_json::Value, String) {
     let o = a.get_output();
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "run {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
-    (read_json(&out.path().join("results.json")), stdout)
+    (out, stdout)
 }
 
 pub fn read_json(p: &Path) -> serde_json::Value {
@@ -118,4 +127,84 @@ pub fn old_runtime(name: &str, version: &str) -> Option<std::path::PathBuf> {
     }
     eprintln!("SKIPPED: old runtime {why}");
     None
+}
+
+/// A `conformance run` for a test, built flag by flag (in the manner of just's `Test`): it
+/// runs quiet, in fresh temporary `--out` and `--fs-root` folders, and [`Run::results`] reads
+/// `results.json` back as the crate's own [`Results`] type, so that a test reads typed fields
+/// instead of JSON by string keys.
+#[derive(Debug, Default, Clone)]
+pub struct Run {
+    args: Vec<String>,
+}
+
+impl Run {
+    /// A run with no flag yet (a bare `run` measures every runtime found: name one).
+    pub fn new() -> Run {
+        Run::default()
+    }
+
+    /// `-r LIST`.
+    pub fn runtime(self, list: &str) -> Run {
+        self.args(&["-r", list])
+    }
+
+    /// `-v LIST`.
+    pub fn variants(self, list: &str) -> Run {
+        self.args(&["-v", list])
+    }
+
+    /// `-n N`.
+    pub fn trials(self, n: u32) -> Run {
+        self.args(&["-n", &n.to_string()])
+    }
+
+    /// `--amplify off`: natural races only.
+    pub fn natural_only(self) -> Run {
+        self.args(&["--amplify", "off"])
+    }
+
+    /// Any other flags, in order.
+    pub fn args(mut self, more: &[&str]) -> Run {
+        self.args.extend(more.iter().map(|s| s.to_string()));
+        self
+    }
+
+    /// The flags given so far.
+    pub fn argv(&self) -> Vec<&str> {
+        self.args.iter().map(String::as_str).collect()
+    }
+
+    /// The cells `run --dry-run --json` lists for these flags: (id, conditional).
+    pub fn planned(&self) -> Vec<(String, bool)> {
+        let a = conformance().arg("run").args(&self.args).args(["--dry-run", "--json"]).assert().success();
+        let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).expect("dry-run json");
+        let cells = v["cells"].as_array().expect("cells");
+        cells.iter().map(|c| (c["id"].as_str().expect("id").to_string(), c["conditional"] == true)).collect()
+    }
+
+    /// Runs it, asserts that it succeeded, and reads its results back.
+    pub fn results(&self) -> Results {
+        let (out, _) = run_in_temp(&self.argv());
+        let file = out.path().join("results.json");
+        conformance::report::json::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+    }
+}
+
+/// The one cell of `r` for `variant` with source kind `source` (`None`: the variant's own),
+/// `scenario` and `target`; panics naming what it looked for.
+pub fn cell<'a>(
+    r: &'a Results,
+    variant: &str,
+    source: Option<SourceKind>,
+    scenario: Scenario,
+    target: TargetState,
+) -> &'a Cell {
+    let mut found = r
+        .cells
+        .iter()
+        .filter(|c| c.variant == variant && c.source == source && c.scenario == scenario && c.target == target);
+    let c = found.next().unwrap_or_else(|| panic!("no cell {variant} {source:?} {scenario:?} {target:?}"));
+    assert!(found.next().is_none(), "two cells {variant} {source:?} {scenario:?} {target:?}");
+    c
 }

@@ -7,33 +7,26 @@
 //! EPERM when oldpath is a directory. Absent runtimes are skipped visibly (`SKIPPED:`) and fail
 //! under `CI=true`.
 
-use crate::common::{available, conformance, one_at_a_time, read_json, root, run};
+use crate::common::{available, cell, conformance, one_at_a_time, root, Run};
+use conformance::domain::{Scenario, TargetState};
+use conformance::matrix::SourceKind;
+use conformance::report::model::{Cell, Results};
+use conformance::verdict::{Outcome, RaceVerdict};
 
-/// The cell of `variant` with source kind `source` (`None`: the variant's own), `scenario` and
-/// `target`.
-fn cell<'a>(
-    r: &'a serde_json::Value,
-    variant: &str,
-    source: Option<&str>,
-    scenario: &str,
-    target: &str,
-) -> &'a serde_json::Value {
-    r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| {
-            c["variant"] == variant
-                && c["source"].as_str() == source
-                && c["scenario"] == scenario
-                && c["target"] == target
-        })
-        .unwrap_or_else(|| panic!("no cell {variant} {source:?} {scenario} {target}"))
+/// A second comer's outcome and error code (empty when none).
+fn outcome(c: &Cell) -> (Outcome, &str) {
+    let s = c.second().unwrap_or_else(|| panic!("{} is no second comer", c.id));
+    (s.outcome, s.error.as_ref().map_or("", |e| e.code.as_str()))
 }
 
-fn outcome(c: &serde_json::Value) -> (&str, &str) {
-    let r = &c["result"];
-    (r["outcome"].as_str().unwrap(), r["error"]["code"].as_str().unwrap_or(""))
+/// The second comer of `variant` with source `kind` against `target`.
+fn second<'a>(r: &'a Results, variant: &str, kind: Option<SourceKind>, target: TargetState) -> &'a Cell {
+    cell(r, variant, kind, Scenario::SecondComer, target)
+}
+
+/// The race of `variant` with source `kind`.
+fn race<'a>(r: &'a Results, variant: &str, kind: Option<SourceKind>) -> &'a Cell {
+    cell(r, variant, kind, Scenario::Race, TargetState::Absent)
 }
 
 /// `node.renameSync` and `node.linkSync` with file, empty-directory and directory sources: the
@@ -47,49 +40,54 @@ fn directory_sources_on_node() {
     if !available("node") {
         return;
     }
-    let (r, _) = run(&["-r", "node", "-v", "node.renameSync,node.linkSync", "-n", "30", "--amplify", "off"]);
+    let results =
+        Run::new().runtime("node").variants("node.renameSync,node.linkSync").trials(30).natural_only().results();
+    let r = &results;
     // the variant's own source keeps its id; the others say their kind
-    let own = cell(&r, "node.renameSync", None, "second-comer", "empty-dir");
-    assert!(own["id"].as_str().unwrap().ends_with("/node.renameSync/second-comer/empty-dir"), "{own}");
-    let base = read_json(&root().join("reports").join("linux").join("results.json"));
-    let ids = |r: &serde_json::Value| -> Vec<String> {
-        let cells = r["cells"].as_array().unwrap().iter();
-        let mine = cells.filter(|c| c["variant"] == "node.renameSync" && c["runtime_name"] == "node");
-        mine.map(|c| c["id"].as_str().unwrap().split_once('/').unwrap().1.to_string()).collect()
+    let own = second(r, "node.renameSync", None, TargetState::EmptyDir);
+    assert!(own.id.ends_with("/node.renameSync/second-comer/empty-dir"), "{}", own.id);
+    let base = conformance::report::json::read(&root().join("reports").join("linux").join("results.json")).unwrap();
+    let ids = |r: &Results| -> Vec<String> {
+        let mine = r.cells.iter().filter(|c| c.variant == "node.renameSync" && c.runtime_name == "node");
+        mine.map(|c| c.id.split_once('/').unwrap().1.to_string()).collect()
     };
-    let (before, now) = (ids(&base), ids(&r));
+    let (before, now) = (ids(&base), ids(r));
     assert!(!before.is_empty() && before.iter().all(|id| now.contains(id)), "{before:?} not in {now:?}");
-    let empty = cell(&r, "node.renameSync", Some("empty-dir"), "race", "absent");
-    assert!(empty["id"].as_str().unwrap().ends_with("/node.renameSync/race/absent/source=empty-dir"), "{empty}");
+    let empty = race(r, "node.renameSync", Some(SourceKind::EmptyDir));
+    assert!(empty.id.ends_with("/node.renameSync/race/absent/source=empty-dir"), "{}", empty.id);
     // rename(2) of a directory: onto nothing or an empty directory it succeeds, onto a
     // nonempty one ENOTEMPTY (or EEXIST), onto a file ENOTDIR
-    for kind in ["empty-dir", "dir"] {
-        let at = |t| outcome(cell(&r, "node.renameSync", Some(kind), "second-comer", t));
-        assert_eq!(at("absent").0, "acquired", "{kind}");
-        assert_eq!(at("empty-dir").0, "replaced", "{kind}");
-        assert!(matches!(at("dir"), ("refused", "ENOTEMPTY" | "EEXIST")), "{kind}: {:?}", at("dir"));
-        assert_eq!(at("file"), ("refused", "ENOTDIR"), "{kind}");
+    for kind in [SourceKind::EmptyDir, SourceKind::Dir] {
+        let at = |t| outcome(second(r, "node.renameSync", Some(kind), t));
+        assert_eq!(at(TargetState::Absent).0, Outcome::Acquired, "{kind:?}");
+        assert_eq!(at(TargetState::EmptyDir).0, Outcome::Replaced, "{kind:?}");
+        assert!(
+            matches!(at(TargetState::Dir), (Outcome::Refused, "ENOTEMPTY" | "EEXIST")),
+            "{kind:?}: {:?}",
+            at(TargetState::Dir)
+        );
+        assert_eq!(at(TargetState::File), (Outcome::Refused, "ENOTDIR"), "{kind:?}");
         // link(2): EPERM for a directory
-        let link = outcome(cell(&r, "node.linkSync", Some(kind), "second-comer", "absent"));
-        assert_eq!(link, ("failed", "EPERM"), "{kind}");
+        let link = outcome(second(r, "node.linkSync", Some(kind), TargetState::Absent));
+        assert_eq!(link, (Outcome::Failed, "EPERM"), "{kind:?}");
     }
     // a race of empty directories: each rename(2) finds at most an empty directory at the name
     // and replaces it, so every contender wins every trial — seen only because the judge knows
     // each moved directory by its identity (a token-only judge would call every winner lost)
-    let natural = &empty["result"]["natural"]["stats"];
-    assert_eq!(empty["result"]["verdict"], "multiple-winners", "{empty}");
-    assert_eq!(natural["winners"]["3"], natural["trials"], "{natural}");
+    let natural = |c: &Cell| c.race().and_then(|r| r.natural.clone()).map(|n| n.stats).expect("a natural race");
+    assert_eq!(empty.verdict(), Some(RaceVerdict::MultipleWinners), "{empty:?}");
+    let stats = natural(empty);
+    assert_eq!(stats.winners.get(&3), Some(&stats.trials), "{stats:?}");
     // directories holding a mark: the second rename(2) meets a nonempty directory, so one
     // winner per trial, and the name holds that winner's directory (no lost update)
-    let full = cell(&r, "node.renameSync", Some("dir"), "race", "absent");
-    let stats = &full["result"]["natural"]["stats"];
-    assert_eq!(stats["winners"]["1"], stats["trials"], "{full}");
-    assert_eq!(stats["lost_update_trials"], 0, "{full}");
+    let stats = natural(race(r, "node.renameSync", Some(SourceKind::Dir)));
+    assert_eq!(stats.winners.get(&1), Some(&stats.trials), "{stats:?}");
+    assert_eq!(stats.lost_update_trials, 0, "{stats:?}");
     // the results file reads back: `report` shows the kinds, `compare` matches the variant's own
     // cells with the committed baseline's and lists the new kinds as new cells
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("results.json");
-    std::fs::write(&file, serde_json::to_string(&r).unwrap()).unwrap();
+    std::fs::write(&file, serde_json::to_string(r).unwrap()).unwrap();
     let o = conformance().arg("report").arg(&file).args(["-f", "csv"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = String::from_utf8_lossy(&o.stdout);
@@ -114,17 +112,17 @@ fn directory_copies_on_node() {
         return;
     }
     let v = "node.cpSync.recursive.errorOnExist,node.promises.cp.recursive";
-    let (r, _) = run(&["-r", "node", "-v", v, "-n", "20", "--amplify", "off"]);
+    let r = Run::new().runtime("node").variants(v).trials(20).natural_only().results();
     for variant in ["node.cpSync.recursive.errorOnExist", "node.promises.cp.recursive"] {
-        for kind in [None, Some("empty-dir"), Some("tree"), Some("file")] {
-            for t in ["absent", "file", "empty-dir", "dir"] {
-                let c = cell(&r, variant, kind, "second-comer", t);
-                assert!(!["crashed", "timeout", "harness-error"].contains(&outcome(c).0), "{c}");
+        for kind in [None, Some(SourceKind::EmptyDir), Some(SourceKind::Tree), Some(SourceKind::File)] {
+            for t in [TargetState::Absent, TargetState::File, TargetState::EmptyDir, TargetState::Dir] {
+                let c = second(&r, variant, kind, t);
+                assert!(!matches!(outcome(c).0, Outcome::Crashed | Outcome::Timeout | Outcome::HarnessError), "{c:?}");
             }
-            let c = cell(&r, variant, kind, "second-comer", "absent");
-            assert_eq!(outcome(c).0, "acquired", "{c}");
-            let race = cell(&r, variant, kind, "race", "absent");
-            assert!(race["result"]["natural"]["stats"]["trials"].as_u64().unwrap() > 0, "{race}");
+            let c = second(&r, variant, kind, TargetState::Absent);
+            assert_eq!(outcome(c).0, Outcome::Acquired, "{c:?}");
+            let c = race(&r, variant, kind);
+            assert!(c.race().and_then(|r| r.natural.as_ref()).is_some_and(|n| n.stats.trials > 0), "{c:?}");
         }
     }
     let cross = |c: &[&str]| {

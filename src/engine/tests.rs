@@ -1,12 +1,13 @@
 //! The engine's success paths with the in-process fake driver: no runtime needed.
 
+use super::policy::natural_budget;
 use super::*;
 use crate::exec::contender::{Mode, Spec, Timeouts};
 use crate::exec::fake::FakeCall;
 use crate::exec::process::Launch;
 use crate::matrix::{Creates, SourceKind, Variant};
 use crate::verdict::Report;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub(super) fn options(trials: usize) -> Options {
     Options {
@@ -121,15 +122,7 @@ fn fake_pools(call: FakeCall, scratch: &Scratch) -> Pools {
     let fakes = || -> Vec<Contender> {
         (0..3).map(|_| Contender::with_driver(Box::new(crate::exec::fake::Fake::new(call, root.clone())))).collect()
     };
-    Pools {
-        slots: Vec::new(),
-        kind: ContenderKind::Processes,
-        cwd: root.clone(),
-        natural: fakes(),
-        amplified: Some(Ok(fakes())),
-        amplified_with: None,
-        attach: Vec::new(),
-    }
+    Pools::ready(fakes(), fakes(), root.clone())
 }
 
 /// The default run's options (adaptive trials) with `trials` and amplification on at release
@@ -192,7 +185,7 @@ fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
             })
             .collect()
     };
-    pools.amplified = Some(Ok(lagged(2_000.0)));
+    pools.set_amplified(lagged(2_000.0));
     let mut opts = adaptive_amplified(40, vec![0]);
     opts.amplify = Amplify::On(Amplifier::for_tests(1_000));
     assert_eq!(1_000 * ESCALATION_FACTOR * ESCALATION_FACTOR, MAX_ESCALATED_DELAY_US, "two steps to the cap");
@@ -206,7 +199,7 @@ fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
 
     // at the cap, a race that stays loose is not raised past it: it ends with what it counted
     let mut pools = fake_pools(FakeCall::CreateNew, &scratch);
-    pools.amplified = Some(Ok(lagged(100_000.0)));
+    pools.set_amplified(lagged(100_000.0));
     let r = race_of_three(&mut pools, &v, 40, RaceRole::Row, &opts, &mut scratch, "n1");
     assert!(r.amplified.is_none(), "no trial counted at any delay: {r:?}");
     assert!(

@@ -1,0 +1,308 @@
+//! The contender pools of a family: the natural contenders and the same launches under the
+//! tracer (amplified), started together up front or on first use, restarted when the tracer
+//! changes.
+
+use super::{Amplify, Measurement};
+use crate::domain::{ContenderKind, NoAmplified};
+use crate::exec::contender::{Attempt, Contender, Mode, Timeouts};
+use crate::exec::process::Launch;
+
+/// Why a runtime without session probes (cmd) has no thread races: every attempt of such a
+/// contender is `unsupported` with this reason.
+pub const NO_THREADS: &str =
+    "no threads: cmd.exe runs one command at a time (a thread race needs a session probe that answers prepare-threads)";
+
+/// One contender pool per race mode: the natural pool and the amplified pool (the same
+/// launches under strace), started together up front ([`Pools::start`]) or, the amplified
+/// one, on first use.
+pub struct Pools {
+    slots: Vec<(Mode, Launch, Timeouts)>,
+    /// Processes, or threads of one probe ([`Pools::threads`]).
+    kind: ContenderKind,
+    cwd: std::path::PathBuf,
+    /// The natural contenders, one per slot.
+    pub natural: Vec<Contender>,
+    amplified: Option<Result<Vec<Contender>, String>>,
+    /// The tracer the started amplified pool runs under (its delay and the paths it delays):
+    /// a request for another restarts the pool. `None` for ready-made contenders
+    /// ([`Pools::of`], tests), which are never restarted.
+    amplified_with: Option<crate::exec::amplify::Amplifier>,
+    /// The slots whose amplified contender is traced from its hello on instead of from its
+    /// start ([`crate::exec::attach`]; [`crate::runtime::Adapter::amplify_by_attach`]).
+    attach: Vec<bool>,
+}
+
+impl Pools {
+    /// Pools over ready-made natural and amplified contenders (the engine's tests), run in
+    /// `cwd`; the amplified ones are used as they are, never traced or restarted.
+    #[cfg(test)]
+    pub(super) fn ready(natural: Vec<Contender>, amplified: Vec<Contender>, cwd: std::path::PathBuf) -> Pools {
+        Pools {
+            slots: Vec::new(),
+            kind: ContenderKind::Processes,
+            cwd,
+            natural,
+            amplified: Some(Ok(amplified)),
+            amplified_with: None,
+            attach: Vec::new(),
+        }
+    }
+
+    /// Replaces the amplified contenders by ready-made ones (the engine's tests).
+    #[cfg(test)]
+    pub(super) fn set_amplified(&mut self, amplified: Vec<Contender>) {
+        self.amplified = Some(Ok(amplified));
+    }
+
+    /// Pools for `slots` (mode, launch and timeouts of each contender), run in `cwd`. Nothing
+    /// starts until used.
+    pub fn new(slots: Vec<(Mode, Launch, Timeouts)>, cwd: std::path::PathBuf) -> Pools {
+        let natural = slots.iter().map(|(m, l, t)| Contender::new(*m, l.clone(), cwd.clone(), *t)).collect();
+        let attach = vec![false; slots.len()];
+        Pools { slots, kind: ContenderKind::Processes, cwd, natural, amplified: None, amplified_with: None, attach }
+    }
+
+    /// Pools whose contenders are threads of one probe per pool (`--contender-kind threads`):
+    /// one slot per contender, all with `mode`, `launch` and `timeouts`; a runtime whose probes
+    /// are not session probes (cmd) gets contenders whose every attempt is `unsupported`, with
+    /// the reason ([`NO_THREADS`]). Nothing starts until used.
+    pub fn threads(n: usize, mode: Mode, launch: Launch, timeouts: Timeouts, cwd: std::path::PathBuf) -> Pools {
+        let slots = vec![(mode, launch, timeouts); n];
+        let natural = Pools::thread_pool(&slots, &cwd, None);
+        let attach = vec![false; slots.len()];
+        Pools { slots, kind: ContenderKind::Threads, cwd, natural, amplified: None, amplified_with: None, attach }
+    }
+
+    /// The contenders of a thread pool over `slots` (launches wrapped by `amp`, if given).
+    fn thread_pool(
+        slots: &[(Mode, Launch, Timeouts)],
+        cwd: &std::path::Path,
+        amp: Option<&crate::exec::amplify::Amplifier>,
+    ) -> Vec<Contender> {
+        let Some((mode, launch, timeouts)) = slots.first() else { return Vec::new() };
+        if *mode != Mode::Session {
+            return crate::exec::threads::no_thread_contenders(NO_THREADS, slots.len());
+        }
+        let launch = amp.map_or_else(|| launch.clone(), |a| a.wrap(launch));
+        crate::exec::threads::thread_contenders(launch, cwd.to_path_buf(), *timeouts, slots.len())
+    }
+
+    /// Pools of `n` contenders of `adapter` started by `launch`, run in the scratch root of
+    /// `m`; where `m`'s amplification is on but the adapter cannot be amplified
+    /// ([`crate::runtime::Adapter::no_amplification`]), the amplified pool is unusable from the
+    /// start, with the adapter's reason.
+    pub(super) fn of_adapter(
+        adapter: &dyn crate::runtime::Adapter,
+        launch: Launch,
+        timeouts: Timeouts,
+        n: usize,
+        kind: ContenderKind,
+        m: &Measurement<'_>,
+    ) -> Pools {
+        let cwd = m.scratch.root().to_path_buf();
+        let mut pools = match kind {
+            ContenderKind::Processes => Pools::new(vec![(adapter.mode(), launch, timeouts); n], cwd),
+            ContenderKind::Threads => Pools::threads(n, adapter.mode(), launch, timeouts, cwd),
+        };
+        if let (Amplify::On(_), Some(why)) = (&m.opts.amplify, adapter.no_amplification()) {
+            pools.amplified_broke(why);
+        }
+        if adapter.amplify_by_attach() {
+            (0..n).for_each(|i| pools.attach_after_start(i));
+        }
+        pools
+    }
+
+    /// Pools over ready-made contenders (e.g. [`Contender::fake`]), run in `cwd`, with no
+    /// amplified pool (races under them are natural only).
+    pub fn of(natural: Vec<Contender>, cwd: std::path::PathBuf) -> Pools {
+        let none = "no amplified pool for these contenders".to_string();
+        Pools {
+            slots: Vec::new(),
+            kind: ContenderKind::Processes,
+            cwd,
+            natural,
+            amplified: Some(Err(none)),
+            amplified_with: None,
+            attach: Vec::new(),
+        }
+    }
+
+    /// The tracer this pool's amplified contenders run under for `a`: limited to the race
+    /// folder in its scratch root ([`crate::exec::amplify::Amplifier::for_race`]) unless `a`
+    /// delays every path.
+    fn tracer(&self, a: &crate::exec::amplify::Amplifier) -> crate::exec::amplify::Amplifier {
+        a.for_race(&self.cwd.join(crate::exec::scratch::RACE_DIR))
+    }
+
+    /// The contenders of the amplified pool under `a`, not started.
+    fn amplified_pool(&self, a: &crate::exec::amplify::Amplifier) -> Vec<Contender> {
+        match self.kind {
+            ContenderKind::Processes => self
+                .slots
+                .iter()
+                .zip(&self.attach)
+                .map(|((m, l, t), attach)| match (m, attach) {
+                    (Mode::Session, true) => {
+                        let session = crate::exec::session::Session::new(l.clone(), self.cwd.clone(), *t);
+                        Contender::with_driver(Box::new(crate::exec::attach::Attached::new(
+                            Box::new(session),
+                            a.clone(),
+                        )))
+                    }
+                    _ => Contender::new(*m, a.wrap(l), self.cwd.clone(), *t),
+                })
+                .collect(),
+            ContenderKind::Threads => Pools::thread_pool(&self.slots, &self.cwd, Some(a)),
+        }
+    }
+
+    /// Traces the amplified contender of `slot` from its hello on, not from its start (a
+    /// session probe whose runtime's start-up is too slow under the tracer).
+    pub fn attach_after_start(&mut self, slot: usize) {
+        if let Some(a) = self.attach.get_mut(slot) {
+            *a = true;
+        }
+    }
+
+    /// The amplified pool's state once its start-up ended with `fault` (`None`: it started).
+    fn amplified_started(pool: Vec<Contender>, fault: Option<Attempt>) -> Result<Vec<Contender>, String> {
+        match fault {
+            None => Ok(pool),
+            Some(f) => Err(format!("the probe did not start under strace: {}", f.evidence.unwrap_or_default())),
+        }
+    }
+
+    /// Starts the natural pool and, with `amplified` on (races will run amplified) and no
+    /// amplified pool yet, the amplified one, all at the same time: the amplified start-up
+    /// (strace attaching, then the runtime loading) no longer waits for the first race cell
+    /// (0.2–0.3 s per family here, issue 13). Returns the natural pool's first fault, as
+    /// [`crate::exec::contender::start_all`] does; the amplified pool's fault makes it
+    /// unusable, with the reason, as on first use.
+    pub fn start(&mut self, amplified: Option<&Amplify>) -> Option<Attempt> {
+        start_together(&mut [(self, amplified)]).pop().flatten()
+    }
+
+    /// The amplified pool, started on first use if [`Pools::start`] did not start it. Errors: why there is none (amplification
+    /// off or unavailable, or a probe that does not start or run under the tracer; then it is
+    /// unavailable for the rest of this pool's life).
+    pub(super) fn amplified(&mut self, amp: &Amplify) -> Result<&mut [Contender], NoAmplified> {
+        let a = match amp {
+            Amplify::On(a) => self.tracer(a),
+            other => return Err(other.why_not().unwrap_or(NoAmplified::Off)),
+        };
+        // started at another delay (a cell's race was raised, see race_modes) or for other
+        // paths (hand-offs delay every path): start it again
+        if matches!(self.amplified, Some(Ok(_))) && self.amplified_with.as_ref().is_some_and(|w| *w != a) {
+            self.reset_amplified();
+        }
+        if self.amplified.is_none() {
+            let mut pool = self.amplified_pool(&a);
+            self.amplified_with = Some(a);
+            let fault = crate::exec::contender::start_all(&mut pool);
+            self.amplified = Some(Pools::amplified_started(pool, fault));
+        }
+        match self.amplified.as_mut().expect("set above") {
+            Ok(p) => Ok(p.as_mut_slice()),
+            Err(why) => Err(NoAmplified::Unavailable(why.clone())),
+        }
+    }
+
+    /// Why the amplified pool cannot be used, when that is known before it is asked for (the
+    /// adapter is never amplified, see [`Pools::of_adapter`], or the pool broke); `None`
+    /// while it may still start.
+    pub(super) fn unusable(&self) -> Option<&str> {
+        match &self.amplified {
+            Some(Err(why)) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// Stops the amplified pool so that its next use starts it again (with another delay).
+    pub(super) fn reset_amplified(&mut self) {
+        if let Some(Ok(p)) = &mut self.amplified {
+            for c in p {
+                c.shutdown();
+            }
+        }
+        self.amplified = None;
+    }
+
+    /// Marks the amplified pool unusable for the rest of its life, with the reason.
+    pub fn amplified_broke(&mut self, why: String) {
+        if let Some(Ok(p)) = &mut self.amplified {
+            for c in p {
+                c.shutdown();
+            }
+        }
+        self.amplified = Some(Err(why));
+    }
+
+    /// How the natural contenders make their attempts ([`Contender::note`]): their distinct
+    /// notes joined with `; `, or `None` when none has one (session probes).
+    pub fn note(&self) -> Option<String> {
+        let mut notes: Vec<String> = Vec::new();
+        for n in self.natural.iter().filter_map(Contender::note) {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
+
+    /// Stops every probe.
+    pub fn shutdown(&mut self) {
+        // each probe gets up to 300 ms to exit after `quit`: waited for all at once (25-65 ms
+        // per pool here, one after another)
+        let amplified = match &mut self.amplified {
+            Some(Ok(p)) => p.as_mut_slice(),
+            _ => &mut [],
+        };
+        std::thread::scope(|s| {
+            for c in self.natural.iter_mut().chain(amplified.iter_mut()) {
+                s.spawn(move || c.shutdown());
+            }
+        });
+    }
+}
+
+/// Starts every pool of `pools` as [`Pools::start`] does (each with its amplification, or
+/// `None` for its natural contenders only), all of them at the same time: a runtime's start-ups
+/// overlap instead of following each other (issue 13). Returns each pool's natural fault.
+pub fn start_together(pools: &mut [(&mut Pools, Option<&Amplify>)]) -> Vec<Option<Attempt>> {
+    let mut all = Vec::new();
+    // per pool: its natural contenders' count, and its amplified ones' (0: none started here)
+    let mut sizes = Vec::with_capacity(pools.len());
+    for (p, amp) in pools.iter_mut() {
+        let natural = std::mem::take(&mut p.natural);
+        let n = natural.len();
+        all.extend(natural);
+        let amplified = match (amp, &p.amplified) {
+            (Some(Amplify::On(a)), None) => {
+                let a = p.tracer(a);
+                let pool = p.amplified_pool(&a);
+                p.amplified_with = Some(a);
+                pool
+            }
+            _ => Vec::new(),
+        };
+        sizes.push((n, amplified.len()));
+        all.extend(amplified);
+    }
+    let faults = crate::exec::contender::start_each(&mut all);
+    let mut contenders = all.into_iter();
+    let mut faults = faults.into_iter();
+    let mut natural_faults = Vec::with_capacity(pools.len());
+    for ((p, _), (n, a)) in pools.iter_mut().zip(sizes) {
+        // each segment taken whole (collected) so that the next pool's starts where it should
+        let mut first_fault = |k: usize| faults.by_ref().take(k).collect::<Vec<_>>().into_iter().flatten().next();
+        p.natural = contenders.by_ref().take(n).collect();
+        natural_faults.push(first_fault(n));
+        if a > 0 {
+            let amp_pool: Vec<Contender> = contenders.by_ref().take(a).collect();
+            let amp_fault = first_fault(a);
+            p.amplified = Some(Pools::amplified_started(amp_pool, amp_fault));
+        }
+    }
+    natural_faults
+}

@@ -1,7 +1,7 @@
 //! Measuring one runtime: second-comer attempts and races, cell by cell.
 //!
-//! This module walks a runtime's cell list ([`measure`]); [`pools`] holds the contenders of
-//! each family (natural, and the same launches under the tracer), [`policy`] decides which race
+//! This module walks a runtime's cell list ([`measure`]); `pools` holds the contenders of
+//! each family (natural, and the same launches under the tracer), `policy` decides which race
 //! modes a cell runs and with how many trials, [`trial`] runs one trial, and the hand-off
 //! scenarios have a file each (`publish`, `done`, `claim`, sharing `handoff`).
 //!

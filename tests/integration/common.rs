@@ -56,14 +56,16 @@ pub fn available(name: &str) -> bool {
 /// Runs `run` with `args` (plus `--out`, `--fs-root` in fresh temporary folders, and `-q`),
 /// asserts it succeeded, and returns (results.json, stdout).
 pub fn run(args: &[&str]) -> (serde_json::Value, String) {
-    let (out, stdout) = run_in_temp(args);
+    let (out, stdout) = run_in_temp(args, None);
     (read_json(&out.path().join("results.json")), stdout)
 }
 
-/// [`run`]'s run: returns the output folder (removed when dropped) and stdout.
-fn run_in_temp(args: &[&str]) -> (tempfile::TempDir, String) {
+/// [`run`]'s run, its scratch folder in `fs_root` (default: a fresh temporary folder):
+/// returns the output folder (removed when dropped) and stdout.
+fn run_in_temp(args: &[&str], fs_root: Option<&Path>) -> (tempfile::TempDir, String) {
     let out = tempfile::tempdir().unwrap();
-    let fs_root = tempfile::tempdir().unwrap();
+    let temp_root = tempfile::tempdir().unwrap();
+    let fs_root = fs_root.unwrap_or(temp_root.path());
     let a = conformance()
         .arg("run")
         .args(args)
@@ -71,7 +73,7 @@ fn run_in_temp(args: &[&str]) -> (tempfile::TempDir, String) {
         .arg("--out")
         .arg(out.path())
         .arg("--fs-root")
-        .arg(fs_root.path())
+        .arg(fs_root)
         .assert();
     let o = a.get_output();
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -136,6 +138,7 @@ pub fn old_runtime(name: &str, version: &str) -> Option<std::path::PathBuf> {
 #[derive(Debug, Default, Clone)]
 pub struct Run {
     args: Vec<String>,
+    fs_root: Option<PathBuf>,
 }
 
 impl Run {
@@ -170,7 +173,13 @@ impl Run {
         self
     }
 
-    /// The flags given so far.
+    /// `--fs-root DIR`: the scratch folder in `dir`, which the test inspects afterwards.
+    pub fn fs_root(mut self, dir: &Path) -> Run {
+        self.fs_root = Some(dir.to_path_buf());
+        self
+    }
+
+    /// The flags given so far (without `--fs-root`).
     pub fn argv(&self) -> Vec<&str> {
         self.args.iter().map(String::as_str).collect()
     }
@@ -185,7 +194,7 @@ impl Run {
 
     /// Runs it, asserts that it succeeded, and reads its results back.
     pub fn results(&self) -> Results {
-        let (out, _) = run_in_temp(&self.argv());
+        let (out, _) = run_in_temp(&self.argv(), self.fs_root.as_deref());
         let file = out.path().join("results.json");
         conformance::report::json::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
     }

@@ -3,26 +3,29 @@
 
 #![cfg(unix)]
 
-use crate::common::{cells, conformance, fixtures, one_at_a_time, read_json};
+use crate::common::{cells, conformance, fixtures, one_at_a_time, read_json, Run};
+use conformance::domain::{NoAmplified, Scenario};
+use conformance::report::model::{Cell, Results};
+use conformance::verdict::{Outcome, RaceVerdict};
 
-fn run_fake(kind: &str, extra: &[&str]) -> (serde_json::Value, tempfile::TempDir, tempfile::TempDir) {
+/// A run of `node.writeFileSync.wx` on the fake runtime `kind` (`crash`, `hang`, `garbage`),
+/// 5 trials, 1 s timeout, with `extra` flags, in `fs_root`.
+fn run_fake(kind: &str, extra: &[&str], fs_root: &std::path::Path) -> Results {
     let _serial = one_at_a_time();
-    let out = tempfile::tempdir().unwrap();
-    let fs_root = tempfile::tempdir().unwrap();
     let node = fixtures().join("fake-runtimes").join(kind).join("node");
-    let mut c = conformance();
-    c.arg("run")
-        .arg("--runtime")
-        .arg(format!("node={}", node.display()))
-        .args(["--variant", "node.writeFileSync.wx", "--trials", "5", "--timeout", "1", "--no-relative", "-q"])
+    Run::new()
+        .runtime(&format!("node={}", node.display()))
+        .variants("node.writeFileSync.wx")
+        .trials(5)
+        .args(&["--timeout", "1", "--no-relative"])
+        .fs_root(fs_root)
         .args(extra)
-        .arg("--out")
-        .arg(out.path())
-        .arg("--fs-root")
-        .arg(fs_root.path());
-    c.assert().success();
-    let r = read_json(&out.path().join("results.json"));
-    (r, out, fs_root)
+        .results()
+}
+
+/// The cells of `r` in `scenario`.
+fn of(r: &Results, scenario: Scenario) -> Vec<&Cell> {
+    r.cells.iter().filter(|c| c.variant == "node.writeFileSync.wx" && c.scenario == scenario).collect()
 }
 
 fn assert_scratch_removed(fs_root: &std::path::Path) {
@@ -32,35 +35,38 @@ fn assert_scratch_removed(fs_root: &std::path::Path) {
 
 #[test]
 fn crashing_probe_is_recorded_with_its_stderr() {
-    let (r, _o, root) = run_fake("crash", &["--target", "absent,file"]);
-    let second = cells(&r, "node.writeFileSync.wx", "second-comer");
+    let root = tempfile::tempdir().unwrap();
+    let r = run_fake("crash", &["--target", "absent,file"], root.path());
+    let second = of(&r, Scenario::SecondComer);
     assert_eq!(second.len(), 2);
     for c in second {
-        assert_eq!(c["result"]["outcome"], "crashed", "{c}");
-        assert!(c["evidence"].as_str().unwrap().contains("boom: simulated probe crash"), "{c}");
+        assert_eq!(c.outcome(), Some(Outcome::Crashed), "{c:?}");
+        assert!(c.evidence.as_deref().unwrap_or("").contains("boom: simulated probe crash"), "{c:?}");
     }
-    let race = cells(&r, "node.writeFileSync.wx", "race");
-    assert_eq!(race[0]["result"]["verdict"], "inconclusive");
+    let race = of(&r, Scenario::Race)[0];
+    assert_eq!(race.verdict(), Some(RaceVerdict::Inconclusive));
     // the probe dies on `prepare`, before any release: those trials are discarded, not counted
-    let ev = race[0]["evidence"].as_str().unwrap();
-    assert!(ev.contains("failed before the release 3 times in a row") && ev.contains("boom"), "{}", race[0]);
-    assert_eq!(race[0]["result"]["natural"]["discarded_trials"], 3);
-    assert_eq!(race[0]["result"]["natural"]["stats"]["trials"], 0);
+    let ev = race.evidence.as_deref().unwrap_or("");
+    assert!(ev.contains("failed before the release 3 times in a row") && ev.contains("boom"), "{race:?}");
+    let natural = race.race().and_then(|r| r.natural.as_ref()).expect("a natural run");
+    assert_eq!((natural.discarded_trials, natural.stats.trials), (3, 0), "{race:?}");
     // the same probe under the tracer completes no trial either: amplification is then
     // unavailable for this runtime, with the reason, not a second inconclusive verdict
-    if r["run_info"]["amplification"]["unavailable"].is_null() {
-        let why = race[0]["result"]["amplified_unavailable"].as_str().unwrap();
-        assert!(why.contains("no amplified trial completed") || why.contains("did not start"), "{}", race[0]);
+    if r.run_info.amplification.unavailable.is_none() {
+        let why = race.race().and_then(|r| r.amplified_unavailable.clone());
+        let Some(NoAmplified::Unavailable(why)) = why else { panic!("amplified unavailable: {race:?}") };
+        assert!(why.contains("no amplified trial completed") || why.contains("did not start"), "{why}");
     }
     assert_scratch_removed(root.path());
 }
 
 #[test]
 fn hanging_probe_times_out_and_its_tree_is_killed() {
-    let (r, _o, root) = run_fake("hang", &["--target", "file"]);
-    let second = cells(&r, "node.writeFileSync.wx", "second-comer");
-    assert_eq!(second[0]["result"]["outcome"], "timeout", "{}", second[0]);
-    assert_eq!(cells(&r, "node.writeFileSync.wx", "race")[0]["result"]["verdict"], "inconclusive");
+    let root = tempfile::tempdir().unwrap();
+    let r = run_fake("hang", &["--target", "file"], root.path());
+    let second = of(&r, Scenario::SecondComer)[0];
+    assert_eq!(second.outcome(), Some(Outcome::Timeout), "{second:?}");
+    assert_eq!(of(&r, Scenario::Race)[0].verdict(), Some(RaceVerdict::Inconclusive));
     let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
     let orphans: Vec<String> = String::from_utf8_lossy(&ps.stdout)
         .lines()
@@ -73,10 +79,11 @@ fn hanging_probe_times_out_and_its_tree_is_killed() {
 
 #[test]
 fn garbage_output_is_evidence_not_a_harness_crash() {
-    let (r, _o, root) = run_fake("garbage", &["--target", "file", "--scenario", "second-comer"]);
-    let c = cells(&r, "node.writeFileSync.wx", "second-comer")[0];
-    assert_eq!(c["result"]["outcome"], "crashed");
-    assert!(c["evidence"].as_str().unwrap().contains("Overwrite target? (Yes/No/All):"), "{c}");
+    let root = tempfile::tempdir().unwrap();
+    let r = run_fake("garbage", &["--target", "file", "--scenario", "second-comer"], root.path());
+    let c = of(&r, Scenario::SecondComer)[0];
+    assert_eq!(c.outcome(), Some(Outcome::Crashed));
+    assert!(c.evidence.as_deref().unwrap_or("").contains("Overwrite target? (Yes/No/All):"), "{c:?}");
     assert_scratch_removed(root.path());
 }
 

@@ -210,6 +210,12 @@ impl schemars::JsonSchema for NoAmplified {
     }
 }
 
+/// The most trials a race runs (`--trials`, `--max-trials`); results files with more are rejected.
+pub const MAX_TRIALS: u32 = 1_000_000;
+
+/// The most contenders a race has (`run --contenders`, `race --contender`).
+pub const MAX_CONTENDERS: u32 = 64;
+
 /// The driver note ([`crate::report::model::Cell::driver`]) of cmd's persistent loop: one
 /// cmd process per contender for a whole API family (`src/exec/cmdloop.rs`).
 pub const LOOP_DRIVER: &str = "loop";

@@ -10,6 +10,12 @@ use crate::domain::{ContenderKind, NoAmplified, RaceScope, TargetState};
 use crate::exec::amplify::Amplifier;
 use crate::matrix::Variant;
 
+/// Trials per race cell of `run --quick`: its bound on a clean race, `1 − 0.05^(1/30)` = 9.5%,
+/// is above the "safe as a lock" rule's 3%, so such rows say `? (-n 100)`. Also the most
+/// trials a family whose detection control was weak races its other cells with
+/// ([`Options::adaptive`]).
+pub const QUICK_RUN_TRIALS: u32 = 30;
+
 /// Options of a measurement.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -66,7 +72,7 @@ pub struct Options {
     /// ([`NoAmplified::Skipped`]). Trials go to the deciding runs of the cells still
     /// `exclusive`, whose bound needs them. A detection control runs both modes, and its
     /// judged mode all its trials. A family whose control was weak races its other cells with
-    /// at most [`crate::cli::QUICK_RUN_TRIALS`]: an `exclusive` there is `inconclusive`
+    /// at most [`QUICK_RUN_TRIALS`]: an `exclusive` there is `inconclusive`
     /// whatever the trials, so only a failure can still show.
     pub adaptive: bool,
     /// Which rows are raced (`--races`): every one, each call's plain form only

@@ -254,7 +254,7 @@ pub fn measure(
             // trials: with adaptive trials the family's races look for a failure only, with the
             // quick run's trials
             if opts.adaptive && !d.worked {
-                trials = trials.min(crate::cli::QUICK_RUN_TRIALS as usize);
+                trials = trials.min(crate::options::QUICK_RUN_TRIALS as usize);
             }
             detection = Some(d);
             control_cell = Some(c);

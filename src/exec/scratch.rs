@@ -93,8 +93,8 @@ pub const TARGET_NAME: &str = "target";
 pub const RACE_DIR: &str = "race";
 
 /// How many contenders' sources (`src-0` …) [`race_paths`] names: every contender a race can
-/// have ([`crate::cli::MAX_CONTENDERS`]), whichever pool it comes from.
-const RACE_SOURCES: usize = crate::cli::MAX_CONTENDERS as usize;
+/// have ([`crate::domain::MAX_CONTENDERS`]), whichever pool it comes from.
+const RACE_SOURCES: usize = crate::domain::MAX_CONTENDERS as usize;
 
 /// The paths a race's calls name, for a race run in `arena`: the folder itself (calls relative
 /// to a descriptor on it), [`TARGET_NAME`] and every contender's source ([`source_name`]).

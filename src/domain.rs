@@ -1,5 +1,5 @@
 //! The vocabulary every layer shares: what stands at a target, how a runtime spells paths,
-//! which scenario a cell measured, and the raw error a probe reports. It lives here, not in
+//! which scenario a cell measured, how an attempt ended and the raw error a probe reports. It lives here, not in
 //! the I/O layer, so that the report schema (`results.json`) depends on no process code.
 //! Spellings are those of `docs/GLOSSARY.md`.
 
@@ -281,6 +281,46 @@ impl RaceScope {
             RaceScope::Core => "core",
             RaceScope::Auto => "auto",
             RaceScope::All => "all",
+        }
+    }
+}
+
+/// How an attempt ended, as reported by the probe (or by the harness for faults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// The call returned success.
+    Success,
+    /// The call returned an error.
+    Error,
+    /// The call finished only after the harness answered a console prompt.
+    Prompted,
+    /// No answer within the timeout.
+    Timeout,
+    /// The probe died or broke the protocol.
+    Crashed,
+    /// The probe does not have the call.
+    Unsupported,
+    /// The run was interrupted while the attempt was in flight: the engine drops the attempt
+    /// (never counted, never stored).
+    Interrupted,
+    /// The harness failed around the attempt (set-up, snapshot, scratch file system); see
+    /// [`crate::verdict::Outcome::HarnessError`].
+    HarnessError,
+}
+
+impl Report {
+    /// The word for a report in evidence and reasons (`crashed`, `harness-error`), spelled as
+    /// the outcomes of [`crate::verdict::Outcome`] are.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Report::Success => "success",
+            Report::Error => "error",
+            Report::Prompted => "prompted",
+            Report::Timeout => "timeout",
+            Report::Crashed => "crashed",
+            Report::Unsupported => "unsupported",
+            Report::Interrupted => "interrupted",
+            Report::HarnessError => "harness-error",
         }
     }
 }

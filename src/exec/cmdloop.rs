@@ -52,7 +52,7 @@ use super::oneshot::{await_result, OneShot};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, FromProbe};
 use super::scratch::{spell, PathStyle};
-use crate::verdict::Report;
+use crate::domain::Report;
 
 /// The loop probe's file name: `probes/cmd/loop.cmd`, beside the one-shot `probe.cmd`.
 pub const LOOP_SCRIPT: &str = "loop.cmd";

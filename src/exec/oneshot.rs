@@ -13,7 +13,7 @@ use super::contender::{join, Attempt, RecipeOutput, RecipeSpec, Spec, Timeouts, 
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, time_of_day_us, FromProbe};
-use crate::verdict::Report;
+use crate::domain::Report;
 
 /// A one-shot probe: a new process for every attempt.
 #[derive(Debug)]

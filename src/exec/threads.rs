@@ -21,7 +21,7 @@ use super::driver::{Control, Driver};
 use super::process::Launch;
 use super::protocol::{parse_line, FromProbe, Go, PrepareThreads, ThreadContender, ThreadResult, THREADS_CAPABILITY};
 use super::session::Session;
-use crate::verdict::Report;
+use crate::domain::Report;
 
 /// `k` contenders that run as threads of one session probe started by `launch` in `cwd`
 /// (nothing starts until the first of them is started or begins an attempt).

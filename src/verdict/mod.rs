@@ -103,45 +103,7 @@ impl Outcome {
     }
 }
 
-/// How an attempt ended, as reported by the probe (or by the harness for faults).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Report {
-    /// The call returned success.
-    Success,
-    /// The call returned an error.
-    Error,
-    /// The call finished only after the harness answered a console prompt.
-    Prompted,
-    /// No answer within the timeout.
-    Timeout,
-    /// The probe died or broke the protocol.
-    Crashed,
-    /// The probe does not have the call.
-    Unsupported,
-    /// The run was interrupted while the attempt was in flight: the engine drops the attempt
-    /// (never counted, never stored).
-    Interrupted,
-    /// The harness failed around the attempt (set-up, snapshot, scratch file system); see
-    /// [`Outcome::HarnessError`].
-    HarnessError,
-}
-
-impl Report {
-    /// The word for a report in evidence and reasons (`crashed`, `harness-error`), spelled as
-    /// the outcomes of [`Outcome`] are.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Report::Success => "success",
-            Report::Error => "error",
-            Report::Prompted => "prompted",
-            Report::Timeout => "timeout",
-            Report::Crashed => "crashed",
-            Report::Unsupported => "unsupported",
-            Report::Interrupted => "interrupted",
-            Report::HarnessError => "harness-error",
-        }
-    }
-}
+pub use crate::domain::Report;
 
 /// The verdict of a race cell (`docs/GLOSSARY.md`, "Race").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]

@@ -6,5 +6,5 @@
 mod load;
 mod model;
 
-pub use load::{load, load_builtin, load_dir, parse_file};
+pub use load::{load, load_builtin, load_dir, parse_file, FAMILIES};
 pub use model::{split_source_pattern, Creates, Fact, Form, Intent, Promise, SourceKind, Variant};

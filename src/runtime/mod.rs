@@ -92,7 +92,7 @@ pub trait Adapter: Sync + std::fmt::Debug {
     fn fallback_paths(&self) -> &'static [&'static str] {
         &[]
     }
-    /// API families run by this runtime.
+    /// API families run by this runtime, each one of [`crate::matrix::FAMILIES`].
     fn families(&self) -> &'static [&'static str];
     /// The probe mode.
     fn mode(&self) -> Mode {
@@ -272,5 +272,21 @@ mod tests {
         let l = a.launch(&runtime(a), "dotnet", &ctx);
         assert_eq!(env(&l, "COMPlus_EnableDiagnostics"), ["0"]);
         assert_eq!(env(&l, "DOTNET_EnableDiagnostics"), ["0"]);
+    }
+
+    /// The families matrices may name ([`crate::matrix::FAMILIES`], kept apart so that
+    /// loading a matrix needs no adapter) are exactly the adapters' families, in the
+    /// adapters' order, each once.
+    #[test]
+    fn the_matrix_families_are_the_adapters_families() {
+        let mut families: Vec<&str> = Vec::new();
+        for a in ADAPTERS {
+            for f in a.families() {
+                if !families.contains(f) {
+                    families.push(f);
+                }
+            }
+        }
+        assert_eq!(families, crate::matrix::FAMILIES);
     }
 }

@@ -77,7 +77,7 @@ pub struct Options {
     pub adaptive: bool,
     /// Which rows are raced (`--races`): every one, each call's plain form only
     /// ([`Variant::is_core`]), or every one whose second comer did not already rule it out
-    /// ([`RaceScope::Auto`], the default run's; see [`Options::races`] and [`crate::engine::needs_race`]).
+    /// ([`RaceScope::Auto`], the default run's; see [`Options::races`] and [`crate::verdict::needs_race`]).
     pub races: RaceScope,
     /// Whether the hand-offs run their items a second time amplified ([`NoAmplified::NotRequested`]
     /// otherwise): with `--thorough` or `--amplify on`. The default run leaves it out for time
@@ -103,7 +103,7 @@ impl Options {
 
     /// True when `v` may get a race cell: races run, and `v` is in their scope
     /// ([`Options::races`]). Under [`RaceScope::Auto`] the cell is made only when its second
-    /// comers, measured first, leave the answer open ([`crate::engine::needs_race`]). Detection controls are
+    /// comers, measured first, leave the answer open ([`crate::verdict::needs_race`]). Detection controls are
     /// raced whenever races run, in or out of scope (see [`crate::cells::expand`]).
     pub fn races(&self, v: &Variant) -> bool {
         self.race

@@ -20,6 +20,7 @@ mod second;
 pub mod trial;
 
 pub use crate::options::{Amplify, Budget, ClaimOptions, Options, PublishOptions};
+pub use crate::verdict::needs_race;
 use attempt::ms;
 pub use claim::CLAIM_TRIALS;
 use second::second_comer_cell;
@@ -38,14 +39,6 @@ use crate::report::model::{
 };
 use crate::runtime::{ProbeContext, Runtime};
 use crate::verdict::{apply_control, decide, Detection, Outcome, RaceMode, RaceVerdict, Report};
-
-/// Under [`RaceScope::Auto`](crate::domain::RaceScope::Auto): whether a row whose second comers gave `second` (target,
-/// absolute outcome, relative outcome) still needs its race. False once one of them rules the
-/// row out as a lock ([`crate::verdict::second_rules_out`]: the row's answer is `no` whatever a
-/// race shows); true otherwise, also when no second comer ran or they faulted.
-pub fn needs_race(second: &[crate::verdict::SecondComer]) -> bool {
-    !crate::verdict::second_rules_out(second)
-}
 
 /// Why a runtime without session probes (cmd) has no thread races: every attempt of such a
 /// contender is `unsupported` with this reason.

@@ -235,7 +235,7 @@ pub fn unraced_text(results: &Results, row: &Row<'_>) -> &'static str {
     use crate::domain::RaceScope;
     match results.run_info.races {
         Some(RaceScope::Core) => "not raced (--races all)",
-        Some(RaceScope::Auto) if !crate::engine::needs_race(&row.lock_inputs().0) => "not raced (second comer failed)",
+        Some(RaceScope::Auto) if !crate::verdict::needs_race(&row.lock_inputs().0) => "not raced (second comer failed)",
         _ => "-",
     }
 }

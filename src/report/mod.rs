@@ -5,7 +5,6 @@ pub mod answers;
 pub mod csv;
 pub mod html;
 pub mod json;
-pub mod junit;
 mod legacy;
 pub mod markdown;
 pub mod model;

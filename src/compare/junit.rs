@@ -11,7 +11,7 @@ use std::path::Path;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::compare::Diff;
+use super::Diff;
 
 /// The classname of a key: its first segment (the runtime name).
 fn class(key: &str) -> &str {

@@ -313,6 +313,7 @@ mod parse;
 mod race;
 mod run;
 mod runtimes;
+mod show;
 
 pub use parse::{
     check_contenders, check_probes, parse_max_rate, parse_offsets, parse_segment, parse_targets, parse_timeout,
@@ -321,6 +322,7 @@ pub use parse::{
 pub use race::{RacePlan, Slot};
 pub use run::{CellPlan, DryRun, DryRuntime, Estimate, RaceShape, RunPlan};
 pub use runtimes::{cleanup_runtimes, ready_runtimes, RuntimesPlan};
+pub use show::{dry_run_text, progress_message, PROGRESS_TEMPLATE, PROGRESS_TEMPLATE_ETA};
 
 #[cfg(test)]
 mod tests;

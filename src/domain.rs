@@ -1,7 +1,10 @@
 //! The vocabulary every layer shares: what stands at a target, how a runtime spells paths,
-//! which scenario a cell measured, how an attempt ended and the raw error a probe reports. It lives here, not in
-//! the I/O layer, so that the report schema (`results.json`) depends on no process code.
-//! Spellings are those of `docs/GLOSSARY.md`.
+//! which scenario a cell measured, how an attempt ended, the raw error a probe reports, and
+//! the limits of a race ([`MAX_TRIALS`], [`MAX_CONTENDERS`]). It lives here, not in the I/O
+//! layer or the command line, so that the report schema (`results.json`) depends on no process
+//! code. Spellings are those of `docs/GLOSSARY.md`.
+//!
+//! Floor: the bottom one; it reads no other module of the crate.
 
 use serde::{Deserialize, Serialize};
 

@@ -3,6 +3,9 @@
 //! ([`Budget`]) and the hand-off scenarios' sizes. Pure data with no process I/O, so the plan
 //! (which builds them from the command line) and the engine (which reads them) both depend on
 //! this module and not on each other.
+//!
+//! Floor: above [`crate::exec`] (whose amplifier it holds) and [`crate::matrix`]; below
+//! [`crate::cells`], the engine and the plan.
 
 use std::time::Duration;
 

@@ -5,6 +5,9 @@
 //! prepares each contender's source before the release, releases all contenders together
 //! (`go` written to each in turn, after all are `ready`), then reads whose token the target
 //! holds.
+//!
+//! Floor: above [`crate::report`] (whose findings it fills) and [`crate::cells`]; below the
+//! command line and the plan, which it never reads.
 
 use std::path::Path;
 use std::time::Instant;

@@ -2,6 +2,9 @@
 //!
 //! Each file describes one API family (`family = "node"`) and its variants; see
 //! `matrices/README.md` for the fields. Expected outcomes are never stored here.
+//!
+//! Floor: just above the shared vocabulary; it reads no runtime adapter (the families a
+//! matrix may name are [`FAMILIES`]).
 
 mod load;
 mod model;

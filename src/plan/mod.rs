@@ -3,8 +3,13 @@
 //! measure ([`CellPlan`]), which gives the progress bar its total and `run --dry-run` its
 //! output.
 //!
-//! [`crate::cli`] parses (and holds every default); this module validates and expands;
-//! [`crate::app`] runs and prints. `run` and `race` share every check through [`Common`].
+//! [`crate::cli`] parses (and holds every default but the limits and the quick run's trials,
+//! which it re-exports); this module validates and expands, and says what it would do
+//! ([`dry_run_text`]); [`crate::app`] runs and prints. `run` and `race` share every check
+//! through [`Common`].
+//!
+//! Floor: just below [`crate::app`]; above the command line, the engine and
+//! [`crate::status`].
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,6 +3,8 @@
 //! Like eshost's `lib/agents/<host>.js` and wptrunner's `browsers/<product>.py`, each adapter
 //! overrides only what differs: the executables to look for, the version query, the probe
 //! launch, and (rarely) error normalisation. The registry [`ADAPTERS`] lists them all.
+//!
+//! Floor: above [`crate::exec`] and [`crate::interrupt`], which start and stop its processes.
 
 mod bun;
 mod cmd;

@@ -15,6 +15,8 @@
 //!
 //! Nothing here knows which variant or runtime it is judging: the same rules apply to all,
 //! so an outcome can only come from observation. Nothing here does I/O.
+//!
+//! Floor: above the shared vocabulary and [`crate::matrix`]; it reads no process code.
 
 use serde::{Deserialize, Serialize};
 

@@ -585,7 +585,7 @@ fn judge_race(b_race: &crate::report::model::RaceResult, n_race: &crate::report:
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{compare, compare_ignoring, pair_key, second_change, Cell, CellResult, Fact, Results};
     use crate::report::model::TargetState;
 
     fn results() -> Results {

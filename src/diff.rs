@@ -555,9 +555,13 @@ pub fn render_markdown(r: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        counters_differ, diff, raw_text, render_markdown, render_text, Cell, CellResult, Results, Scenario, SourceKind,
+        What,
+    };
     use crate::report::model::TargetState;
     use crate::verdict::Outcome;
+    use std::collections::BTreeMap;
 
     fn base() -> Results {
         crate::report::fixture("base.json")

@@ -150,7 +150,7 @@ pub fn framed(token: &str, size: usize) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{framed, Recipe, Scenario, RECIPES};
 
     #[test]
     fn framed_content_matches_the_probes_rule() {

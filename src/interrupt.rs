@@ -84,7 +84,7 @@ pub fn requested() -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{forget_on_abort, remove_on_abort, SCRATCH};
 
     /// An atomic write registers its hidden temp file for removal by an exit at once, and
     /// forgets it once the file is renamed into place: nothing of it is left in either case.

@@ -70,9 +70,10 @@ pub fn render(diff: &Diff, base: &Path, new: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::render;
     use crate::report::model::Results;
     use crate::verdict::Outcome;
+    use std::path::Path;
 
     fn base() -> Results {
         crate::report::fixture("base.json")

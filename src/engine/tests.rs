@@ -1,12 +1,17 @@
 //! The engine's success paths with the in-process fake driver: no runtime needed.
 
-use super::*;
+use super::{
+    natural_budget, race_modes, trial, Amplify, Attempt, Budget, CellBase, CellResult, Contender, ContenderKind,
+    Measurement, Options, Outcome, PathStyle, Pools, RaceMode, RaceResult, RaceRole, RaceVerdict, Scenario, Scratch,
+    TargetState, DISPROOF_TRIALS_PER_ORDERING, NATURAL_CHECK_TRIALS_PER_ORDERING,
+};
 use crate::exec::contender::{Mode, Spec, Timeouts};
 use crate::exec::fake::FakeCall;
 use crate::exec::process::Launch;
 use crate::matrix::{Creates, SourceKind, Variant};
 use crate::verdict::Report;
 use std::time::Duration;
+use std::time::Instant;
 
 pub(super) fn options(trials: usize) -> Options {
     Options {

@@ -709,7 +709,9 @@ impl Driver for CmdLoop {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        hello_check, reader_counters, recipe_files, request_files, sibling, PathStyle, Report, Spec, LOOP_SCRIPT,
+    };
 
     fn spec(target: &str, source: Option<&str>, mark: Option<&str>) -> Spec {
         Spec {

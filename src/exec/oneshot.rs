@@ -430,7 +430,7 @@ pub fn shows_prompt(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{epoch_us_of_local_time, epoch_us_of_local_time_at, shows_prompt, DAY_US};
 
     #[test]
     fn cmd_time_of_day_stamps_become_epoch_microseconds() {

@@ -307,7 +307,10 @@ impl Driver for NoThreads {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        attempt_of, no_thread_contenders, parse_line, thread_contender, Attempt, FromProbe, Now, PrepareThreads,
+        Report, Spec, ThreadResult,
+    };
     use crate::exec::clock::ProbeClock;
 
     fn result(line: &str) -> Vec<ThreadResult> {

@@ -281,8 +281,9 @@ fn load_files(dir: &Path, files: Vec<(PathBuf, Vec<u8>)>) -> Result<Vec<Variant>
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{load, load_builtin, load_dir, parse_file, Error, Variant, FAMILIES};
     use crate::matrix::{Creates, SourceKind};
+    use std::path::Path;
 
     fn p() -> &'static Path {
         Path::new("m.toml")

@@ -326,7 +326,9 @@ fn check_detection(d: &Detection) -> std::result::Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::Path;
+
+    use super::{check, parse, read, read_capped, Error, Results, SCHEMA};
 
     fn base() -> serde_json::Value {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results/base.json");

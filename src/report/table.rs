@@ -688,7 +688,9 @@ fn driver_lines(results: &Results, runtime: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::borrow::Cow;
+
+    use super::{escape_controls, scenario_rows, terminal_table, CellResult, CountersResult, Scenario, MAX_CELL_WIDTH};
 
     #[test]
     fn control_characters_are_escaped() {

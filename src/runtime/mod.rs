@@ -214,7 +214,9 @@ pub(crate) fn first_line(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::PathBuf;
+
+    use super::{adapter, probe_tmp, Adapter, Launch, ProbeContext, Runtime, Status, ADAPTERS};
 
     fn runtime(a: &'static dyn Adapter) -> Runtime {
         Runtime {

@@ -165,7 +165,11 @@ impl RaceMode {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        apply_control, classify_second, classify_second_source, decide, held_by, safe_as_lock, spread,
+        strongest_ordering, summarize_orderings, summarize_race, Detection, Outcome, RaceEvidence, RaceMode,
+        RaceVerdict, Report, Trial, LOCK_TARGETS,
+    };
     use crate::domain::TargetState;
     use crate::snapshot::{Entry, Identity};
 

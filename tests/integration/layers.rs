@@ -3,7 +3,8 @@
 //! circle. Reads are the `crate::<module>` paths (and `crate::{…}` groups) of non-test code:
 //! `#[cfg(test)] mod tests` blocks (from there to the end of the file) and `tests.rs` files are
 //! left out and `//` comments (doc comments too) stripped, so a doc link to a higher floor is
-//! no read. Nothing is built or run: the test reads `src/`.
+//! no read. Nothing is built or run: the test reads `src/`. It also checks that no module
+//! imports all of its parent (`use super::*`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -221,4 +222,18 @@ fn the_checker_sees_paths_groups_and_circles() {
     assert_eq!(circle(&reads).as_deref(), Some("x -> y -> z -> x"));
     let lib = "//! Intro.\n//!\n//! # Floors\n//!\n//! 1. Low: [`a`], [`b`].\n//! 2. High: [`c`].\n//!\n//! After.\n";
     assert_eq!(floors(lib), [vec!["a", "b"], vec!["c"]]);
+}
+
+/// No module of `src/` imports all of its parent (`use super::*`): a test module names what it
+/// uses, so that moving an item shows which tests read it.
+#[test]
+fn no_module_imports_all_of_its_parent() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let globs: Vec<_> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().lines().any(|l| l.trim() == "use super::*;"))
+        .map(|f| f.strip_prefix(root()).unwrap().display().to_string())
+        .collect();
+    assert!(globs.is_empty(), "use super::* in {globs:?}");
 }

@@ -186,7 +186,7 @@ fn cover(cands: &[Candidate], group: &[usize]) -> Vec<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{pairs, representatives, AgainstScope, Candidate, Intent, NameKind, SourceKind, Variant};
 
     fn cand(runtime: &str, variant: &str, intent: Intent, kind: NameKind, placer: bool) -> Candidate {
         Candidate {

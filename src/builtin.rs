@@ -80,7 +80,9 @@ pub fn write_probes(dir: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::Path;
+
+    use super::{write_probes, MATRICES, PROBES};
 
     fn files_below(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<String> {
         let mut out = Vec::new();

@@ -1,5 +1,11 @@
 //! Command-line flags (clap derive), mirrored as given; validation happens once, in
-//! [`crate::plan`]. Every default lives here, as a constant or a clap default, and nowhere else.
+//! [`crate::plan`]. Every default lives here, as a constant or a clap default, and nowhere else,
+//! except the limits and the quick run's trials, which lower floors read too: they live in
+//! [`crate::domain`] ([`MAX_TRIALS`], [`MAX_CONTENDERS`]) and [`crate::options`]
+//! ([`QUICK_RUN_TRIALS`]), and are re-exported here.
+//!
+//! Floor: the command line, above everything a command runs; only [`crate::plan`] and
+//! [`crate::app`] read it.
 
 use std::path::PathBuf;
 
@@ -19,11 +25,8 @@ Exit codes:
  70  internal error (a bug)
 130  interrupted (Ctrl-C, SIGTERM); partial results were written";
 
-/// The most trials a race runs (`--trials`, `--max-trials`); results files with more are rejected.
-pub const MAX_TRIALS: u32 = 1_000_000;
-
-/// The most contenders a race has (`run --contenders`, `race --contender`).
-pub const MAX_CONTENDERS: u32 = 64;
+pub use crate::domain::{MAX_CONTENDERS, MAX_TRIALS};
+pub use crate::options::QUICK_RUN_TRIALS;
 
 /// The longest `--hold-ms`, in milliseconds (one minute).
 pub const MAX_HOLD_MS: u64 = 60_000;
@@ -35,10 +38,6 @@ pub const DEFAULT_TRIALS: u32 = 200;
 /// which a clean race reaches the "safe as a lock" bound (`1 − 0.05^(1/100)` = 2.95% ≤ 3%), so
 /// that a default run answers every row. Adaptive trials stop a failing race long before.
 pub const DEFAULT_RUN_TRIALS: u32 = 100;
-
-/// Trials per race cell of `run --quick`: its bound on a clean race, `1 − 0.05^(1/30)` = 9.5%,
-/// is above the "safe as a lock" rule's 3%, so such rows say `? (-n 100)`.
-pub const QUICK_RUN_TRIALS: u32 = 30;
 
 /// Default files published per recipe in the publish scenario (`--items`).
 pub const DEFAULT_ITEMS: u32 = 40;

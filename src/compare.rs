@@ -19,13 +19,17 @@
 //! `harness-error`; their counts are natural rates that move from run to run (e.g. Deno's torn
 //! reads of `publish.direct`, 58/6,911 and 303/1,836 in two runs here), which `diff` weighs.
 //! The races of rows against each other (`run --against`) are compared as race cells, pair by
-//! pair ([`pair_key`]).
+//! pair ([`pair_key`]). [`junit`] writes a comparison as JUnit XML.
+//!
+//! Floor: above [`crate::report`], whose results it reads; nothing in `report` reads it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::report::model::{AgainstSide, Cell, CellResult, Results};
 use crate::verdict::Outcome;
+
+pub mod junit;
 
 /// One changed cell (or pair of rows raced against each other).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -581,7 +585,7 @@ fn judge_race(b_race: &crate::report::model::RaceResult, n_race: &crate::report:
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{compare, compare_ignoring, pair_key, second_change, Cell, CellResult, Fact, Results};
     use crate::report::model::TargetState;
 
     fn results() -> Results {

@@ -135,7 +135,9 @@ fn mode_line(m: &ModeRun) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::collections::BTreeMap;
+
+    use super::{CrossContender, CrossRace, RaceMode, RaceVerdict};
 
     #[test]
     fn render_escapes_control_characters() {

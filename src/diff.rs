@@ -144,7 +144,7 @@ impl Report {
     }
 
     /// The same comparison as [`compare::Diff`], for the JUnit exporter
-    /// ([`crate::report::junit::render`]): every changed cell of this report a change.
+    /// ([`crate::compare::junit::render`]): every changed cell of this report a change.
     pub fn as_compare_diff(&self) -> compare::Diff {
         let changed = self
             .groups
@@ -555,9 +555,13 @@ pub fn render_markdown(r: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        counters_differ, diff, raw_text, render_markdown, render_text, Cell, CellResult, Results, Scenario, SourceKind,
+        What,
+    };
     use crate::report::model::TargetState;
     use crate::verdict::Outcome;
+    use std::collections::BTreeMap;
 
     fn base() -> Results {
         crate::report::fixture("base.json")
@@ -608,7 +612,7 @@ mod tests {
         assert!(text.contains("raw error: "), "{text}");
         assert!(text.contains("repro: "), "{text}");
         // JUnit: one case per compared cell, the two changed ones failures
-        let xml = crate::report::junit::render(
+        let xml = crate::compare::junit::render(
             &d.as_compare_diff(),
             std::path::Path::new("a.json"),
             std::path::Path::new("b.json"),

@@ -448,7 +448,7 @@ pub fn splice(text: &str, blocks: &[(Range<usize>, String)]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{block, parse, render, splice, Results, Scenario, Selector};
 
     fn base() -> Results {
         crate::report::fixture("base.json")

@@ -1,7 +1,10 @@
 //! The vocabulary every layer shares: what stands at a target, how a runtime spells paths,
-//! which scenario a cell measured, and the raw error a probe reports. It lives here, not in
-//! the I/O layer, so that the report schema (`results.json`) depends on no process code.
-//! Spellings are those of `docs/GLOSSARY.md`.
+//! which scenario a cell measured, how an attempt ended, the raw error a probe reports, and
+//! the limits of a race ([`MAX_TRIALS`], [`MAX_CONTENDERS`]). It lives here, not in the I/O
+//! layer or the command line, so that the report schema (`results.json`) depends on no process
+//! code. Spellings are those of `docs/GLOSSARY.md`.
+//!
+//! Floor: the bottom one; it reads no other module of the crate.
 
 use serde::{Deserialize, Serialize};
 
@@ -210,6 +213,12 @@ impl schemars::JsonSchema for NoAmplified {
     }
 }
 
+/// The most trials a race runs (`--trials`, `--max-trials`); results files with more are rejected.
+pub const MAX_TRIALS: u32 = 1_000_000;
+
+/// The most contenders a race has (`run --contenders`, `race --contender`).
+pub const MAX_CONTENDERS: u32 = 64;
+
 /// The driver note ([`crate::report::model::Cell::driver`]) of cmd's persistent loop: one
 /// cmd process per contender for a whole API family (`src/exec/cmdloop.rs`).
 pub const LOOP_DRIVER: &str = "loop";
@@ -293,6 +302,46 @@ impl RaceScope {
             RaceScope::Core => "core",
             RaceScope::Auto => "auto",
             RaceScope::All => "all",
+        }
+    }
+}
+
+/// How an attempt ended, as reported by the probe (or by the harness for faults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// The call returned success.
+    Success,
+    /// The call returned an error.
+    Error,
+    /// The call finished only after the harness answered a console prompt.
+    Prompted,
+    /// No answer within the timeout.
+    Timeout,
+    /// The probe died or broke the protocol.
+    Crashed,
+    /// The probe does not have the call.
+    Unsupported,
+    /// The run was interrupted while the attempt was in flight: the engine drops the attempt
+    /// (never counted, never stored).
+    Interrupted,
+    /// The harness failed around the attempt (set-up, snapshot, scratch file system); see
+    /// [`crate::verdict::Outcome::HarnessError`].
+    HarnessError,
+}
+
+impl Report {
+    /// The word for a report in evidence and reasons (`crashed`, `harness-error`), spelled as
+    /// the outcomes of [`crate::verdict::Outcome`] are.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Report::Success => "success",
+            Report::Error => "error",
+            Report::Prompted => "prompted",
+            Report::Timeout => "timeout",
+            Report::Crashed => "crashed",
+            Report::Unsupported => "unsupported",
+            Report::Interrupted => "interrupted",
+            Report::HarnessError => "harness-error",
         }
     }
 }

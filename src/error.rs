@@ -173,7 +173,7 @@ pub fn scratch_origin(given: bool) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{exit_code, line_col, Error};
 
     #[test]
     fn line_col_counts_from_one() {

@@ -185,7 +185,7 @@ pub fn framed(token: &str, size: usize) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{framed, parse_recipes, ConsumerRule, Recipe, Scenario, TempPlace};
 
     #[test]
     fn framed_content_matches_the_probes_rule() {

@@ -3,24 +3,27 @@
 //! process trees, the scratch folder is removed and partial results are written (exit code
 //! 130). A second one exits at once, after killing every process group the harness started and
 //! removing the scratch folder (no destructor runs then).
+//!
+//! Floor: just above [`crate::exec`], whose process groups it kills and whose stop flag
+//! ([`process::stop_requested`]) it raises; the probe waits below read that flag, not this
+//! module.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-static STOP: AtomicBool = AtomicBool::new(false);
+use crate::exec::process::{self, Launch};
 
 /// The scratch folders (and the output folder's lock file) to remove on an immediate exit (see
 /// [`remove_on_abort`]).
 static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Commands to run on an immediate exit, with their working folders (see [`run_on_abort`]).
-static ON_ABORT: Mutex<Vec<(crate::exec::process::Launch, PathBuf)>> = Mutex::new(Vec::new());
+static ON_ABORT: Mutex<Vec<(Launch, PathBuf)>> = Mutex::new(Vec::new());
 
 /// Installs the handler (once; later calls are no-ops).
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
+        if process::request_stop() {
             abort_now();
         }
         eprintln!("interrupted: stopping now, dropping the attempt in flight (press again to exit at once)");
@@ -29,12 +32,12 @@ pub fn install() {
 
 /// The second signal: kill every live probe tree, remove the scratch folders, exit 130.
 fn abort_now() -> ! {
-    crate::exec::process::kill_live_groups();
+    process::kill_live_groups();
     // daemons the run started outside its process groups (Wine's server and services): their
     // own way down, a few seconds at most each
     let commands = ON_ABORT.lock().map(|c| c.clone()).unwrap_or_default();
     for (l, cwd) in commands {
-        let _ = crate::exec::process::run_status(&l, &cwd, std::time::Duration::from_secs(5));
+        let _ = process::run_status(&l, &cwd, std::time::Duration::from_secs(5));
     }
     let dirs = SCRATCH.lock().map(|d| d.clone()).unwrap_or_default();
     for d in dirs {
@@ -50,7 +53,7 @@ fn abort_now() -> ! {
 
 /// Records a command to run if the run must exit at once (second Ctrl-C), such as stopping the
 /// Wine server of the run's own prefix (`wineserver -k`), which no process group holds.
-pub fn run_on_abort(launch: crate::exec::process::Launch, cwd: PathBuf) {
+pub fn run_on_abort(launch: Launch, cwd: PathBuf) {
     if let Ok(mut c) = ON_ABORT.lock() {
         if !c.iter().any(|(l, d)| *l == launch && *d == cwd) {
             c.push((launch, cwd));
@@ -74,14 +77,14 @@ pub fn forget_on_abort(path: &std::path::Path) {
     }
 }
 
-/// True once a stop was requested.
+/// True once a stop was requested (the flag is [`process::stop_requested`]'s).
 pub fn requested() -> bool {
-    STOP.load(Ordering::SeqCst)
+    process::stop_requested()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{forget_on_abort, remove_on_abort, SCRATCH};
 
     /// An atomic write registers its hidden temp file for removal by an exit at once, and
     /// forgets it once the file is renamed into place: nothing of it is left in either case.

@@ -4,6 +4,27 @@
 //! Data flow: matrices (data, [`matrix`]) → runtimes found ([`runtime`]) → probes driven under
 //! controlled races ([`engine`], over [`exec`]) → observations (probe reports plus
 //! [`snapshot`]s of the disk) → outcomes ([`verdict`], pure) → [`report`]s.
+//!
+//! # Floors
+//!
+//! Every top-level module stands on one floor. A module reads (`crate::…`, outside its tests)
+//! only modules on its own floor or below, and the modules of one floor never read each other
+//! in a circle. From the bottom:
+//!
+//! 1. Shared vocabulary and leaves: [`exit_code`], [`error`], [`stats`], [`builtin`], [`snapshot`], [`domain`].
+//! 2. What is measured, as data: [`matrix`], [`against`], [`handoff`].
+//! 3. Pure judges: [`verdict`].
+//! 4. Processes: [`exec`], then [`interrupt`] (which kills exec's process groups on a second signal).
+//! 5. Runtime adapters: [`runtime`].
+//! 6. What a measurement is asked to do: [`options`], then [`cells`].
+//! 7. Results, their model and exporters: [`report`].
+//! 8. Reading, comparing and writing results: [`compare`], [`diff`], [`cross`], [`repro`], [`merge`], [`runinfo`], [`outdir`], [`docs`].
+//! 9. Measuring: [`engine`].
+//! 10. The command line's words: [`cli`].
+//! 11. What a command says and plans: [`status`], then [`plan`].
+//! 12. The commands: [`app`].
+//!
+//! `tests/integration/layers.rs` checks the code against this list.
 
 pub mod against;
 pub mod app;

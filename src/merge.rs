@@ -109,7 +109,7 @@ pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{merge, Results};
 
     fn base() -> Results {
         crate::report::fixture("base.json")

@@ -3,12 +3,21 @@
 //! ([`Budget`]) and the hand-off scenarios' sizes. Pure data with no process I/O, so the plan
 //! (which builds them from the command line) and the engine (which reads them) both depend on
 //! this module and not on each other.
+//!
+//! Floor: above [`crate::exec`] (whose amplifier it holds) and [`crate::matrix`]; below
+//! [`crate::cells`], the engine and the plan.
 
 use std::time::Duration;
 
 use crate::domain::{ContenderKind, NoAmplified, RaceScope, TargetState};
 use crate::exec::amplify::Amplifier;
 use crate::matrix::Variant;
+
+/// Trials per race cell of `run --quick`: its bound on a clean race, `1 − 0.05^(1/30)` = 9.5%,
+/// is above the "safe as a lock" rule's 3%, so such rows say `? (-n 100)`. Also the most
+/// trials a family whose detection control was weak races its other cells with
+/// ([`Options::adaptive`]).
+pub const QUICK_RUN_TRIALS: u32 = 30;
 
 /// Options of a measurement.
 #[derive(Debug, Clone)]
@@ -66,12 +75,12 @@ pub struct Options {
     /// ([`NoAmplified::Skipped`]). Trials go to the deciding runs of the cells still
     /// `exclusive`, whose bound needs them. A detection control runs both modes, and its
     /// judged mode all its trials. A family whose control was weak races its other cells with
-    /// at most [`crate::cli::QUICK_RUN_TRIALS`]: an `exclusive` there is `inconclusive`
+    /// at most [`QUICK_RUN_TRIALS`]: an `exclusive` there is `inconclusive`
     /// whatever the trials, so only a failure can still show.
     pub adaptive: bool,
     /// Which rows are raced (`--races`): every one, each call's plain form only
     /// ([`Variant::is_core`]), or every one whose second comer did not already rule it out
-    /// ([`RaceScope::Auto`], the default run's; see [`Options::races`] and [`crate::engine::needs_race`]).
+    /// ([`RaceScope::Auto`], the default run's; see [`Options::races`] and [`crate::verdict::needs_race`]).
     pub races: RaceScope,
     /// Whether the hand-offs run their items a second time amplified ([`NoAmplified::NotRequested`]
     /// otherwise): with `--thorough` or `--amplify on`. The default run leaves it out for time
@@ -110,7 +119,7 @@ impl Options {
 
     /// True when `v` may get a race cell: races run, and `v` is in their scope
     /// ([`Options::races`]). Under [`RaceScope::Auto`] the cell is made only when its second
-    /// comers, measured first, leave the answer open ([`crate::engine::needs_race`]). Detection controls are
+    /// comers, measured first, leave the answer open ([`crate::verdict::needs_race`]). Detection controls are
     /// raced whenever races run, in or out of scope (see [`crate::cells::expand`]).
     pub fn races(&self, v: &Variant) -> bool {
         self.race

@@ -344,7 +344,7 @@ impl Drop for OutDir {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::OutDir;
 
     #[test]
     fn a_second_run_is_refused_while_the_first_holds_the_folder() {

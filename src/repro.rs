@@ -254,7 +254,7 @@ fn replace_words(text: &str, map: &[(&str, &str)]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{line, replace_words, Cell, Context, Form, Scenario, SourceKind, TargetState};
 
     fn cell(runtime: &str, family: &str, call: &str, target: TargetState) -> Cell {
         let mut c = crate::report::fixture("base.json")

@@ -76,7 +76,8 @@ pub fn best_mount(mountinfo: &str, path: &Path) -> Option<(String, String, Strin
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::best_mount;
+    use std::path::Path;
 
     #[test]
     fn picks_the_longest_containing_mount() {

@@ -221,7 +221,7 @@ impl Entry {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{content_is, mark_name, read, take, Entry};
 
     #[test]
     fn content_allows_only_encoding_artefacts() {

@@ -67,7 +67,7 @@ pub const SIGNIFICANT_P: f64 = 0.001;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{below_p, fisher_p, interval95, upper95, SIGNIFICANT_P};
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol

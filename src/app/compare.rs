@@ -2,9 +2,10 @@
 
 use super::{output, refuse_out_onto_input};
 use crate::cli::{CompareArgs, CompareFormat};
+use crate::compare::junit;
 use crate::error::Result;
 use crate::exit_code;
-use crate::report::{json, junit};
+use crate::report::json;
 
 pub(super) fn cmd_compare(a: &CompareArgs) -> Result<i32> {
     refuse_out_onto_input(a.out.as_deref(), &[&a.base, &a.new])?;

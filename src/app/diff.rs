@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use super::run::measure_run;
 use super::{locate_versions, output, refuse_earlier_results, refuse_out_onto_input};
 use crate::cli::{DiffArgs, DiffFormat, RunArgs};
+use crate::compare::junit;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::plan::Paths;
+use crate::report::json;
 use crate::report::model::Results;
-use crate::report::{json, junit};
 use crate::runtime::{discover, Requested, Status};
 use crate::status::status_line;
 

@@ -26,7 +26,7 @@ use crate::outdir::OutDir;
 use crate::plan::{cleanup_runtimes, Paths};
 use crate::report::{json, table};
 use crate::runtime::{ProbeContext, Requested, Runtime};
-use crate::status::{self, emit};
+use crate::status::emit;
 
 /// Runs the parsed command line; returns the exit code (see [`crate::exit_code`]).
 ///
@@ -148,7 +148,7 @@ fn locate_versions(req: &mut Requested, paths: &Paths, flag: &str) -> Result<()>
 fn progress_bar(total: usize, quiet: bool, eta: bool) -> ProgressBar {
     let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
     let bar = ProgressBar::with_draw_target(Some(total as u64), target);
-    let template = if eta { status::PROGRESS_TEMPLATE_ETA } else { status::PROGRESS_TEMPLATE };
+    let template = if eta { crate::plan::PROGRESS_TEMPLATE_ETA } else { crate::plan::PROGRESS_TEMPLATE };
     bar.set_style(ProgressStyle::with_template(template).expect("template"));
     bar
 }

@@ -2,9 +2,10 @@
 
 use super::{output, refuse_out_onto_input};
 use crate::cli::{Format, ReportArgs};
+use crate::compare::junit;
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::report::{csv, html, json, junit, markdown, table};
+use crate::report::{csv, html, json, markdown, table};
 
 pub(super) fn cmd_report(a: &ReportArgs) -> Result<i32> {
     let usage = |message: &str| Error::Usage { flag: "--expect".into(), message: message.into() };

@@ -16,7 +16,7 @@ use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RunPlan};
 use crate::report::model::{Cell, Finding, Results, Scenario, SCHEMA};
 use crate::report::{json, markdown, table};
 use crate::runtime::{discover, Requested, Status};
-use crate::status::{self, amplify_line, emit, status_line};
+use crate::status::{amplify_line, emit, status_line};
 
 pub(super) fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
     measure_run(a, paths, true).map(|(code, _)| code)
@@ -106,7 +106,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         emit(&if plan.json {
             serde_json::to_string_pretty(&d).expect("serialises") + "\n"
         } else {
-            status::dry_run_text(&d)
+            crate::plan::dry_run_text(&d)
         });
         return Ok((exit_code::OK, None));
     };
@@ -114,7 +114,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     let cells = plan.cells(&found);
     // --thorough (no adaptive trials) may take long: its bar says about how long is left
     let bar = progress_bar(cells.len(), plan.quiet, !plan.options.adaptive);
-    bar.set_message(status::progress_message(&cells, 0));
+    bar.set_message(crate::plan::progress_message(&cells, 0));
     let mut results =
         Results { schema: SCHEMA, run_info: plan.run_info(&found), cells: Vec::new(), against: Vec::new() };
     let mut stdout = std::io::stdout().lock();
@@ -152,7 +152,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
             let id = Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders);
             let done = cells.iter().position(|c| c.id == id).map_or(bar.position() + 1, |i| i as u64 + 1);
             bar.set_position(done);
-            bar.set_message(status::progress_message(&cells, done as usize));
+            bar.set_message(crate::plan::progress_message(&cells, done as usize));
             partial.send(&cell(f.clone()));
         });
         rt.adapter().cleanup(rt, &ctx);

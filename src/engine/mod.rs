@@ -10,6 +10,9 @@
 //! prepares each contender's source before the release, releases all contenders together
 //! (`go` written to each in turn, after all are `ready`), then reads whose token the target
 //! holds.
+//!
+//! Floor: above [`crate::report`] (whose findings it fills) and [`crate::cells`]; below the
+//! command line and the plan, which it never reads.
 
 use std::path::Path;
 
@@ -29,6 +32,7 @@ pub use policy::{race_modes, RaceOutput, RaceRole, DISPROOF_TRIALS_PER_ORDERING,
 pub use pools::{start_together, Pools, NO_THREADS};
 
 pub use crate::options::{Amplify, Budget, ClaimOptions, Options, PublishOptions};
+pub use crate::verdict::needs_race;
 pub use claim::CLAIM_TRIALS;
 use second::second_comer_cell;
 pub use trial::{RaceRun, Sweep};
@@ -44,14 +48,6 @@ use crate::report::model::{
 };
 use crate::runtime::{ProbeContext, Runtime};
 use crate::verdict::{apply_control, Detection, Outcome, RaceMode, RaceVerdict, Report};
-
-/// Under [`RaceScope::Auto`](crate::domain::RaceScope::Auto): whether a row whose second comers gave `second` (target,
-/// absolute outcome, relative outcome) still needs its race. False once one of them rules the
-/// row out as a lock ([`crate::verdict::second_rules_out`]: the row's answer is `no` whatever a
-/// race shows); true otherwise, also when no second comer ran or they faulted.
-pub fn needs_race(second: &[crate::verdict::SecondComer]) -> bool {
-    !crate::verdict::second_rules_out(second)
-}
 
 /// What every attempt of one measurement shares: the options, the scratch folder (every path
 /// a probe is given lies inside it), the run's nonce (part of every token, so a token from
@@ -235,7 +231,7 @@ pub fn measure(
             // trials: with adaptive trials the family's races look for a failure only, with the
             // quick run's trials
             if opts.adaptive && !d.worked {
-                trials = trials.min(crate::cli::QUICK_RUN_TRIALS as usize);
+                trials = trials.min(crate::options::QUICK_RUN_TRIALS as usize);
             }
             detection = Some(d);
             control_cell = Some(c);

@@ -141,7 +141,7 @@ fn second_comer(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{second_comer, Contender, Outcome, PathStyle, TargetState};
     use crate::engine::tests::variant;
     use crate::engine::Measurement;
     use crate::exec::fake::FakeCall;

@@ -1,7 +1,11 @@
 //! The engine's success paths with the in-process fake driver: no runtime needed.
 
 use super::policy::natural_budget;
-use super::*;
+use super::{
+    race_modes, trial, Amplify, Attempt, Budget, CellBase, CellResult, Contender, ContenderKind, Measurement, Options,
+    Outcome, PathStyle, Pools, RaceMode, RaceResult, RaceRole, RaceVerdict, Scenario, Scratch, TargetState,
+    DISPROOF_TRIALS_PER_ORDERING, NATURAL_CHECK_TRIALS_PER_ORDERING,
+};
 use crate::exec::contender::{Mode, Spec, Timeouts};
 use crate::exec::fake::FakeCall;
 use crate::exec::process::Launch;

@@ -253,7 +253,10 @@ fn first(err: &str, out: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::Path;
+    use std::path::PathBuf;
+
+    use super::{Amplifier, DelayScope, Launch};
 
     #[test]
     fn wrap_keeps_the_argument_vector() {

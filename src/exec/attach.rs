@@ -169,7 +169,7 @@ impl Driver for Attached {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{all_traced_by, process_group_of};
 
     /// The harness's own process: its group is read from /proc, and every thread of it is
     /// untraced (no tracer has pid 1 here).

@@ -139,7 +139,7 @@ pub fn place(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{now, place, Now, ProbeClock};
 
     fn at(t: f64) -> Now {
         Now { mono_us: Some(t), wall_us: t + 1.0e15 }

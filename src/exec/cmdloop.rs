@@ -52,7 +52,7 @@ use super::oneshot::{await_result, OneShot};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, FromProbe};
 use super::scratch::{spell, PathStyle};
-use crate::verdict::Report;
+use crate::domain::Report;
 
 /// The loop probe's file name: `probes/cmd/loop.cmd`, beside the one-shot `probe.cmd`.
 pub const LOOP_SCRIPT: &str = "loop.cmd";
@@ -709,7 +709,9 @@ impl Driver for CmdLoop {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        hello_check, reader_counters, recipe_files, request_files, sibling, PathStyle, Report, Spec, LOOP_SCRIPT,
+    };
 
     fn spec(target: &str, source: Option<&str>, mark: Option<&str>) -> Spec {
         Spec {

@@ -19,8 +19,8 @@ use super::fake::{Fake, FakeCall};
 use super::oneshot::OneShot;
 use super::process::Launch;
 use super::session::Session;
+use crate::domain::Report;
 use crate::domain::{RawError, Returned};
-use crate::verdict::Report;
 
 pub use super::oneshot::shows_prompt;
 

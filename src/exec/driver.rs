@@ -100,7 +100,7 @@ pub enum Control {
 /// or kill its tree. Errors: no process, or the OS refused the signal.
 pub(crate) fn control_child(child: Option<&mut super::process::Child>, control: Control) -> Result<(), Attempt> {
     let Some(child) = child else {
-        return Err(Attempt::fault(crate::verdict::Report::Crashed, "no probe process"));
+        return Err(Attempt::fault(crate::domain::Report::Crashed, "no probe process"));
     };
     let r = match control {
         Control::Pause => child.pause(true),
@@ -110,7 +110,7 @@ pub(crate) fn control_child(child: Option<&mut super::process::Child>, control: 
             return Ok(());
         }
     };
-    r.map_err(|e| Attempt::fault(crate::verdict::Report::Crashed, format!("cannot {control:?} the probe: {e}")))
+    r.map_err(|e| Attempt::fault(crate::domain::Report::Crashed, format!("cannot {control:?} the probe: {e}")))
 }
 
 /// Kills `child`'s process tree (if any), forgets it, and builds a fault attempt of `report`
@@ -118,7 +118,7 @@ pub(crate) fn control_child(child: Option<&mut super::process::Child>, control: 
 /// went wrong.
 pub(crate) fn fail_child(
     child: &mut Option<super::process::Child>,
-    report: crate::verdict::Report,
+    report: crate::domain::Report,
     why: &str,
 ) -> Attempt {
     let tail = match child.as_mut() {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::contender::{Attempt, Spec};
 use super::driver::{Control, Driver};
 use crate::domain::RawError;
-use crate::verdict::Report;
+use crate::domain::Report;
 
 /// What the fake does with the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -81,7 +81,7 @@ fn make() -> Option<FileClock> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{file_clock, FileClock};
 
     #[test]
     fn the_time_left_becomes_epoch_microseconds() {

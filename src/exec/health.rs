@@ -91,7 +91,7 @@ pub fn self_test(root: &Path, token_len: usize) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{check, self_test};
 
     #[test]
     fn a_working_folder_passes_and_is_left_clean() {

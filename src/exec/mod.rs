@@ -1,5 +1,8 @@
 //! Process I/O: spawning probes, the protocol, the scratch folder. The only module besides
 //! loading and report writing that touches the outside world.
+//!
+//! Floor: above the shared vocabulary, [`crate::matrix`] and [`crate::handoff`] (whose
+//! framing the cmd loop writes); it reads neither the judges nor the command line.
 
 pub mod amplify;
 pub mod attach;

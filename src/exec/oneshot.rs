@@ -13,7 +13,7 @@ use super::contender::{join, Attempt, RecipeOutput, RecipeSpec, Spec, Timeouts, 
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, time_of_day_us, FromProbe};
-use crate::verdict::Report;
+use crate::domain::Report;
 
 /// A one-shot probe: a new process for every attempt.
 #[derive(Debug)]
@@ -430,7 +430,7 @@ pub fn shows_prompt(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{epoch_us_of_local_time, epoch_us_of_local_time_at, shows_prompt, DAY_US};
 
     #[test]
     fn cmd_time_of_day_stamps_become_epoch_microseconds() {

@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -121,6 +122,21 @@ pub fn kill_live_groups() {
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL);
         }
     }
+}
+
+/// Set once a stop was requested (the first Ctrl-C or SIGTERM, [`crate::interrupt`]). It lives
+/// here, beside the process groups a second one kills, so that waits on probes
+/// ([`Child::read_line_or_stop`]) honour it without reading the signal handler's module.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Records a stop request; returns true if one had been recorded before (a second signal).
+pub fn request_stop() -> bool {
+    STOP.swap(true, Ordering::SeqCst)
+}
+
+/// True once a stop was requested ([`request_stop`]); [`crate::interrupt::requested`] reads it.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::SeqCst)
 }
 
 /// Makes the child receive SIGKILL when the harness dies, even by SIGKILL (Linux
@@ -277,11 +293,11 @@ impl Child {
     }
 
     /// Like [`Child::read_line`], but gives up with [`ReadError::Interrupted`] within 100 ms of
-    /// a stop request ([`crate::interrupt::requested`]), and with [`ReadError::Closed`] within
+    /// a stop request ([`stop_requested`]), and with [`ReadError::Closed`] within
     /// 100 ms of the child's exit, even where a process it started keeps its stdout open.
     pub fn read_line_or_stop(&mut self, deadline: Instant) -> Result<String, ReadError> {
         loop {
-            if crate::interrupt::requested() {
+            if stop_requested() {
                 return Err(ReadError::Interrupted);
             }
             let step = deadline.min(Instant::now() + STOP_POLL);

@@ -400,7 +400,9 @@ pub fn parse_line(line: &str) -> Result<FromProbe, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        accepts, check_hello, parse_line, time_of_day_us, Call, FromProbe, Go, Prepare, PrepareRecipe, Stop, PROTOCOL,
+    };
 
     /// A call of `variant` on `target` with token `k`, no source, mark or hold.
     fn call<'a>(variant: &'a str, target: &'a str) -> Call<'a> {

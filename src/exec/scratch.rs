@@ -93,8 +93,8 @@ pub const TARGET_NAME: &str = "target";
 pub const RACE_DIR: &str = "race";
 
 /// How many contenders' sources (`src-0` …) [`race_paths`] names: every contender a race can
-/// have ([`crate::cli::MAX_CONTENDERS`]), whichever pool it comes from.
-const RACE_SOURCES: usize = crate::cli::MAX_CONTENDERS as usize;
+/// have ([`crate::domain::MAX_CONTENDERS`]), whichever pool it comes from.
+const RACE_SOURCES: usize = crate::domain::MAX_CONTENDERS as usize;
 
 /// The paths a race's calls name, for a race run in `arena`: the folder itself (calls relative
 /// to a descriptor on it), [`TARGET_NAME`] and every contender's source ([`source_name`]).
@@ -400,8 +400,13 @@ fn shown(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        make_source, set_up, set_up_cell, source_name, spell, win32_name_problem, PathStyle, Scratch, SourceKind,
+        TargetState, HOSTILE_SEGMENT, LINK_DEST_NAME, RACE_DIR, TARGET_NAME, WIN32_MAX_COMPONENT_CHARS,
+        WIN32_MAX_PATH_CHARS,
+    };
     use crate::snapshot::{take, Entry};
+    use std::path::Path;
 
     /// The root is spelled canonically whatever `--fs-root` looked like (a symbolic link, a
     /// `..`): strace's `-P` matches the race's paths as text, and a runtime that normalises

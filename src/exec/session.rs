@@ -11,7 +11,7 @@ use super::contender::{join, Attempt, RecipeOutput, Spec, Timeouts};
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{accepts, parse_line, FromProbe, Go, Prepare, PrepareRecipe, Stop, OLDEST_PROTOCOL, PROTOCOL};
-use crate::verdict::Report;
+use crate::domain::Report;
 
 /// A session probe: started once, answering many attempts.
 #[derive(Debug)]

@@ -21,7 +21,7 @@ use super::driver::{Control, Driver};
 use super::process::Launch;
 use super::protocol::{parse_line, FromProbe, Go, PrepareThreads, ThreadContender, ThreadResult, THREADS_CAPABILITY};
 use super::session::Session;
-use crate::verdict::Report;
+use crate::domain::Report;
 
 /// `k` contenders that run as threads of one session probe started by `launch` in `cwd`
 /// (nothing starts until the first of them is started or begins an attempt).
@@ -307,7 +307,10 @@ impl Driver for NoThreads {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        attempt_of, no_thread_contenders, parse_line, thread_contender, Attempt, FromProbe, Now, PrepareThreads,
+        Report, Spec, ThreadResult,
+    };
     use crate::exec::clock::ProbeClock;
 
     fn result(line: &str) -> Vec<ThreadResult> {

@@ -3,8 +3,13 @@
 //! measure ([`CellPlan`]), which gives the progress bar its total and `run --dry-run` its
 //! output.
 //!
-//! [`crate::cli`] parses (and holds every default); this module validates and expands;
-//! [`crate::app`] runs and prints. `run` and `race` share every check through [`Common`].
+//! [`crate::cli`] parses (and holds every default but the limits and the quick run's trials,
+//! which it re-exports); this module validates and expands, and says what it would do
+//! ([`dry_run_text`]); [`crate::app`] runs and prints. `run` and `race` share every check
+//! through [`Common`].
+//!
+//! Floor: just below [`crate::app`]; above the command line, the engine and
+//! [`crate::status`].
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -313,6 +318,7 @@ mod parse;
 mod race;
 mod run;
 mod runtimes;
+mod show;
 
 pub use parse::{
     check_contenders, check_probes, parse_max_rate, parse_offsets, parse_segment, parse_targets, parse_timeout,
@@ -321,6 +327,7 @@ pub use parse::{
 pub use race::{RacePlan, Slot};
 pub use run::{CellPlan, DryRun, DryRuntime, Estimate, RaceShape, RunPlan};
 pub use runtimes::{cleanup_runtimes, ready_runtimes, RuntimesPlan};
+pub use show::{dry_run_text, progress_message, PROGRESS_TEMPLATE, PROGRESS_TEMPLATE_ETA};
 
 #[cfg(test)]
 mod tests;

@@ -428,7 +428,7 @@ pub struct CellPlan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub race: Option<RaceShape>,
     /// Race under `--races auto`: measured only when the row's second comers leave its answer
-    /// open ([`engine::needs_race`](crate::engine::needs_race)), so the run may have fewer cells than its plan.
+    /// open ([`verdict::needs_race`](crate::verdict::needs_race)), so the run may have fewer cells than its plan.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub conditional: bool,
 }

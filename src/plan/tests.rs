@@ -1,6 +1,11 @@
+use std::time::Duration;
+
 use clap::Parser;
 
-use super::*;
+use super::{
+    check_contenders, nonce, parse_max_rate, parse_offsets, parse_segment, parse_targets, Amplify, CellPlan, Cli,
+    Estimate, Paths, RacePlan, RaceScope, RaceShape, Result, RunPlan, TargetState, MIN_STARTUP,
+};
 
 use crate::against::AgainstScope;
 use crate::cli::Command;

@@ -677,7 +677,10 @@ pub const INTERRUPTED_NOTE: &str =
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        answer_text, call_answers, condition, grid_markdown, render, Results, SourceKind, ANSWER_WIDTH,
+        INTERRUPTED_NOTE,
+    };
 
     #[test]
     fn the_fixture_answers_every_call_and_wraps_to_the_width() {

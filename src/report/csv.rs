@@ -113,7 +113,7 @@ pub fn render(r: &Results) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{csv_text, render, CellResult, Results, HEADER};
 
     fn base() -> Results {
         crate::report::fixture("base.json")

@@ -298,7 +298,7 @@ pub fn render(r: &Results) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{render, Results};
 
     fn base() -> Results {
         crate::report::fixture("base.json")

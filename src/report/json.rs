@@ -51,9 +51,9 @@ pub fn render(r: &Results) -> String {
 /// The largest results file [`read`] accepts: 256 MiB, far more than any run writes.
 pub const MAX_BYTES: u64 = 256 << 20;
 
-/// The largest trial count a run can record ([`crate::cli::MAX_TRIALS`]); larger counts in a
+/// The largest trial count a run can record ([`crate::domain::MAX_TRIALS`]); larger counts in a
 /// results file are rejected, so no sum or rate over them can wrap.
-const MAX_TRIALS: usize = crate::cli::MAX_TRIALS as usize;
+const MAX_TRIALS: usize = crate::domain::MAX_TRIALS as usize;
 
 /// Reads a `results.json` of at most [`MAX_BYTES`].
 ///
@@ -62,7 +62,7 @@ const MAX_TRIALS: usize = crate::cli::MAX_TRIALS as usize;
 /// version; and, naming the cell by index and id, for a cell that contradicts its scenario
 /// (a second-comer cell without `outcome` or with race counts, a race cell with `outcome`), a
 /// race cell whose counts are missing or malformed (serde drops a malformed flattened group
-/// silently, so it is checked here), counts beyond [`crate::cli::MAX_TRIALS`] trials or
+/// silently, so it is checked here), counts beyond [`crate::domain::MAX_TRIALS`] trials or
 /// inconsistent with their trials or contenders, or a cell repeated (same id, or same
 /// runtime, variant, scenario and target).
 pub fn read(path: &Path) -> Result<Results> {
@@ -242,8 +242,8 @@ fn check_stats(st: &RaceStats) -> std::result::Result<(), String> {
     if t > MAX_TRIALS {
         return Err(format!("{t} trials, more than any run makes ({MAX_TRIALS})"));
     }
-    if st.contenders > crate::cli::MAX_CONTENDERS as usize {
-        return Err(format!("{} contenders, more than any run has ({})", st.contenders, crate::cli::MAX_CONTENDERS));
+    if st.contenders > crate::domain::MAX_CONTENDERS as usize {
+        return Err(format!("{} contenders, more than any run has ({})", st.contenders, crate::domain::MAX_CONTENDERS));
     }
     for (name, n) in [
         ("multi_winner_trials", st.multi_winner_trials),
@@ -326,7 +326,9 @@ fn check_detection(d: &Detection) -> std::result::Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::Path;
+
+    use super::{check, parse, read, read_capped, Error, Results, SCHEMA};
 
     fn base() -> serde_json::Value {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results/base.json");

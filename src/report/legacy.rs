@@ -144,7 +144,7 @@ fn one_to_two(v: &mut Value) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{upgrade, Value, SCHEMA};
 
     fn fixture(name: &str) -> Value {
         let path = format!("{}/tests/fixtures/results/{name}", env!("CARGO_MANIFEST_DIR"));

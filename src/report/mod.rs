@@ -1,11 +1,14 @@
 //! Reports: the results model and one exporter per format. Exporters take the model and
-//! return text; only the caller writes files (hyperfine's `export/` layout).
+//! return text; only the caller writes files (hyperfine's `export/` layout). The JUnit XML of a
+//! comparison is [`crate::compare::junit`]'s.
+//!
+//! Floor: above the judges, the processes and the runtime adapters whose words it records;
+//! below everything that reads or compares results, the engine and the command line.
 
 pub mod answers;
 pub mod csv;
 pub mod html;
 pub mod json;
-pub mod junit;
 mod legacy;
 pub mod markdown;
 pub mod model;

@@ -1004,8 +1004,9 @@ impl Results {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{AgainstSide, Cell, ModeRun, OrderingRun, Row, Scenario, TargetState};
     use crate::domain::ContenderKind;
+    use std::collections::BTreeMap;
 
     /// A party of a pair is named by its kind (`node node.mkdirSync`) unless the run holds two
     /// rows of that kind; then by its row (`node 12.22.12 node.mkdirSync`).

@@ -235,7 +235,7 @@ pub fn unraced_text(results: &Results, row: &Row<'_>) -> &'static str {
     use crate::domain::RaceScope;
     match results.run_info.races {
         Some(RaceScope::Core) => "not raced (--races all)",
-        Some(RaceScope::Auto) if !crate::engine::needs_race(&row.lock_inputs().0) => "not raced (second comer failed)",
+        Some(RaceScope::Auto) if !crate::verdict::needs_race(&row.lock_inputs().0) => "not raced (second comer failed)",
         _ => "-",
     }
 }
@@ -688,7 +688,9 @@ fn driver_lines(results: &Results, runtime: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::borrow::Cow;
+
+    use super::{escape_controls, scenario_rows, terminal_table, CellResult, CountersResult, Scenario, MAX_CELL_WIDTH};
 
     #[test]
     fn control_characters_are_escaped() {

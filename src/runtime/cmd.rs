@@ -214,7 +214,8 @@ impl Adapter for Cmd {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::relative_below;
+    use std::path::Path;
 
     /// The script's name on cmd's command line holds nothing of the scratch folder's own path
     /// (`--fs-root` may hold `&`, `%PATH%`, `^`), whether the probe runs in the top folder or

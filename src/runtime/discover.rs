@@ -327,7 +327,10 @@ pub fn discover(req: &Requested) -> Discovery {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::Path;
+    use std::path::PathBuf;
+
+    use super::{discover, Fetch, Requested, Status, Store};
 
     #[test]
     fn parses_lists_paths_and_aliases() {

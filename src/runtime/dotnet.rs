@@ -239,7 +239,7 @@ fn build_sdk(dotnet: &Path, ctx: &ProbeContext) -> Result<PathBuf, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::highest_netcore;
 
     #[test]
     fn picks_highest_netcore_runtime() {

@@ -828,7 +828,10 @@ pub fn verify_version(runtime: &str, exe: &Path, v: &Version) -> std::result::Re
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        check_integrity, no_such_version, npm_failure, package_for, parse_published, Installed, Manifest, NpmFailure,
+        Store, Version, VersionRequest, VersionSpec, MANIFEST,
+    };
 
     fn v(s: &str) -> Version {
         Version::parse(s).unwrap()

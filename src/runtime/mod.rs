@@ -3,6 +3,8 @@
 //! Like eshost's `lib/agents/<host>.js` and wptrunner's `browsers/<product>.py`, each adapter
 //! overrides only what differs: the executables to look for, the version query, the probe
 //! launch, and (rarely) error normalisation. The registry [`ADAPTERS`] lists them all.
+//!
+//! Floor: above [`crate::exec`] and [`crate::interrupt`], which start and stop its processes.
 
 mod bun;
 mod cmd;
@@ -92,7 +94,7 @@ pub trait Adapter: Sync + std::fmt::Debug {
     fn fallback_paths(&self) -> &'static [&'static str] {
         &[]
     }
-    /// API families run by this runtime.
+    /// API families run by this runtime, each one of [`crate::matrix::FAMILIES`].
     fn families(&self) -> &'static [&'static str];
     /// The probe mode.
     fn mode(&self) -> Mode {
@@ -212,7 +214,9 @@ pub(crate) fn first_line(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::PathBuf;
+
+    use super::{adapter, probe_tmp, Adapter, Launch, ProbeContext, Runtime, Status, ADAPTERS};
 
     fn runtime(a: &'static dyn Adapter) -> Runtime {
         Runtime {
@@ -272,5 +276,21 @@ mod tests {
         let l = a.launch(&runtime(a), "dotnet", &ctx);
         assert_eq!(env(&l, "COMPlus_EnableDiagnostics"), ["0"]);
         assert_eq!(env(&l, "DOTNET_EnableDiagnostics"), ["0"]);
+    }
+
+    /// The families matrices may name ([`crate::matrix::FAMILIES`], kept apart so that
+    /// loading a matrix needs no adapter) are exactly the adapters' families, in the
+    /// adapters' order, each once.
+    #[test]
+    fn the_matrix_families_are_the_adapters_families() {
+        let mut families: Vec<&str> = Vec::new();
+        for a in ADAPTERS {
+            for f in a.families() {
+                if !families.contains(f) {
+                    families.push(f);
+                }
+            }
+        }
+        assert_eq!(families, crate::matrix::FAMILIES);
     }
 }

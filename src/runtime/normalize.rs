@@ -130,7 +130,7 @@ fn from_hresult(hr: i64) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{normalize, RawError};
 
     fn raw(kind: &str, code: Option<&str>, hresult: Option<i64>) -> RawError {
         RawError { kind: kind.into(), code: code.map(Into::into), hresult, ..RawError::default() }

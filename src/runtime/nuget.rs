@@ -296,7 +296,7 @@ fn copy_files(from: &Path, to: &Path) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{fetch_project, nuget_version, resolved_version, Version, VersionSpec};
 
     #[test]
     fn a_spec_becomes_the_version_nuget_restores() {

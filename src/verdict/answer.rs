@@ -300,7 +300,10 @@ pub fn answer(rows: &[RowInput]) -> Answer {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        answer, first_failure, safe_as_lock, with_against, AnswerVerdict, Failure, LeftOut, Outcome, PromiseCheck,
+        RaceEvidence, RaceVerdict, RowInput, SecondComer, SourceKind, TargetState, Unsettled,
+    };
     use crate::verdict::lock::LOCK_TARGETS;
     use Outcome::*;
     use TargetState as T;

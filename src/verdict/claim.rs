@@ -73,7 +73,7 @@ pub fn judge_claim(trials: &[ClaimTrial]) -> BTreeMap<String, u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{judge_claim, ClaimTrial};
 
     #[test]
     fn duplicates_and_losses_come_from_the_output_files() {

@@ -70,7 +70,9 @@ pub fn judge_done(items: &[DoneItem]) -> BTreeMap<String, u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::collections::BTreeMap;
+
+    use super::{judge_done, DoneItem, Report};
 
     fn consumer(consumed: i64, whole: i64) -> Option<BTreeMap<String, i64>> {
         let partial = consumed - whole;

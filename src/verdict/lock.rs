@@ -64,6 +64,14 @@ pub fn second_rules_out(second: &[SecondComer]) -> bool {
     second.iter().any(|(t, a, r)| wrong_second(*t, *a) || r.is_some_and(|r| wrong_second(*t, r)))
 }
 
+/// Under [`RaceScope::Auto`](crate::domain::RaceScope::Auto): whether a row whose second comers gave `second` (target,
+/// absolute outcome, relative outcome) still needs its race. False once one of them rules the
+/// row out as a lock ([`second_rules_out`]: the row's answer is `no` whatever a race shows);
+/// true otherwise, also when no second comer ran or they faulted.
+pub fn needs_race(second: &[SecondComer]) -> bool {
+    !second_rules_out(second)
+}
+
 /// True when a second comer's `outcome` against `target` rules a variant out of "safe as a
 /// lock": anything but `acquired` on `absent`, anything but `refused` on a taken name; faults
 /// (timeout, crashed, unsupported, harness error) rule nothing out.

@@ -15,6 +15,8 @@
 //!
 //! Nothing here knows which variant or runtime it is judging: the same rules apply to all,
 //! so an outcome can only come from observation. Nothing here does I/O.
+//!
+//! Floor: above the shared vocabulary and [`crate::matrix`]; it reads no process code.
 
 use serde::{Deserialize, Serialize};
 
@@ -103,45 +105,7 @@ impl Outcome {
     }
 }
 
-/// How an attempt ended, as reported by the probe (or by the harness for faults).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Report {
-    /// The call returned success.
-    Success,
-    /// The call returned an error.
-    Error,
-    /// The call finished only after the harness answered a console prompt.
-    Prompted,
-    /// No answer within the timeout.
-    Timeout,
-    /// The probe died or broke the protocol.
-    Crashed,
-    /// The probe does not have the call.
-    Unsupported,
-    /// The run was interrupted while the attempt was in flight: the engine drops the attempt
-    /// (never counted, never stored).
-    Interrupted,
-    /// The harness failed around the attempt (set-up, snapshot, scratch file system); see
-    /// [`Outcome::HarnessError`].
-    HarnessError,
-}
-
-impl Report {
-    /// The word for a report in evidence and reasons (`crashed`, `harness-error`), spelled as
-    /// the outcomes of [`Outcome`] are.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Report::Success => "success",
-            Report::Error => "error",
-            Report::Prompted => "prompted",
-            Report::Timeout => "timeout",
-            Report::Crashed => "crashed",
-            Report::Unsupported => "unsupported",
-            Report::Interrupted => "interrupted",
-            Report::HarnessError => "harness-error",
-        }
-    }
-}
+pub use crate::domain::Report;
 
 /// The verdict of a race cell (`docs/GLOSSARY.md`, "Race").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
@@ -201,7 +165,11 @@ impl RaceMode {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{
+        apply_control, classify_second, classify_second_source, decide, held_by, safe_as_lock, spread,
+        strongest_ordering, summarize_orderings, summarize_race, Detection, Outcome, RaceEvidence, RaceMode,
+        RaceVerdict, Report, Trial, LOCK_TARGETS,
+    };
     use crate::domain::TargetState;
     use crate::snapshot::{Entry, Identity};
 

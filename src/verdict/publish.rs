@@ -97,7 +97,7 @@ pub fn judge_publish(items: &[PublishItem]) -> (BTreeMap<String, u64>, BTreeMap<
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{judge_publish, PublishItem, ReaderCounts, Report};
 
     fn reader(complete: i64, torn: i64, empty: i64, absent: i64) -> ReaderCounts {
         let reads = complete + torn + empty + absent;

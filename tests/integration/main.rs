@@ -12,6 +12,7 @@ mod forms;
 mod handoff;
 mod harness;
 mod install;
+mod layers;
 mod outputs;
 mod progress;
 mod protocol;

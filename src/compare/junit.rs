@@ -11,7 +11,7 @@ use std::path::Path;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::compare::Diff;
+use super::Diff;
 
 /// The classname of a key: its first segment (the runtime name).
 fn class(key: &str) -> &str {
@@ -70,9 +70,10 @@ pub fn render(diff: &Diff, base: &Path, new: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::render;
     use crate::report::model::Results;
     use crate::verdict::Outcome;
+    use std::path::Path;
 
     fn base() -> Results {
         crate::report::fixture("base.json")

@@ -1,11 +1,12 @@
 //! The probes and matrices built into the binary, so that an installed `conformance` (`cargo
 //! install`, a copied executable) runs without the source checkout it was built from.
 //!
-//! Every file of `probes/` and every `*.toml` of `matrices/` is included at build time
+//! Every file of `probes/` and every `*.toml` directly in `matrices/` is included at build time
 //! (`include_str!`, which also makes cargo rebuild when one changes); a test checks that the
 //! lists below name every such file and that each equals the file on disk. A run writes the
 //! probes into its scratch folder ([`write_probes`]) and reads the matrices from memory
-//! ([`MATRICES`]); `--probes DIR` and `--matrices DIR` use folders instead.
+//! ([`MATRICES`]); `--probes DIR` and `--matrices DIR` use folders instead. The hand-off
+//! recipes (`matrices/handoff/recipes.toml`) are built in by [`crate::handoff`].
 
 use std::path::Path;
 

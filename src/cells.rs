@@ -67,10 +67,12 @@ impl<'a> Planned<'a> {
         self.variant().and_then(Variant::cell_source)
     }
 
-    /// True for the race of a family's detection control, which the engine races before the
-    /// family's other cells (its verdict weighs on theirs) and reports at this place.
+    /// True for the race of a family's detection control (its variant's own source kind), which
+    /// the engine races before the family's other cells (its verdict weighs on theirs) and
+    /// reports at this place.
     pub fn is_control_race(&self) -> bool {
-        self.scenario == Scenario::Race && self.variant().is_some_and(|v| v.control)
+        // a control measured with several source kinds is judged on its own source only
+        self.scenario == Scenario::Race && self.variant().is_some_and(|v| v.control && v.cell_source().is_none())
     }
 }
 
@@ -108,7 +110,7 @@ pub fn expand<'a>(
         // out a promise form), is still raced where its family's rows are: after the rows
         let control = controls.iter().copied().find(|c| c.family == *family);
         if let (true, false, Some(c)) = (o.race, fam.is_empty(), control) {
-            if !fam.iter().any(|v| v.id == c.id && o.races(v)) {
+            if !fam.iter().any(|v| v.id == c.id && v.cell_source().is_none() && o.races(v)) {
                 out.push(row(c, Scenario::Race, TargetState::Absent));
             }
         }

@@ -87,8 +87,8 @@ impl<'a> Measurement<'a> {
 /// What [`measure`] produced for one runtime.
 #[derive(Debug, Clone, Default)]
 pub struct Measured {
-    /// What was found, cell by cell, in measurement order (a family's control last when it
-    /// was not selected); the report layer makes them cells ([`crate::report::model::Cell::from_finding`]).
+    /// What was found, cell by cell, in the order of the cell list (a family's control, raced
+    /// first, at its place in the list); the report layer makes them cells ([`crate::report::model::Cell::from_finding`]).
     pub findings: Vec<Finding>,
     /// The detection control of each family that ran races.
     pub controls: Vec<ControlInfo>,
@@ -106,7 +106,8 @@ pub fn control_for<'a>(all: &'a [Variant], family: &str) -> Option<&'a Variant> 
 /// Measures `cells` ([`crate::cells::expand`] for `rt`) on `rt`, in their order, calling
 /// `on_finding` after each cell (for progress and incremental output). A family's detection
 /// control (its race cell marked [`Planned::is_control_race`]) is raced before the family's
-/// other cells and reported at its place in the list; a family whose control was not caught
+/// other cells and reported at its place in the list (last of its family when the run stopped
+/// before that place); a family whose control was not caught
 /// has its `exclusive` verdicts made `inconclusive`. A conditional race
 /// ([`Planned::conditional`]) is measured only when its row's second comers leave the answer
 /// open ([`needs_race`]), so the findings are the cells in order, some of those left out.
@@ -275,6 +276,12 @@ pub fn measure(
                 on_finding(&c);
                 out.findings.push(c);
             }
+        }
+        // a run stopped before the control's place still reports it: it is the evidence the
+        // family's races were judged with (and may be what stopped the run)
+        if let Some(c) = control_cell.take() {
+            on_finding(&c);
+            out.findings.push(c);
         }
         for c in &mut out.findings[first..] {
             if let CellResult::Race(r) = &mut c.result {

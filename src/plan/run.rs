@@ -182,7 +182,7 @@ impl RunPlan {
         self.variants.iter().filter(|v| rt.families.contains(&v.family.as_str())).collect()
     }
 
-    /// The detection controls, as [`engine::measure`](crate::engine::measure) takes them.
+    /// The detection controls, as [`crate::cells::expand`] takes them.
     pub fn control_refs(&self) -> Vec<&Variant> {
         self.controls.iter().collect()
     }
@@ -231,7 +231,10 @@ impl RunPlan {
 
     /// Why nothing of `found` is measurable (for [`Error::NoRuntime`]).
     pub fn nothing_measurable(&self, found: &[Runtime]) -> String {
-        if found.iter().any(|r| r.status == Status::Found) {
+        let found_ones = || found.iter().filter(|r| r.status == Status::Found);
+        if found_ones().any(|r| !self.variants_of(r).is_empty()) {
+            "the selected variants, scenarios and target states give no cell to measure on the found runtimes (`run --dry-run` lists what a selection gives)".to_string()
+        } else if found_ones().next().is_some() {
             "no found runtime runs the selected variants".to_string()
         } else {
             "none of the selected runtimes was found (see the skip lines above)".to_string()

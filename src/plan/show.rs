@@ -170,9 +170,6 @@ pub fn dry_run_text(d: &DryRun) -> String {
     if a.handoff_cells > 0 {
         let _ = write!(s, ", and {} hand-off recipe(s)", a.handoff_cells);
     }
-    if a.handoff_cells > 0 {
-        let _ = write!(s, ", and {} hand-off recipe(s)", a.handoff_cells);
-    }
     let _ = writeln!(s, ", besides warm-up and discarded trials");
     let _ = writeln!(s, "results would go to {}", table::escape_controls(&d.out.display().to_string()));
     s

@@ -263,6 +263,15 @@ fn the_cell_list_is_in_results_order() {
     assert_eq!(cells, want);
 }
 
+/// The dry run's closing line counts hand-off recipes apart from second-comer attempts, once.
+#[test]
+fn the_dry_run_counts_hand_off_recipes_once() {
+    let plan = run_plan(&["-r", "bun", "-v", "publish.*", "--scenario", "publish", "--amplify", "off"]).unwrap();
+    let text = super::dry_run_text(&plan.dry_run_report(&[bun()]));
+    assert_eq!(text.matches("hand-off recipe(s)").count(), 1, "{text}");
+    assert!(text.contains("3 cells; estimated attempts: 0 second-comer, 0 race, and 3 hand-off recipe(s)"), "{text}");
+}
+
 #[test]
 fn a_variant_pattern_may_pick_one_kind_of_source() {
     let rows = |v: &str| {

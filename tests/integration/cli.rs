@@ -907,3 +907,22 @@ fn doubtful_input_is_refused_with_its_place() {
         .code(2)
         .stderr(predicate::str::contains("--offsets").and(predicate::str::contains("empty item")));
 }
+
+/// A selection whose variants run on a found runtime but whose scenarios and target states
+/// give no cell (a call without a file source has no `self` target) ends with exit 4, saying
+/// so and pointing at the dry run, not that no runtime runs the variants.
+#[test]
+fn a_selection_that_gives_no_cell_says_so() {
+    if !crate::common::available("node") {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let o = conformance()
+        .args(["run", "-r", "node", "-v", "node.writeFileSync.wx", "--scenario", "second-comer", "--target", "self"])
+        .arg("--out")
+        .arg(out.path().join("out"))
+        .assert()
+        .code(4);
+    let stderr = String::from_utf8_lossy(&o.get_output().stderr).to_string();
+    assert!(stderr.contains("give no cell to measure") && stderr.contains("run --dry-run"), "{stderr}");
+}

@@ -61,6 +61,8 @@ pub(super) fn race_against(
             bar.suspend(|| eprintln!("warn     {}: could not start again for the pairs: {why}", rt.label));
         }
     }
+    // probes are kept from one pair to the next with the same runtimes and families
+    let mut kept = engine::against::KeptPools::default();
     for (a, b) in pairs {
         if crate::interrupt::requested() {
             break;
@@ -68,11 +70,12 @@ pub(super) fn race_against(
         let side = |i: usize| engine::against::Side { rt: rows[i].1, v: &rows[i].2, detection: detections[i].as_ref() };
         let label = |i: usize| format!("{} {}", rows[i].1.name, Variant::label(&rows[i].2.id, rows[i].2.cell_source()));
         bar.set_message(table::escape_controls(&format!("against · {} vs {}", label(a), label(b))).into_owned());
-        if let Some(r) = engine::against::race_pair([side(a), side(b)], m, ctx) {
+        if let Some(r) = engine::against::race_pair([side(a), side(b)], m, ctx, &mut kept) {
             results.against.push(r);
         }
         bar.inc(1);
     }
+    kept.shutdown();
     for rt in used {
         rt.adapter().cleanup(rt, ctx);
     }

@@ -2,7 +2,7 @@
 //! come from [`crate::against::pairs`]).
 
 use super::{race_modes, timeouts_for, Amplify, Measurement, Pools, RaceRole};
-use crate::exec::contender::Contender;
+use crate::exec::contender::{Attempt, Contender};
 use crate::matrix::Variant;
 use crate::report::model::{AgainstRace, AgainstSide};
 use crate::runtime::{ProbeContext, Runtime};
@@ -22,43 +22,90 @@ pub struct Side<'a> {
     pub detection: Option<&'a Detection>,
 }
 
+/// The probes of the last pair raced, kept for the next pair whose slots run the same
+/// runtimes' same families (a session probe runs any variant of its family): a run's pairs
+/// then start their probes once per such layout instead of once per pair. Call
+/// [`KeptPools::shutdown`] when the pairs are done.
+#[derive(Default)]
+pub struct KeptPools {
+    kept: Option<Kept>,
+}
+
+/// The pools of [`KeptPools`].
+struct Kept {
+    /// (runtime label, family) of each slot.
+    key: Vec<(String, String)>,
+    /// The pools.
+    pools: Pools,
+    /// How their start ended (`None`: every probe started).
+    start_fault: Option<Attempt>,
+}
+
+impl KeptPools {
+    /// Stops the kept probes, if any.
+    pub fn shutdown(&mut self) {
+        if let Some(mut k) = self.kept.take() {
+            k.pools.shutdown();
+        }
+    }
+}
+
 /// Races `sides` on one absent name, natural and amplified as a race cell is, with the run's
-/// trials (`--oneshot-trials` where a side starts a process per attempt), in fresh pools of one
-/// probe per slot. The slots are the first side, the second, the first again
+/// trials (`--oneshot-trials` where a side starts a process per attempt), in pools of one
+/// probe per slot: those `kept` from the previous pair when its slots ran the same runtimes'
+/// families, else new ones (the old ones stopped), left in `kept` for the next pair. The slots
+/// are the first side, the second, the first again
 /// ([`PAIR_SLOTS`]): a release ordering delays slot *i* by *i* × offset, so the second side
 /// meets the first both ahead of it and behind it. An `exclusive` verdict becomes
 /// `inconclusive` where either family's detection control was weak (the weaker control is the
 /// race's). Returns `None` when an interrupt left nothing to report (it came before the race,
 /// or no trial was counted).
-pub fn race_pair(sides: [Side<'_>; 2], m: &mut Measurement<'_>, ctx: &ProbeContext) -> Option<AgainstRace> {
+pub fn race_pair(
+    sides: [Side<'_>; 2],
+    m: &mut Measurement<'_>,
+    ctx: &ProbeContext,
+    kept: &mut KeptPools,
+) -> Option<AgainstRace> {
     if crate::interrupt::requested() {
         return None;
     }
     let opts = m.opts;
-    let slots = PAIR_SLOTS
-        .iter()
-        .map(|&i| &sides[i])
-        .map(|s| {
-            let ad = s.rt.adapter();
-            (ad.mode(), ad.launch(s.rt, &s.v.family, ctx), timeouts_for(ad, opts))
-        })
-        .collect();
-    let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
-    for (slot, &i) in PAIR_SLOTS.iter().enumerate() {
-        if sides[i].rt.adapter().amplify_by_attach() {
-            pools.attach_after_start(slot);
-        }
-    }
     let amplify = m.amplify().clone();
-    if let (Some(why), Amplify::On(_)) = (sides.iter().find_map(|s| s.rt.adapter().no_amplification()), &amplify) {
-        pools.amplified_broke(why);
+    let key: Vec<(String, String)> =
+        PAIR_SLOTS.iter().map(|&i| (sides[i].rt.label.clone(), sides[i].v.family.clone())).collect();
+    if kept.kept.as_ref().is_none_or(|k| k.key != key) {
+        kept.shutdown();
+        let slots = PAIR_SLOTS
+            .iter()
+            .map(|&i| &sides[i])
+            .map(|s| {
+                let ad = s.rt.adapter();
+                (ad.mode(), ad.launch(s.rt, &s.v.family, ctx), timeouts_for(ad, opts))
+            })
+            .collect();
+        let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
+        for (slot, &i) in PAIR_SLOTS.iter().enumerate() {
+            if sides[i].rt.adapter().amplify_by_attach() {
+                pools.attach_after_start(slot);
+            }
+        }
+        if let (Some(why), Amplify::On(_)) = (sides.iter().find_map(|s| s.rt.adapter().no_amplification()), &amplify) {
+            pools.amplified_broke(why);
+        }
+        let start_fault = pools.start(matches!(amplify, Amplify::On(_)).then_some(&amplify));
+        kept.kept = Some(Kept { key, pools, start_fault });
     }
-    let start_fault = pools.start(matches!(amplify, Amplify::On(_)).then_some(&amplify));
+    let Kept { pools, start_fault, .. } = kept.kept.as_mut().expect("pools kept just above");
+    let start_fault = start_fault.clone();
     let trials = opts.trials_for(pools.natural.iter().any(Contender::process_per_attempt));
     let variants: Vec<&Variant> = PAIR_SLOTS.iter().map(|&i| sides[i].v).collect();
     let styles: Vec<_> = PAIR_SLOTS.iter().map(|&i| sides[i].rt.adapter().path_style()).collect();
-    let run = race_modes(&mut pools, &variants, &styles, trials, RaceRole::Row, m);
-    pools.shutdown();
+    let run = race_modes(pools, &variants, &styles, trials, RaceRole::Row, m);
+    if start_fault.is_some() {
+        // a probe that did not start is started anew for the next pair, as it was before
+        // pools were kept
+        kept.shutdown();
+    }
     let counted = run.race.natural.iter().chain(run.race.amplified.iter()).any(|m| m.stats.trials > 0);
     if run.cut_short() || (crate::interrupt::requested() && !counted) {
         return None;

@@ -148,8 +148,16 @@ pub fn measure(
         families.push((fam, pools, races));
     }
     let recipes = crate::cells::recipes_by_scenario(cells);
-    let slots = recipes.iter().filter_map(|(s, _)| handoff::runner(*s).and_then(|r| (r.slots)(opts)));
-    let mut handoff_pools = slots.max().and_then(|n| handoff::pools(rt, n, m, ctx));
+    let slots = recipes.iter().filter_map(|(s, _)| handoff::runner(*s).and_then(|r| (r.slots)(opts))).max();
+    // the hand-offs run in probes of the runtime's first family: where that family's race
+    // pools are processes, as many as the hand-offs need, they are kept for them instead of
+    // starting as many probes again (a PowerShell start costs about a second of CPU here)
+    let first_family =
+        families.first().and_then(|(fam, _, _)| fam.first()).and_then(Planned::variant).map(|v| &v.family);
+    let share_first = slots.is_some_and(|n| n <= opts.contenders.max(1))
+        && opts.contender_kind == ContenderKind::Processes
+        && first_family.is_some_and(|f| rt.families.first() == Some(&f.as_str()));
+    let mut handoff_pools = slots.filter(|_| !share_first).and_then(|n| handoff::pools(rt, n, m, ctx));
     // start every session up front so that start-up never counts in a measurement, all of the
     // runtime's at once (they then wait idle, blocked on their input); a loop driver (cmd)
     // polls while it waits, so its pools start one at a time, when used
@@ -163,7 +171,7 @@ pub fn measure(
         let faults = start_together(&mut all);
         started = faults.into_iter().take(families.len()).map(Some).collect();
     }
-    for ((fam, mut pools, races), pre) in families.into_iter().zip(started) {
+    for (index, ((fam, mut pools, races), pre)) in families.into_iter().zip(started).enumerate() {
         if stop(&out) {
             break;
         }
@@ -289,8 +297,19 @@ pub fn measure(
                 r.detection.clone_from(&detection);
             }
         }
-        pools.shutdown();
+        if share_first && index == 0 && start_fault.is_none() {
+            handoff_pools = Some(pools);
+        } else {
+            pools.shutdown();
+        }
         m.amplify = None;
+    }
+    // hand-offs whose pool was to be the first family's, which did not start or ran no cell
+    if let (true, None, Some(n), false) = (share_first, &handoff_pools, slots, stop(&out)) {
+        handoff_pools = handoff::pools(rt, n, m, ctx);
+        if let (Some(p), true) = (&mut handoff_pools, together) {
+            let _ = crate::exec::contender::start_all(&mut p.natural);
+        }
     }
     // one pool for every hand-off scenario, started above (a loop driver's now, once); a
     // fault shows again, as data, in the first item

@@ -61,21 +61,30 @@ pub(super) fn race_against(
             bar.suspend(|| eprintln!("warn     {}: could not start again for the pairs: {why}", rt.label));
         }
     }
-    // probes are kept from one pair to the next with the same runtimes and families
+    // probes are kept from one pair to the next with the same runtimes and families: the pairs
+    // run grouped so (a stable sort: in their order within a group) and are reported in the
+    // order of `pairs`
+    let layout = |(a, b): (usize, usize)| {
+        let key = |i: usize| (rows[i].1.label.as_str(), rows[i].2.family.as_str());
+        [key(a), key(b)]
+    };
+    let mut order: Vec<usize> = (0..pairs.len()).collect();
+    order.sort_by_key(|&i| layout(pairs[i]));
+    let mut raced: Vec<Option<crate::report::model::AgainstRace>> = (0..pairs.len()).map(|_| None).collect();
     let mut kept = engine::against::KeptPools::default();
-    for (a, b) in pairs {
+    for i in order {
         if crate::interrupt::requested() {
             break;
         }
+        let (a, b) = pairs[i];
         let side = |i: usize| engine::against::Side { rt: rows[i].1, v: &rows[i].2, detection: detections[i].as_ref() };
         let label = |i: usize| format!("{} {}", rows[i].1.name, Variant::label(&rows[i].2.id, rows[i].2.cell_source()));
         bar.set_message(table::escape_controls(&format!("against · {} vs {}", label(a), label(b))).into_owned());
-        if let Some(r) = engine::against::race_pair([side(a), side(b)], m, ctx, &mut kept) {
-            results.against.push(r);
-        }
+        raced[i] = engine::against::race_pair([side(a), side(b)], m, ctx, &mut kept);
         bar.inc(1);
     }
     kept.shutdown();
+    results.against.extend(raced.into_iter().flatten());
     for rt in used {
         rt.adapter().cleanup(rt, ctx);
     }

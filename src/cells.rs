@@ -129,26 +129,22 @@ pub fn expand<'a>(
 
 /// `cells` split by family, in order: each family's second-comer and race cells (the
 /// expansion keeps a family's cells together). Hand-off cells are left out.
-pub fn by_family<'c, 'a>(cells: &'c [Planned<'a>]) -> Vec<(&'a str, Vec<Planned<'a>>)> {
-    let mut out: Vec<(&'a str, Vec<Planned<'a>>)> = Vec::new();
-    for c in cells {
-        let Some(v) = c.variant() else { continue };
-        match out.last_mut() {
-            Some((f, list)) if *f == v.family => list.push(*c),
-            _ => out.push((&v.family, vec![*c])),
-        }
-    }
-    out
+pub fn by_family<'a>(cells: &[Planned<'a>]) -> Vec<(&'a str, Vec<Planned<'a>>)> {
+    runs(cells.iter().filter_map(|c| c.variant().map(|v| (v.family.as_str(), *c))))
 }
 
 /// The hand-off recipes of `cells`, by scenario, in order.
 pub fn recipes_by_scenario(cells: &[Planned<'_>]) -> Vec<(Scenario, Vec<&'static Recipe>)> {
-    let mut out: Vec<(Scenario, Vec<&'static Recipe>)> = Vec::new();
-    for c in cells {
-        let Some(r) = c.recipe() else { continue };
+    runs(cells.iter().filter_map(|c| c.recipe().map(|r| (c.scenario, r))))
+}
+
+/// `items` (key, item) grouped into runs of one key, in order.
+fn runs<K: PartialEq, T>(items: impl Iterator<Item = (K, T)>) -> Vec<(K, Vec<T>)> {
+    let mut out: Vec<(K, Vec<T>)> = Vec::new();
+    for (k, item) in items {
         match out.last_mut() {
-            Some((s, list)) if *s == c.scenario => list.push(r),
-            _ => out.push((c.scenario, vec![r])),
+            Some((last, list)) if *last == k => list.push(item),
+            _ => out.push((k, vec![item])),
         }
     }
     out

@@ -64,10 +64,7 @@ pub(super) fn race_against(
     // probes are kept from one pair to the next with the same runtimes and families: the pairs
     // run grouped so (a stable sort: in their order within a group) and are reported in the
     // order of `pairs`
-    let layout = |(a, b): (usize, usize)| {
-        let key = |i: usize| (rows[i].1.label.as_str(), rows[i].2.family.as_str());
-        [key(a), key(b)]
-    };
+    let layout = |(a, b): (usize, usize)| engine::against::layout([(rows[a].1, &rows[a].2), (rows[b].1, &rows[b].2)]);
     let mut order: Vec<usize> = (0..pairs.len()).collect();
     order.sort_by_key(|&i| layout(pairs[i]));
     let mut raced: Vec<Option<crate::report::model::AgainstRace>> = (0..pairs.len()).map(|_| None).collect();

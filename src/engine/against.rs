@@ -22,6 +22,13 @@ pub struct Side<'a> {
     pub detection: Option<&'a Detection>,
 }
 
+/// What decides a pair's probes: the runtime label and family of each side (the slots are
+/// [`PAIR_SLOTS`] of these). Pairs with one layout can share their probes ([`KeptPools`]), so a
+/// run races them one after the other.
+pub fn layout<'a>(sides: [(&'a Runtime, &'a Variant); 2]) -> [(&'a str, &'a str); 2] {
+    sides.map(|(rt, v)| (rt.label.as_str(), v.family.as_str()))
+}
+
 /// The probes of the last pair raced, kept for the next pair whose slots run the same
 /// runtimes' same families (a session probe runs any variant of its family): a run's pairs
 /// then start their probes once per such layout instead of once per pair. Call
@@ -33,8 +40,8 @@ pub struct KeptPools {
 
 /// The pools of [`KeptPools`].
 struct Kept {
-    /// (runtime label, family) of each slot.
-    key: Vec<(String, String)>,
+    /// The pair's [`layout`].
+    key: [(String, String); 2],
     /// The pools.
     pools: Pools,
     /// How their start ended (`None`: every probe started).
@@ -71,8 +78,8 @@ pub fn race_pair(
     }
     let opts = m.opts;
     let amplify = m.amplify().clone();
-    let key: Vec<(String, String)> =
-        PAIR_SLOTS.iter().map(|&i| (sides[i].rt.label.clone(), sides[i].v.family.clone())).collect();
+    let key =
+        layout([(sides[0].rt, sides[0].v), (sides[1].rt, sides[1].v)]).map(|(r, f)| (r.to_string(), f.to_string()));
     if kept.kept.as_ref().is_none_or(|k| k.key != key) {
         kept.shutdown();
         let slots = PAIR_SLOTS

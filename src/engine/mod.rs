@@ -145,18 +145,16 @@ pub fn measure(
         let launch = adapter.launch(rt, family, ctx);
         let pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), opts.contender_kind, m);
         let races = fam.iter().any(|c| c.scenario == Scenario::Race);
-        families.push((fam, pools, races));
+        families.push((family, fam, pools, races));
     }
     let recipes = crate::cells::recipes_by_scenario(cells);
     let slots = recipes.iter().filter_map(|(s, _)| handoff::runner(*s).and_then(|r| (r.slots)(opts))).max();
     // the hand-offs run in probes of the runtime's first family: where that family's race
     // pools are processes, as many as the hand-offs need, they are kept for them instead of
     // starting as many probes again (a PowerShell start costs about a second of CPU here)
-    let first_family =
-        families.first().and_then(|(fam, _, _)| fam.first()).and_then(Planned::variant).map(|v| &v.family);
     let share_first = slots.is_some_and(|n| n <= opts.contenders.max(1))
         && opts.contender_kind == ContenderKind::Processes
-        && first_family.is_some_and(|f| rt.families.first() == Some(&f.as_str()));
+        && families.first().is_some_and(|(family, ..)| rt.families.first() == Some(family));
     let mut handoff_pools = slots.filter(|_| !share_first).and_then(|n| handoff::pools(rt, n, m, ctx));
     // start every session up front so that start-up never counts in a measurement, all of the
     // runtime's at once (they then wait idle, blocked on their input); a loop driver (cmd)
@@ -166,12 +164,12 @@ pub fn measure(
     let together = adapter.mode() == Mode::Session && !stop(&out);
     if together {
         let mut all: Vec<(&mut Pools, Option<&Amplify>)> =
-            families.iter_mut().map(|(_, p, races)| (p, races.then_some(&amplify))).collect();
+            families.iter_mut().map(|(_, _, p, races)| (p, races.then_some(&amplify))).collect();
         all.extend(handoff_pools.as_mut().map(|p| (p, None)));
         let faults = start_together(&mut all);
         started = faults.into_iter().take(families.len()).map(Some).collect();
     }
-    for (index, ((fam, mut pools, races), pre)) in families.into_iter().zip(started).enumerate() {
+    for (index, ((_, fam, mut pools, races), pre)) in families.into_iter().zip(started).enumerate() {
         if stop(&out) {
             break;
         }

@@ -175,11 +175,21 @@ pub struct Budget {
     /// Adaptive trials ([`Options::adaptive`]): once a multi-winner trial was seen, the run may
     /// stop when every ordering has had this many trials. `None`: it runs `trials`.
     pub disproof_per_ordering: Option<usize>,
-    /// Adaptive trials, a detection control's amplified run: its orderings run one after
-    /// another in blocks of this many trials (not in turn), and the run stops after the first
-    /// block the control rule accepts ([`crate::verdict::control::caught_enough`]): the control
-    /// is judged on its best ordering, and one that passes is enough. `None`: in turn, all.
-    pub control_blocks: Option<usize>,
+    /// Adaptive trials, the run a detection control is judged by (amplified, or natural where
+    /// there is no amplified run): see [`ControlBlocks`]. `None`: orderings in turn, all trials.
+    pub control_blocks: Option<ControlBlocks>,
+}
+
+/// A detection control's run in blocks: its orderings run one after another in blocks of
+/// `per` trials (not in turn), and the run stops after the first block the control rule
+/// accepts for `mode` ([`crate::verdict::control::caught_enough`]): the control is judged on
+/// its best ordering, and one that passes is enough.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControlBlocks {
+    /// Trials per block (one ordering).
+    pub per: usize,
+    /// The race mode whose threshold a block must meet.
+    pub mode: crate::verdict::RaceMode,
 }
 
 impl Budget {

@@ -10,6 +10,7 @@ use super::{Amplify, Budget, Measurement, Options, Pools};
 use crate::domain::NoAmplified;
 use crate::exec::scratch::PathStyle;
 use crate::matrix::Variant;
+use crate::options::ControlBlocks;
 use crate::report::model::{ModeRun, OrderingRun, RaceResult};
 use crate::verdict::{decide, RaceMode, RaceVerdict};
 
@@ -173,7 +174,8 @@ pub fn race_modes(
         let trials = trials.max(role.min_amplified_trials());
         // a control's ordering blocks (issue 13): ordering 0 usually passes with 20/20,
         // where the three others took 60 more trials
-        let blocks = (control && adaptive.is_some()).then_some(crate::verdict::CONTROL_MIN_TRIALS);
+        let blocks = (control && adaptive.is_some())
+            .then_some(ControlBlocks { per: crate::verdict::CONTROL_MIN_TRIALS, mode: RaceMode::Amplified });
         let budget = Budget { trials, max_trials: budget.max_trials.max(trials), control_blocks: blocks, ..budget };
         // the run at the delay before the last raise, and that delay (µs)
         let mut last: Option<(RaceRun, u64)> = None;
@@ -306,9 +308,12 @@ pub(super) fn natural_budget(
 ) -> Budget {
     if control && amplified.is_none() {
         // the control is judged on its natural run: every ordering gets CONTROL_MIN_TRIALS
-        // (at -n 30, 15 per ordering made every natural-only control weak: cmd, issue 13)
+        // (at -n 30, 15 per ordering made every natural-only control weak: cmd, issue 13),
+        // and adaptive runs stop at the first ordering that passes, as amplified controls do
         let trials = budget.trials.max(crate::verdict::CONTROL_MIN_TRIALS * orderings);
-        return Budget { trials, max_trials: budget.max_trials.max(trials), ..budget };
+        let control_blocks =
+            adaptive.map(|_| ControlBlocks { per: crate::verdict::CONTROL_MIN_TRIALS, mode: RaceMode::Natural });
+        return Budget { trials, max_trials: budget.max_trials.max(trials), control_blocks, ..budget };
     }
     let Some(per) = adaptive else { return budget };
     let disproved = amplified.is_some_and(|(v, _)| crate::verdict::is_disproof(v));

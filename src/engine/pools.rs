@@ -143,7 +143,9 @@ impl Pools {
                 .iter()
                 .zip(&self.attach)
                 .map(|((m, l, t), attach)| match (m, attach) {
-                    (Mode::Session, true) => {
+                    // a start-up under the tracer names none of the race's paths, so only a
+                    // tracer that delays every path has to wait for the hello
+                    (Mode::Session, true) if a.scope() == crate::exec::amplify::DelayScope::All => {
                         let session = crate::exec::session::Session::new(l.clone(), self.cwd.clone(), *t);
                         Contender::with_driver(Box::new(crate::exec::attach::Attached::new(
                             Box::new(session),

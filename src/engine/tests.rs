@@ -335,8 +335,11 @@ fn the_natural_race_gets_what_the_amplified_one_left_to_decide() {
     let quick = Budget { trials: 30, max_trials: 30, disproof_per_ordering: None, ..b };
     let natural_control = natural_budget(quick, per, None, true, 2);
     assert_eq!((natural_control.trials, natural_control.max_trials), (2 * crate::verdict::CONTROL_MIN_TRIALS, 40));
-    assert_eq!(natural_control.disproof_per_ordering, None, "the judged run runs all its trials");
-    assert_eq!(natural_budget(quick, None, None, true, 2).trials, 40, "--thorough -n 30 too");
+    assert_eq!(natural_control.disproof_per_ordering, None, "the judged run is not cut by a disproof");
+    let blocks = crate::options::ControlBlocks { per: crate::verdict::CONTROL_MIN_TRIALS, mode: RaceMode::Natural };
+    assert_eq!(natural_control.control_blocks, Some(blocks), "its orderings in blocks, judged as natural");
+    let thorough = natural_budget(quick, None, None, true, 2);
+    assert_eq!((thorough.trials, thorough.control_blocks), (40, None), "--thorough -n 30: every trial");
     // --thorough: no adaptive trials
     assert_eq!(n(Some((RaceVerdict::Exclusive, 100)), false, None), b);
 }

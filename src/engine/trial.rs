@@ -174,11 +174,11 @@ pub(super) fn race_core(
     // t counts finished trials including the warm-up
     while t < WARMUP_TRIALS
         || !(budget.enough(observed.len(), clean, multi, offsets.len())
-            || budget.control_blocks.is_some_and(|per| block_passed(&observed, per)))
+            || budget.control_blocks.is_some_and(|b| block_passed(&observed, b)))
     {
         let offset_us = match (t < WARMUP_TRIALS, budget.control_blocks) {
             (true, _) => 0,
-            (false, Some(per)) => offsets[(observed.len() / per.max(1)).min(offsets.len() - 1)],
+            (false, Some(b)) => offsets[(observed.len() / b.per.max(1)).min(offsets.len() - 1)],
             (false, None) => offsets[observed.len() % offsets.len()],
         };
         folder += 1;
@@ -352,15 +352,15 @@ fn fresh_arena(arena: &Path, id: u64) -> std::io::Result<PathBuf> {
     }
 }
 
-/// True when `observed` ends with a whole block of `per` trials (one ordering, see
-/// [`Budget::control_blocks`]) whose multi-winner count the amplified control rule accepts.
-fn block_passed(observed: &[Trial], per: usize) -> bool {
-    let n = observed.len();
+/// True when `observed` ends with a whole block of `b.per` trials (one ordering, see
+/// [`Budget::control_blocks`]) whose multi-winner count the control rule of `b.mode` accepts.
+fn block_passed(observed: &[Trial], b: crate::options::ControlBlocks) -> bool {
+    let (n, per) = (observed.len(), b.per);
     if per == 0 || n == 0 || !n.is_multiple_of(per) {
         return false;
     }
     let caught = observed[n - per..].iter().filter(|t| t.concurrent_winners() >= 2).count();
-    crate::verdict::control::caught_enough(caught, per, crate::verdict::RaceMode::Amplified)
+    crate::verdict::control::caught_enough(caught, per, b.mode)
 }
 
 /// One contender's part in a trial.

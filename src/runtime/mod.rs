@@ -127,9 +127,13 @@ pub trait Adapter: Sync + std::fmt::Debug {
     fn timeout_multiplier(&self) -> u32 {
         1
     }
-    /// True when amplified probes start untraced and strace attaches after their hello
-    /// ([`crate::exec::attach`]): for runtimes whose start-up makes so many file-system calls
-    /// that, each delayed, it would not say hello in time.
+    /// True when amplified probes that delay every listed call
+    /// ([`crate::exec::amplify::DelayScope::All`], the hand-off scenarios) start untraced and
+    /// strace attaches after their hello ([`crate::exec::attach`]): for runtimes whose
+    /// start-up makes so many file-system calls that, each delayed, it would not say hello in
+    /// time. Races delay only the calls naming the race's paths, which a start-up never names:
+    /// there every probe starts under the tracer, where `--seccomp-bpf` stops it only on the
+    /// listed calls (attached, every system call of every thread stops at the tracer).
     fn amplify_by_attach(&self) -> bool {
         false
     }

@@ -99,12 +99,11 @@ impl Adapter for Pwsh {
         2
     }
     fn amplify_by_attach(&self) -> bool {
-        // Measured here (pwsh 7.6.9 on .NET 10, strace 6.1, 2 cores): started under the
-        // tracer at 1,000 µs, pwsh says hello after about 18 s (its start-up makes thousands of
-        // listed calls), and not within 30 s at 4,000 µs; attached after the hello (all of its
-        // 17-18 threads) the race is amplified as any other. Its probe enters the call
-        // 0.3-0.45 ms after the release (barrier spread p50), within the 500 µs a trial may
-        // spread at the default delay.
+        // Measured here (pwsh 7.6.9 on .NET 10, strace 6.1, 2 cores): started under a tracer
+        // that delays every listed call by 1,000 µs, pwsh says hello after about 18 s (its
+        // start-up makes thousands of them), and not within 30 s at 4,000 µs. Races delay only
+        // the race's paths and start it under the tracer (0.7 s to run `exit`, 0.6 s
+        // untraced); hand-offs delay every path and attach after the hello.
         true
     }
     fn absent_hint(&self) -> String {

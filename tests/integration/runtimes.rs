@@ -226,11 +226,10 @@ fn pwsh() {
     // every call as a second comer, compared with the baseline
     let r = measure("pwsh", "1", &["--scenario", "second-comer"]);
     assert_paths_were_data(&r, "pwsh");
-    // races of four calls and the family's control, compared with the baseline: an amplified
-    // cmdlet pays the tracer's delay on each of its file-system calls, dozens per cmdlet (most
-    // of them reads of /proc/self/mountinfo), so every race would take minutes; of these four
-    // two hold (FileStream, New-Item), one replaces (Set-Content) and one reports success to
-    // every contender (New-Item -Force on a directory)
+    // races of four calls and the family's control, compared with the baseline (all 28 take
+    // about a minute, too long beside the other tests); of these four two hold (FileStream,
+    // New-Item), one replaces (Set-Content) and one reports success to every contender
+    // (New-Item -Force on a directory)
     let races = "pwsh.FileStream.CreateNew,pwsh.New-Item.File,pwsh.Set-Content,pwsh.New-Item.Directory.Force";
     let r = measure("pwsh", "50", &["--scenario", "race", "--variant", races]);
     // the probe stamps with the system's monotonic clock on Linux: every natural race has a
@@ -251,7 +250,7 @@ fn pwsh() {
     assert_eq!(control["variant"], "pwsh.Test-Path+Set-Content", "{control}");
     if control["result"]["detection"]["worked"] != true {
         // on a machine kept very busy (here: the test suite beside three CPU loops on two
-        // cores) the attached tracer's delays jitter, the control was caught in 15 of 20
+        // cores) the tracer's delays jitter, the control was caught in 15 of 20
         // amplified trials at 16 ms, and the family's races cannot decide: then no pwsh race
         // may say `exclusive`, each says it is weak instead
         eprintln!("NOTE: pwsh's detection control was weak on this busy machine: {}", control["result"]["detection"]);
@@ -266,8 +265,8 @@ fn pwsh() {
         }
         return;
     }
-    // amplified with strace attached after the probe's hello (pwsh does not start in time
-    // under the tracer): on Linux, where CI installs strace, its exclusive races are amplified
+    // on Linux, where CI installs strace, its exclusive races are amplified (the probe starts
+    // under a tracer that delays only the race's paths)
     if cfg!(target_os = "linux") && std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
         let amplified = cells
             .iter()

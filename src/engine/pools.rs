@@ -27,6 +27,11 @@ pub struct Pools {
     /// a request for another restarts the pool. `None` for ready-made contenders
     /// ([`Pools::of`], tests), which are never restarted.
     amplified_with: Option<crate::exec::amplify::Amplifier>,
+    /// The amplified pool that ran before the current one, under another tracer, kept running
+    /// and idle: a cell whose race was raised to a longer delay, and hand-offs (which delay
+    /// every path), go back to the pool before them without starting it again (pwsh: about 5 s
+    /// for three probes on 2 cores here, twice per raised cell before).
+    parked: Option<(crate::exec::amplify::Amplifier, Vec<Contender>)>,
     /// The slots whose amplified contender is traced from its hello on instead of from its
     /// start ([`crate::exec::attach`]; [`crate::runtime::Adapter::amplify_by_attach`]).
     attach: Vec<bool>,
@@ -44,6 +49,7 @@ impl Pools {
             natural,
             amplified: Some(Ok(amplified)),
             amplified_with: None,
+            parked: None,
             attach: Vec::new(),
         }
     }
@@ -59,7 +65,16 @@ impl Pools {
     pub fn new(slots: Vec<(Mode, Launch, Timeouts)>, cwd: std::path::PathBuf) -> Pools {
         let natural = slots.iter().map(|(m, l, t)| Contender::new(*m, l.clone(), cwd.clone(), *t)).collect();
         let attach = vec![false; slots.len()];
-        Pools { slots, kind: ContenderKind::Processes, cwd, natural, amplified: None, amplified_with: None, attach }
+        Pools {
+            slots,
+            kind: ContenderKind::Processes,
+            cwd,
+            natural,
+            amplified: None,
+            amplified_with: None,
+            parked: None,
+            attach,
+        }
     }
 
     /// Pools whose contenders are threads of one probe per pool (`--contender-kind threads`):
@@ -70,7 +85,16 @@ impl Pools {
         let slots = vec![(mode, launch, timeouts); n];
         let natural = Pools::thread_pool(&slots, &cwd, None);
         let attach = vec![false; slots.len()];
-        Pools { slots, kind: ContenderKind::Threads, cwd, natural, amplified: None, amplified_with: None, attach }
+        Pools {
+            slots,
+            kind: ContenderKind::Threads,
+            cwd,
+            natural,
+            amplified: None,
+            amplified_with: None,
+            parked: None,
+            attach,
+        }
     }
 
     /// The contenders of a thread pool over `slots` (launches wrapped by `amp`, if given).
@@ -124,6 +148,7 @@ impl Pools {
             natural,
             amplified: Some(Err(none)),
             amplified_with: None,
+            parked: None,
             attach: Vec::new(),
         }
     }
@@ -194,9 +219,19 @@ impl Pools {
             other => return Err(other.why_not().unwrap_or(NoAmplified::Off)),
         };
         // started at another delay (a cell's race was raised, see race_modes) or for other
-        // paths (hand-offs delay every path): start it again
+        // paths (hand-offs delay every path): parked, and the parked pool taken back if it
+        // runs under the tracer asked for, else a new one started
         if matches!(self.amplified, Some(Ok(_))) && self.amplified_with.as_ref().is_some_and(|w| *w != a) {
-            self.reset_amplified();
+            if let (Some(Ok(pool)), Some(with)) = (self.amplified.take(), self.amplified_with.take()) {
+                if let Some((_, mut old)) = self.parked.replace((with, pool)) {
+                    old.iter_mut().for_each(Contender::shutdown);
+                }
+            }
+        }
+        if self.amplified.is_none() && self.parked.as_ref().is_some_and(|(w, _)| *w == a) {
+            let (with, pool) = self.parked.take().expect("checked above");
+            self.amplified_with = Some(with);
+            self.amplified = Some(Ok(pool));
         }
         if self.amplified.is_none() {
             let mut pool = self.amplified_pool(&a);
@@ -237,6 +272,9 @@ impl Pools {
                 c.shutdown();
             }
         }
+        if let Some((_, mut p)) = self.parked.take() {
+            p.iter_mut().for_each(Contender::shutdown);
+        }
         self.amplified = Some(Err(why));
     }
 
@@ -260,8 +298,9 @@ impl Pools {
             Some(Ok(p)) => p.as_mut_slice(),
             _ => &mut [],
         };
+        let parked = self.parked.as_mut().map_or(&mut [][..], |(_, p)| p.as_mut_slice());
         std::thread::scope(|s| {
-            for c in self.natural.iter_mut().chain(amplified.iter_mut()) {
+            for c in self.natural.iter_mut().chain(amplified.iter_mut()).chain(parked.iter_mut()) {
                 s.spawn(move || c.shutdown());
             }
         });

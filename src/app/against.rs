@@ -61,18 +61,25 @@ pub(super) fn race_against(
             bar.suspend(|| eprintln!("warn     {}: could not start again for the pairs: {why}", rt.label));
         }
     }
-    // probes are kept from one pair to the next with the same runtimes and families: the pairs
-    // run grouped so (a stable sort: in their order within a group) and are reported in the
-    // order of `pairs`
+    // probes are kept from one pair to the next (engine::against::KeptPools): the pairs run
+    // grouped by their runtimes and families (a stable sort: in their order within a group),
+    // so that each side's probes are used while they are kept, and are reported in the order
+    // of `pairs`
     let layout = |(a, b): (usize, usize)| engine::against::layout([(rows[a].1, &rows[a].2), (rows[b].1, &rows[b].2)]);
     let mut order: Vec<usize> = (0..pairs.len()).collect();
     order.sort_by_key(|&i| layout(pairs[i]));
     let mut raced: Vec<Option<crate::report::model::AgainstRace>> = (0..pairs.len()).map(|_| None).collect();
     let mut kept = engine::against::KeptPools::default();
-    for i in order {
+    let side_key = |i: usize| (rows[i].1.label.clone(), rows[i].2.family.clone());
+    for (at, &i) in order.iter().enumerate() {
         if crate::interrupt::requested() {
             break;
         }
+        // the kept probes of sides no pair from here on uses are stopped (a Wine server does
+        // not idle beside the other pairs' races)
+        let ahead: Vec<engine::against::SideKey> =
+            order[at..].iter().flat_map(|&j| [side_key(pairs[j].0), side_key(pairs[j].1)]).collect();
+        kept.keep_only(&ahead);
         let (a, b) = pairs[i];
         let side = |i: usize| engine::against::Side { rt: rows[i].1, v: &rows[i].2, detection: detections[i].as_ref() };
         let label = |i: usize| format!("{} {}", rows[i].1.name, Variant::label(&rows[i].2.id, rows[i].2.cell_source()));

@@ -2,7 +2,8 @@
 //! come from [`crate::against::pairs`]).
 
 use super::{race_modes, timeouts_for, Amplify, Measurement, Pools, RaceRole};
-use crate::exec::contender::{Attempt, Contender};
+use crate::exec::amplify::Amplifier;
+use crate::exec::contender::Contender;
 use crate::matrix::Variant;
 use crate::report::model::{AgainstRace, AgainstSide};
 use crate::runtime::{ProbeContext, Runtime};
@@ -23,44 +24,80 @@ pub struct Side<'a> {
 }
 
 /// What decides a pair's probes: the runtime label and family of each side (the slots are
-/// [`PAIR_SLOTS`] of these). Pairs with one layout can share their probes ([`KeptPools`]), so a
-/// run races them one after the other.
+/// [`PAIR_SLOTS`] of these). A run races pairs of one layout one after the other, so that the
+/// probes kept from the pair before ([`KeptPools`]) fit the next.
 pub fn layout<'a>(sides: [(&'a Runtime, &'a Variant); 2]) -> [(&'a str, &'a str); 2] {
     sides.map(|(rt, v)| (rt.label.as_str(), v.family.as_str()))
 }
 
-/// The probes of the last pair raced, kept for the next pair whose slots run the same
-/// runtimes' same families (a session probe runs any variant of its family): a run's pairs
-/// then start their probes once per such layout instead of once per pair. Call
+/// A side's probes: its runtime label and family (a session probe runs any variant of its
+/// family).
+pub type SideKey = (String, String);
+
+/// The started probes of the pairs raced so far, idle, for the next pairs: a slot whose side
+/// runs the same runtime's same family, under the same tracer (or none), takes one instead of
+/// starting a probe. A run's pairs then start each side's probes once, not once per pair or
+/// per layout (pwsh: about 1.5 s of CPU per probe here). Call [`KeptPools::keep_only`] as the
+/// pairs go, so that probes no later pair needs (Wine's) do not idle beside the others, and
 /// [`KeptPools::shutdown`] when the pairs are done.
 #[derive(Default)]
 pub struct KeptPools {
-    kept: Option<Kept>,
+    idle: Vec<Idle>,
 }
 
-/// The pools of [`KeptPools`].
-struct Kept {
-    /// The pair's [`layout`].
-    key: [(String, String); 2],
-    /// The pools.
-    pools: Pools,
-    /// How their start ended (`None`: every probe started).
-    start_fault: Option<Attempt>,
+/// One idle probe of [`KeptPools`].
+struct Idle {
+    side: SideKey,
+    /// The tracer it runs under; `None`: natural.
+    tracer: Option<Amplifier>,
+    contender: Contender,
 }
 
 impl KeptPools {
-    /// Stops the kept probes, if any.
+    /// Stops every kept probe.
     pub fn shutdown(&mut self) {
-        if let Some(mut k) = self.kept.take() {
-            k.pools.shutdown();
-        }
+        let mut idle = std::mem::take(&mut self.idle);
+        std::thread::scope(|s| {
+            for i in &mut idle {
+                s.spawn(|| i.contender.shutdown());
+            }
+        });
+    }
+
+    /// Stops the kept probes of every side not in `sides` (those the pairs still to come use).
+    pub fn keep_only(&mut self, sides: &[SideKey]) {
+        let (keep, mut stop): (Vec<Idle>, Vec<Idle>) =
+            std::mem::take(&mut self.idle).into_iter().partition(|i| sides.contains(&i.side));
+        self.idle = keep;
+        std::thread::scope(|s| {
+            for i in &mut stop {
+                s.spawn(|| i.contender.shutdown());
+            }
+        });
+    }
+
+    /// An idle probe of `side` under `tracer`, taken out of the bank.
+    fn take(&mut self, side: &SideKey, tracer: Option<&Amplifier>) -> Option<Contender> {
+        let at = self.idle.iter().position(|i| i.side == *side && i.tracer.as_ref() == tracer)?;
+        Some(self.idle.swap_remove(at).contender)
+    }
+
+    /// Puts `contender`, of `side` under `tracer`, back.
+    fn put(&mut self, side: SideKey, tracer: Option<Amplifier>, contender: Contender) {
+        self.idle.push(Idle { side, tracer, contender });
+    }
+
+    /// The number of kept probes (tests).
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.idle.len()
     }
 }
 
 /// Races `sides` on one absent name, natural and amplified as a race cell is, with the run's
 /// trials (`--oneshot-trials` where a side starts a process per attempt), in pools of one
-/// probe per slot: those `kept` from the previous pair when its slots ran the same runtimes'
-/// families, else new ones (the old ones stopped), left in `kept` for the next pair. The slots
+/// probe per slot: idle ones `kept` from earlier pairs where they run the slot's runtime's
+/// family under the race's tracer, else new ones; all go back to `kept` afterwards. The slots
 /// are the first side, the second, the first again
 /// ([`PAIR_SLOTS`]): a release ordering delays slot *i* by *i* × offset, so the second side
 /// meets the first both ahead of it and behind it. An `exclusive` verdict becomes
@@ -78,40 +115,45 @@ pub fn race_pair(
     }
     let opts = m.opts;
     let amplify = m.amplify().clone();
-    let key =
-        layout([(sides[0].rt, sides[0].v), (sides[1].rt, sides[1].v)]).map(|(r, f)| (r.to_string(), f.to_string()));
-    if kept.kept.as_ref().is_none_or(|k| k.key != key) {
-        kept.shutdown();
-        let slots = PAIR_SLOTS
-            .iter()
-            .map(|&i| &sides[i])
-            .map(|s| {
-                let ad = s.rt.adapter();
-                (ad.mode(), ad.launch(s.rt, &s.v.family, ctx), timeouts_for(ad, opts))
-            })
-            .collect();
-        let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
-        for (slot, &i) in PAIR_SLOTS.iter().enumerate() {
-            if sides[i].rt.adapter().amplify_by_attach() {
-                pools.attach_after_start(slot);
-            }
+    let keys: Vec<SideKey> =
+        PAIR_SLOTS.iter().map(|&i| (sides[i].rt.label.clone(), sides[i].v.family.clone())).collect();
+    let slots = PAIR_SLOTS
+        .iter()
+        .map(|&i| &sides[i])
+        .map(|s| {
+            let ad = s.rt.adapter();
+            (ad.mode(), ad.launch(s.rt, &s.v.family, ctx), timeouts_for(ad, opts))
+        })
+        .collect();
+    let mut pools = Pools::new(slots, m.scratch.root().to_path_buf());
+    for (slot, &i) in PAIR_SLOTS.iter().enumerate() {
+        if sides[i].rt.adapter().amplify_by_attach() {
+            pools.attach_after_start(slot);
         }
-        if let (Some(why), Amplify::On(_)) = (sides.iter().find_map(|s| s.rt.adapter().no_amplification()), &amplify) {
-            pools.amplified_broke(why);
-        }
-        let start_fault = pools.start(matches!(amplify, Amplify::On(_)).then_some(&amplify));
-        kept.kept = Some(Kept { key, pools, start_fault });
     }
-    let Kept { pools, start_fault, .. } = kept.kept.as_mut().expect("pools kept just above");
-    let start_fault = start_fault.clone();
+    let unamplified = sides.iter().find_map(|s| s.rt.adapter().no_amplification());
+    if let (Some(why), Amplify::On(_)) = (&unamplified, &amplify) {
+        pools.amplified_broke(why.clone());
+    }
+    // the probes of earlier pairs where they fit, started ones here for the rest
+    let natural = keys.iter().map(|k| kept.take(k, None)).collect();
+    let tracer = unamplified.is_none().then(|| pools.tracer_for(&amplify)).flatten();
+    let amplified = tracer.map(|t| {
+        let taken = keys.iter().map(|k| kept.take(k, Some(&t))).collect();
+        (t, taken)
+    });
+    pools.hand_over(natural, amplified);
+    let start_fault = pools.start(matches!(amplify, Amplify::On(_)).then_some(&amplify));
     let trials = opts.trials_for(pools.natural.iter().any(Contender::process_per_attempt));
     let variants: Vec<&Variant> = PAIR_SLOTS.iter().map(|&i| sides[i].v).collect();
     let styles: Vec<_> = PAIR_SLOTS.iter().map(|&i| sides[i].rt.adapter().path_style()).collect();
-    let run = race_modes(pools, &variants, &styles, trials, RaceRole::Row, m);
-    if start_fault.is_some() {
-        // a probe that did not start is started anew for the next pair, as it was before
-        // pools were kept
-        kept.shutdown();
+    let run = race_modes(&mut pools, &variants, &styles, trials, RaceRole::Row, m);
+    // every probe back to the bank, under the tracer it runs under (one that did not start
+    // is started again by the next pair that takes it)
+    for (tracer, contenders) in pools.take_back() {
+        for (k, c) in keys.iter().zip(contenders) {
+            kept.put(k.clone(), tracer.clone(), c);
+        }
     }
     let counted = run.race.natural.iter().chain(run.race.amplified.iter()).any(|m| m.stats.trials > 0);
     if run.cut_short() || (crate::interrupt::requested() && !counted) {
@@ -141,4 +183,34 @@ pub fn race_pair(
         evidence,
         race,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{KeptPools, SideKey};
+    use crate::exec::amplify::Amplifier;
+    use crate::exec::contender::Contender;
+
+    /// A kept probe goes to a slot of its side under its own tracer only, once; the probes of
+    /// sides no pair ahead uses are stopped.
+    #[test]
+    fn kept_probes_fit_their_side_and_tracer() {
+        let named = |n: &'static str| Contender::with_driver(Box::new(crate::engine::tests::Named(n)));
+        let side = |r: &str| -> SideKey { (r.to_string(), "node".to_string()) };
+        let (t1, t4) = (Amplifier::for_tests(1000), Amplifier::for_tests(4000));
+        let mut kept = KeptPools::default();
+        kept.put(side("node 20"), None, named("n1"));
+        kept.put(side("node 20"), None, named("n2"));
+        kept.put(side("node 20"), Some(t1.clone()), named("a1"));
+        kept.put(side("bun 1.4"), None, named("b1"));
+        let note = |c: Option<Contender>| c.and_then(|c| c.note());
+        assert_eq!(note(kept.take(&side("node 20"), Some(&t4))), None, "another delay");
+        assert_eq!(note(kept.take(&side("node 20"), Some(&t1))), Some("a1".into()));
+        assert_eq!(note(kept.take(&side("node 20"), Some(&t1))), None, "taken once");
+        assert!(note(kept.take(&side("node 20"), None)).is_some_and(|n| n.starts_with('n')));
+        assert_eq!(kept.len(), 2);
+        kept.keep_only(&[side("bun 1.4")]);
+        assert_eq!((kept.len(), note(kept.take(&side("bun 1.4"), None))), (1, Some("b1".into())));
+        assert_eq!(note(kept.take(&side("node 20"), None)), None, "stopped");
+    }
 }

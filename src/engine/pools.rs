@@ -137,6 +137,54 @@ impl Pools {
         pools
     }
 
+    /// The tracer this pool's amplified contenders run under for `amp` (`None`: not on).
+    pub(super) fn tracer_for(&self, amp: &Amplify) -> Option<crate::exec::amplify::Amplifier> {
+        match amp {
+            Amplify::On(a) => Some(self.tracer(a)),
+            _ => None,
+        }
+    }
+
+    /// Started contenders handed over for some slots (the pairs' kept probes, in slot order;
+    /// `None`: that slot keeps its own, not started): natural ones, and amplified ones under
+    /// the tracer given, which then is the amplified pool's (the slots without one get a new
+    /// contender under it). [`Pools::start`] starts the rest.
+    pub(super) fn hand_over(
+        &mut self,
+        natural: Vec<Option<Contender>>,
+        amplified: Option<(crate::exec::amplify::Amplifier, Vec<Option<Contender>>)>,
+    ) {
+        for (own, given) in self.natural.iter_mut().zip(natural) {
+            if let Some(c) = given {
+                *own = c;
+            }
+        }
+        let Some((tracer, given)) = amplified else { return };
+        if self.amplified.is_some() || !given.iter().any(Option::is_some) {
+            // unusable already, or nothing to hand over: started as usual
+            given.into_iter().flatten().for_each(|mut c| c.shutdown());
+            return;
+        }
+        let pool =
+            self.amplified_pool(&tracer).into_iter().zip(given).map(|(new, given)| given.unwrap_or(new)).collect();
+        self.amplified = Some(Ok(pool));
+        self.amplified_with = Some(tracer);
+    }
+
+    /// Every contender, for use elsewhere (the pairs' kept probes): the natural ones (tracer
+    /// `None`), the amplified pool's and the parked one's, each with its tracer, in slot order.
+    /// The pools are left empty.
+    pub(super) fn take_back(&mut self) -> Vec<(Option<crate::exec::amplify::Amplifier>, Vec<Contender>)> {
+        let mut all = vec![(None, std::mem::take(&mut self.natural))];
+        if let (Some(Ok(p)), Some(with)) = (self.amplified.take(), self.amplified_with.take()) {
+            all.push((Some(with), p));
+        }
+        if let Some((with, p)) = self.parked.take() {
+            all.push((Some(with), p));
+        }
+        all
+    }
+
     /// Pools over ready-made contenders (e.g. [`Contender::fake`]), run in `cwd`, with no
     /// amplified pool (races under them are natural only).
     pub fn of(natural: Vec<Contender>, cwd: std::path::PathBuf) -> Pools {
@@ -318,13 +366,16 @@ pub fn start_together(pools: &mut [(&mut Pools, Option<&Amplify>)]) -> Vec<Optio
         let natural = std::mem::take(&mut p.natural);
         let n = natural.len();
         all.extend(natural);
-        let amplified = match (amp, &p.amplified) {
+        let amplified = match (amp, &mut p.amplified) {
             (Some(Amplify::On(a)), None) => {
                 let a = p.tracer(a);
                 let pool = p.amplified_pool(&a);
                 p.amplified_with = Some(a);
                 pool
             }
+            // handed over with some contenders started ([`Pools::hand_over`]): the rest start
+            // here (a started one answers at once)
+            (Some(Amplify::On(_)), Some(Ok(pool))) => std::mem::take(pool),
             _ => Vec::new(),
         };
         sizes.push((n, amplified.len()));

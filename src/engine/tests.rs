@@ -385,3 +385,59 @@ fn a_start_up_the_harness_failed_is_a_harness_error_not_a_crash() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A contender that only names itself (its note), for tests that move contenders around.
+#[derive(Debug)]
+pub(super) struct Named(pub &'static str);
+
+impl crate::exec::driver::Driver for Named {
+    fn start(&mut self) -> Result<(), Attempt> {
+        Ok(())
+    }
+    fn begin(&mut self, _: &Spec) -> Result<(), Attempt> {
+        Ok(())
+    }
+    fn ready(&mut self) -> Result<(), Attempt> {
+        Ok(())
+    }
+    fn release(&mut self) -> Result<(), Attempt> {
+        Ok(())
+    }
+    fn finish(&mut self) -> Attempt {
+        Attempt::new(Report::Success)
+    }
+    fn shutdown(&mut self) {}
+    fn control(&mut self, _: crate::exec::driver::Control) -> Result<(), Attempt> {
+        Ok(())
+    }
+    fn note(&self) -> Option<String> {
+        Some(self.0.to_string())
+    }
+}
+
+/// The pairs' kept probes go into a pair's pools slot by slot (natural ones, and amplified
+/// ones under the pool's tracer, the missing slots new), and all come back out with their
+/// tracers, the parked pool's too.
+#[test]
+fn pools_take_kept_contenders_and_give_them_back() {
+    let named = |n: &'static str| Contender::with_driver(Box::new(Named(n)));
+    let notes = |v: &[Contender]| v.iter().map(|c| c.note().unwrap_or_else(|| "new".into())).collect::<Vec<_>>();
+    let launch = crate::exec::process::Launch::new("/nonexistent/probe", Vec::<String>::new());
+    let t = Timeouts { startup: Duration::from_secs(1), attempt: Duration::from_secs(1) };
+    let slot = (Mode::Session, launch, t);
+    let d = tempfile::tempdir().unwrap();
+    let mut pools = Pools::new(vec![slot.clone(), slot.clone(), slot], d.path().into());
+    let tracer = crate::exec::amplify::Amplifier::for_tests(1000);
+    pools.hand_over(
+        vec![Some(named("a0")), None, Some(named("a2"))],
+        Some((tracer.clone(), vec![None, Some(named("b1")), None])),
+    );
+    let back = pools.take_back();
+    assert_eq!(back.len(), 2, "natural and amplified");
+    assert_eq!((back[0].0.clone(), notes(&back[0].1)), (None, vec!["a0".to_string(), "new".into(), "a2".into()]));
+    assert_eq!(
+        (back[1].0.clone(), notes(&back[1].1)),
+        (Some(tracer), vec!["new".to_string(), "b1".into(), "new".into()])
+    );
+    assert!(pools.take_back().iter().all(|(_, v)| v.is_empty()), "left empty");
+}

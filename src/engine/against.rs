@@ -36,13 +36,18 @@ pub type SideKey = (String, String);
 
 /// The started probes of the pairs raced so far, idle, for the next pairs: a slot whose side
 /// runs the same runtime's same family, under the same tracer (or none), takes one instead of
-/// starting a probe. A run's pairs then start each side's probes once, not once per pair or
-/// per layout (pwsh: about 1.5 s of CPU per probe here). Call [`KeptPools::keep_only`] as the
+/// starting a probe. A run's pairs then start each side's probes once (again only after a probe
+/// died or a race raised its delay), not once per pair or per layout (pwsh: about 1.5 s of
+/// CPU per probe here). Call [`KeptPools::keep_only`] as the
 /// pairs go, so that probes no later pair needs (Wine's) do not idle beside the others, and
 /// [`KeptPools::shutdown`] when the pairs are done.
 #[derive(Default)]
 pub struct KeptPools {
     idle: Vec<Idle>,
+    /// The pairs (their two sides) whose amplified probes did not start or completed no trial
+    /// under the tracer, and why: a later pair of the same sides is not amplified either, as
+    /// when a pair's pools were kept whole.
+    broken: Vec<([SideKey; 2], String)>,
 }
 
 /// One idle probe of [`KeptPools`].
@@ -97,7 +102,9 @@ impl KeptPools {
 /// Races `sides` on one absent name, natural and amplified as a race cell is, with the run's
 /// trials (`--oneshot-trials` where a side starts a process per attempt), in pools of one
 /// probe per slot: idle ones `kept` from earlier pairs where they run the slot's runtime's
-/// family under the race's tracer, else new ones; all go back to `kept` afterwards. The slots
+/// family under the race's tracer, else new ones; afterwards the natural ones and those under
+/// the run's tracer go back to `kept` (a pair whose amplified probes broke is remembered
+/// there, and its sides' next pair is not amplified). The slots
 /// are the first side, the second, the first again
 /// ([`PAIR_SLOTS`]): a release ordering delays slot *i* by *i* × offset, so the second side
 /// meets the first both ahead of it and behind it. An `exclusive` verdict becomes
@@ -131,14 +138,16 @@ pub fn race_pair(
             pools.attach_after_start(slot);
         }
     }
-    let unamplified = sides.iter().find_map(|s| s.rt.adapter().no_amplification());
+    let pair: [SideKey; 2] = [keys[0].clone(), keys[1].clone()];
+    let broken = kept.broken.iter().find(|(p, _)| *p == pair).map(|(_, why)| why.clone());
+    let unamplified = sides.iter().find_map(|s| s.rt.adapter().no_amplification()).or(broken);
     if let (Some(why), Amplify::On(_)) = (&unamplified, &amplify) {
         pools.amplified_broke(why.clone());
     }
     // the probes of earlier pairs where they fit, started ones here for the rest
     let natural = keys.iter().map(|k| kept.take(k, None)).collect();
     let tracer = unamplified.is_none().then(|| pools.tracer_for(&amplify)).flatten();
-    let amplified = tracer.map(|t| {
+    let amplified = tracer.clone().map(|t| {
         let taken = keys.iter().map(|k| kept.take(k, Some(&t))).collect();
         (t, taken)
     });
@@ -148,11 +157,19 @@ pub fn race_pair(
     let variants: Vec<&Variant> = PAIR_SLOTS.iter().map(|&i| sides[i].v).collect();
     let styles: Vec<_> = PAIR_SLOTS.iter().map(|&i| sides[i].rt.adapter().path_style()).collect();
     let run = race_modes(&mut pools, &variants, &styles, trials, RaceRole::Row, m);
-    // every probe back to the bank, under the tracer it runs under (one that did not start
-    // is started again by the next pair that takes it)
-    for (tracer, contenders) in pools.take_back() {
-        for (k, c) in keys.iter().zip(contenders) {
-            kept.put(k.clone(), tracer.clone(), c);
+    // every probe back to the bank, natural or under the pair's tracer (one that did not
+    // start is started again by the next pair that takes it); probes under a raised delay
+    // are stopped, since pairs ask for the run's delay
+    if let Some(why) = pools.unusable().filter(|_| unamplified.is_none()) {
+        kept.broken.push((pair, why.to_string()));
+    }
+    for (with, contenders) in pools.take_back() {
+        if with.is_none() || with == tracer {
+            for (k, c) in keys.iter().zip(contenders) {
+                kept.put(k.clone(), with.clone(), c);
+            }
+        } else {
+            contenders.into_iter().for_each(|mut c| c.shutdown());
         }
     }
     let counted = run.race.natural.iter().chain(run.race.amplified.iter()).any(|m| m.stats.trials > 0);

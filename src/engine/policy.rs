@@ -189,8 +189,8 @@ pub fn race_modes(
                 Ok(pool) => pool,
                 Err(why) => {
                     if let Some(earlier) = last.take() {
-                        // the pool did not restart at the raised delay: the run at the last
-                        // delay stands, and the next cell starts the pool again at its own
+                        // the pool did not start at the raised delay: the run at the last
+                        // delay stands, and the next cell takes the parked pool back
                         pools.reset_amplified();
                         used_amplify = Amplify::On(a.with_delay(earlier.1));
                         amplified = Some(earlier.0);
@@ -311,8 +311,10 @@ pub(super) fn natural_budget(
         // (at -n 30, 15 per ordering made every natural-only control weak: cmd, issue 13),
         // and adaptive runs stop at the first ordering that passes, as amplified controls do
         let trials = budget.trials.max(crate::verdict::CONTROL_MIN_TRIALS * orderings);
-        let control_blocks =
-            adaptive.map(|_| ControlBlocks { per: crate::verdict::CONTROL_MIN_TRIALS, mode: RaceMode::Natural });
+        // (a block is an ordering's whole share: at the natural threshold a block of 20 passes
+        // with 1 trial caught, where the ordering's share of 50 asks for 4 or more)
+        let per = trials.div_ceil(orderings.max(1)).max(crate::verdict::CONTROL_MIN_TRIALS);
+        let control_blocks = adaptive.map(|_| ControlBlocks { per, mode: RaceMode::Natural });
         return Budget { trials, max_trials: budget.max_trials.max(trials), control_blocks, ..budget };
     }
     let Some(per) = adaptive else { return budget };

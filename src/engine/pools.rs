@@ -1,6 +1,6 @@
 //! The contender pools of a family: the natural contenders and the same launches under the
-//! tracer (amplified), started together up front or on first use, restarted when the tracer
-//! changes.
+//! tracer (amplified), started together up front or on first use; a pool under another
+//! tracer is parked for the next cell that asks for it.
 
 use super::{Amplify, Measurement};
 use crate::domain::{ContenderKind, NoAmplified};
@@ -24,7 +24,7 @@ pub struct Pools {
     pub natural: Vec<Contender>,
     amplified: Option<Result<Vec<Contender>, String>>,
     /// The tracer the started amplified pool runs under (its delay and the paths it delays):
-    /// a request for another restarts the pool. `None` for ready-made contenders
+    /// a request for another parks the pool and takes the parked one back, or starts one. `None` for ready-made contenders
     /// ([`Pools::of`], tests), which are never restarted.
     amplified_with: Option<crate::exec::amplify::Amplifier>,
     /// The amplified pool that ran before the current one, under another tracer, kept running
@@ -249,7 +249,8 @@ impl Pools {
     }
 
     /// Starts the natural pool and, with `amplified` on (races will run amplified) and no
-    /// amplified pool yet, the amplified one, all at the same time: the amplified start-up
+    /// amplified pool yet, the amplified one (or the contenders of one handed over not
+    /// started yet, [`Pools::hand_over`]), all at the same time: the amplified start-up
     /// (strace attaching, then the runtime loading) no longer waits for the first race cell
     /// (0.2–0.3 s per family here, issue 13). Returns the natural pool's first fault, as
     /// [`crate::exec::contender::start_all`] does; the amplified pool's fault makes it
@@ -271,8 +272,15 @@ impl Pools {
         // runs under the tracer asked for, else a new one started
         if matches!(self.amplified, Some(Ok(_))) && self.amplified_with.as_ref().is_some_and(|w| *w != a) {
             if let (Some(Ok(pool)), Some(with)) = (self.amplified.take(), self.amplified_with.take()) {
+                // the parked pool is the one asked for: the two change places; else the
+                // current one is parked and the one parked before stopped
+                let back = self.parked.take_if(|(w, _)| *w == a);
                 if let Some((_, mut old)) = self.parked.replace((with, pool)) {
                     old.iter_mut().for_each(Contender::shutdown);
+                }
+                if let Some((w, p)) = back {
+                    self.amplified_with = Some(w);
+                    self.amplified = Some(Ok(p));
                 }
             }
         }

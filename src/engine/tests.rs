@@ -338,6 +338,8 @@ fn the_natural_race_gets_what_the_amplified_one_left_to_decide() {
     assert_eq!(natural_control.disproof_per_ordering, None, "the judged run is not cut by a disproof");
     let blocks = crate::options::ControlBlocks { per: crate::verdict::CONTROL_MIN_TRIALS, mode: RaceMode::Natural };
     assert_eq!(natural_control.control_blocks, Some(blocks), "its orderings in blocks, judged as natural");
+    let full = natural_budget(b, per, None, true, 2).control_blocks.map(|c| c.per);
+    assert_eq!(full, Some(b.trials / 2), "a block is an ordering's whole share");
     let thorough = natural_budget(quick, None, None, true, 2);
     assert_eq!((thorough.trials, thorough.control_blocks), (40, None), "--thorough -n 30: every trial");
     // --thorough: no adaptive trials

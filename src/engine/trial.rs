@@ -352,15 +352,20 @@ fn fresh_arena(arena: &Path, id: u64) -> std::io::Result<PathBuf> {
     }
 }
 
-/// True when `observed` ends with a whole block of `b.per` trials (one ordering, see
-/// [`Budget::control_blocks`]) whose multi-winner count the control rule of `b.mode` accepts.
+/// True when `observed` ends with a whole block of `b.per` trials (see
+/// [`Budget::control_blocks`]) and the control rule of `b.mode` accepts the multi-winner
+/// count of every trial so far at that block's release offset: the ordering is judged on all
+/// its trials, as the control is afterwards ([`crate::verdict::control_counts`]), also where
+/// an ordering gets more than one block (the last of the sweep, or a sweep of one).
 fn block_passed(observed: &[Trial], b: crate::options::ControlBlocks) -> bool {
     let (n, per) = (observed.len(), b.per);
     if per == 0 || n == 0 || !n.is_multiple_of(per) {
         return false;
     }
-    let caught = observed[n - per..].iter().filter(|t| t.concurrent_winners() >= 2).count();
-    crate::verdict::control::caught_enough(caught, per, b.mode)
+    let offset = observed[n - 1].offset_us;
+    let ordering = observed.iter().filter(|t| t.offset_us == offset);
+    let (caught, trials) = ordering.fold((0, 0), |(c, t), x| (c + usize::from(x.concurrent_winners() >= 2), t + 1));
+    crate::verdict::control::caught_enough(caught, trials, b.mode)
 }
 
 /// One contender's part in a trial.

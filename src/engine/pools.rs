@@ -250,7 +250,7 @@ impl Pools {
 
     /// Starts the natural pool and, with `amplified` on (races will run amplified) and no
     /// amplified pool yet, the amplified one (or the contenders of one handed over not
-    /// started yet, [`Pools::hand_over`]), all at the same time: the amplified start-up
+    /// started yet, by `Pools::hand_over`), all at the same time: the amplified start-up
     /// (strace attaching, then the runtime loading) no longer waits for the first race cell
     /// (0.2–0.3 s per family here, issue 13). Returns the natural pool's first fault, as
     /// [`crate::exec::contender::start_all`] does; the amplified pool's fault makes it

@@ -355,7 +355,7 @@ fn fresh_arena(arena: &Path, id: u64) -> std::io::Result<PathBuf> {
 /// True when `observed` ends with a whole block of `b.per` trials (see
 /// [`Budget::control_blocks`]) and the control rule of `b.mode` accepts the multi-winner
 /// count of every trial so far at that block's release offset: the ordering is judged on all
-/// its trials, as the control is afterwards ([`crate::verdict::control_counts`]), also where
+/// its trials, as the control is afterwards ([`crate::report::model::ModeRun::control_counts`]), also where
 /// an ordering gets more than one block (the last of the sweep, or a sweep of one).
 fn block_passed(observed: &[Trial], b: crate::options::ControlBlocks) -> bool {
     let (n, per) = (observed.len(), b.per);

@@ -64,17 +64,18 @@ impl Pools {
     /// starts until used.
     pub fn new(slots: Vec<(Mode, Launch, Timeouts)>, cwd: std::path::PathBuf) -> Pools {
         let natural = slots.iter().map(|(m, l, t)| Contender::new(*m, l.clone(), cwd.clone(), *t)).collect();
+        Pools::unstarted(slots, ContenderKind::Processes, cwd, natural)
+    }
+
+    /// Pools of `kind` over `slots` with their `natural` contenders, nothing amplified yet.
+    fn unstarted(
+        slots: Vec<(Mode, Launch, Timeouts)>,
+        kind: ContenderKind,
+        cwd: std::path::PathBuf,
+        natural: Vec<Contender>,
+    ) -> Pools {
         let attach = vec![false; slots.len()];
-        Pools {
-            slots,
-            kind: ContenderKind::Processes,
-            cwd,
-            natural,
-            amplified: None,
-            amplified_with: None,
-            parked: None,
-            attach,
-        }
+        Pools { slots, kind, cwd, natural, amplified: None, amplified_with: None, parked: None, attach }
     }
 
     /// Pools whose contenders are threads of one probe per pool (`--contender-kind threads`):
@@ -84,17 +85,7 @@ impl Pools {
     pub fn threads(n: usize, mode: Mode, launch: Launch, timeouts: Timeouts, cwd: std::path::PathBuf) -> Pools {
         let slots = vec![(mode, launch, timeouts); n];
         let natural = Pools::thread_pool(&slots, &cwd, None);
-        let attach = vec![false; slots.len()];
-        Pools {
-            slots,
-            kind: ContenderKind::Threads,
-            cwd,
-            natural,
-            amplified: None,
-            amplified_with: None,
-            parked: None,
-            attach,
-        }
+        Pools::unstarted(slots, ContenderKind::Threads, cwd, natural)
     }
 
     /// The contenders of a thread pool over `slots` (launches wrapped by `amp`, if given).

@@ -443,3 +443,24 @@ fn pools_take_kept_contenders_and_give_them_back() {
     );
     assert!(pools.take_back().iter().all(|(_, v)| v.is_empty()), "left empty");
 }
+
+/// A pool under another tracer is parked, and taken back when its tracer is asked for again:
+/// here after the raised pool failed to start and was reset, as `race_modes` does.
+#[test]
+fn a_parked_pool_is_taken_back() {
+    let named = |n: &'static str| Contender::with_driver(Box::new(Named(n)));
+    let launch = crate::exec::process::Launch::new("/nonexistent/probe", Vec::<String>::new());
+    let t = Timeouts { startup: Duration::from_secs(1), attempt: Duration::from_secs(1) };
+    let d = tempfile::tempdir().unwrap();
+    let mut pools = Pools::new(vec![(Mode::Session, launch.clone(), t), (Mode::Session, launch, t)], d.path().into());
+    let (at1, at4) = (
+        Amplify::On(crate::exec::amplify::Amplifier::for_tests(1000)),
+        Amplify::On(crate::exec::amplify::Amplifier::for_tests(4000)),
+    );
+    let t1 = pools.tracer_for(&at1).unwrap();
+    pools.hand_over(vec![None, None], Some((t1, vec![Some(named("p0")), Some(named("p1"))])));
+    assert!(pools.amplified(&at4).is_err(), "the raised pool cannot start here");
+    pools.reset_amplified();
+    let back = pools.amplified(&at1).expect("the parked pool");
+    assert_eq!(back.iter().filter_map(Contender::note).collect::<Vec<_>>(), ["p0", "p1"]);
+}

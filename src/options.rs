@@ -183,7 +183,8 @@ pub struct Budget {
 /// A detection control's run in blocks: its orderings run one after another in blocks of
 /// `per` trials (not in turn), and the run stops after the first block the control rule
 /// accepts for `mode` ([`crate::verdict::control::caught_enough`]): the control is judged on
-/// its best ordering, and one that passes is enough.
+/// its best ordering, and one that passes is enough. An amplified ordering that stays loose
+/// (its contenders never within the delay's bound) gives way to the next one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ControlBlocks {
     /// Trials per block (one ordering).

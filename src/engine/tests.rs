@@ -237,6 +237,37 @@ fn a_control_stops_after_the_first_ordering_that_catches_it() {
     }
 }
 
+/// A control's ordering that stays loose (here: the contenders 2 ms apart whenever they are
+/// released together, tight otherwise) gives way to the next ordering, which judges the
+/// control at the delay it was asked for: its family is not raised for one ordering.
+#[test]
+fn a_control_ordering_that_stays_loose_gives_way_to_the_next() {
+    let min = crate::verdict::CONTROL_MIN_TRIALS;
+    let mut scratch = Scratch::new(&std::env::temp_dir(), None).unwrap();
+    let mut pools = fake_pools(FakeCall::CheckThenCreate, &scratch);
+    let root = scratch.root().to_path_buf();
+    pools.set_amplified(
+        (0..3)
+            .map(|i| {
+                let mut f = crate::exec::fake::Fake::new(FakeCall::CheckThenCreate, root.clone());
+                (f.stamp_lag_us, f.lag_only_together) = (2_000.0 * i as f64, true);
+                Contender::with_driver(Box::new(f))
+            })
+            .collect(),
+    );
+    let mut opts = adaptive_amplified(30, vec![0, 10, 20, 40]);
+    opts.amplify = Amplify::On(crate::exec::amplify::Amplifier::for_tests(1_000));
+    let v = variant("fake.control");
+    let r = race_of_three(&mut pools, &v, 30, RaceRole::control(&opts), &opts, &mut scratch, "n0");
+    let a = r.amplified.as_ref().expect("a control runs amplified");
+    assert_eq!((a.delay_us, a.raised_from_us), (Some(1_000), None), "not raised: {a:?}");
+    assert_eq!(a.loose_trials, crate::engine::trial::MAX_LOOSE_IN_ROW, "{a:?}");
+    assert_eq!((a.stats.trials, a.orderings.len()), (min, 1), "judged on the next ordering: {a:?}");
+    assert_eq!(a.orderings[0].offset_us, 10, "{a:?}");
+    let (caught, trials, _) = a.control_counts();
+    assert!(crate::verdict::Detection::judge("fake.control", None, Some((caught, trials, 10))).worked);
+}
+
 #[test]
 fn a_contender_failing_before_the_release_discards_the_trial() {
     let r = race(FakeCall::CreateNew, 40, Some(7));

@@ -171,14 +171,14 @@ pub(super) fn race_core(
     let mut folder = 0;
     let mut warmup_spreads = Vec::new();
     let mut offsets: Vec<u64> = vec![0];
+    // a control's ordering blocks (Budget::control_blocks): the block running, its counted
+    // trials, and whether a block passed (the run stops there)
+    let (mut block, mut in_block, mut passed) = (0usize, 0usize, false);
     // t counts finished trials including the warm-up
-    while t < WARMUP_TRIALS
-        || !(budget.enough(observed.len(), clean, multi, offsets.len())
-            || budget.control_blocks.is_some_and(|b| block_passed(&observed, b)))
-    {
+    while t < WARMUP_TRIALS || !(budget.enough(observed.len(), clean, multi, offsets.len()) || passed) {
         let offset_us = match (t < WARMUP_TRIALS, budget.control_blocks) {
             (true, _) => 0,
-            (false, Some(b)) => offsets[(observed.len() / b.per.max(1)).min(offsets.len() - 1)],
+            (false, Some(_)) => offsets[block.min(offsets.len() - 1)],
             (false, None) => offsets[observed.len() % offsets.len()],
         };
         folder += 1;
@@ -280,6 +280,18 @@ pub(super) fn race_core(
             if spread > max {
                 run.loose_trials += 1;
                 loose_in_row += 1;
+                if loose_in_row >= MAX_LOOSE_IN_ROW && budget.control_blocks.is_some() && block + 1 < offsets.len() {
+                    // a control is judged on its best ordering: one that never gets tight (pwsh's
+                    // third contender waits for a core when all are released together) gives
+                    // way to the next, instead of raising the family's delay
+                    run.evidence.get_or_insert_with(|| {
+                        format!(
+                            "the ordering at +{offset_us} µs stayed loose ({loose_in_row} trials in a row further apart than {max:.1} µs): the next ordering ran instead"
+                        )
+                    });
+                    (block, in_block, loose_in_row) = (block + 1, 0, 0);
+                    continue;
+                }
                 if loose_in_row >= MAX_LOOSE_IN_ROW {
                     run.evidence = Some(format!(
                         "stopped: the contenders entered their calls more than {max:.1} µs apart (net of the planned offsets) in {loose_in_row} trials in a row (last {spread:.0} µs): raise --amplify-delay-us"
@@ -309,6 +321,13 @@ pub(super) fn race_core(
         // run unattended): adaptive trials stop there
         let prompted = trial.reports.contains(&Report::Prompted);
         observed.push(trial);
+        if let Some(b) = budget.control_blocks {
+            in_block += 1;
+            if in_block >= b.per.max(1) {
+                passed = ordering_passed(&observed, b.mode);
+                (block, in_block) = (block + 1, 0);
+            }
+        }
         if prompted && budget.disproof_per_ordering.is_some() {
             run.evidence.get_or_insert_with(|| "a contender was prompted".into());
             break;
@@ -352,20 +371,16 @@ fn fresh_arena(arena: &Path, id: u64) -> std::io::Result<PathBuf> {
     }
 }
 
-/// True when `observed` ends with a whole block of `b.per` trials (see
-/// [`Budget::control_blocks`]) and the control rule of `b.mode` accepts the multi-winner
-/// count of every trial so far at that block's release offset: the ordering is judged on all
-/// its trials, as the control is afterwards ([`crate::report::model::ModeRun::control_counts`]), also where
-/// an ordering gets more than one block (the last of the sweep, or a sweep of one).
-fn block_passed(observed: &[Trial], b: crate::options::ControlBlocks) -> bool {
-    let (n, per) = (observed.len(), b.per);
-    if per == 0 || n == 0 || !n.is_multiple_of(per) {
-        return false;
-    }
-    let offset = observed[n - 1].offset_us;
+/// True when the control rule of `mode` accepts the multi-winner count of every trial so far
+/// at the release offset of the last one (the ordering whose block just ended; see
+/// [`Budget::control_blocks`]): the ordering is judged on all its trials, as the control is
+/// afterwards ([`crate::report::model::ModeRun::control_counts`]), also where an ordering gets
+/// more than one block (the last of the sweep, or a sweep of one).
+fn ordering_passed(observed: &[Trial], mode: crate::verdict::RaceMode) -> bool {
+    let Some(offset) = observed.last().map(|t| t.offset_us) else { return false };
     let ordering = observed.iter().filter(|t| t.offset_us == offset);
     let (caught, trials) = ordering.fold((0, 0), |(c, t), x| (c + usize::from(x.concurrent_winners() >= 2), t + 1));
-    crate::verdict::control::caught_enough(caught, trials, b.mode)
+    crate::verdict::control::caught_enough(caught, trials, mode)
 }
 
 /// One contender's part in a trial.

@@ -38,12 +38,24 @@ pub struct Fake {
     /// Added to the stamp of the call's entry, in µs: a contender that reports entering its
     /// call this much later than it did (a release skew the delay must cover).
     pub stamp_lag_us: f64,
+    /// Only in trials that release every contender together (its planned release offset,
+    /// [`Spec::delay_us`], is 0): a contender that waits for a core only then.
+    pub lag_only_together: bool,
 }
 
 impl Fake {
     /// A fake making `call`, resolving relative paths against `cwd` (the probe's working folder).
     pub fn new(call: FakeCall, cwd: PathBuf) -> Fake {
-        Fake { call, cwd, spec: None, checked_free: false, t0_us: None, fail_begin_every: None, stamp_lag_us: 0.0 }
+        Fake {
+            call,
+            cwd,
+            spec: None,
+            checked_free: false,
+            t0_us: None,
+            fail_begin_every: None,
+            stamp_lag_us: 0.0,
+            lag_only_together: false,
+        }
     }
 
     fn path(&self, p: &str) -> PathBuf {
@@ -99,7 +111,8 @@ impl Driver for Fake {
         let Some(spec) = &self.spec else {
             return Err(Attempt::fault(Report::Crashed, "fake: released without prepare"));
         };
-        self.t0_us = Some(now_us() + self.stamp_lag_us);
+        let lag = if self.lag_only_together && spec.delay_us > 0 { 0.0 } else { self.stamp_lag_us };
+        self.t0_us = Some(now_us() + lag);
         self.checked_free = !self.path(&spec.target).exists();
         Ok(())
     }

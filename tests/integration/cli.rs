@@ -217,9 +217,15 @@ fn unavailable_amplification_is_visible() {
         assert!(c["result"]["amplified"].is_null(), "{c}");
         assert!(c["result"]["amplified_unavailable"].as_str().unwrap().contains("strace -V failed"), "{c}");
         assert_eq!(c["result"]["decided_by"], "natural");
-        // the control is judged on its natural run here: 20 trials per ordering at least
-        let trials = if c["control"] == true { 40 } else { 20 };
-        assert_eq!(c["result"]["natural"]["stats"]["trials"], trials, "{c}");
+        // the control is judged on its natural run here: its orderings one after another, 20
+        // trials each at least, stopping at the first that catches it
+        let n = &c["result"]["natural"]["stats"]["trials"];
+        if c["control"] == true {
+            let caught_first = c["result"]["detection"]["worked"] == true && n == 20;
+            assert!(caught_first || n == 40, "{c}");
+        } else {
+            assert_eq!(n, 20, "{c}");
+        }
     }
     let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
     assert!(stdout.contains("amplified races: strace -V failed"), "{stdout}");
@@ -242,13 +248,15 @@ fn max_rate_adds_trials_until_the_bound_is_reached() {
     assert_eq!(m["verdict"], "exclusive", "{wx}");
     assert_eq!(m["stats"]["trials"], 149, "{wx}");
     assert!(m["stats"]["multi_winner_upper95"].as_f64().unwrap() <= 0.02);
-    // the control, judged on its natural run, gets 20 trials per ordering (40) whatever -n
-    // says; it stops at its first multi-winner trial after those, or, where the natural race
-    // finds no window (a busy machine), at the bound like any other cell
+    // the control, judged on its natural run, gets 20 trials per ordering whatever -n says,
+    // one ordering after another: it stops after the first that catches it, or goes on to
+    // the next, and where the natural race finds no window (a busy machine) it stops at the
+    // bound like any other cell
     let ctl = r["cells"].as_array().unwrap().iter().find(|c| c["control"] == true).unwrap();
     let n = ctl["result"]["natural"]["stats"]["trials"].as_u64().unwrap();
     let multi = ctl["result"]["natural"]["stats"]["multi_winner_trials"].as_u64().unwrap();
-    assert!((n == 40 && multi >= 1) || (n > 40 && multi == 1) || (n == 149 && multi == 0), "{ctl}");
+    let worked = ctl["result"]["detection"]["worked"] == true;
+    assert!((n == 20 && worked) || (n >= 40 && multi >= 1) || (n == 149 && multi == 0), "{ctl}");
     for (args, flag) in [
         (&["--max-rate", "5"][..], "--max-rate"),
         (&["--max-trials", "50"][..], "--max-rate"),
@@ -280,9 +288,15 @@ fn amplify_on_falls_back_to_natural_where_the_probe_breaks_under_the_tracer() {
     for c in r["cells"].as_array().unwrap() {
         assert!(c["result"]["amplified"].is_null(), "{c}");
         assert!(c["result"]["amplified_unavailable"].as_str().unwrap().contains("did not start under strace"), "{c}");
-        // the control is judged on its natural run here: 20 trials per ordering at least
-        let trials = if c["control"] == true { 40 } else { 20 };
-        assert_eq!(c["result"]["natural"]["stats"]["trials"], trials, "{c}");
+        // the control is judged on its natural run here: its orderings one after another, 20
+        // trials each at least, stopping at the first that catches it
+        let n = &c["result"]["natural"]["stats"]["trials"];
+        if c["control"] == true {
+            let caught_first = c["result"]["detection"]["worked"] == true && n == 20;
+            assert!(caught_first || n == 40, "{c}");
+        } else {
+            assert_eq!(n, 20, "{c}");
+        }
         assert_eq!(c["result"]["decided_by"], "natural", "{c}");
     }
 }

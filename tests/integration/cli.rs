@@ -196,6 +196,19 @@ fn broken_pipe_is_not_an_error() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
 
+/// A cell of a natural-only run at `-n 20`: a row counts 20 trials; the control is judged on
+/// its natural run, its orderings one after another, 20 trials each at least, stopping at the
+/// first that catches it.
+fn natural_trials_at_n_20(c: &serde_json::Value) {
+    let n = &c["result"]["natural"]["stats"]["trials"];
+    if c["control"] == true {
+        let caught_first = c["result"]["detection"]["worked"] == true && n == 20;
+        assert!(caught_first || n == 40, "{c}");
+    } else {
+        assert_eq!(n, 20, "{c}");
+    }
+}
+
 /// Where amplification cannot run, every race cell and the run say so, and the verdict rests
 /// on the natural race: never silently.
 #[test]
@@ -217,15 +230,7 @@ fn unavailable_amplification_is_visible() {
         assert!(c["result"]["amplified"].is_null(), "{c}");
         assert!(c["result"]["amplified_unavailable"].as_str().unwrap().contains("strace -V failed"), "{c}");
         assert_eq!(c["result"]["decided_by"], "natural");
-        // the control is judged on its natural run here: its orderings one after another, 20
-        // trials each at least, stopping at the first that catches it
-        let n = &c["result"]["natural"]["stats"]["trials"];
-        if c["control"] == true {
-            let caught_first = c["result"]["detection"]["worked"] == true && n == 20;
-            assert!(caught_first || n == 40, "{c}");
-        } else {
-            assert_eq!(n, 20, "{c}");
-        }
+        natural_trials_at_n_20(c);
     }
     let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
     assert!(stdout.contains("amplified races: strace -V failed"), "{stdout}");
@@ -288,15 +293,7 @@ fn amplify_on_falls_back_to_natural_where_the_probe_breaks_under_the_tracer() {
     for c in r["cells"].as_array().unwrap() {
         assert!(c["result"]["amplified"].is_null(), "{c}");
         assert!(c["result"]["amplified_unavailable"].as_str().unwrap().contains("did not start under strace"), "{c}");
-        // the control is judged on its natural run here: its orderings one after another, 20
-        // trials each at least, stopping at the first that catches it
-        let n = &c["result"]["natural"]["stats"]["trials"];
-        if c["control"] == true {
-            let caught_first = c["result"]["detection"]["worked"] == true && n == 20;
-            assert!(caught_first || n == 40, "{c}");
-        } else {
-            assert_eq!(n, 20, "{c}");
-        }
+        natural_trials_at_n_20(c);
         assert_eq!(c["result"]["decided_by"], "natural", "{c}");
     }
 }

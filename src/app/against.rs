@@ -65,12 +65,11 @@ pub(super) fn race_against(
     // grouped by their runtimes and families (a stable sort: in their order within a group),
     // so that each side's probes are used while they are kept, and are reported in the order
     // of `pairs`
-    let layout = |(a, b): (usize, usize)| engine::against::layout([(rows[a].1, &rows[a].2), (rows[b].1, &rows[b].2)]);
+    let side_key = |i: usize| engine::against::side_key(rows[i].1, &rows[i].2);
     let mut order: Vec<usize> = (0..pairs.len()).collect();
-    order.sort_by_key(|&i| layout(pairs[i]));
+    order.sort_by_key(|&i| [side_key(pairs[i].0), side_key(pairs[i].1)]);
     let mut raced: Vec<Option<crate::report::model::AgainstRace>> = (0..pairs.len()).map(|_| None).collect();
     let mut kept = engine::against::KeptPools::default();
-    let side_key = |i: usize| (rows[i].1.label.clone(), rows[i].2.family.clone());
     for (at, &i) in order.iter().enumerate() {
         if crate::interrupt::requested() {
             break;

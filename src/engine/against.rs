@@ -3,7 +3,7 @@
 
 use super::{race_modes, timeouts_for, Amplify, Measurement, Pools, RaceRole};
 use crate::exec::amplify::Amplifier;
-use crate::exec::contender::Contender;
+use crate::exec::contender::{shutdown_all, Contender};
 use crate::matrix::Variant;
 use crate::report::model::{AgainstRace, AgainstSide};
 use crate::runtime::{ProbeContext, Runtime};
@@ -23,16 +23,15 @@ pub struct Side<'a> {
     pub detection: Option<&'a Detection>,
 }
 
-/// What decides a pair's probes: the runtime label and family of each side (the slots are
-/// [`PAIR_SLOTS`] of these). A run races pairs of one layout one after the other, so that the
-/// probes kept from the pair before ([`KeptPools`]) fit the next.
-pub fn layout<'a>(sides: [(&'a Runtime, &'a Variant); 2]) -> [(&'a str, &'a str); 2] {
-    sides.map(|(rt, v)| (rt.label.as_str(), v.family.as_str()))
-}
-
 /// A side's probes: its runtime label and family (a session probe runs any variant of its
-/// family).
+/// family). A run races the pairs grouped by their two sides' keys, so that the probes kept
+/// from one pair ([`KeptPools`]) serve the next.
 pub type SideKey = (String, String);
+
+/// The [`SideKey`] of `v` run by `rt`.
+pub fn side_key(rt: &Runtime, v: &Variant) -> SideKey {
+    (rt.label.clone(), v.family.clone())
+}
 
 /// The started probes of the pairs raced so far, idle, for the next pairs: a slot whose side
 /// runs the same runtime's same family, under the same tracer (or none), takes one instead of
@@ -61,12 +60,7 @@ struct Idle {
 impl KeptPools {
     /// Stops every kept probe.
     pub fn shutdown(&mut self) {
-        let mut idle = std::mem::take(&mut self.idle);
-        std::thread::scope(|s| {
-            for i in &mut idle {
-                s.spawn(|| i.contender.shutdown());
-            }
-        });
+        self.keep_only(&[]);
     }
 
     /// Stops the kept probes of every side not in `sides` (those the pairs still to come use).
@@ -74,11 +68,7 @@ impl KeptPools {
         let (keep, mut stop): (Vec<Idle>, Vec<Idle>) =
             std::mem::take(&mut self.idle).into_iter().partition(|i| sides.contains(&i.side));
         self.idle = keep;
-        std::thread::scope(|s| {
-            for i in &mut stop {
-                s.spawn(|| i.contender.shutdown());
-            }
-        });
+        shutdown_all(stop.iter_mut().map(|i| &mut i.contender));
     }
 
     /// An idle probe of `side` under `tracer`, taken out of the bank.
@@ -122,8 +112,7 @@ pub fn race_pair(
     }
     let opts = m.opts;
     let amplify = m.amplify().clone();
-    let keys: Vec<SideKey> =
-        PAIR_SLOTS.iter().map(|&i| (sides[i].rt.label.clone(), sides[i].v.family.clone())).collect();
+    let keys: Vec<SideKey> = PAIR_SLOTS.iter().map(|&i| side_key(sides[i].rt, sides[i].v)).collect();
     let slots = PAIR_SLOTS
         .iter()
         .map(|&i| &sides[i])
@@ -163,13 +152,13 @@ pub fn race_pair(
     if let Some(why) = pools.unusable().filter(|_| unamplified.is_none()) {
         kept.broken.push((pair, why.to_string()));
     }
-    for (with, contenders) in pools.take_back() {
+    for (with, mut contenders) in pools.take_back() {
         if with.is_none() || with == tracer {
             for (k, c) in keys.iter().zip(contenders) {
                 kept.put(k.clone(), with.clone(), c);
             }
         } else {
-            contenders.into_iter().for_each(|mut c| c.shutdown());
+            shutdown_all(&mut contenders);
         }
     }
     let counted = run.race.natural.iter().chain(run.race.amplified.iter()).any(|m| m.stats.trials > 0);

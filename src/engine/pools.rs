@@ -4,7 +4,7 @@
 
 use super::{Amplify, Measurement};
 use crate::domain::{ContenderKind, NoAmplified};
-use crate::exec::contender::{Attempt, Contender, Mode, Timeouts};
+use crate::exec::contender::{shutdown_all, Attempt, Contender, Mode, Timeouts};
 use crate::exec::process::Launch;
 
 /// Why a runtime without session probes (cmd) has no thread races: every attempt of such a
@@ -153,7 +153,7 @@ impl Pools {
         let Some((tracer, given)) = amplified else { return };
         if self.amplified.is_some() || !given.iter().any(Option::is_some) {
             // unusable already, or nothing to hand over: started as usual
-            given.into_iter().flatten().for_each(|mut c| c.shutdown());
+            shutdown_all(&mut given.into_iter().flatten().collect::<Vec<_>>());
             return;
         }
         let pool =
@@ -267,7 +267,7 @@ impl Pools {
                 // current one is parked and the one parked before stopped
                 let back = self.parked.take_if(|(w, _)| *w == a);
                 if let Some((_, mut old)) = self.parked.replace((with, pool)) {
-                    old.iter_mut().for_each(Contender::shutdown);
+                    shutdown_all(&mut old);
                 }
                 if let Some((w, p)) = back {
                     self.amplified_with = Some(w);
@@ -305,23 +305,18 @@ impl Pools {
     /// Stops the amplified pool so that its next use starts it again (with another delay).
     pub(super) fn reset_amplified(&mut self) {
         if let Some(Ok(p)) = &mut self.amplified {
-            for c in p {
-                c.shutdown();
-            }
+            shutdown_all(p);
         }
         self.amplified = None;
     }
 
     /// Marks the amplified pool unusable for the rest of its life, with the reason.
     pub fn amplified_broke(&mut self, why: String) {
+        let mut stop = self.parked.take().map(|(_, p)| p).unwrap_or_default();
         if let Some(Ok(p)) = &mut self.amplified {
-            for c in p {
-                c.shutdown();
-            }
+            stop.append(p);
         }
-        if let Some((_, mut p)) = self.parked.take() {
-            p.iter_mut().for_each(Contender::shutdown);
-        }
+        shutdown_all(&mut stop);
         self.amplified = Some(Err(why));
     }
 
@@ -339,18 +334,13 @@ impl Pools {
 
     /// Stops every probe.
     pub fn shutdown(&mut self) {
-        // each probe gets up to 300 ms to exit after `quit`: waited for all at once (25-65 ms
-        // per pool here, one after another)
+        // all at once (25-65 ms per pool here, one after another)
         let amplified = match &mut self.amplified {
             Some(Ok(p)) => p.as_mut_slice(),
             _ => &mut [],
         };
         let parked = self.parked.as_mut().map_or(&mut [][..], |(_, p)| p.as_mut_slice());
-        std::thread::scope(|s| {
-            for c in self.natural.iter_mut().chain(amplified.iter_mut()).chain(parked.iter_mut()) {
-                s.spawn(move || c.shutdown());
-            }
-        });
+        shutdown_all(self.natural.iter_mut().chain(amplified.iter_mut()).chain(parked.iter_mut()));
     }
 }
 

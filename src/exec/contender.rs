@@ -268,6 +268,17 @@ pub fn start_all(pool: &mut [Contender]) -> Option<Attempt> {
     start_each(pool).into_iter().flatten().next()
 }
 
+/// Stops `contenders` at once, each in a thread of its own: a probe gets up to 300 ms to exit
+/// after `quit` ([`Driver::shutdown`]), so one after another a pool of them waits as long as
+/// all of those added up.
+pub fn shutdown_all<'a>(contenders: impl IntoIterator<Item = &'a mut Contender>) {
+    std::thread::scope(|s| {
+        for c in contenders {
+            s.spawn(move || c.shutdown());
+        }
+    });
+}
+
 /// [`start_all`], returning each contender's fault (`None`: it started), in pool order. The
 /// processes are spawned from the calling thread ([`Driver::spawn`]); only the waits for
 /// their hellos run in threads of their own.

@@ -91,6 +91,11 @@ fn garbage_output_is_evidence_not_a_harness_crash() {
 /// passes when every contender is released together and delayed alike, and fails once one
 /// contender lags another by about one delayed step; the sweep finds that, and says where. A
 /// correct recipe (an exclusive breaker lock first) stays clean over every ordering.
+///
+/// The delay is 5 ms, not the default 1 ms: in lockstep the window opens only when a contender
+/// is held off the CPU for longer than one delayed step between stamping its start and making
+/// its first call, which a 2-core machine with both cores busy did for 1 ms (3 of 5 lockstep
+/// trials in one CI run) but rarely does for 5 ms.
 #[test]
 fn the_offset_sweep_finds_a_window_that_lockstep_hides() {
     let _serial = one_at_a_time();
@@ -103,13 +108,14 @@ fn the_offset_sweep_finds_a_window_that_lockstep_hides() {
             .arg("run")
             .arg("--runtime")
             .arg(format!("node={}", fake.display()))
-            .args(["--scenario", "race", "-n", "60", "-q", "--amplify", "on", "--offsets", offsets, "--out"])
+            .args(["--scenario", "race", "-n", "60", "-q", "--amplify", "on", "--amplify-delay-us", "5000"])
+            .args(["--offsets", offsets, "--out"])
             .arg(dir)
             .assert()
             .success();
         read_json(&dir.join("results.json"))
     };
-    let r = run("0,500,1000,2000", out.path());
+    let r = run("0,2500,5000,10000", out.path());
     if !r["run_info"]["amplification"]["unavailable"].is_null() {
         // the real-runtime tests fail CI when amplification is missing; here it is a visible skip
         eprintln!("SKIPPED: amplified races: {}", r["run_info"]["amplification"]["unavailable"]);
@@ -126,15 +132,15 @@ fn the_offset_sweep_finds_a_window_that_lockstep_hides() {
             (n("offset_us"), n("multi_winner_trials"), n("trials"))
         })
         .collect();
-    assert_eq!(per.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 500, 1000, 2000], "{swept}");
+    assert_eq!(per.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2500, 5000, 10000], "{swept}");
     // in lockstep both deletes come before both exclusive creates: at most a rare straggler
     let (_, lockstep, lockstep_trials) = per[0];
     assert!(lockstep * 5 <= lockstep_trials, "lockstep should mostly hide the window: {per:?}");
     // one step behind, the second contender deletes the winner's file and wins too
-    assert!(per.iter().any(|&(o, m, t)| o >= 1000 && m * 10 >= t * 8), "the lagging orderings find it: {per:?}");
+    assert!(per.iter().any(|&(o, m, t)| o >= 5000 && m * 10 >= t * 8), "the lagging orderings find it: {per:?}");
     assert_eq!(swept["verdict"], "multiple-winners", "{swept}");
     let at = swept["found_at_offset_us"].as_u64().unwrap();
-    assert!(at >= 1000, "found in a staggered ordering, not in lockstep: {swept}");
+    assert!(at >= 5000, "found in a staggered ordering, not in lockstep: {swept}");
     let table = cells(&r, "node.fake.delete-then-create", "race")[0].clone();
     assert_eq!(table["result"]["verdict"], "multiple-winners");
     let breaker = verdict(&r, "node.fake.breaker");

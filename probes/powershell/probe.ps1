@@ -673,11 +673,21 @@ function Get-RawError($record, [string]$typeOverride) {
     if ($typeOverride) { $type = $typeOverride }
     $code = $null
     if ($null -ne $rec) { $code = $rec.FullyQualifiedErrorId }
-    return '{"type":' + (Format-JsonString $type) +
+    # the losers of a race are refused with the same error trial after trial: the last one's
+    # JSON is kept and reused while its parts stay the same
+    $key = [string]$type + [char]0 + [string]$code + [char]0 + [string]$hresult + [char]0 + [string]$message +
+           [char]0 + [string]($null -eq $code) + [string]($null -eq $hresult)
+    if ($script:LastErrorKey -ceq $key) { return $script:LastErrorJson }
+    $json = '{"type":' + (Format-JsonString $type) +
            ',"code":' + (Format-JsonString $code) +
            ',"errno":null,"hresult":' + (Format-JsonInt $hresult) +
            ',"message":' + (Format-JsonString $message) + '}'
+    $script:LastErrorKey = $key
+    $script:LastErrorJson = $json
+    return $json
 }
+$script:LastErrorKey = $null
+$script:LastErrorJson = $null
 
 # ---------------------------------------------------------------------------------
 # Recipes (protocol 2, ../PROTOCOL.md "Recipes"): the steps of ../shared/session.mjs and
@@ -1312,6 +1322,7 @@ function Invoke-Go([string]$idText) {
 
 $script:Prepared = $null
 $script:LastPrepare = $null
+$script:Repeat = $null
 
 try {
     # Resolve the cmdlets once, before any attempt, so the first go does not pay for it.
@@ -1332,12 +1343,55 @@ try {
         if ($line.Trim().Length -eq 0) { continue }
         $go = $script:GoRx.Match($line)
         if ($go.Success) {
+            $prep = $script:Prepared
+            # a variant's go, as Invoke-Go makes it, written out here: the fewer steps between
+            # reading go and the first stamp, the tighter the contenders' release
+            if ($script:Monotonic -and $null -ne $prep -and -not $prep.Recipe -and $null -eq $prep.Mark -and $prep.Id -ceq $go.Groups[1].Value) {
+                $script:Prepared = $null
+                $okText = 'true'
+                $errJson = 'null'
+                $t0 = [System.Diagnostics.Stopwatch]::GetTimestamp()
+                try {
+                    $null = & $prep.Run $prep.P
+                } catch {
+                    $okText = 'false'
+                    $errJson = Get-RawError $_ $null
+                }
+                $t1 = [System.Diagnostics.Stopwatch]::GetTimestamp()
+                $script:StdOut.Write('{"type":"result","id":' + $prep.Id + ',"ok":' + $okText +
+                           ',"t0_us":' + ([decimal]$t0 * $script:StampScale).ToString($script:Invariant) +
+                           ',"t1_us":' + ([decimal]$t1 * $script:StampScale).ToString($script:Invariant) +
+                           ',"error":' + $errJson + "}`n")
+                continue
+            }
             $null = Invoke-Go $go.Groups[1].Value
             continue
         }
         $prepare = $script:PrepareRx.Match($line)
         if ($prepare.Success) {
+            # A race sends a cell's prepare trial after trial with only the id and the token
+            # changed: the line without them is the key, and a repeat reuses what the first
+            # prepare resolved (0.2 ms less per trial and contender). Written out here, not in a
+            # function: the main loop is the hot path.
+            $g = $prepare.Groups
+            $key = $line.Remove($g[5].Index, $g[5].Length).Remove($g[1].Index, $g[1].Length)
+            $again = $script:Repeat
+            if ($null -ne $again -and $again.Key -ceq $key) {
+                $p = $again.P.Clone()
+                $p.Token = $g[5].Value
+                $p.Bytes = $script:Utf8.GetBytes($p.Token)
+                if ($again.HasArgs) { $p.Args = New-VariantArgs $again.Variant $p }
+                $script:Prepared = @{ Id = $g[1].Value; Run = $again.Run; P = $p; Mark = $again.Mark; Token = $p.Token }
+                $script:StdOut.Write('{"type":"ready","id":' + $g[1].Value + ',"supported":true}' + "`n")
+                continue
+            }
+            $script:Repeat = $null
             $null = Invoke-Prepare (ConvertFrom-PrepareMatch $prepare)
+            $first = $script:Prepared
+            if ($null -ne $first -and -not $first.Recipe) {
+                $script:Repeat = @{ Key = $key; P = $first.P; Run = $first.Run; Mark = $first.Mark;
+                                    Variant = $g[2].Value; HasArgs = ($null -ne $first.P.Args) }
+            }
             continue
         }
         $msg = $null

@@ -350,6 +350,58 @@ fn exercise(l: Launcher) {
     assert_eq!(names_in(&s.join(hostile)), BTreeSet::from(["t &!%".to_string()]));
     assert_eq!(std::fs::read_to_string(s.join(hostile).join("t &!%")).unwrap(), token);
 
+    // a race's prepares repeat but for the id and the token (probes may reuse what a repeat
+    // resolved, and the last refusal's error): each go writes its own token, and each refusal
+    // names its own target
+    std::fs::create_dir(s.join("rep")).unwrap();
+    let attempt = |p: &mut Probe, id: u64, target: &str, token: &str| -> Value {
+        p.send(&Prepare::new(
+            id,
+            Call { variant: l.create_new(), target, source: None, token, mark: None, hold_ms: 0 },
+        ));
+        p.ready(id);
+        p.send(&Go::new(id));
+        p.expect("result", id)
+    };
+    assert_eq!(attempt(&mut a, 30, "rep/target", "tok-30")["ok"], true);
+    let refused = attempt(&mut a, 31, "rep/target", "tok-31");
+    assert_eq!(refused["ok"], false, "{refused}");
+    std::fs::remove_file(s.join("rep/target")).unwrap();
+    assert_eq!(attempt(&mut a, 32, "rep/target", "tok-32")["ok"], true);
+    assert_eq!(
+        std::fs::read_to_string(s.join("rep/target")).unwrap(),
+        "tok-32",
+        "a repeated prepare kept an old token"
+    );
+    assert_eq!(attempt(&mut a, 33, "rep/other", "tok-33")["ok"], true);
+    let other = attempt(&mut a, 34, "rep/other", "tok-34");
+    assert_eq!(other["ok"], false, "{other}");
+    // every probe's refusal message names the path (as the runtime's own message does)
+    for (r, own, not) in [(&refused, "rep/target", "rep/other"), (&other, "rep/other", "rep/target")] {
+        let m = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(m.contains(own) && !m.contains(not), "a stale error (not about {own}): {r}");
+    }
+    assert_eq!(std::fs::read_to_string(s.join("rep/other")).unwrap(), "tok-33");
+    if matches!(l, Launcher::Pwsh) {
+        // a variant whose splatted arguments carry the token (Out-File -InputObject)
+        for (id, token) in [(35, "tok-35"), (36, "tok-36")] {
+            let _ = std::fs::remove_file(s.join("rep/splat"));
+            let call = Call {
+                variant: "pwsh.Out-File.NoClobber",
+                target: "rep/splat",
+                source: None,
+                token,
+                mark: None,
+                hold_ms: 0,
+            };
+            a.send(&Prepare::new(id, call));
+            a.ready(id);
+            a.send(&Go::new(id));
+            assert_eq!(a.expect("result", id)["ok"], true);
+            assert_eq!(std::fs::read_to_string(s.join("rep/splat")).unwrap(), token);
+        }
+    }
+
     // publish.temp-rename alone: exactly the token at the target, no temp file beside it
     std::fs::create_dir(s.join("one")).unwrap();
     a.send(&PrepareRecipe::new(2, "publish.temp-rename", "one/target", "tok-one").scenario("publish").role("writer"));

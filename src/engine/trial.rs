@@ -71,9 +71,19 @@ pub struct RaceRun {
     pub orderings: Vec<crate::verdict::OrderingSummary>,
 }
 
-/// Uncounted trials at the start of every race: first calls pay JIT and lazy-loading costs,
-/// and their release spread sets the automatic offset of natural sweeps.
+/// Uncounted trials at the start of every race: first calls pay JIT and lazy-loading costs.
 const WARMUP_TRIALS: usize = 3;
+
+/// Uncounted trials at the start of a natural race with an automatic offset
+/// ([`Sweep::NaturalAuto`]): the release spread of those after the first [`COLD_TRIALS`] sets
+/// the offset. The first trials' spreads are not the race's: a contender's first call of a
+/// variant pays its first-call costs (a PowerShell cmdlet's binding, a method's JIT), and those
+/// spreads were 2 to 12 times the later ones (CHANGELOG), which made the second ordering lag
+/// by several release spreads instead of one.
+const NATURAL_AUTO_WARMUP_TRIALS: usize = 5;
+
+/// The warm-up trials whose release spread does not size the automatic offset.
+const COLD_TRIALS: usize = 2;
 
 /// Which release offsets a race runs (trials are spread over them in turn).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,12 +104,24 @@ impl Sweep {
         Sweep::Fixed(vec![0, d / 2, d, 2 * d])
     }
 
-    /// The offsets to run, given the warm-up's release spreads (µs; sorted in place).
-    fn offsets(&self, warmup_spreads: &mut [f64]) -> Vec<u64> {
+    /// How many uncounted trials a race with this sweep starts with.
+    fn warmup_trials(&self) -> usize {
+        match self {
+            Sweep::NaturalAuto => NATURAL_AUTO_WARMUP_TRIALS,
+            Sweep::Fixed(_) => WARMUP_TRIALS,
+        }
+    }
+
+    /// The offsets to run, given each warm-up trial's release spread in order (µs; `None`
+    /// where the probes give no µs stamps). An automatic offset is sized by the trials after
+    /// the first [`COLD_TRIALS`].
+    fn offsets(&self, warmup_spreads: &[Option<f64>]) -> Vec<u64> {
         match self {
             Sweep::Fixed(v) if !v.is_empty() => v.clone(),
             Sweep::Fixed(_) => vec![0],
-            Sweep::NaturalAuto => match crate::verdict::spread(warmup_spreads) {
+            Sweep::NaturalAuto => match crate::verdict::spread(
+                &mut warmup_spreads.iter().skip(COLD_TRIALS).flatten().copied().collect::<Vec<f64>>(),
+            ) {
                 // no µs stamps (cmd): nothing to size an offset by, so released together only
                 None => vec![0],
                 Some(s) => vec![0, ((s.p50 / 10.0).ceil() as u64 * 10).max(10)],
@@ -128,7 +150,7 @@ pub(super) fn wait_until(t: Instant) {
 /// Amplified races stop after this many loose trials in a row (the release never got tight).
 pub(super) const MAX_LOOSE_IN_ROW: usize = 50;
 
-/// Runs race trials as `budget` says (after [`WARMUP_TRIALS`] uncounted ones) among `pool`, contender `i`
+/// Runs race trials as `budget` says (after the sweep's uncounted warm-up trials) among `pool`, contender `i`
 /// making the call `variants[i]` with paths spelled in `styles[i]`. The target is absent at
 /// the start of each trial; sources are prepared before the release. With `tight_us`, a trial
 /// whose contenders entered their calls more than that many microseconds apart (by their
@@ -164,8 +186,9 @@ pub(super) fn race_core(
     let (mut clean, mut multi) = (0usize, 0usize);
     let mut consecutive_faults = 0;
     let mut measured_time = Duration::ZERO;
-    // the first WARMUP_TRIALS are a warm-up (first calls pay JIT and lazy-loading costs) and
+    // the first `warmup` trials are a warm-up (first calls pay JIT and lazy-loading costs) and
     // measure the release spread for an automatic offset; they are not counted
+    let warmup = sweep.warmup_trials();
     let mut t = 0;
     let mut discards_in_row = 0;
     let mut folder = 0;
@@ -175,8 +198,8 @@ pub(super) fn race_core(
     // trials, and whether a block passed (the run stops there)
     let (mut block, mut in_block, mut passed) = (0usize, 0usize, false);
     // t counts finished trials including the warm-up
-    while t < WARMUP_TRIALS || !(budget.enough(observed.len(), clean, multi, offsets.len()) || passed) {
-        let offset_us = match (t < WARMUP_TRIALS, budget.control_blocks) {
+    while t < warmup || !(budget.enough(observed.len(), clean, multi, offsets.len()) || passed) {
+        let offset_us = match (t < warmup, budget.control_blocks) {
             (true, _) => 0,
             (false, Some(_)) => offsets[block.min(offsets.len() - 1)],
             (false, None) => offsets[observed.len() % offsets.len()],
@@ -267,10 +290,10 @@ pub(super) fn race_core(
         // not, so a prompted warm-up trial is counted and ends the run below (each prompt
         // costs the cmd loops a restart)
         let prompted_early = budget.disproof_per_ordering.is_some() && trial.reports.contains(&Report::Prompted);
-        if t <= WARMUP_TRIALS && !prompted_early {
-            warmup_spreads.extend(trial.spread_us());
-            if t == WARMUP_TRIALS {
-                offsets = sweep.offsets(&mut warmup_spreads);
+        if t <= warmup && !prompted_early {
+            warmup_spreads.push(trial.spread_us());
+            if t == warmup {
+                offsets = sweep.offsets(&warmup_spreads);
             }
             continue;
         }
@@ -681,12 +704,17 @@ mod tests {
 
     #[test]
     fn sweeps_and_budgets() {
-        assert_eq!(Sweep::amplified(1000).offsets(&mut []), vec![0, 500, 1000, 2000]);
+        assert_eq!(Sweep::amplified(1000).offsets(&[]), vec![0, 500, 1000, 2000]);
         let plan = super::TrialPlan::release(3, 250);
         assert_eq!((plan.release_at(0), plan.release_at(2), plan.release_at(7)), (0, 500, 0));
-        assert_eq!(Sweep::NaturalAuto.offsets(&mut [120.0, 95.0, 301.0]), vec![0, 120]);
-        assert_eq!(Sweep::NaturalAuto.offsets(&mut []), vec![0], "no stamps, no offset");
-        assert_eq!(Sweep::Fixed(vec![]).offsets(&mut []), vec![0]);
+        // the median of the warm trials, rounded up to 10 µs; the cold first two do not count
+        let warm = [Some(8070.0), Some(682.0), Some(120.0), Some(95.0), Some(301.0)];
+        assert_eq!(Sweep::NaturalAuto.offsets(&warm), vec![0, 120]);
+        assert_eq!(Sweep::NaturalAuto.warmup_trials(), warm.len());
+        assert_eq!(Sweep::amplified(1000).warmup_trials(), 3);
+        assert_eq!(Sweep::NaturalAuto.offsets(&[None; 5]), vec![0], "no stamps, no offset");
+        assert_eq!(Sweep::NaturalAuto.offsets(&[]), vec![0]);
+        assert_eq!(Sweep::Fixed(vec![]).offsets(&[]), vec![0]);
         let b = Budget {
             trials: 10,
             max_rate: Some(0.02),

@@ -85,6 +85,11 @@ pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).expect("results.json written")).expect("valid json")
 }
 
+/// A results file read back as the crate's own [`Results`] type (as [`Run::results`] does).
+pub fn read_results(p: &Path) -> Results {
+    conformance::report::json::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
 /// Cells of a results.json matching a variant and target/scenario.
 #[cfg_attr(not(unix), expect(dead_code, reason = "used by the Unix-only fault tests"))]
 pub fn cells<'a>(r: &'a serde_json::Value, variant: &str, scenario: &str) -> Vec<&'a serde_json::Value> {
@@ -192,11 +197,15 @@ impl Run {
         cells.iter().map(|c| (c["id"].as_str().expect("id").to_string(), c["conditional"] == true)).collect()
     }
 
+    /// [`Run::results`], with what the run printed on stdout (its tables).
+    pub fn output(&self) -> (Results, String) {
+        let (out, stdout) = run_in_temp(&self.argv(), self.fs_root.as_deref());
+        (read_results(&out.path().join("results.json")), stdout)
+    }
+
     /// Runs it, asserts that it succeeded, and reads its results back.
     pub fn results(&self) -> Results {
-        let (out, _) = run_in_temp(&self.argv(), self.fs_root.as_deref());
-        let file = out.path().join("results.json");
-        conformance::report::json::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+        self.output().0
     }
 }
 

@@ -7,29 +7,42 @@
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 use crate::common::old_runtime;
-use crate::common::{available, cells, conformance, one_at_a_time, read_json, run};
+use crate::common::{available, conformance, one_at_a_time, read_results, Run};
+use conformance::domain::{Scenario, TargetState};
+use conformance::report::model::{Cell, Results, SecondComerResult};
+use conformance::verdict::{Outcome, RaceVerdict};
 
 /// The second-comer cell of `variant` on `target` for `runtime` (the adapter's name, or a
 /// prefix of the row label such as `node 12`).
-fn second<'a>(r: &'a serde_json::Value, runtime: &str, variant: &str, target: &str) -> &'a serde_json::Value {
-    r["cells"]
-        .as_array()
-        .unwrap()
+fn second<'a>(r: &'a Results, runtime: &str, variant: &str, target: TargetState) -> &'a Cell {
+    r.cells
         .iter()
         .find(|c| {
-            (c["runtime_name"] == runtime || c["runtime"].as_str().unwrap().starts_with(runtime))
-                && c["variant"] == variant
-                && c["target"] == target
-                && c["scenario"] == "second-comer"
+            (c.runtime_name == runtime || c.runtime.starts_with(runtime))
+                && c.variant == variant
+                && c.target == target
+                && c.scenario == Scenario::SecondComer
         })
-        .unwrap_or_else(|| panic!("no cell {runtime} {variant} {target}"))
+        .unwrap_or_else(|| panic!("no cell {runtime} {variant} {target:?}"))
 }
 
-fn outcome(c: &serde_json::Value) -> &str {
-    c["result"]["outcome"].as_str().unwrap()
+/// A second-comer cell's result.
+fn result(c: &Cell) -> &SecondComerResult {
+    c.second().unwrap_or_else(|| panic!("{} is no second comer: {c:?}", c.id))
 }
 
-const FAULTS: [&str; 5] = ["crashed", "timeout", "harness-error", "unsupported", "skipped"];
+fn outcome(c: &Cell) -> Outcome {
+    result(c).outcome
+}
+
+/// The cells of `r` of `variant` and `scenario`.
+fn cells<'a>(r: &'a Results, variant: &str, scenario: Scenario) -> Vec<&'a Cell> {
+    r.cells.iter().filter(|c| c.variant == variant && c.scenario == scenario).collect()
+}
+
+/// The outcomes that are faults (`skipped` too, which is no second comer's outcome: a file
+/// holding it does not read back, and the test fails there).
+const FAULTS: [Outcome; 4] = [Outcome::Crashed, Outcome::Timeout, Outcome::HarnessError, Outcome::Unsupported];
 
 /// Every new target state on Node, end to end: the `self` states only for variants with a file
 /// source, no fault anywhere, and what the man pages say of the calls underneath: open(2) with
@@ -45,25 +58,34 @@ fn new_target_states_on_node() {
         return;
     }
     let variants = "node.writeFileSync.wx,node.writeFileSync.w,node.copyFileSync,node.renameSync,node.linkSync";
-    let (r, stdout) = run(&["-r", "node", "-v", variants, "--scenario", "second-comer", "--target", "all"]);
-    let all = cells(&r, "node.copyFileSync", "second-comer");
+    let (r, stdout) =
+        Run::new().runtime("node").variants(variants).args(&["--scenario", "second-comer", "--target", "all"]).output();
+    let all = cells(&r, "node.copyFileSync", Scenario::SecondComer);
     assert_eq!(all.len(), 10, "a file-source variant meets every state");
-    assert_eq!(cells(&r, "node.writeFileSync.wx", "second-comer").len(), 7, "no self states without a source");
-    for c in r["cells"].as_array().unwrap() {
-        assert!(!FAULTS.contains(&outcome(c)), "a fault: {c}");
-        let rel = &c["result"]["relative"]["outcome"];
-        assert_eq!(rel, &c["result"]["outcome"], "absolute and relative paths disagree: {c}");
+    assert_eq!(cells(&r, "node.writeFileSync.wx", Scenario::SecondComer).len(), 7, "no self states without a source");
+    for c in &r.cells {
+        assert!(!FAULTS.contains(&outcome(c)), "a fault: {c:?}");
+        let rel = result(c).relative.as_ref().map(|a| a.outcome);
+        assert_eq!(rel, Some(outcome(c)), "absolute and relative paths disagree: {c:?}");
     }
-    for t in ["symlink-to-file", "symlink-to-dir", "dangling-symlink"] {
+    for t in [TargetState::SymlinkToFile, TargetState::SymlinkToDir, TargetState::DanglingSymlink] {
         let c = second(&r, "node", "node.writeFileSync.wx", t);
-        assert_eq!((outcome(c), c["result"]["error"]["code"].as_str()), ("refused", Some("EEXIST")), "{c}");
+        let code = c.error().map(|e| e.code.as_str());
+        assert_eq!((outcome(c), code), (Outcome::Refused, Some("EEXIST")), "{c:?}");
     }
-    for t in ["file", "self", "self-hardlink", "self-symlink", "symlink-to-file", "dangling-symlink"] {
+    for t in [
+        TargetState::File,
+        TargetState::SelfSame,
+        TargetState::SelfHardlink,
+        TargetState::SelfSymlink,
+        TargetState::SymlinkToFile,
+        TargetState::DanglingSymlink,
+    ] {
         let c = second(&r, "node", "node.linkSync", t);
-        assert_eq!(outcome(c), "refused", "{t}: {c}");
+        assert_eq!(outcome(c), Outcome::Refused, "{t:?}: {c:?}");
     }
-    assert_eq!(outcome(second(&r, "node", "node.renameSync", "self-hardlink")), "kept");
-    assert_eq!(outcome(second(&r, "node", "node.writeFileSync.w", "symlink-to-file")), "followed");
+    assert_eq!(outcome(second(&r, "node", "node.renameSync", TargetState::SelfHardlink)), Outcome::Kept);
+    assert_eq!(outcome(second(&r, "node", "node.writeFileSync.w", TargetState::SymlinkToFile)), Outcome::Followed);
     assert!(stdout.contains("self-hardlink") && stdout.contains("dangling-symlink"), "{stdout}");
 }
 
@@ -84,18 +106,19 @@ fn new_target_states_on_other_runtimes() {
         if !available(name) {
             continue;
         }
-        let (r, _) = run(&["-r", name, "-v", variants, "--scenario", "second-comer", "--target", targets]);
-        let cs = r["cells"].as_array().unwrap();
+        let run =
+            Run::new().runtime(name).variants(variants).args(&["--scenario", "second-comer", "--target", targets]);
+        let cs = run.results().cells;
         let expected = if targets == "all" { 20 } else { 4 };
         // the variants' own sources (files); their directory sources (`sources`) add cells
         // without the self states, which need a file
-        let own = cs.iter().filter(|c| c["source"].is_null()).count();
+        let own = cs.iter().filter(|c| c.source.is_none()).count();
         assert_eq!(own, expected, "{name}: {cs:?}");
-        let selves = cs.iter().filter(|c| !c["source"].is_null() && c["target"].as_str().unwrap().starts_with("self"));
+        let selves = cs.iter().filter(|c| c.source.is_some() && c.target.as_str().starts_with("self"));
         assert_eq!(selves.count(), 0, "{name}: a directory source met a self state");
-        for c in cs {
-            assert!(!FAULTS.contains(&outcome(c)), "{name}: a fault: {c}");
-            assert!(!c["result"]["after"].as_str().unwrap().is_empty(), "{name}: {c}");
+        for c in &cs {
+            assert!(!FAULTS.contains(&outcome(c)), "{name}: a fault: {c:?}");
+            assert!(!result(c).after.is_empty(), "{name}: {c:?}");
         }
     }
 }
@@ -111,27 +134,31 @@ fn forms_on_node_bun_and_deno() {
             continue;
         }
         let variants = "node.createWriteStream.*,node.mkdirSync.recursive,node.openSync.numeric*,bun.write*";
-        let (r, stdout) = run(&["-r", name, "-v", variants, "--scenario", "second-comer", "--target", "absent,file"]);
+        let (r, stdout) = Run::new()
+            .runtime(name)
+            .variants(variants)
+            .args(&["--scenario", "second-comer", "--target", "absent,file"])
+            .output();
         for v in ["node.createWriteStream.wx", "node.createWriteStream.ax"] {
-            let c = second(&r, name, v, "file");
-            assert_eq!(outcome(c), "refused", "{name} {v}: {c}");
-            let how = c["result"]["delivery"].as_str().unwrap_or_default();
-            assert!(["throw", "error-event"].contains(&how), "{name} {v}: delivery {how:?}: {c}");
+            let c = second(&r, name, v, TargetState::File);
+            assert_eq!(outcome(c), Outcome::Refused, "{name} {v}: {c:?}");
+            let how = result(c).delivery.as_deref().unwrap_or_default();
+            assert!(["throw", "error-event"].contains(&how), "{name} {v}: delivery {how:?}: {c:?}");
             assert!(stdout.contains(&format!("({how})")), "{name}: the table shows the delivery:\n{stdout}");
         }
-        let c = second(&r, name, "node.mkdirSync.recursive", "absent");
-        assert_eq!(outcome(c), "acquired", "{c}");
-        let ret = c["result"]["returned"].as_str().unwrap_or_else(|| panic!("{name}: no returned value: {c}"));
+        let c = second(&r, name, "node.mkdirSync.recursive", TargetState::Absent);
+        assert_eq!(outcome(c), Outcome::Acquired, "{c:?}");
+        let ret = result(c).returned.as_deref().unwrap_or_else(|| panic!("{name}: no returned value: {c:?}"));
         assert!(stdout.contains(&format!("acquired → returned {ret}")), "{name}:\n{stdout}");
         for v in ["node.openSync.numeric", "node.openSync.numeric-literal"] {
-            let c = second(&r, name, v, "file");
-            assert!(!FAULTS.contains(&outcome(c)), "{name} {v}: {c}");
+            let c = second(&r, name, v, TargetState::File);
+            assert!(!FAULTS.contains(&outcome(c)), "{name} {v}: {c:?}");
         }
         if name == "bun" {
-            let c = second(&r, name, "bun.write", "absent");
-            assert_eq!(outcome(c), "acquired", "{c}");
+            let c = second(&r, name, "bun.write", TargetState::Absent);
+            assert_eq!(outcome(c), Outcome::Acquired, "{c:?}");
             // Bun.write resolves to the bytes it wrote: the token's length, named as such
-            assert_eq!(c["result"]["returned"].as_str(), Some(conformance::domain::Returned::BYTE_COUNT), "{c}");
+            assert_eq!(result(c).returned.as_deref(), Some(conformance::domain::Returned::BYTE_COUNT), "{c:?}");
         }
     }
 }
@@ -144,27 +171,33 @@ fn forms_on_node_bun_and_deno() {
 fn forms_on_deno_and_dotnet() {
     let _serial = one_at_a_time();
     if available("deno") {
-        let (r, _) =
-            run(&["-r", "deno", "-v", "deno.open.*,deno.create", "--scenario", "second-comer", "--target", "file"]);
+        let r = Run::new()
+            .runtime("deno")
+            .variants("deno.open.*,deno.create")
+            .args(&["--scenario", "second-comer", "--target", "file"])
+            .results();
         for v in ["deno.open.createNew", "deno.open.createNew.writable"] {
-            let c = second(&r, "deno", v, "file");
-            assert_eq!((outcome(c), c["result"]["delivery"].as_str()), ("refused", Some("rejected")), "{c}");
+            let c = second(&r, "deno", v, TargetState::File);
+            let delivery = result(c).delivery.as_deref();
+            assert_eq!((outcome(c), delivery), (Outcome::Refused, Some("rejected")), "{c:?}");
         }
-        assert_eq!(outcome(second(&r, "deno", "deno.create", "file")), "replaced");
+        assert_eq!(outcome(second(&r, "deno", "deno.create", TargetState::File)), Outcome::Replaced);
     }
     for name in ["coreclr", "mono"] {
         if !available(name) {
             continue;
         }
         let v = "dotnet.File.OpenHandle.CreateNew";
-        let (r, _) = run(&["-r", name, "-v", v, "--scenario", "second-comer", "--target", "absent"]);
-        let c = second(&r, name, v, "absent");
-        let major: u32 = c["runtime_version"].as_str().unwrap().split('.').next().unwrap().parse().unwrap_or(0);
+        let r =
+            Run::new().runtime(name).variants(v).args(&["--scenario", "second-comer", "--target", "absent"]).results();
+        let c = second(&r, name, v, TargetState::Absent);
+        let major: u32 = c.runtime_version.split('.').next().unwrap().parse().unwrap_or(0);
         if name == "mono" || major < 6 {
-            assert_eq!(outcome(c), "unsupported", "{c}");
-            assert!(c["evidence"].as_str().unwrap_or_default().contains("File.OpenHandle is not available"), "{c}");
+            assert_eq!(outcome(c), Outcome::Unsupported, "{c:?}");
+            let evidence = c.evidence.as_deref().unwrap_or_default();
+            assert!(evidence.contains("File.OpenHandle is not available"), "{c:?}");
         } else {
-            assert_eq!(outcome(c), "acquired", "{c}");
+            assert_eq!(outcome(c), Outcome::Acquired, "{c:?}");
         }
     }
 }
@@ -184,13 +217,19 @@ fn check_then_rename_is_caught_in_every_family_here() {
         }
         // amplified alone: the default run's natural check, which runs first, may decide
         // the cell without an amplified race
-        let (r, _) = run(&["-r", name, "-v", v, "--scenario", "race", "-n", "40", "--amplify", "on"]);
-        let c = cells(&r, v, "race")[0];
-        if !c["result"]["amplified"].is_object() {
-            eprintln!("SKIPPED: {name} {v}: no amplified race here: {}", c["result"]["amplified_unavailable"]);
+        let r =
+            Run::new().runtime(name).variants(v).args(&["--scenario", "race"]).trials(40).args(&["--amplify", "on"]);
+        let r = r.results();
+        let c = cells(&r, v, Scenario::Race)[0];
+        if c.race().and_then(|x| x.amplified.as_ref()).is_none() {
+            let why = c.race().and_then(|x| x.amplified_unavailable.as_ref());
+            eprintln!(
+                "SKIPPED: {name} {v}: no amplified race here: {}",
+                why.map(|w| w.to_string()).unwrap_or_default()
+            );
             continue;
         }
-        assert_eq!(c["result"]["verdict"], "multiple-winners", "{name}: {c}");
+        assert_eq!(c.verdict(), Some(RaceVerdict::MultipleWinners), "{name}: {c:?}");
     }
 }
 
@@ -216,34 +255,33 @@ fn old_runtimes_from_npm() {
         assert_eq!(rt["status"], "found", "{rt}");
     }
     let variants = "node.createWriteStream.wx,node.mkdirSync.recursive,node.cpSync,deno.copyFileSync";
-    let (r, stdout) = run(&[
-        "-r",
-        &rts,
-        "-v",
-        variants,
-        "--scenario",
-        "second-comer",
-        "--target",
-        "absent,file,self",
-        "--timeout",
-        "2",
-    ]);
-    assert_eq!(outcome(second(&r, "node 12", "node.createWriteStream.wx", "file")), "timeout");
-    let c = second(&r, "node 12", "node.cpSync", "absent");
-    assert_eq!(outcome(c), "unsupported");
-    assert!(c["evidence"].as_str().unwrap().contains("fs.cpSync is not a function"), "{c}");
-    assert_eq!(second(&r, "node 12", "node.mkdirSync.recursive", "absent")["result"]["returned"], "target");
-    assert_eq!(second(&r, "bun 1.1.44", "node.createWriteStream.wx", "file")["result"]["delivery"], "throw");
-    assert_eq!(outcome(second(&r, "deno 2.0.0", "deno.copyFileSync", "self")), "damaged", "{stdout}");
-    assert_eq!(second(&r, "deno 2.0.0", "deno.copyFileSync", "self")["result"]["after"], "file \"\"");
-    assert_eq!(second(&r, "deno 2.0.0", "node.mkdirSync.recursive", "absent")["result"]["returned"], "undefined");
+    let (r, stdout) = Run::new()
+        .runtime(&rts)
+        .variants(variants)
+        .args(&["--scenario", "second-comer", "--target", "absent,file,self", "--timeout", "2"])
+        .output();
+    let (absent, file, self_same) = (TargetState::Absent, TargetState::File, TargetState::SelfSame);
+    assert_eq!(outcome(second(&r, "node 12", "node.createWriteStream.wx", file)), Outcome::Timeout);
+    let c = second(&r, "node 12", "node.cpSync", absent);
+    assert_eq!(outcome(c), Outcome::Unsupported);
+    assert!(c.evidence.as_deref().unwrap().contains("fs.cpSync is not a function"), "{c:?}");
+    assert_eq!(result(second(&r, "node 12", "node.mkdirSync.recursive", absent)).returned.as_deref(), Some("target"));
+    assert_eq!(result(second(&r, "bun 1.1.44", "node.createWriteStream.wx", file)).delivery.as_deref(), Some("throw"));
+    assert_eq!(outcome(second(&r, "deno 2.0.0", "deno.copyFileSync", self_same)), Outcome::Damaged, "{stdout}");
+    assert_eq!(result(second(&r, "deno 2.0.0", "deno.copyFileSync", self_same)).after, "file \"\"");
+    let returned = result(second(&r, "deno 2.0.0", "node.mkdirSync.recursive", absent)).returned.as_deref();
+    assert_eq!(returned, Some("undefined"));
     // races: every contender's stamps on one clock, so every trial has a barrier spread
-    let (r, _) =
-        run(&["-r", &rts, "-v", "node.writeFileSync.wx", "--scenario", "race", "-n", "20", "--amplify", "off"]);
-    for c in r["cells"].as_array().unwrap() {
-        let st = &c["result"]["natural"]["stats"];
-        assert!(st["barrier_spread_us"]["p50"].is_number(), "{c}");
-        assert!(st["barrier_spread_unmeasured"].is_null(), "{}: {}", c["runtime"], st["barrier_spread_unmeasured"]);
+    let race = Run::new()
+        .runtime(&rts)
+        .variants("node.writeFileSync.wx")
+        .args(&["--scenario", "race"])
+        .trials(20)
+        .natural_only();
+    for c in &race.results().cells {
+        let st = &c.race().and_then(|x| x.natural.as_ref()).unwrap_or_else(|| panic!("no natural race: {c:?}")).stats;
+        assert!(st.barrier_spread_us.is_some(), "{c:?}");
+        assert!(st.barrier_spread_unmeasured.is_none(), "{}: {:?}", c.runtime, st.barrier_spread_unmeasured);
     }
 }
 
@@ -353,8 +391,8 @@ fn a_copied_binary_needs_no_checkout() {
     };
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("node.mkdirSync"), "{stdout}");
-    let r = read_json(&out.join("results.json"));
-    assert!(r["run_info"]["probes"].as_str().unwrap().starts_with("built-in probes/"), "{}", r["run_info"]);
-    assert!(r["run_info"]["matrices"].as_str().unwrap().starts_with("built-in matrices/"), "{}", r["run_info"]);
-    assert_eq!(r["cells"][0]["result"]["outcome"], "acquired", "{r}");
+    let r = read_results(&out.join("results.json"));
+    assert!(r.run_info.probes.as_deref().unwrap().starts_with("built-in probes/"), "{:?}", r.run_info);
+    assert!(r.run_info.matrices.as_deref().unwrap().starts_with("built-in matrices/"), "{:?}", r.run_info);
+    assert_eq!(r.cells.first().and_then(Cell::outcome), Some(Outcome::Acquired), "{r:?}");
 }

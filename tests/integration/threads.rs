@@ -5,12 +5,15 @@
 //! caught or the family's exclusive verdicts say the race was weak — never a rate. Absent
 //! runtimes are skipped visibly (a failure in CI).
 
-use crate::common::{available, conformance, one_at_a_time, read_json};
+use crate::common::{available, conformance, one_at_a_time, read_results};
+use conformance::domain::{ContenderKind, Scenario};
+use conformance::report::model::{Cell, Results};
+use conformance::verdict::RaceVerdict;
 
 /// `run --contender-kind thread` of races of `variants` on `runtime`, 20 trials, natural and
 /// amplified where strace works: results.json and the tables printed, or `None` (skipped) when
 /// the runtime is absent.
-fn thread_run(runtime: &str, variants: &str) -> Option<(serde_json::Value, String)> {
+fn thread_run(runtime: &str, variants: &str) -> Option<(Results, String)> {
     if !available(runtime) {
         return None;
     }
@@ -32,39 +35,34 @@ fn thread_run(runtime: &str, variants: &str) -> Option<(serde_json::Value, Strin
         o.status.code(),
         String::from_utf8_lossy(&o.stderr)
     );
-    Some((read_json(&out.path().join("results.json")), stdout))
+    Some((read_results(&out.path().join("results.json")), stdout))
 }
 
 /// The race cells of `r`, each checked: marked as a thread cell (field, id), and in each mode
 /// that ran, the trials add up (orderings, winners histogram, wins per contender).
-fn thread_cells(r: &serde_json::Value) -> Vec<&serde_json::Value> {
-    let cells: Vec<&serde_json::Value> =
-        r["cells"].as_array().expect("cells").iter().filter(|c| c["scenario"] == "race").collect();
-    assert!(!cells.is_empty(), "no race cell: {r}");
+fn thread_cells(r: &Results) -> Vec<&Cell> {
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == Scenario::Race).collect();
+    assert!(!cells.is_empty(), "no race cell: {r:?}");
     for c in &cells {
-        assert_eq!(c["contenders"], "threads", "{c}");
-        assert!(c["id"].as_str().unwrap().ends_with("/contenders=threads"), "{c}");
-        for mode in ["natural", "amplified"] {
-            let m = &c["result"][mode];
-            if m.is_null() {
-                continue;
-            }
-            let s = &m["stats"];
-            let trials = s["trials"].as_u64().unwrap();
-            assert_eq!(s["contenders"], 3, "{c}");
-            // an unsupported cell counted nothing: no histogram
-            let Some(hist) = s["winners"].as_object() else {
-                assert_eq!(trials, 0, "{c}");
-                continue;
-            };
-            let sum: u64 = hist.values().map(|v| v.as_u64().unwrap()).sum();
-            assert_eq!(sum, trials, "{mode}: the winners histogram must cover every trial: {c}");
-            let wins: u64 = hist.iter().map(|(k, v)| k.parse::<u64>().unwrap() * v.as_u64().unwrap()).sum();
-            let by: u64 = s["wins_by_contender"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
-            assert_eq!(by, wins, "{mode}: wins per contender must add up to the histogram's winners: {c}");
-            let orderings = m["orderings"].as_array().map_or(&[][..], Vec::as_slice);
-            let per: u64 = orderings.iter().map(|o| o["stats"]["trials"].as_u64().unwrap()).sum();
-            assert_eq!(per, trials, "{mode}: the orderings' trials must add up: {c}");
+        assert_eq!(c.contenders, ContenderKind::Threads, "{c:?}");
+        assert!(c.id.ends_with("/contenders=threads"), "{c:?}");
+        let race = c.race();
+        let modes = [
+            ("natural", race.and_then(|x| x.natural.as_ref())),
+            ("amplified", race.and_then(|x| x.amplified.as_ref())),
+        ];
+        for (mode, m) in modes {
+            let Some(m) = m else { continue };
+            let s = &m.stats;
+            assert_eq!(s.contenders, 3, "{c:?}");
+            // an unsupported cell counted nothing: an empty histogram, no trials
+            let sum: usize = s.winners.values().sum();
+            assert_eq!(sum, s.trials, "{mode}: the winners histogram must cover every trial: {c:?}");
+            let wins: usize = s.winners.iter().map(|(k, v)| k * v).sum();
+            let by: usize = s.wins_by_contender.iter().sum();
+            assert_eq!(by, wins, "{mode}: wins per contender must add up to the histogram's winners: {c:?}");
+            let per: usize = m.orderings.iter().map(|o| o.stats.trials).sum();
+            assert_eq!(per, s.trials, "{mode}: the orderings' trials must add up: {c:?}");
         }
     }
     cells
@@ -73,24 +71,24 @@ fn thread_cells(r: &serde_json::Value) -> Vec<&serde_json::Value> {
 /// `exclusive` is an atomic call (it never has two winners, on any machine) and `control` the
 /// family's anti-pattern: either the control was caught, and `exclusive` is `exclusive`, or
 /// the race was weak, and `exclusive` is `inconclusive` with the reason.
-fn exclusive_and_control(r: &serde_json::Value, exclusive: &str, control: &str) {
+fn exclusive_and_control(r: &Results, exclusive: &str, control: &str) {
     let cells = thread_cells(r);
-    let find = |v: &str| *cells.iter().find(|c| c["variant"] == v).unwrap_or_else(|| panic!("no cell {v}: {r}"));
+    let find = |v: &str| *cells.iter().find(|c| c.variant == v).unwrap_or_else(|| panic!("no cell {v}: {r:?}"));
     let (x, ctl) = (find(exclusive), find(control));
-    assert_eq!(ctl["control"], true, "{ctl}");
-    for mode in ["natural", "amplified"] {
-        if !x["result"][mode].is_null() {
-            assert_eq!(x["result"][mode]["stats"]["multi_winner_trials"], 0, "{exclusive} had two winners: {x}");
-        }
+    assert!(ctl.control, "{ctl:?}");
+    let xr = x.race().unwrap_or_else(|| panic!("{exclusive} is no race: {x:?}"));
+    for m in [&xr.natural, &xr.amplified].into_iter().flatten() {
+        assert_eq!(m.stats.multi_winner_trials, 0, "{exclusive} had two winners: {x:?}");
     }
-    let worked = x["result"]["detection"]["worked"].as_bool().expect("detection judged");
+    let worked = xr.detection.as_ref().expect("detection judged").worked;
     if worked {
-        assert_eq!(ctl["result"]["verdict"], "multiple-winners", "{ctl}");
-        assert_eq!(x["result"]["verdict"], "exclusive", "{x}");
+        assert_eq!(ctl.verdict(), Some(RaceVerdict::MultipleWinners), "{ctl:?}");
+        assert_eq!(xr.verdict, RaceVerdict::Exclusive, "{x:?}");
     } else {
-        assert_eq!(x["result"]["verdict"], "inconclusive", "{x}");
-        assert!(x["result"]["weak_race"].as_str().is_some_and(|w| w.contains("weak race")), "{x}");
-        eprintln!("NOTE: {control} as threads was not caught here: {}", x["result"]["weak_race"]);
+        assert_eq!(xr.verdict, RaceVerdict::Inconclusive, "{x:?}");
+        let weak = xr.weak_race.as_deref();
+        assert!(weak.is_some_and(|w| w.contains("weak race")), "{x:?}");
+        eprintln!("NOTE: {control} as threads was not caught here: {}", weak.unwrap_or_default());
     }
 }
 
@@ -126,9 +124,9 @@ fn mono_thread_race() {
     let Some((r, _)) = thread_run("mono", "dotnet.FileMode.CreateNew,dotnet.FileShare.None") else { return };
     exclusive_and_control(&r, "dotnet.FileMode.CreateNew", "dotnet.File.Exists+WriteAllText");
     // FileShare.None is measured (whatever its verdict): a verdict from the disk, not a fault
-    let fs = r["cells"].as_array().unwrap().iter().find(|c| c["variant"] == "dotnet.FileShare.None").expect("cell");
-    let v = fs["result"]["verdict"].as_str().unwrap();
-    assert!(["exclusive", "multiple-winners", "inconclusive"].contains(&v), "{fs}");
+    let fs = r.cells.iter().find(|c| c.variant == "dotnet.FileShare.None").expect("cell");
+    let v = fs.verdict().unwrap_or_else(|| panic!("no verdict: {fs:?}"));
+    assert!(matches!(v, RaceVerdict::Exclusive | RaceVerdict::MultipleWinners | RaceVerdict::Inconclusive), "{fs:?}");
 }
 
 #[test]
@@ -144,13 +142,12 @@ fn cmd_has_no_threads_and_says_why() {
         .arg(out.path())
         .assert()
         .success();
-    let r = read_json(&out.path().join("results.json"));
-    let cells = r["cells"].as_array().unwrap();
-    assert!(!cells.is_empty());
-    for c in cells {
-        assert_eq!(c["result"]["verdict"], "unsupported", "{c}");
-        assert!(c["evidence"].as_str().is_some_and(|e| e.contains("no threads")), "{c}");
-        assert_eq!(c["contenders"], "threads", "{c}");
+    let r = read_results(&out.path().join("results.json"));
+    assert!(!r.cells.is_empty());
+    for c in &r.cells {
+        assert_eq!(c.verdict(), Some(RaceVerdict::Unsupported), "{c:?}");
+        assert!(c.evidence.as_deref().is_some_and(|e| e.contains("no threads")), "{c:?}");
+        assert_eq!(c.contenders, ContenderKind::Threads, "{c:?}");
     }
 }
 
@@ -209,11 +206,11 @@ fn a_probe_without_the_capability_is_unsupported_with_the_reason() {
         .arg(out.path())
         .assert()
         .success();
-    let r = read_json(&out.path().join("results.json"));
+    let r = read_results(&out.path().join("results.json"));
     let races = thread_cells(&r);
     for c in races {
-        assert_eq!(c["result"]["verdict"], "unsupported", "{c}");
-        let ev = c["evidence"].as_str().unwrap_or_default();
-        assert!(ev.contains("protocol 1") && ev.contains("`threads` capability"), "{c}");
+        assert_eq!(c.verdict(), Some(RaceVerdict::Unsupported), "{c:?}");
+        let ev = c.evidence.as_deref().unwrap_or_default();
+        assert!(ev.contains("protocol 1") && ev.contains("`threads` capability"), "{c:?}");
     }
 }

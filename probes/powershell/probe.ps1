@@ -74,7 +74,7 @@ function Send-Line([string]$line) {
 # JSON output
 
 # Printable ASCII without `"` and `\`: such a string is its own JSON text between quotes. The
-# character loop below costs about 3 µs a character in the interpreter (0.4 ms for an error
+# character loop below costs about 3 us a character in the interpreter (0.4 ms for an error
 # message, a third of a refused attempt's cost in a race); most strings take this path.
 $script:PlainJsonRx = New-Object System.Text.RegularExpressions.Regex('^[ !#-\[\]-~]*\z')
 
@@ -674,10 +674,12 @@ function Get-RawError($record, [string]$typeOverride) {
     $code = $null
     if ($null -ne $rec) { $code = $rec.FullyQualifiedErrorId }
     # the losers of a race are refused with the same error trial after trial: the last one's
-    # JSON is kept and reused while its parts stay the same
+    # JSON is kept and reused while its parts stay the same. Keys are compared with
+    # [string]::Equals (ordinal): -ceq compares by culture and takes names that differ only by
+    # NFC/NFD, a zero-width character or a NUL for equal.
     $key = [string]$type + [char]0 + [string]$code + [char]0 + [string]$hresult + [char]0 + [string]$message +
            [char]0 + [string]($null -eq $code) + [string]($null -eq $hresult)
-    if ($script:LastErrorKey -ceq $key) { return $script:LastErrorJson }
+    if ([string]::Equals($script:LastErrorKey, $key)) { return $script:LastErrorJson }
     $json = '{"type":' + (Format-JsonString $type) +
            ',"code":' + (Format-JsonString $code) +
            ',"errno":null,"hresult":' + (Format-JsonInt $hresult) +
@@ -1171,7 +1173,7 @@ function Send-Unsupported([string]$idText, [string]$why) {
 function Get-PreparePaths($msg) {
     $key = [string]$msg['target'] + [char]0 + [string]$msg['source'] + [char]0 + [string]$msg['mark'] +
            [char]0 + [string]($null -eq $msg['source']) + [string]($null -eq $msg['mark'])
-    if ($null -ne $script:LastPrepare -and $script:LastPrepare.Key -ceq $key) { return $script:LastPrepare }
+    if ($null -ne $script:LastPrepare -and [string]::Equals($script:LastPrepare.Key, $key)) { return $script:LastPrepare }
     $target = Resolve-ProbePath $msg['target']
     $leaf = $null
     if (-not [string]::IsNullOrEmpty($target)) { $leaf = Get-LeafName $target }
@@ -1313,7 +1315,7 @@ function Invoke-Go([string]$idText) {
     }
     $okText = 'false'
     if ($ok) { $okText = 'true' }
-    # the stamps' formatting and Send-Line written out: a function call costs about 8 µs here
+    # the stamps' formatting and Send-Line written out: a function call costs about 8 us here
     $script:StdOut.Write('{"type":"result","id":' + $prep.Id + ',"ok":' + $okText +
                ',"t0_us":' + ([decimal]($t0 - $script:StampOffset) * $script:StampScale).ToString($script:Invariant) +
                ',"t1_us":' + ([decimal]($t1 - $script:StampOffset) * $script:StampScale).ToString($script:Invariant) +
@@ -1346,7 +1348,7 @@ try {
             $prep = $script:Prepared
             # a variant's go, as Invoke-Go makes it, written out here: the fewer steps between
             # reading go and the first stamp, the tighter the contenders' release
-            if ($script:Monotonic -and $null -ne $prep -and -not $prep.Recipe -and $null -eq $prep.Mark -and $prep.Id -ceq $go.Groups[1].Value) {
+            if ($script:Monotonic -and $null -ne $prep -and -not $prep.Recipe -and $null -eq $prep.Mark -and [string]::Equals($prep.Id, $go.Groups[1].Value)) {
                 $script:Prepared = $null
                 $okText = 'true'
                 $errJson = 'null'
@@ -1376,7 +1378,7 @@ try {
             $g = $prepare.Groups
             $key = $line.Remove($g[5].Index, $g[5].Length).Remove($g[1].Index, $g[1].Length)
             $again = $script:Repeat
-            if ($null -ne $again -and $again.Key -ceq $key) {
+            if ($null -ne $again -and [string]::Equals($again.Key, $key)) {
                 $p = $again.P.Clone()
                 $p.Token = $g[5].Value
                 $p.Bytes = $script:Utf8.GetBytes($p.Token)

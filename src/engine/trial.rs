@@ -71,15 +71,17 @@ pub struct RaceRun {
     pub orderings: Vec<crate::verdict::OrderingSummary>,
 }
 
-/// Uncounted trials at the start of every race: first calls pay JIT and lazy-loading costs.
+/// Uncounted trials at the start of a race with fixed offsets (amplified races, natural races
+/// with `--offsets`), or of one whose probes give no µs stamps (cmd): first calls pay JIT and
+/// lazy-loading costs.
 const WARMUP_TRIALS: usize = 3;
 
 /// Uncounted trials at the start of a natural race with an automatic offset
-/// ([`Sweep::NaturalAuto`]): the release spread of those after the first [`COLD_TRIALS`] sets
-/// the offset. The first trials' spreads are not the race's: a contender's first call of a
-/// variant pays its first-call costs (a PowerShell cmdlet's binding, a method's JIT), and those
-/// spreads were 2 to 12 times the later ones (CHANGELOG), which made the second ordering lag
-/// by several release spreads instead of one.
+/// ([`Sweep::NaturalAuto`]) whose probes give µs stamps: the release spread of those after the
+/// first [`COLD_TRIALS`] sets the offset. The first trials' spreads are not the race's: a
+/// contender's first call of a variant pays its first-call costs (a PowerShell cmdlet's
+/// binding, a method's JIT), and those spreads were 2 to 12 times the later ones (CHANGELOG),
+/// which made the second ordering lag by several release spreads instead of one.
 const NATURAL_AUTO_WARMUP_TRIALS: usize = 5;
 
 /// The warm-up trials whose release spread does not size the automatic offset.
@@ -90,9 +92,9 @@ const COLD_TRIALS: usize = 2;
 pub enum Sweep {
     /// These offsets in µs (contender `i` released `i × offset` after contender 0).
     Fixed(Vec<u64>),
-    /// 0 and the median release spread of the warm-up trials (rounded up to 10 µs): natural
-    /// races, whose contenders are then about one release spread apart. Only 0 where the
-    /// probes give no µs stamps (cmd).
+    /// 0 and the median release spread of the warm-up trials after the cold ones (rounded up
+    /// to 10 µs; see [`NATURAL_AUTO_WARMUP_TRIALS`]): natural races, whose contenders are then
+    /// about one release spread apart. Only 0 where the probes give no µs stamps (cmd).
     NaturalAuto,
 }
 
@@ -113,14 +115,16 @@ impl Sweep {
     }
 
     /// The offsets to run, given each warm-up trial's release spread in order (µs; `None`
-    /// where the probes give no µs stamps). An automatic offset is sized by the trials after
-    /// the first [`COLD_TRIALS`].
+    /// where the probes gave no µs stamps). An automatic offset is sized by the trials after
+    /// the first [`COLD_TRIALS`], or by the cold ones where none of those has stamps (a
+    /// contender's fault).
     fn offsets(&self, warmup_spreads: &[Option<f64>]) -> Vec<u64> {
+        let stamped = |skip: usize| warmup_spreads.iter().skip(skip).flatten().copied().collect::<Vec<f64>>();
         match self {
             Sweep::Fixed(v) if !v.is_empty() => v.clone(),
             Sweep::Fixed(_) => vec![0],
             Sweep::NaturalAuto => match crate::verdict::spread(
-                &mut warmup_spreads.iter().skip(COLD_TRIALS).flatten().copied().collect::<Vec<f64>>(),
+                &mut Some(stamped(COLD_TRIALS)).filter(|warm| !warm.is_empty()).unwrap_or_else(|| stamped(0)),
             ) {
                 // no µs stamps (cmd): nothing to size an offset by, so released together only
                 None => vec![0],
@@ -188,7 +192,7 @@ pub(super) fn race_core(
     let mut measured_time = Duration::ZERO;
     // the first `warmup` trials are a warm-up (first calls pay JIT and lazy-loading costs) and
     // measure the release spread for an automatic offset; they are not counted
-    let warmup = sweep.warmup_trials();
+    let mut warmup = sweep.warmup_trials();
     let mut t = 0;
     let mut discards_in_row = 0;
     let mut folder = 0;
@@ -291,7 +295,12 @@ pub(super) fn race_core(
         // costs the cmd loops a restart)
         let prompted_early = budget.disproof_per_ordering.is_some() && trial.reports.contains(&Report::Prompted);
         if t <= warmup && !prompted_early {
-            warmup_spreads.push(trial.spread_us());
+            let spread = trial.spread_us();
+            if t == 1 && spread.is_none() {
+                // no µs stamps (cmd): no offset to size, so the short warm-up of fixed sweeps
+                warmup = warmup.min(WARMUP_TRIALS);
+            }
+            warmup_spreads.push(spread);
             if t == warmup {
                 offsets = sweep.offsets(&warmup_spreads);
             }
@@ -712,7 +721,9 @@ mod tests {
         assert_eq!(Sweep::NaturalAuto.offsets(&warm), vec![0, 120]);
         assert_eq!(Sweep::NaturalAuto.warmup_trials(), warm.len());
         assert_eq!(Sweep::amplified(1000).warmup_trials(), 3);
-        assert_eq!(Sweep::NaturalAuto.offsets(&[None; 5]), vec![0], "no stamps, no offset");
+        assert_eq!(Sweep::NaturalAuto.offsets(&[None; 3]), vec![0], "no stamps, no offset");
+        let faulty_warm = [Some(300.0), Some(300.0), None, None, None];
+        assert_eq!(Sweep::NaturalAuto.offsets(&faulty_warm), vec![0, 300], "no warm stamps: the cold ones");
         assert_eq!(Sweep::NaturalAuto.offsets(&[]), vec![0]);
         assert_eq!(Sweep::Fixed(vec![]).offsets(&[]), vec![0]);
         let b = Budget {

@@ -382,6 +382,17 @@ fn exercise(l: Launcher) {
         assert!(m.contains(own) && !m.contains(not), "a stale error (not about {own}): {r}");
     }
     assert_eq!(std::fs::read_to_string(s.join("rep/other")).unwrap(), "tok-33");
+    // names that differ only by Unicode normalisation (NFC é, NFD e + U+0301) are two files on
+    // Linux: a probe must not take one for the other (PowerShell's -ceq compares by culture)
+    let (nfc, nfd) = ("rep/caf\u{e9}", "rep/cafe\u{301}");
+    for (id, own, not) in [(40, nfc, nfd), (42, nfd, nfc)] {
+        assert_eq!(attempt(&mut a, id, own, &format!("tok-{id}"))["ok"], true, "{own:?} taken for {not:?}");
+        let r = attempt(&mut a, id + 1, own, "again");
+        let m = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(r["ok"] == false && m.contains(own) && !m.contains(not), "a stale error (not about {own:?}): {r}");
+    }
+    assert_eq!(std::fs::read_to_string(s.join(nfc)).unwrap(), "tok-40");
+    assert_eq!(std::fs::read_to_string(s.join(nfd)).unwrap(), "tok-42");
     if matches!(l, Launcher::Pwsh) {
         // a variant whose splatted arguments carry the token (Out-File -InputObject)
         for (id, token) in [(35, "tok-35"), (36, "tok-36")] {

@@ -25,6 +25,7 @@ Exit codes:
  70  internal error (a bug)
 130  interrupted (Ctrl-C, SIGTERM); partial results were written";
 
+use crate::domain::Scenario;
 pub use crate::domain::{MAX_CONTENDERS, MAX_TRIALS};
 pub use crate::options::QUICK_RUN_TRIALS;
 
@@ -157,21 +158,41 @@ Keys (all optional; values without spaces, lists comma-separated):
 An unknown key or value, or a selection that holds no cell, exits 2 naming FILE:LINE and the
 key. A file is written (atomically, keeping its permissions) only when it changes.";
 
-/// Which scenarios to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// A `--scenario` value: one scenario, as [`Scenario::as_str`] spells it, or `all`. The values
+/// and their help come from [`Scenario::ALL`] and [`Scenario::about`], so a new scenario adds
+/// nothing here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScenarioArg {
-    /// Second comer against each target state.
-    SecondComer,
-    /// Races among contenders.
-    Race,
-    /// A writer publishes files by each recipe while readers read them (hand-off).
-    Publish,
-    /// Workers take the files of one folder by each recipe (hand-off).
-    Claim,
-    /// A consumer waits for a data file to be complete, by a marker or by stability (hand-off).
-    DoneMarker,
+    /// That scenario.
+    One(Scenario),
     /// All of them.
     All,
+}
+
+impl ScenarioArg {
+    /// Every value, in [`Scenario::ALL`] order, then `all`.
+    const VALUES: [ScenarioArg; Scenario::ALL.len() + 1] = {
+        let mut v = [ScenarioArg::All; Scenario::ALL.len() + 1];
+        let mut i = 0;
+        while i < Scenario::ALL.len() {
+            v[i] = ScenarioArg::One(Scenario::ALL[i]);
+            i += 1;
+        }
+        v
+    };
+}
+
+impl ValueEnum for ScenarioArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &ScenarioArg::VALUES
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(match self {
+            ScenarioArg::One(s) => clap::builder::PossibleValue::new(s.as_str()).help(s.about()),
+            ScenarioArg::All => clap::builder::PossibleValue::new("all").help("All of them"),
+        })
+    }
 }
 
 /// Which variants `run` races (`--races`).

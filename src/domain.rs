@@ -278,6 +278,19 @@ impl Scenario {
             Scenario::DoneMarker => "done-marker",
         }
     }
+
+    /// What the scenario measures, in a line (the help of `--scenario`).
+    pub fn about(self) -> &'static str {
+        match self {
+            Scenario::SecondComer => "Second comer against each target state",
+            Scenario::Race => "Races among contenders",
+            Scenario::Publish => "A writer publishes files by each recipe while readers read them (hand-off)",
+            Scenario::Claim => "Workers take the files of one folder by each recipe (hand-off)",
+            Scenario::DoneMarker => {
+                "A consumer waits for a data file to be complete, by a marker or by stability (hand-off)"
+            }
+        }
+    }
 }
 
 /// Which rows a run races (`run --races`), as `run_info.races` records it.

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::domain::{ContenderKind, NoAmplified, RaceScope, TargetState};
+use crate::domain::{ContenderKind, NoAmplified, RaceScope, Scenario, TargetState};
 use crate::exec::amplify::Amplifier;
 use crate::matrix::Variant;
 
@@ -57,13 +57,11 @@ pub struct Options {
     /// `--offsets`: release offsets (µs) for every race, instead of the default sweeps
     /// ([`crate::engine::Sweep::NaturalAuto`] natural, [`crate::engine::Sweep::amplified`] amplified).
     pub offsets: Option<Vec<u64>>,
-    /// Run the publish scenario, so (`--scenario publish`, `--items`, `--readers`, `--size`).
-    pub publish: Option<PublishOptions>,
-    /// Run the claim scenario, so (`--scenario claim`, `--workers`, `--items`).
-    pub claim: Option<ClaimOptions>,
-    /// Run the done-marker scenario with data files of this many payload bytes (`--scenario
-    /// done-marker`, `--size`).
-    pub done_marker: Option<usize>,
+    /// The hand-off scenarios that run ([`Scenario::HANDOFFS`] asked for by `--scenario`, each
+    /// with a selected recipe), in that order.
+    pub handoffs: Vec<Scenario>,
+    /// The sizes the hand-off scenarios read, each what it needs.
+    pub sizes: HandoffSizes,
     /// The hand-off recipes selected (`--variant` matches recipe ids too).
     pub recipes: Vec<String>,
     /// Adaptive trials (the default run; off with `--thorough`): a race run stops once it has
@@ -106,14 +104,11 @@ impl Options {
 
     /// True when `scenario` runs: its flag (`--scenario`) asked for it and, for a hand-off
     /// scenario, a recipe of it is selected.
-    pub fn runs(&self, scenario: crate::domain::Scenario) -> bool {
-        use crate::domain::Scenario;
+    pub fn runs(&self, scenario: Scenario) -> bool {
         match scenario {
             Scenario::SecondComer => self.second_comer,
             Scenario::Race => self.race,
-            Scenario::Publish => self.publish.is_some(),
-            Scenario::Claim => self.claim.is_some(),
-            Scenario::DoneMarker => self.done_marker.is_some(),
+            s => self.handoffs.contains(&s),
         }
     }
 
@@ -212,22 +207,18 @@ impl Budget {
     }
 }
 
-/// How the publish scenario runs (`--items`, `--readers`, `--size`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PublishOptions {
-    /// Files published per recipe (one trial each).
+/// The sizes of the hand-off scenarios (`--items`, `--readers`, `--workers`, `--size`); each
+/// scenario's engine file reads the ones it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HandoffSizes {
+    /// Publish: files published per recipe (one trial each); claim: items in `incoming/` per
+    /// trial.
     pub items: usize,
-    /// Readers polling each file.
+    /// Publish: readers polling each file.
     pub readers: usize,
-    /// Payload bytes of each file (the file holds a header and a trailer besides).
-    pub size: usize,
-}
-
-/// How the claim scenario runs (`--workers`, `--items`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClaimOptions {
-    /// Workers (separate processes) taking items.
+    /// Claim: workers (separate processes) taking items.
     pub workers: usize,
-    /// Items in `incoming/` per trial.
-    pub items: usize,
+    /// Publish and done-marker: payload bytes of each data file (which holds a header and a
+    /// trailer besides).
+    pub size: usize,
 }

@@ -5,7 +5,7 @@
 
 use super::handoff;
 use super::trial::{Slot, TrialPlan};
-use crate::options::ClaimOptions;
+use crate::options::HandoffSizes;
 
 use super::Measurement;
 use super::Pools;
@@ -26,18 +26,24 @@ use std::time::Instant;
 pub const CLAIM_TRIALS: usize = 5;
 
 /// The claim scenario for the engine: `--workers` workers per item.
-pub(super) const RUNNER: handoff::Runner =
-    handoff::Runner { scenario: Scenario::Claim, slots: |o| o.claim.map(|c| c.workers), measure: measure_claim };
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Claim,
+    slots: |o| o.runs(Scenario::Claim).then_some(o.sizes.workers),
+    measure: measure_claim,
+};
 
 /// Measures a batch of claim recipes ([`handoff::measure_recipes`]) with the run's
-/// [`ClaimOptions`]; nothing when the run has none.
+/// [`HandoffSizes`]; nothing when the run has none.
 fn measure_claim(
     batch: &handoff::Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    let Some(o) = m.opts.claim else { return Vec::new() };
+    if !m.opts.runs(Scenario::Claim) {
+        return Vec::new();
+    }
+    let o = m.opts.sizes;
     handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
         claim_recipe(pool, recipe, style, o, m)
     })
@@ -54,7 +60,7 @@ fn claim_recipe(
     pool: &mut [Contender],
     recipe: &Recipe,
     style: PathStyle,
-    o: ClaimOptions,
+    o: HandoffSizes,
     m: &mut Measurement<'_>,
 ) -> Option<Finding> {
     let started = Instant::now();

@@ -52,7 +52,7 @@ pub const PAUSE_US: u64 = 60_000;
 /// The done-marker scenario for the engine: a writer and a consumer per item.
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::DoneMarker,
-    slots: |o| o.done_marker.map(|_| DONE_SLOTS),
+    slots: |o| o.runs(Scenario::DoneMarker).then_some(DONE_SLOTS),
     measure: measure_done,
 };
 
@@ -64,7 +64,10 @@ fn measure_done(
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    let Some(size) = m.opts.done_marker else { return Vec::new() };
+    if !m.opts.runs(Scenario::DoneMarker) {
+        return Vec::new();
+    }
+    let size = m.opts.sizes.size;
     handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
         done_recipe(pool, recipe, style, size, m)
     })

@@ -31,7 +31,7 @@ pub mod trial;
 pub use policy::{race_modes, RaceOutput, RaceRole, DISPROOF_TRIALS_PER_ORDERING, NATURAL_CHECK_TRIALS_PER_ORDERING};
 pub use pools::{start_together, Pools, NO_THREADS};
 
-pub use crate::options::{Amplify, Budget, ClaimOptions, Options, PublishOptions};
+pub use crate::options::{Amplify, Budget, HandoffSizes, Options};
 pub use crate::verdict::needs_race;
 pub use claim::CLAIM_TRIALS;
 use second::second_comer_cell;

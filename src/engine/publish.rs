@@ -6,7 +6,7 @@
 use super::attempt::error_info;
 use super::handoff;
 use super::trial::{Slot, TrialPlan};
-use crate::options::PublishOptions;
+use crate::options::HandoffSizes;
 
 use super::trial::Phase;
 use super::Measurement;
@@ -26,19 +26,22 @@ use std::time::Instant;
 /// The publish scenario for the engine: a writer and `--readers` readers per item.
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Publish,
-    slots: |o| o.publish.map(|p| 1 + p.readers),
+    slots: |o| o.runs(Scenario::Publish).then_some(1 + o.sizes.readers),
     measure: measure_publish,
 };
 
 /// Measures a batch of publish recipes ([`handoff::measure_recipes`]) with the run's
-/// [`PublishOptions`]; nothing when the run has none.
+/// [`HandoffSizes`]; nothing when the run has none.
 fn measure_publish(
     batch: &handoff::Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    let Some(p) = m.opts.publish else { return Vec::new() };
+    if !m.opts.runs(Scenario::Publish) {
+        return Vec::new();
+    }
+    let p = m.opts.sizes;
     handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
         publish_recipe(pool, recipe, style, p, m)
     })
@@ -71,7 +74,7 @@ fn publish_recipe(
     pool: &mut [Contender],
     recipe: &Recipe,
     style: PathStyle,
-    p: PublishOptions,
+    p: HandoffSizes,
     m: &mut Measurement<'_>,
 ) -> Option<Finding> {
     let started = Instant::now();

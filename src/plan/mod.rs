@@ -18,7 +18,7 @@ use crate::cli::{AmplifyArg, AttemptArgs, Cli, PowerArgs, ScratchArgs, DEFAULT_O
 use crate::domain::RaceScope;
 use crate::error::{Error, Result};
 use crate::exec::scratch::{Scratch, TargetState};
-use crate::options::{Amplify, ClaimOptions, Options, PublishOptions};
+use crate::options::{Amplify, HandoffSizes, Options};
 use crate::report::model::AmplificationInfo;
 use crate::runtime::install::Store;
 use crate::runtime::{Fetch, ProbeContext};
@@ -179,9 +179,8 @@ impl Common {
             max_rate: self.max_rate,
             max_trials: self.max_trials as usize,
             offsets: self.offsets.clone(),
-            publish: shape.publish,
-            claim: shape.claim,
-            done_marker: shape.done_marker,
+            handoffs: shape.handoffs,
+            sizes: shape.sizes,
             recipes: shape.recipes,
             adaptive: shape.adaptive,
             races: shape.races,
@@ -279,9 +278,8 @@ struct Shape {
     race: bool,
     targets: Vec<TargetState>,
     relative: bool,
-    publish: Option<PublishOptions>,
-    claim: Option<ClaimOptions>,
-    done_marker: Option<usize>,
+    handoffs: Vec<crate::domain::Scenario>,
+    sizes: HandoffSizes,
     recipes: Vec<String>,
     adaptive: bool,
     races: RaceScope,
@@ -298,9 +296,8 @@ impl Default for Shape {
             race: false,
             targets: Vec::new(),
             relative: false,
-            publish: None,
-            claim: None,
-            done_marker: None,
+            handoffs: Vec::new(),
+            sizes: HandoffSizes::default(),
             recipes: Vec::new(),
             adaptive: false,
             races: RaceScope::All,

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::exec::contender::Mode;
 use crate::exec::scratch::TargetState;
 use crate::matrix::Variant;
-use crate::options::{Amplify, ClaimOptions, Options, PublishOptions};
+use crate::options::{Amplify, HandoffSizes, Options};
 use crate::report::model::{AmplificationInfo, Cell, Results, RunInfo, RuntimeInfo, Scenario};
 use crate::runtime::{Requested, Runtime, Status};
 
@@ -100,24 +100,24 @@ impl RunPlan {
         });
         // thread runs measure second comers and races only: the hand-offs race processes
         let threads = a.contender_kind == crate::cli::ContenderKindArg::Thread;
-        let handoff = |s: ScenarioArg| a.scenario.iter().any(|x| *x == s || (*x == ScenarioArg::All && !threads));
-        let wants = |s: ScenarioArg| a.scenario.iter().any(|x| *x == s || *x == ScenarioArg::All);
+        let wants = |s: Scenario| a.scenario.iter().any(|x| *x == ScenarioArg::One(s) || *x == ScenarioArg::All);
+        let handoff =
+            |s: Scenario| a.scenario.iter().any(|x| *x == ScenarioArg::One(s) || (*x == ScenarioArg::All && !threads));
         let shape = Shape {
             contenders: a.contenders as usize,
             trials,
             oneshot_trials: a.oneshot_trials,
-            second_comer: wants(ScenarioArg::SecondComer),
-            race: wants(ScenarioArg::Race),
+            second_comer: wants(Scenario::SecondComer),
+            race: wants(Scenario::Race),
             targets,
             relative: !a.no_relative,
-            publish: (handoff(ScenarioArg::Publish) && picked(Scenario::Publish)).then_some(PublishOptions {
+            handoffs: Scenario::HANDOFFS.into_iter().filter(|&s| handoff(s) && picked(s)).collect(),
+            sizes: HandoffSizes {
                 items: a.items as usize,
                 readers: a.readers as usize,
+                workers: a.workers as usize,
                 size: a.size as usize,
-            }),
-            claim: (handoff(ScenarioArg::Claim) && picked(Scenario::Claim))
-                .then_some(ClaimOptions { workers: a.workers as usize, items: a.items as usize }),
-            done_marker: (handoff(ScenarioArg::DoneMarker) && picked(Scenario::DoneMarker)).then_some(a.size as usize),
+            },
             recipes: recipes.clone(),
             adaptive: !a.thorough,
             races: match a.races {
@@ -130,8 +130,7 @@ impl RunPlan {
         };
         // the hand-offs are run amplified too (with --thorough or --amplify on), beside their
         // natural counts
-        let handoffs = shape.publish.is_some() || shape.claim.is_some() || shape.done_marker.is_some();
-        let amplify = common.detect_amplifier(shape.race || handoffs);
+        let amplify = common.detect_amplifier(shape.race || !shape.handoffs.is_empty());
         let options = common.options(shape, amplify);
         // pairs are raced as processes, after the rows they rest on
         let threads = a.contender_kind == crate::cli::ContenderKindArg::Thread;

@@ -90,17 +90,6 @@ pub fn read_results(p: &Path) -> Results {
     conformance::report::json::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// Cells of a results.json matching a variant and target/scenario.
-#[cfg_attr(not(unix), expect(dead_code, reason = "used by the Unix-only fault tests"))]
-pub fn cells<'a>(r: &'a serde_json::Value, variant: &str, scenario: &str) -> Vec<&'a serde_json::Value> {
-    r["cells"]
-        .as_array()
-        .expect("cells")
-        .iter()
-        .filter(|c| c["variant"] == variant && c["scenario"] == scenario)
-        .collect()
-}
-
 /// Serialises the tests that race real processes: two races at once on two cores would
 /// measure each other's load, and cmd tests share one Wine prefix.
 pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
 
-use crate::common::{conformance, fixtures};
+use crate::common::{conformance, fixtures, read_results};
+use conformance::report::model::{ErrorInfo, RelativeAttempt};
+use conformance::verdict::Outcome;
 
 fn base() -> PathBuf {
     fixtures().join("results").join("base.json")
@@ -15,27 +17,31 @@ fn base() -> PathBuf {
 /// A copy of the fixture where `node.writeFileSync.wx`'s second comer against a file was
 /// replaced, and against a directory refused with EISDIR instead of EEXIST.
 fn changed(dir: &Path) -> PathBuf {
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(base()).unwrap()).unwrap();
-    for c in v["cells"].as_array_mut().unwrap() {
-        if c["id"] == "node 20.20.2/node.writeFileSync.wx/second-comer/file" {
-            c["result"]["outcome"] = "replaced".into();
-            c["result"].as_object_mut().unwrap().remove("error");
-            c["result"]["relative"] = serde_json::json!({"outcome": "replaced"});
+    let mut r = read_results(&base());
+    for c in &mut r.cells {
+        let id = c.id.clone();
+        if id == "node 20.20.2/node.writeFileSync.wx/second-comer/file" {
+            let s = c.second_mut().unwrap_or_else(|| panic!("{id} is no second comer"));
+            s.outcome = Outcome::Replaced;
+            s.error = None;
+            s.relative = Some(RelativeAttempt { outcome: Outcome::Replaced, error: None, evidence: None });
         }
-        if c["id"] == "node 20.20.2/node.writeFileSync.wx/second-comer/dir" {
+        if id == "node 20.20.2/node.writeFileSync.wx/second-comer/dir" {
             // the raw error too: a reader derives the normalised code from it
-            let eisdir = |e: &mut serde_json::Value| {
-                e["code"] = "EISDIR".into();
-                e["raw"]["code"] = "EISDIR".into();
-                e["raw"]["errno"] = (-21).into();
-                e["raw"]["message"] = "EISDIR: illegal operation on a directory, open".into();
+            let eisdir = |e: Option<&mut ErrorInfo>| {
+                let e = e.unwrap_or_else(|| panic!("{id}: no error to change"));
+                e.code = "EISDIR".into();
+                e.raw.code = Some("EISDIR".into());
+                e.raw.errno = Some(-21);
+                e.raw.message = "EISDIR: illegal operation on a directory, open".into();
             };
-            eisdir(&mut c["result"]["error"]);
-            eisdir(&mut c["result"]["relative"]["error"]);
+            let s = c.second_mut().unwrap_or_else(|| panic!("{id} is no second comer"));
+            eisdir(s.error.as_mut());
+            eisdir(s.relative.as_mut().and_then(|r| r.error.as_mut()));
         }
     }
     let p = dir.join("changed.json");
-    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    std::fs::write(&p, conformance::report::json::render(&r)).unwrap();
     p
 }
 

@@ -3,9 +3,9 @@
 
 #![cfg(unix)]
 
-use crate::common::{cells, conformance, fixtures, one_at_a_time, read_json, Run};
+use crate::common::{conformance, fixtures, one_at_a_time, read_results, Run};
 use conformance::domain::{NoAmplified, Scenario};
-use conformance::report::model::{Cell, Results};
+use conformance::report::model::{Cell, ModeRun, Results};
 use conformance::verdict::{Outcome, RaceVerdict};
 
 /// A run of `node.writeFileSync.wx` on the fake runtime `kind` (`crash`, `hang`, `garbage`),
@@ -101,7 +101,7 @@ fn the_offset_sweep_finds_a_window_that_lockstep_hides() {
     let _serial = one_at_a_time();
     let out = tempfile::tempdir().unwrap();
     let fake = fixtures().join("fake-runtimes").join("two-step").join("node");
-    let run = |offsets: &str, dir: &std::path::Path| -> serde_json::Value {
+    let run = |offsets: &str, dir: &std::path::Path| -> Results {
         conformance()
             .arg("--matrices")
             .arg(fixtures().join("matrices").join("two-step"))
@@ -113,40 +113,42 @@ fn the_offset_sweep_finds_a_window_that_lockstep_hides() {
             .arg(dir)
             .assert()
             .success();
-        read_json(&dir.join("results.json"))
+        read_results(&dir.join("results.json"))
     };
     let r = run("0,2500,5000,10000", out.path());
-    if !r["run_info"]["amplification"]["unavailable"].is_null() {
+    if let Some(why) = &r.run_info.amplification.unavailable {
         // the real-runtime tests fail CI when amplification is missing; here it is a visible skip
-        eprintln!("SKIPPED: amplified races: {}", r["run_info"]["amplification"]["unavailable"]);
+        eprintln!("SKIPPED: amplified races: {why}");
         return;
     }
-    let verdict = |r: &serde_json::Value, v: &str| cells(r, v, "race")[0]["result"]["amplified"].clone();
+    // the first race cell of `v`
+    let race = |r: &Results, v: &str| -> Cell {
+        let c = r.cells.iter().find(|c| c.variant == v && c.scenario == Scenario::Race);
+        c.unwrap_or_else(|| panic!("no race cell {v}")).clone()
+    };
+    // its amplified run
+    let verdict = |r: &Results, v: &str| -> ModeRun {
+        let c = race(r, v);
+        c.race().and_then(|x| x.amplified.clone()).unwrap_or_else(|| panic!("no amplified run: {c:?}"))
+    };
     let swept = verdict(&r, "node.fake.delete-then-create");
-    let per: Vec<(u64, u64, u64)> = swept["orderings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            let n = |k: &str| o.get(k).or(o["stats"].get(k)).and_then(serde_json::Value::as_u64).unwrap();
-            (n("offset_us"), n("multi_winner_trials"), n("trials"))
-        })
-        .collect();
-    assert_eq!(per.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2500, 5000, 10000], "{swept}");
+    let per: Vec<(u64, usize, usize)> =
+        swept.orderings.iter().map(|o| (o.offset_us, o.stats.multi_winner_trials, o.stats.trials)).collect();
+    assert_eq!(per.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 2500, 5000, 10000], "{swept:?}");
     // in lockstep both deletes come before both exclusive creates: at most a rare straggler
     let (_, lockstep, lockstep_trials) = per[0];
     assert!(lockstep * 5 <= lockstep_trials, "lockstep should mostly hide the window: {per:?}");
     // one step behind, the second contender deletes the winner's file and wins too
     assert!(per.iter().any(|&(o, m, t)| o >= 5000 && m * 10 >= t * 8), "the lagging orderings find it: {per:?}");
-    assert_eq!(swept["verdict"], "multiple-winners", "{swept}");
-    let at = swept["found_at_offset_us"].as_u64().unwrap();
-    assert!(at >= 5000, "found in a staggered ordering, not in lockstep: {swept}");
-    let table = cells(&r, "node.fake.delete-then-create", "race")[0].clone();
-    assert_eq!(table["result"]["verdict"], "multiple-winners");
+    assert_eq!(swept.verdict, RaceVerdict::MultipleWinners, "{swept:?}");
+    let at = swept.found_at_offset_us.unwrap();
+    assert!(at >= 5000, "found in a staggered ordering, not in lockstep: {swept:?}");
+    let table = race(&r, "node.fake.delete-then-create");
+    assert_eq!(table.verdict(), Some(RaceVerdict::MultipleWinners));
     let breaker = verdict(&r, "node.fake.breaker");
-    assert_eq!(breaker["verdict"], "exclusive", "{breaker}");
-    for o in breaker["orderings"].as_array().unwrap() {
-        assert_eq!(o["verdict"], "exclusive", "every ordering clean: {o}");
+    assert_eq!(breaker.verdict, RaceVerdict::Exclusive, "{breaker:?}");
+    for o in &breaker.orderings {
+        assert_eq!(o.verdict, RaceVerdict::Exclusive, "every ordering clean: {o:?}");
     }
-    assert_eq!(breaker["stats"]["clean_trials"], 60, "the bound is over all clean trials: {breaker}");
+    assert_eq!(breaker.stats.clean_trials, 60, "the bound is over all clean trials: {breaker:?}");
 }

@@ -4,7 +4,11 @@
 //! machine are asserted: counters add up to their totals, and a correct recipe never shows a
 //! failure (the count of a wrong one depends on the machine's timing and is not asserted).
 
-use crate::common::{available, conformance, fixtures, one_at_a_time, read_json, required_runtimes};
+use std::collections::BTreeMap;
+
+use crate::common::{available, conformance, fixtures, one_at_a_time, read_results, required_runtimes};
+use conformance::domain::NoAmplified;
+use conformance::report::model::{Cell, CellResult, CountersResult, Results};
 
 /// The runtimes whose probes run the recipes (`probes/shared/session.mjs`,
 /// `probes/dotnet/Probe.cs`).
@@ -27,14 +31,14 @@ fn measured_to_fail(runtime: &str, recipe: &str) -> Option<&'static str> {
 }
 
 /// Runs `--scenario publish` on `runtime` (NAME or NAME=PATH) and returns results.json.
-fn publish(runtime: &str, items: &str, extra: &[&str]) -> serde_json::Value {
+fn publish(runtime: &str, items: &str, extra: &[&str]) -> Results {
     handoff("publish", runtime, items, extra)
 }
 
 /// Runs `--scenario SCENARIO` (one or a list) on `runtime` (NAME or NAME=PATH) and returns
 /// results.json, after checking that `report` re-renders it with each scenario's table and
 /// `compare` reads it.
-fn handoff(scenario: &str, runtime: &str, items: &str, extra: &[&str]) -> serde_json::Value {
+fn handoff(scenario: &str, runtime: &str, items: &str, extra: &[&str]) -> Results {
     let out = tempfile::tempdir().unwrap();
     conformance()
         .args(["run", "-r", runtime, "--scenario", scenario, "--items", items, "-q", "--out"])
@@ -53,35 +57,52 @@ fn handoff(scenario: &str, runtime: &str, items: &str, extra: &[&str]) -> serde_
         );
     }
     conformance().arg("compare").arg(&results).arg(&results).assert().success();
-    read_json(&results)
+    read_results(&results)
 }
 
-type Counters = serde_json::Map<String, serde_json::Value>;
+/// A hand-off run's counters: name (`torn_reads`, `items`, …) → count.
+type Counters = BTreeMap<String, u64>;
+
+/// The counters result of a hand-off cell, or `None` for a cell of another kind.
+fn handoff_result(c: &Cell) -> Option<&CountersResult> {
+    match &c.result {
+        CellResult::Counters(x) => Some(x),
+        _ => None,
+    }
+}
+
+/// [`handoff_result`], panicking for a cell of another kind.
+fn counters_result(c: &Cell) -> &CountersResult {
+    handoff_result(c).unwrap_or_else(|| panic!("{} is no counters cell: {c:?}", c.id))
+}
+
+/// Counter `k` of `m`; panics naming it when the run did not count it.
+fn count(m: &Counters, k: &str) -> u64 {
+    *m.get(k).unwrap_or_else(|| panic!("no {k} in {m:?}"))
+}
 
 /// The counters of each run of `recipe`'s cell: `("natural", …)`, then `("amplified", …)` where
 /// the amplified run happened (under CI, where strace is installed, it must have).
-fn runs(r: &serde_json::Value, recipe: &str) -> Vec<(&'static str, Counters)> {
-    let c = r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["variant"] == recipe)
-        .unwrap_or_else(|| panic!("{recipe}: {r}"));
-    assert_eq!(c["result"]["kind"], "counters", "{c}");
-    let natural = c["result"]["counters"].as_object().unwrap_or_else(|| panic!("{c}")).clone();
-    let mut out = vec![("natural", natural)];
-    match c["result"]["amplified"]["counters"].as_object() {
-        Some(a) => out.push(("amplified", a.clone())),
+fn runs<'a>(r: &'a Results, recipe: &str) -> Vec<(&'static str, &'a Counters)> {
+    let c = r.cells.iter().find(|c| c.variant == recipe).unwrap_or_else(|| panic!("{recipe}: {r:?}"));
+    let result = counters_result(c);
+    let mut out = vec![("natural", &result.counters)];
+    match &result.amplified {
+        Some(a) => out.push(("amplified", &a.counters)),
         None => {
             // not asked for (the default run leaves it out; --amplify off), never run for the
             // runtime (cmd and pwsh, whose adapters say why), or unavailable: under CI, where strace is
-            // installed, only the first two
-            let why = c["result"]["amplified_unavailable"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
+            // installed, only the first two (read by the words the file holds, as written)
+            let why = result
+                .amplified_unavailable
+                .as_ref()
+                .map(NoAmplified::text)
+                .unwrap_or_else(|| panic!("no reason: {c:?}"));
             // the adapter's own reason (cmd, pwsh: src/runtime/*.rs no_amplification)
-            let name = c["runtime_name"].as_str().unwrap_or_default();
+            let name = c.runtime_name.as_str();
             let never = ["cmd", "pwsh"].contains(&name) && why.starts_with(&format!("not run for {name}: "));
             let asked_not = why.starts_with("not run (--thorough") || why.starts_with("off") || never;
-            assert!(asked_not || required_runtimes().is_empty(), "CI runs hand-offs amplified when asked: {c}");
+            assert!(asked_not || required_runtimes().is_empty(), "CI runs hand-offs amplified when asked: {c:?}");
             if !asked_not {
                 eprintln!("SKIPPED: {recipe} amplified: {why}");
             }
@@ -92,10 +113,10 @@ fn runs(r: &serde_json::Value, recipe: &str) -> Vec<(&'static str, Counters)> {
 
 /// The counters of each run of `recipe`'s publish cell ([`runs`]), checked to add up: reads
 /// are complete, torn, absent or errors; items are published or failed; missing ≤ reader-items.
-fn publish_runs(r: &serde_json::Value, recipe: &str) -> Vec<(&'static str, Counters)> {
+fn publish_runs<'a>(r: &'a Results, recipe: &str) -> Vec<(&'static str, &'a Counters)> {
     let out = runs(r, recipe);
     for (mode, m) in &out {
-        let n = |k: &str| m.get(k).and_then(serde_json::Value::as_u64).unwrap_or_else(|| panic!("{k} in {mode} {m:?}"));
+        let n = |k: &str| *m.get(k).unwrap_or_else(|| panic!("{k} in {mode} {m:?}"));
         assert_eq!(n("reads"), n("complete_reads") + n("torn_reads") + n("absent_reads") + n("read_errors"), "{m:?}");
         assert_eq!(n("items"), n("published") + n("write_failed"), "{mode}: {m:?}");
         assert!(n("missing") <= n("reader_items") && n("damaged_targets") <= n("published"), "{mode}: {m:?}");
@@ -104,7 +125,7 @@ fn publish_runs(r: &serde_json::Value, recipe: &str) -> Vec<(&'static str, Count
 }
 
 /// The natural counters of `recipe`'s publish cell ([`publish_runs`]).
-fn counters(r: &serde_json::Value, recipe: &str) -> Counters {
+fn counters<'a>(r: &'a Results, recipe: &str) -> &'a Counters {
     publish_runs(r, recipe).swap_remove(0).1
 }
 
@@ -114,12 +135,12 @@ fn a_broken_publish_recipe_is_caught() {
     let node = fixtures().join("fake-runtimes").join("broken-handoff").join("node");
     let r = publish(&format!("node={}", node.display()), "6", &["--readers", "2"]);
     let broken = counters(&r, "publish.temp-rename");
-    assert_eq!(broken["published"], 6, "{broken:?}");
-    assert_eq!(broken["damaged_targets"], 6, "every final name holds half the content: {broken:?}");
-    assert_eq!(broken["reader_items"], 12);
-    assert_eq!(broken["missing"], 12, "no reader can have read a file that was never whole: {broken:?}");
+    assert_eq!(count(broken, "published"), 6, "{broken:?}");
+    assert_eq!(count(broken, "damaged_targets"), 6, "every final name holds half the content: {broken:?}");
+    assert_eq!(count(broken, "reader_items"), 12);
+    assert_eq!(count(broken, "missing"), 12, "no reader can have read a file that was never whole: {broken:?}");
     let direct = counters(&r, "publish.direct");
-    assert_eq!((&direct["damaged_targets"], &direct["missing"]), (&0.into(), &0.into()), "{direct:?}");
+    assert_eq!((count(direct, "damaged_targets"), count(direct, "missing")), (0, 0), "{direct:?}");
 }
 
 #[test]
@@ -132,18 +153,22 @@ fn publish_on_session_runtimes() {
         let r = publish(name, "30", &[]);
         for (mode, right) in publish_runs(&r, "publish.temp-rename") {
             for k in ["torn_reads", "missing", "damaged_targets", "leftover_files", "write_failed", "reader_faults"] {
-                assert_eq!(right[k], 0, "{name} {mode}: temp -> close -> rename showed {k}: {right:?}");
+                assert_eq!(count(right, k), 0, "{name} {mode}: temp -> close -> rename showed {k}: {right:?}");
             }
-            assert_eq!(right["published"], 30, "{name} {mode}: {right:?}");
+            assert_eq!(count(right, "published"), 30, "{name} {mode}: {right:?}");
             assert!(
-                right["complete_reads"].as_u64().unwrap() >= 60,
+                count(right, "complete_reads") >= 60,
                 "{name} {mode}: every reader reads each file whole at least once: {right:?}"
             );
         }
         for (mode, wrong) in publish_runs(&r, "publish.direct") {
-            assert_eq!(wrong["published"], 30, "{name} {mode}: {wrong:?}");
+            assert_eq!(count(wrong, "published"), 30, "{name} {mode}: {wrong:?}");
             // the wrong recipe's torn reads depend on timing: reported, not asserted
-            eprintln!("{name} {mode}: publish.direct torn {}/{} reads", wrong["torn_reads"], wrong["reads"]);
+            eprintln!(
+                "{name} {mode}: publish.direct torn {}/{} reads",
+                count(wrong, "torn_reads"),
+                count(wrong, "reads")
+            );
         }
     }
 }
@@ -162,35 +187,38 @@ fn cmd_recipes_under_wine() {
         return;
     }
     let r = handoff("publish,done-marker,claim", "cmd", "4", &[]);
-    let cells = r["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), conformance::handoff::recipes().len(), "one cell per recipe: {r}");
-    for c in cells {
-        let id = c["variant"].as_str().unwrap();
-        assert_eq!(c["driver"], "loop", "{c}");
+    assert_eq!(r.cells.len(), conformance::handoff::recipes().len(), "one cell per recipe: {r:?}");
+    for c in &r.cells {
+        let id = c.variant.as_str();
+        assert_eq!(c.driver.as_deref(), Some("loop"), "{c:?}");
         if id.starts_with("done.") {
-            assert_eq!(c["result"]["counters"], serde_json::json!({}), "{c}");
-            let why = c["evidence"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
-            assert!(why.starts_with("unsupported: ") && why.contains(CMD_NO_DONE_MARKER), "{c}");
+            assert!(counters_result(c).counters.is_empty(), "{c:?}");
+            let why = c.evidence.as_deref().unwrap_or_else(|| panic!("no reason: {c:?}"));
+            assert!(why.starts_with("unsupported: ") && why.contains(CMD_NO_DONE_MARKER), "{c:?}");
         } else {
-            assert!(c["evidence"].is_null(), "{id} ran every item: {c}");
+            assert!(c.evidence.is_none(), "{id} ran every item: {c:?}");
             // cmd is never amplified: its cells say so, not that --thorough would run them
-            let why = c["result"]["amplified_unavailable"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
-            assert!(!why.contains("--thorough"), "{c}");
+            let why = counters_result(c).amplified_unavailable.as_ref().map(NoAmplified::text);
+            let why = why.unwrap_or_else(|| panic!("no reason: {c:?}"));
+            assert!(!why.contains("--thorough"), "{c:?}");
         }
     }
     for (mode, right) in publish_runs(&r, "publish.temp-rename") {
         for k in ["torn_reads", "missing", "damaged_targets", "leftover_files", "write_failed", "reader_faults"] {
-            assert_eq!(right[k], 0, "cmd {mode}: copy /b temp, move /Y showed {k}: {right:?}");
+            assert_eq!(count(right, k), 0, "cmd {mode}: copy /b temp, move /Y showed {k}: {right:?}");
         }
-        assert_eq!((&right["published"], &right["reader_items"]), (&4.into(), &8.into()), "{right:?}");
+        assert_eq!((count(right, "published"), count(right, "reader_items")), (4, 8), "{right:?}");
     }
     for recipe in ["publish.direct", "publish.temp-rename-cross-volume"] {
         for (mode, m) in publish_runs(&r, recipe) {
             // counted, not asserted: Wine's move refuses another volume ("Not same device.")
-            assert_eq!(m["reader_faults"], 0, "{recipe} {mode}: {m:?}");
+            assert_eq!(count(m, "reader_faults"), 0, "{recipe} {mode}: {m:?}");
             eprintln!(
                 "cmd {mode}: {recipe} torn {}/{} reads, published {}/{}",
-                m["torn_reads"], m["reads"], m["published"], m["items"]
+                count(m, "torn_reads"),
+                count(m, "reads"),
+                count(m, "published"),
+                count(m, "items")
             );
         }
     }
@@ -202,17 +230,21 @@ fn cmd_recipes_under_wine() {
                     // worker's processing folder: its `type` right after its `move` failed with
                     // "Sharing violation." (another worker's `move` of the same item still held
                     // it); counted, not asserted
-                    eprintln!("cmd {mode}: {right} lost {}/{} items", m[k], m["items"]);
+                    eprintln!("cmd {mode}: {right} lost {}/{} items", count(m, k), count(m, "items"));
                     continue;
                 }
-                assert_eq!(m[k], 0, "cmd {mode}: {right} showed {k}: {m:?}");
+                assert_eq!(count(m, k), 0, "cmd {mode}: {right} showed {k}: {m:?}");
             }
-            assert_eq!(m["items"], 20, "cmd {mode}: 5 trials of 4 items: {m:?}");
+            assert_eq!(count(m, "items"), 20, "cmd {mode}: 5 trials of 4 items: {m:?}");
         }
     }
     for (mode, wrong) in claim_runs(&r, "claim.list-then-open") {
-        assert_eq!(wrong["worker_faults"], 0, "{mode}: {wrong:?}");
-        eprintln!("cmd {mode}: claim.list-then-open duplicates {}/{} items", wrong["duplicate_claims"], wrong["items"]);
+        assert_eq!(count(wrong, "worker_faults"), 0, "{mode}: {wrong:?}");
+        eprintln!(
+            "cmd {mode}: claim.list-then-open duplicates {}/{} items",
+            count(wrong, "duplicate_claims"),
+            count(wrong, "items")
+        );
     }
 }
 
@@ -226,25 +258,21 @@ fn cmd_recipes_take_awkward_paths_or_say_why() {
     }
     let r = handoff("publish,claim", "cmd", "2", &["--path-segment", "sp ace & ^ 日本語"]);
     for (mode, m) in publish_runs(&r, "publish.temp-rename") {
-        assert_eq!(
-            (&m["published"], &m["missing"], &m["torn_reads"]),
-            (&2.into(), &0.into(), &0.into()),
-            "{mode}: {m:?}"
-        );
+        assert_eq!((count(m, "published"), count(m, "missing"), count(m, "torn_reads")), (2, 0, 0), "{mode}: {m:?}");
     }
     for recipe in ["claim.rename-claim", "claim.exclusive-marker", "claim.list-then-open"] {
         for (mode, m) in claim_runs(&r, recipe) {
             assert_eq!(
-                (&m["items"], &m["left_unclaimed"], &m["worker_faults"]),
-                (&10.into(), &0.into(), &0.into()),
+                (count(m, "items"), count(m, "left_unclaimed"), count(m, "worker_faults")),
+                (10, 0, 0),
                 "{mode}: {m:?}"
             );
         }
     }
     let r = handoff("publish,claim", "cmd", "2", &["--path-segment", "pct %PATH% bang!x!"]);
-    for c in r["cells"].as_array().unwrap() {
-        let why = c["evidence"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
-        assert!(why.starts_with("unsupported: ") && why.contains("exclamation mark or a percent sign"), "{c}");
+    for c in &r.cells {
+        let why = c.evidence.as_deref().unwrap_or_else(|| panic!("no reason: {c:?}"));
+        assert!(why.starts_with("unsupported: ") && why.contains("exclamation mark or a percent sign"), "{c:?}");
     }
 }
 
@@ -265,23 +293,19 @@ fn cmd_recipes_in_one_shot_mode() {
     }
     std::fs::write(probes.path().join("cmd").join("loop.cmd"), "@echo off\r\nexit 4\r\n").unwrap();
     let r = handoff("publish,claim", "cmd", "2", &["--probes", probes.path().to_str().unwrap()]);
-    for c in r["cells"].as_array().unwrap() {
-        let driver = c["driver"].as_str().unwrap_or_else(|| panic!("no driver: {c}"));
-        assert!(driver.starts_with("one-shot (the cmd loop did not start"), "{c}");
-        assert!(c["evidence"].is_null(), "{c}");
+    for c in &r.cells {
+        let driver = c.driver.as_deref().unwrap_or_else(|| panic!("no driver: {c:?}"));
+        assert!(driver.starts_with("one-shot (the cmd loop did not start"), "{c:?}");
+        assert!(c.evidence.is_none(), "{c:?}");
     }
     for (mode, m) in publish_runs(&r, "publish.temp-rename") {
-        assert_eq!(
-            (&m["published"], &m["missing"], &m["torn_reads"]),
-            (&2.into(), &0.into(), &0.into()),
-            "{mode}: {m:?}"
-        );
+        assert_eq!((count(m, "published"), count(m, "missing"), count(m, "torn_reads")), (2, 0, 0), "{mode}: {m:?}");
     }
     for recipe in ["claim.rename-claim", "claim.exclusive-marker"] {
         for (mode, m) in claim_runs(&r, recipe) {
             assert_eq!(
-                (&m["items"], &m["duplicate_claims"], &m["worker_faults"]),
-                (&10.into(), &0.into(), &0.into()),
+                (count(m, "items"), count(m, "duplicate_claims"), count(m, "worker_faults")),
+                (10, 0, 0),
                 "{mode}: {m:?}"
             );
         }
@@ -318,27 +342,26 @@ fn protocol_1_probes_are_sent_no_recipes() {
         (format!("cmd={}", wine.display()), "the cmd loop (protocol 1) has no recipe "),
     ] {
         let r = handoff("publish,done-marker,claim", &runtime, "2", &[]);
-        let cells = r["cells"].as_array().unwrap();
-        assert_eq!(cells.len(), conformance::handoff::recipes().len(), "one cell per recipe: {r}");
-        for c in cells {
-            assert_eq!(c["result"]["counters"], serde_json::json!({}), "{c}");
-            let why = c["evidence"].as_str().unwrap_or_else(|| panic!("no reason: {c}"));
-            assert!(why.starts_with("unsupported: ") && why.contains(says), "{runtime}: {c}");
+        assert_eq!(r.cells.len(), conformance::handoff::recipes().len(), "one cell per recipe: {r:?}");
+        for c in &r.cells {
+            assert!(counters_result(c).counters.is_empty(), "{c:?}");
+            let why = c.evidence.as_deref().unwrap_or_else(|| panic!("no reason: {c:?}"));
+            assert!(why.starts_with("unsupported: ") && why.contains(says), "{runtime}: {c:?}");
         }
     }
 }
 
 /// The counters of claim `recipe`'s cell, checked to add up: every item processed at least once,
 /// lost, or left in `incoming/`.
-fn claim_counters(r: &serde_json::Value, recipe: &str) -> Counters {
+fn claim_counters<'a>(r: &'a Results, recipe: &str) -> &'a Counters {
     claim_runs(r, recipe).swap_remove(0).1
 }
 
 /// [`claim_counters`] of each run of the cell ([`runs`]).
-fn claim_runs(r: &serde_json::Value, recipe: &str) -> Vec<(&'static str, Counters)> {
+fn claim_runs<'a>(r: &'a Results, recipe: &str) -> Vec<(&'static str, &'a Counters)> {
     let out = runs(r, recipe);
     for (mode, m) in &out {
-        let n = |k: &str| m.get(k).and_then(serde_json::Value::as_u64).unwrap_or_else(|| panic!("{k} in {mode} {m:?}"));
+        let n = |k: &str| *m.get(k).unwrap_or_else(|| panic!("{k} in {mode} {m:?}"));
         assert_eq!(
             n("processed") - n("duplicate_claims") + n("lost_items") + n("left_unclaimed"),
             n("items"),
@@ -355,14 +378,14 @@ fn broken_claim_recipes_are_caught() {
     let items = 8 * 5; // 5 trials of 8 items
     let dup = claim_counters(&r, "claim.rename-claim");
     assert_eq!(
-        (&dup["items"], &dup["duplicate_claims"], &dup["lost_items"]),
-        (&items.into(), &items.into(), &0.into()),
+        (count(dup, "items"), count(dup, "duplicate_claims"), count(dup, "lost_items")),
+        (items, items, 0),
         "{dup:?}"
     );
     let lost = claim_counters(&r, "claim.exclusive-marker");
-    assert_eq!((&lost["lost_items"], &lost["duplicate_claims"]), (&items.into(), &0.into()), "{lost:?}");
+    assert_eq!((count(lost, "lost_items"), count(lost, "duplicate_claims")), (items, 0), "{lost:?}");
     let plain = claim_counters(&r, "claim.list-then-open");
-    assert_eq!((&plain["lost_items"], &plain["worker_faults"]), (&0.into(), &0.into()), "{plain:?}");
+    assert_eq!((count(plain, "lost_items"), count(plain, "worker_faults")), (0, 0), "{plain:?}");
 }
 
 #[test]
@@ -378,20 +401,25 @@ fn claim_on_session_runtimes() {
                 for k in ["duplicate_claims", "lost_items", "left_unclaimed", "worker_faults"] {
                     if k == "duplicate_claims" {
                         if let Some(why) = measured_to_fail(name, right) {
-                            eprintln!("{name} {mode}: {right} duplicates {}/{} items ({why})", m[k], m["items"]);
+                            eprintln!(
+                                "{name} {mode}: {right} duplicates {}/{} items ({why})",
+                                count(m, k),
+                                count(m, "items")
+                            );
                             continue;
                         }
                     }
-                    assert_eq!(m[k], 0, "{name} {mode}: {right} showed {k}: {m:?}");
+                    assert_eq!(count(m, k), 0, "{name} {mode}: {right} showed {k}: {m:?}");
                 }
-                assert_eq!(m["items"], 100, "{name} {mode}: {m:?}");
+                assert_eq!(count(m, "items"), 100, "{name} {mode}: {m:?}");
             }
         }
         for (mode, wrong) in claim_runs(&r, "claim.list-then-open") {
             // the wrong recipe's duplicates depend on timing: reported, not asserted
             eprintln!(
                 "{name} {mode}: claim.list-then-open duplicates {}/{} items",
-                wrong["duplicate_claims"], wrong["items"]
+                count(wrong, "duplicate_claims"),
+                count(wrong, "items")
             );
         }
     }
@@ -405,32 +433,26 @@ fn done_marker_on_session_runtimes() {
             continue;
         }
         let r = handoff("done-marker", name, "1", &[]);
-        let cells = r["cells"].as_array().unwrap();
-        assert_eq!(cells.len(), 4, "{name}: one cell per recipe: {r}");
-        for c in cells {
-            for (mode, m) in runs(&r, c["variant"].as_str().unwrap()) {
-                let n = |k: &str| m[k].as_u64().unwrap_or_else(|| panic!("{name} {mode}: {k} in {c}"));
-                assert_eq!(n("items"), n("written") + n("write_failed"), "{mode}: {c}");
-                assert_eq!(n("consumed"), n("premature_consumes") + n("whole_consumes"), "{mode}: {c}");
-                assert_eq!(n("consumer_faults"), 0, "{name} {mode}: {c}");
-                if c["variant"] == "done.marker-after-data" {
+        assert_eq!(r.cells.len(), 4, "{name}: one cell per recipe: {r:?}");
+        for c in &r.cells {
+            for (mode, m) in runs(&r, &c.variant) {
+                let n = |k: &str| *m.get(k).unwrap_or_else(|| panic!("{name} {mode}: {k} in {c:?}"));
+                assert_eq!(n("items"), n("written") + n("write_failed"), "{mode}: {c:?}");
+                assert_eq!(n("consumed"), n("premature_consumes") + n("whole_consumes"), "{mode}: {c:?}");
+                assert_eq!(n("consumer_faults"), 0, "{name} {mode}: {c:?}");
+                if c.variant == "done.marker-after-data" {
                     // the manifest is written after the data is closed: never premature, never missed
                     let got = (n("premature_consumes"), n("never_consumed"), n("items"));
-                    assert_eq!(got, (0, 0, conformance::engine::DONE_ITEMS as u64), "{name} {mode}: {c}");
+                    assert_eq!(got, (0, 0, conformance::engine::DONE_ITEMS as u64), "{name} {mode}: {c:?}");
                 } else {
                     // adaptive trials: a recipe stops early only once an item was premature
                     let items = n("items") as usize;
-                    assert!((1..=conformance::engine::DONE_ITEMS).contains(&items), "{name} {mode}: {c}");
+                    assert!((1..=conformance::engine::DONE_ITEMS).contains(&items), "{name} {mode}: {c:?}");
                     if items < conformance::engine::DONE_ITEMS {
-                        assert!(items >= conformance::engine::DONE_DISPROOF_ITEMS, "{name} {mode}: {c}");
-                        assert!(n("premature_consumes") >= 1, "stopped early without a failure: {name} {mode}: {c}");
+                        assert!(items >= conformance::engine::DONE_DISPROOF_ITEMS, "{name} {mode}: {c:?}");
+                        assert!(n("premature_consumes") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
                     }
-                    eprintln!(
-                        "{name} {mode}: {} premature {}/{}",
-                        c["variant"],
-                        n("premature_consumes"),
-                        n("consumed")
-                    );
+                    eprintln!("{name} {mode}: {} premature {}/{}", c.variant, n("premature_consumes"), n("consumed"));
                 }
             }
         }
@@ -446,38 +468,34 @@ fn thorough_runs_the_hand_offs_amplified_too() {
         return;
     }
     let r = handoff("publish,claim,done-marker", "node", "8", &["--thorough"]);
-    let amplified: Vec<_> = r["cells"]
-        .as_array()
-        .unwrap()
+    let amplified: Vec<&str> = r
+        .cells
         .iter()
-        .filter(|c| c["result"]["amplified"]["counters"].is_object())
-        .map(|c| c["variant"].as_str().unwrap().to_string())
+        .filter(|c| handoff_result(c).is_some_and(|x| x.amplified.is_some()))
+        .map(|c| c.variant.as_str())
         .collect();
     if required_runtimes().is_empty() && amplified.is_empty() {
-        eprintln!("SKIPPED: amplified hand-offs: {}", r["cells"][0]["result"]["amplified_unavailable"]);
+        let why = r.cells.first().and_then(handoff_result).and_then(|x| x.amplified_unavailable.as_ref());
+        eprintln!("SKIPPED: amplified hand-offs: {why:?}");
         return;
     }
     assert_eq!(amplified.len(), 10, "every recipe ran amplified: {amplified:?}");
     for (mode, m) in publish_runs(&r, "publish.temp-rename") {
-        assert_eq!(
-            (&m["torn_reads"], &m["damaged_targets"], &m["published"]),
-            (&0.into(), &0.into(), &8.into()),
-            "{mode}"
-        );
+        assert_eq!((count(m, "torn_reads"), count(m, "damaged_targets"), count(m, "published")), (0, 0, 8), "{mode}");
     }
     for right in ["claim.rename-claim", "claim.exclusive-marker"] {
         for (mode, m) in claim_runs(&r, right) {
-            assert_eq!((&m["duplicate_claims"], &m["lost_items"]), (&0.into(), &0.into()), "{right} {mode}: {m:?}");
+            assert_eq!((count(m, "duplicate_claims"), count(m, "lost_items")), (0, 0), "{right} {mode}: {m:?}");
         }
     }
     for (mode, m) in runs(&r, "done.marker-after-data") {
-        assert_eq!((&m["premature_consumes"], &m["never_consumed"]), (&0.into(), &0.into()), "{mode}: {m:?}");
+        assert_eq!((count(m, "premature_consumes"), count(m, "never_consumed")), (0, 0), "{mode}: {m:?}");
     }
     // the default run says why its cells have no amplified run
     let d = handoff("claim", "node", "4", &[]);
-    let c = &d["cells"][0]["result"];
-    assert!(c["amplified"].is_null(), "{c}");
-    assert!(c["amplified_unavailable"].as_str().unwrap().contains("--thorough"), "{c}");
+    let c = counters_result(&d.cells[0]);
+    assert!(c.amplified.is_none(), "{c:?}");
+    assert!(c.amplified_unavailable.as_ref().map(NoAmplified::text).unwrap().contains("--thorough"), "{c:?}");
 }
 
 #[test]
@@ -500,22 +518,20 @@ fn a_full_file_system_in_a_hand_off_is_a_harness_error_not_a_failed_write() {
         .arg(out.path())
         .assert()
         .success();
-    let r = read_json(&out.path().join("results.json"));
-    for c in r["cells"].as_array().unwrap() {
-        if c["variant"] == "publish.temp-rename-cross-volume" {
+    let r = read_results(&out.path().join("results.json"));
+    for c in &r.cells {
+        if c.variant == "publish.temp-rename-cross-volume" {
             // the fake has no such recipe: unsupported at once, its readers stopped (not left to
             // run until the attempt timeout)
-            assert!(c["evidence"].as_str().unwrap().starts_with("unsupported: "), "{c}");
-            assert!(c["elapsed_ms"].as_f64().unwrap() < 5000.0, "{c}");
+            assert!(c.evidence.as_deref().unwrap().starts_with("unsupported: "), "{c:?}");
+            assert!(c.elapsed_ms < 5000.0, "{c:?}");
             continue;
         }
-        assert_eq!(c["result"]["harness_error"], true, "{c}");
-        assert!(
-            c["evidence"].as_str().unwrap().starts_with("harness-error: ")
-                && c["evidence"].as_str().unwrap().contains("ENOSPC"),
-            "{c}"
-        );
-        assert_eq!(c["result"]["counters"], serde_json::json!({}), "no item counted as a failed write: {c}");
+        let result = counters_result(c);
+        assert!(result.harness_error, "{c:?}");
+        let evidence = c.evidence.as_deref().unwrap();
+        assert!(evidence.starts_with("harness-error: ") && evidence.contains("ENOSPC"), "{c:?}");
+        assert!(result.counters.is_empty(), "no item counted as a failed write: {c:?}");
     }
     let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
     assert!(stdout.contains("harness-error") && !stdout.contains("write failed"), "{stdout}");

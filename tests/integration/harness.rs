@@ -8,7 +8,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{cells, conformance, fixtures, one_at_a_time, read_json};
+use crate::common::{conformance, fixtures, one_at_a_time, read_json, read_results};
+use conformance::domain::Scenario;
+use conformance::report::model::{Cell, CellResult, RaceResult, Results};
+use conformance::verdict::{Outcome, RaceVerdict};
+
+/// The cells of `r` of `variant` and `scenario`, in file order.
+fn cells<'a>(r: &'a Results, variant: &str, scenario: Scenario) -> Vec<&'a Cell> {
+    r.cells.iter().filter(|c| c.variant == variant && c.scenario == scenario).collect()
+}
+
+/// A race cell's result.
+fn race(c: &Cell) -> &RaceResult {
+    c.race().unwrap_or_else(|| panic!("{} is no race: {c:?}", c.id))
+}
 
 fn fake(kind: &str, exe: &str) -> PathBuf {
     fixtures().join("fake-runtimes").join(kind).join(exe)
@@ -142,11 +155,18 @@ fn an_interrupt_drops_the_attempt_in_flight() {
     let (code, err) = wait(c, Duration::from_secs(10));
     assert_eq!(code, Some(130), "{err}");
     assert!(t.elapsed() < Duration::from_secs(3), "stopped within the poll interval, took {:?}", t.elapsed());
-    let r = read_json(&out.path().join("results.json"));
-    assert_eq!(cells(&r, "node.fake.wx", "second-comer").len(), 2, "{r}");
-    assert!(cells(&r, "node.fake.slow", "second-comer").is_empty(), "the attempt in flight is not a cell: {r}");
-    assert!(!r.to_string().contains("interrupted before"), "{r}");
-    assert_eq!(r["run_info"]["interrupted"], true, "the file says the run was interrupted");
+    let file = out.path().join("results.json");
+    let r = read_results(&file);
+    assert_eq!(cells(&r, "node.fake.wx", Scenario::SecondComer).len(), 2, "{r:?}");
+    assert!(
+        cells(&r, "node.fake.slow", Scenario::SecondComer).is_empty(),
+        "the attempt in flight is not a cell: {r:?}"
+    );
+    // no text anywhere in the file (evidence, reasons, any field) speaks of the dropped
+    // attempt: a fact of the whole file, read as JSON
+    let json = read_json(&file);
+    assert!(!json.to_string().contains("interrupted before"), "{json}");
+    assert!(r.run_info.interrupted, "the file says the run was interrupted");
     no_process_left(&mark);
     assert!(empty(root.path()), "scratch folder left");
 }
@@ -165,17 +185,18 @@ fn sigterm_during_races_counts_only_completed_trials() {
     let (code, err) = wait(c, Duration::from_secs(10));
     assert_eq!(code, Some(130), "{err}");
     no_process_left(&mark);
-    let r = read_json(&out.path().join("results.json"));
-    let ctl = cells(&r, "node.fake.check-then-create", "race");
-    assert_eq!(ctl.len(), 1, "the control was cut, not dropped: it has counted trials: {r}");
-    let n = &ctl[0]["result"]["natural"]["stats"];
-    assert!(n["trials"].as_u64().unwrap() > 0, "{n}");
-    assert_eq!(n["fault_trials"], 0, "the cut trial is not a fault: {n}");
-    assert_ne!(ctl[0]["result"]["verdict"], "inconclusive", "{}", ctl[0]);
-    assert!(ctl[0]["evidence"].as_str().unwrap().contains("interrupted after"), "{}", ctl[0]);
+    let r = read_results(&out.path().join("results.json"));
+    let ctl = cells(&r, "node.fake.check-then-create", Scenario::Race);
+    assert_eq!(ctl.len(), 1, "the control was cut, not dropped: it has counted trials: {r:?}");
+    let (ctl, result) = (ctl[0], race(ctl[0]));
+    let n = &result.natural.as_ref().unwrap_or_else(|| panic!("no natural run: {ctl:?}")).stats;
+    assert!(n.trials > 0, "{n:?}");
+    assert_eq!(n.fault_trials, 0, "the cut trial is not a fault: {n:?}");
+    assert_ne!(result.verdict, RaceVerdict::Inconclusive, "{ctl:?}");
+    assert!(ctl.evidence.as_deref().unwrap().contains("interrupted after"), "{ctl:?}");
     // the race cut short says so, and so does the run
-    assert_eq!(ctl[0]["result"]["interrupted"], true, "{}", ctl[0]);
-    assert_eq!(r["run_info"]["interrupted"], true);
+    assert!(result.interrupted, "{ctl:?}");
+    assert!(r.run_info.interrupted);
 
     // the cross-runtime `race` command, found on PATH
     let m = fixtures().join("matrices").join("faults");
@@ -240,8 +261,8 @@ fn a_killed_harness_leaves_no_probe_and_keeps_what_it_measured() {
     signal(&c, "-KILL");
     let _ = wait(c, Duration::from_secs(5));
     no_process_left(&mark);
-    let r = read_json(&out.path().join("results.json"));
-    assert_eq!(cells(&r, "node.fake.wx", "second-comer").len(), 4, "the four quick cells: {r}");
+    let r = read_results(&out.path().join("results.json"));
+    assert_eq!(cells(&r, "node.fake.wx", Scenario::SecondComer).len(), 4, "the four quick cells: {r:?}");
 }
 
 /// Item 2: a call that fails with ENOSPC is a harness error, never a refusal or a verdict; the
@@ -259,16 +280,17 @@ fn enospc_from_a_call_is_a_harness_error() {
         .arg(out.path())
         .assert()
         .success();
-    let r = read_json(&out.path().join("results.json"));
-    for c in cells(&r, "node.fake.enospc", "second-comer") {
-        assert_eq!(c["result"]["outcome"], "harness-error", "{c}");
-        assert_eq!(c["result"]["relative"]["outcome"], "harness-error", "{c}");
+    let r = read_results(&out.path().join("results.json"));
+    for c in cells(&r, "node.fake.enospc", Scenario::SecondComer) {
+        assert_eq!(c.outcome(), Some(Outcome::HarnessError), "{c:?}");
+        let relative = c.second().and_then(|s| s.relative.as_ref());
+        assert_eq!(relative.map(|a| a.outcome), Some(Outcome::HarnessError), "{c:?}");
         // item 5: a relative-repeat fault keeps its evidence too
-        assert!(c["result"]["relative"]["evidence"].as_str().unwrap().contains("ENOSPC"), "{c}");
-        assert!(c["evidence"].as_str().unwrap().contains("ENOSPC"), "{c}");
+        assert!(relative.and_then(|a| a.evidence.as_deref()).unwrap().contains("ENOSPC"), "{c:?}");
+        assert!(c.evidence.as_deref().unwrap().contains("ENOSPC"), "{c:?}");
     }
-    let race = cells(&r, "node.fake.enospc", "race");
-    assert_eq!(race[0]["result"]["verdict"], "harness-error", "{}", race[0]);
+    let races = cells(&r, "node.fake.enospc", Scenario::Race);
+    assert_eq!(races[0].verdict(), Some(RaceVerdict::HarnessError), "{:?}", races[0]);
     let md = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
     assert!(md.contains("harness-error"), "{md}");
 }
@@ -353,17 +375,22 @@ fn a_full_scratch_file_system_is_a_harness_error_and_exit_3() {
     filler.join().unwrap();
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("does not work") && err.contains("No space left"), "{err}");
-    let r = read_json(&out.path().join("results.json"));
-    let all = r["cells"].as_array().unwrap();
-    assert!(!all.is_empty(), "{r}");
-    for c in all {
-        let v = c["result"]["verdict"].as_str().or(c["result"]["outcome"].as_str()).unwrap();
-        assert!(
-            ["harness-error", "acquired", "refused", "multiple-winners", "exclusive"].contains(&v),
-            "a full disk became a measurement: {c}"
-        );
+    let r = read_results(&out.path().join("results.json"));
+    assert!(!r.cells.is_empty(), "{r:?}");
+    for c in &r.cells {
+        // a race's verdict or a second comer's outcome (no kind has the other's words)
+        let measured = match &c.result {
+            CellResult::Race(x) => {
+                [RaceVerdict::HarnessError, RaceVerdict::MultipleWinners, RaceVerdict::Exclusive].contains(&x.verdict)
+            }
+            CellResult::SecondComer(s) => {
+                [Outcome::HarnessError, Outcome::Acquired, Outcome::Refused].contains(&s.outcome)
+            }
+            CellResult::Counters(_) => panic!("neither a verdict nor an outcome: {c:?}"),
+        };
+        assert!(measured, "a full disk became a measurement: {c:?}");
     }
-    assert!(all.iter().any(|c| c["result"]["verdict"] == "harness-error"), "{r}");
+    assert!(r.cells.iter().any(|c| c.verdict() == Some(RaceVerdict::HarnessError)), "{r:?}");
 }
 
 /// Item 3: a slow one-shot command is not a prompt. A fake `wine` refuses after 2.5 s, hangs,
@@ -380,19 +407,19 @@ fn a_slow_command_is_not_a_prompt() {
         .arg(out.path())
         .assert()
         .success();
-    let r = read_json(&out.path().join("results.json"));
-    let outcome = |v: &str| cells(&r, v, "second-comer")[0]["result"]["outcome"].as_str().unwrap().to_string();
-    assert_eq!(outcome("cmd.mkdir"), "refused", "slow but normal");
-    assert_eq!(outcome("cmd.ren"), "timeout", "a hang");
-    assert_eq!(outcome("cmd.move"), "crashed", "a late crash");
-    assert_eq!(outcome("cmd.copy.-Y"), "prompted", "a real prompt");
-    let ev = cells(&r, "cmd.copy.-Y", "second-comer")[0]["evidence"].as_str().unwrap().to_string();
+    let r = read_results(&out.path().join("results.json"));
+    let outcome = |v: &str| cells(&r, v, Scenario::SecondComer)[0].outcome();
+    assert_eq!(outcome("cmd.mkdir"), Some(Outcome::Refused), "slow but normal");
+    assert_eq!(outcome("cmd.ren"), Some(Outcome::Timeout), "a hang");
+    assert_eq!(outcome("cmd.move"), Some(Outcome::Crashed), "a late crash");
+    assert_eq!(outcome("cmd.copy.-Y"), Some(Outcome::Prompted), "a real prompt");
+    let ev = cells(&r, "cmd.copy.-Y", Scenario::SecondComer)[0].evidence.as_deref().unwrap();
     assert!(ev.contains("(Yes|No)"), "{ev}");
     // this fake speaks the one-shot protocol only: the loop did not start, and every cell
     // says that it was measured one process per attempt, and why
-    for c in r["cells"].as_array().unwrap() {
-        let driver = c["driver"].as_str().unwrap_or_default();
-        assert!(driver.starts_with("one-shot (the cmd loop did not start: "), "{c}");
+    for c in &r.cells {
+        let driver = c.driver.as_deref().unwrap_or_default();
+        assert!(driver.starts_with("one-shot (the cmd loop did not start: "), "{c:?}");
     }
 }
 
@@ -414,30 +441,31 @@ fn the_cmd_loop_restarts_after_each_fault() {
         .arg(out.path())
         .assert()
         .success();
-    let r = read_json(&out.path().join("results.json"));
-    let cell = |v: &str| cells(&r, v, "second-comer")[0].clone();
-    let outcome = |v: &str| cell(v)["result"]["outcome"].as_str().unwrap().to_string();
-    assert_eq!(outcome("cmd.mkdir"), "acquired");
-    assert_eq!(outcome("cmd.ren"), "timeout", "a hang");
-    assert_eq!(outcome("cmd.move"), "crashed", "an exit without a result");
-    assert_eq!(outcome("cmd.move.Y"), "failed", "the call failed on a free name");
-    assert_eq!(cell("cmd.move.Y")["result"]["error"]["raw"]["message"], "Access denied.", "{}", cell("cmd.move.Y"));
-    assert_eq!(outcome("cmd.move.-Y"), "acquired", "after noise on stderr between attempts");
-    assert_eq!(outcome("cmd.copy"), "acquired", "a stray line is evidence, the result counts");
-    assert!(cell("cmd.copy")["evidence"].as_str().unwrap().contains("1 file(s) copied."), "{}", cell("cmd.copy"));
-    assert_eq!(outcome("cmd.copy.-Y"), "acquired");
-    assert_eq!(outcome("cmd.redirect"), "crashed", "a line that is not JSON");
-    assert_eq!(outcome("cmd.if-not-exist+redirect"), "acquired", "a new loop after the break");
-    for c in r["cells"].as_array().unwrap() {
-        assert_eq!(c["driver"], "loop", "{c}");
+    let r = read_results(&out.path().join("results.json"));
+    let cell = |v: &str| cells(&r, v, Scenario::SecondComer)[0];
+    let outcome = |v: &str| cell(v).outcome();
+    assert_eq!(outcome("cmd.mkdir"), Some(Outcome::Acquired));
+    assert_eq!(outcome("cmd.ren"), Some(Outcome::Timeout), "a hang");
+    assert_eq!(outcome("cmd.move"), Some(Outcome::Crashed), "an exit without a result");
+    assert_eq!(outcome("cmd.move.Y"), Some(Outcome::Failed), "the call failed on a free name");
+    let message = cell("cmd.move.Y").error().map(|e| e.raw.message.as_str());
+    assert_eq!(message, Some("Access denied."), "{:?}", cell("cmd.move.Y"));
+    assert_eq!(outcome("cmd.move.-Y"), Some(Outcome::Acquired), "after noise on stderr between attempts");
+    assert_eq!(outcome("cmd.copy"), Some(Outcome::Acquired), "a stray line is evidence, the result counts");
+    assert!(cell("cmd.copy").evidence.as_deref().unwrap().contains("1 file(s) copied."), "{:?}", cell("cmd.copy"));
+    assert_eq!(outcome("cmd.copy.-Y"), Some(Outcome::Acquired));
+    assert_eq!(outcome("cmd.redirect"), Some(Outcome::Crashed), "a line that is not JSON");
+    assert_eq!(outcome("cmd.if-not-exist+redirect"), Some(Outcome::Acquired), "a new loop after the break");
+    for c in &r.cells {
+        assert_eq!(c.driver.as_deref(), Some("loop"), "{c:?}");
     }
     // a loop per contender at the start (two; second comers use the first), and a new one
     // after each hang, crash, stray line and protocol break: once per cell of those variants,
     // whose directory source kinds are cells of their own, each faulting the same way
-    let kinds = |v: &str| cells(&r, v, "second-comer");
-    for (v, fault) in [("cmd.ren", "timeout"), ("cmd.move", "crashed")] {
+    let kinds = |v: &str| cells(&r, v, Scenario::SecondComer);
+    for (v, fault) in [("cmd.ren", Outcome::Timeout), ("cmd.move", Outcome::Crashed)] {
         for c in kinds(v) {
-            assert_eq!(c["result"]["outcome"], fault, "{c}");
+            assert_eq!(c.outcome(), Some(fault), "{c:?}");
         }
     }
     let faults: usize = ["cmd.ren", "cmd.move", "cmd.copy", "cmd.redirect"].iter().map(|v| kinds(v).len()).sum();
@@ -531,13 +559,14 @@ fn a_weak_amplified_control_is_raced_again_with_a_longer_delay() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r = read_json(&run.out.path().join("results.json"));
-    let ctl = &r["run_info"]["controls"][0];
-    assert_eq!(ctl["detection"]["worked"], true, "{ctl}");
-    assert_eq!(ctl["escalations"][0][0], 1000, "weak at the default delay first: {ctl}");
-    let wx = cells(&r, "node.fake.wx", "race")[0].clone();
-    assert_eq!(wx["result"]["amplified"]["delay_us"], 4000, "the family races with the delay that worked: {wx}");
-    assert_eq!(wx["result"]["verdict"], "exclusive", "{wx}");
+    let r = read_results(&run.out.path().join("results.json"));
+    let ctl = &r.run_info.controls[0];
+    assert!(ctl.detection.worked, "{ctl:?}");
+    assert_eq!(ctl.escalations[0][0], 1000, "weak at the default delay first: {ctl:?}");
+    let wx = cells(&r, "node.fake.wx", Scenario::Race)[0];
+    let delay = race(wx).amplified.as_ref().and_then(|a| a.delay_us);
+    assert_eq!(delay, Some(4000), "the family races with the delay that worked: {wx:?}");
+    assert_eq!(race(wx).verdict, RaceVerdict::Exclusive, "{wx:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("amplified delay raised from 1000 µs"), "{stdout}");
 }

@@ -4,16 +4,29 @@
 //! `reports/<os>/results.json`, which the tool itself produced (where no baseline exists for
 //! the OS, only the structural checks run). Absent runtimes are skipped visibly, and fail in CI.
 
-use crate::common::{available, conformance, one_at_a_time, read_json, root};
+use crate::common::{available, conformance, one_at_a_time, read_json, read_results, root};
+use conformance::domain::{Scenario, TargetState};
+use conformance::report::model::{Cell, ModeRun, RaceResult, Results, SecondComerResult};
+use conformance::verdict::{Outcome, RaceMode, RaceVerdict};
 
 const HOSTILE: &str = "sp ace&amp %PATH% ^c !b! (p) 'q' `b` $d 日本語";
 /// The hostile name without `!` and `%`, which Wine's cmd re-expands inside variable values
 /// (the cmd probe refuses such paths under Wine; see `cmd_under_wine_refuses_bang_and_percent`).
 const HOSTILE_FOR_WINE_CMD: &str = "sp ace&amp ^c (p) 'q' `b` $d 日本語";
 
+/// The race verdicts that are failures (a run that shows one stops early: adaptive trials).
+const FAILURES: [RaceVerdict; 3] = [RaceVerdict::MultipleWinners, RaceVerdict::LostUpdate, RaceVerdict::NoWinner];
+
+/// A run as measured: results.json read back, and as JSON for the one fact the typed model
+/// cannot tell (whether a defaulted field was written: [`race_stats_are_complete`]).
+struct Measured {
+    r: Results,
+    json: serde_json::Value,
+}
+
 /// Measures `name` (extra flags in `extra`) and returns results.json; asserts the run
 /// matched the baseline.
-fn measure(name: &str, trials: &str, extra: &[&str]) -> serde_json::Value {
+fn measure(name: &str, trials: &str, extra: &[&str]) -> Measured {
     let out = tempfile::tempdir().unwrap();
     let fs_root = tempfile::tempdir().unwrap();
     let baseline = root().join("reports").join(std::env::consts::OS).join("results.json");
@@ -41,54 +54,64 @@ fn measure(name: &str, trials: &str, extra: &[&str]) -> serde_json::Value {
         assert!(stdout.contains(" 0 changed, 0 missing"), "{stdout}");
     }
     assert_only_scratch_used(fs_root.path());
-    read_json(&out.path().join("results.json"))
+    let file = out.path().join("results.json");
+    Measured { r: read_results(&file), json: read_json(&file) }
 }
 
 /// Every control attempt through the hostile folder acquired the name (calls the runtime lacks,
 /// `unsupported` with the reason, left out): the path reached the
 /// probe unaltered (an expanded `%PATH%` or a split at `&` would leave the name free).
-fn assert_paths_were_data(r: &serde_json::Value, name: &str) {
-    let cells = r["cells"].as_array().unwrap();
-    assert!(!cells.is_empty());
+fn assert_paths_were_data(r: &Results, name: &str) {
+    assert!(!r.cells.is_empty());
     // a call the runtime lacks (unsupported, with its reason) says nothing about the path, nor
     // does one given a kind of source it refuses (`File.Move` of a directory: rows of their own)
-    let controls: Vec<_> = cells
+    let controls: Vec<&Cell> = r
+        .cells
         .iter()
-        .filter(|c| c["target"] == "absent" && c["scenario"] == "second-comer" && c.get("source").is_none())
-        .filter(|c| c["result"]["outcome"] != "unsupported")
+        .filter(|c| c.target == TargetState::Absent && c.scenario == Scenario::SecondComer && c.source.is_none())
+        .filter(|c| c.outcome() != Some(Outcome::Unsupported))
         .collect();
-    let acquired = controls.iter().filter(|c| c["result"]["outcome"] == "acquired").count();
+    let acquired = controls.iter().filter(|c| c.outcome() == Some(Outcome::Acquired)).count();
     assert!(acquired * 10 >= controls.len() * 8, "{name}: only {acquired}/{} controls acquired", controls.len());
     for c in &controls {
-        if let Some(rel) = c["result"].get("relative") {
-            assert_eq!(rel["outcome"], c["result"]["outcome"], "{name}: relative and absolute paths disagree: {c}");
+        let s = second(c);
+        if let Some(rel) = &s.relative {
+            assert_eq!(rel.outcome, s.outcome, "{name}: relative and absolute paths disagree: {c:?}");
         }
     }
 }
 
+/// A second-comer cell's result.
+fn second(c: &Cell) -> &SecondComerResult {
+    c.second().unwrap_or_else(|| panic!("{} is no second comer: {c:?}", c.id))
+}
+
+/// A race cell's result.
+fn race(c: &Cell) -> &RaceResult {
+    c.race().unwrap_or_else(|| panic!("{} is no race: {c:?}", c.id))
+}
+
 /// Messages that quote the path show it byte for byte.
-fn assert_message_quotes_path(r: &serde_json::Value, variant: &str) {
+fn assert_message_quotes_path(r: &Results, variant: &str) {
     assert_message_quotes(r, variant, HOSTILE);
 }
 
-fn assert_message_quotes(r: &serde_json::Value, variant: &str, segment: &str) {
-    let c = r["cells"]
-        .as_array()
-        .unwrap()
+fn assert_message_quotes(r: &Results, variant: &str, segment: &str) {
+    let c = r
+        .cells
         .iter()
-        .find(|c| c["variant"] == variant && c["target"] == "file" && c["scenario"] == "second-comer")
+        .find(|c| c.variant == variant && c.target == TargetState::File && c.scenario == Scenario::SecondComer)
         .expect("cell");
-    let msg = c["result"]["error"]["raw"]["message"].as_str().unwrap_or_default();
+    let msg = second(c).error.as_ref().map_or("", |e| e.raw.message.as_str());
     assert!(msg.contains(segment), "{variant}: the raw message does not quote the hostile path: {msg}");
 }
 
 /// Whether this run amplified its races. On Linux under CI amplification is required (strace
 /// is installed by `.ci/install`): a run without it would rest on luck.
-fn amplified(r: &serde_json::Value) -> bool {
-    let why = &r["run_info"]["amplification"]["unavailable"];
-    if why.is_null() {
+fn amplified(r: &Results) -> bool {
+    let Some(why) = &r.run_info.amplification.unavailable else {
         return true;
-    }
+    };
     if cfg!(target_os = "linux") && std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
         panic!("amplified races unavailable in CI: {why} (run `bash .ci/install`)");
     }
@@ -96,82 +119,86 @@ fn amplified(r: &serde_json::Value) -> bool {
     false
 }
 
-fn race_stats_are_complete(r: &serde_json::Value, trials: u64) {
+fn race_stats_are_complete(m: &Measured, trials: usize) {
+    let r = &m.r;
     let amp = amplified(r);
-    for c in r["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["scenario"] == "race" && c["result"]["verdict"] != "unsupported")
-    {
+    for c in r.cells.iter().filter(|c| c.scenario == Scenario::Race && c.verdict() != Some(RaceVerdict::Unsupported)) {
+        let x = race(c);
+        let failed = |run: &Option<ModeRun>| run.as_ref().is_some_and(|m| FAILURES.contains(&m.verdict));
         // adaptive trials: the natural check runs first, and a failure there decides the cell
         // without an amplified race (said in amplified_unavailable)
-        let natural_failed = ["multiple-winners", "lost-update", "no-winner"]
-            .contains(&c["result"]["natural"]["verdict"].as_str().unwrap_or_default());
-        let skipped = amp && c["result"]["amplified"].is_null();
+        let natural_failed = failed(&x.natural);
+        let skipped = amp && x.amplified.is_none();
         if skipped {
-            assert!(natural_failed, "amplified skipped, but the natural race did not fail: {c}");
-            let why = c["result"]["amplified_unavailable"].as_str().unwrap_or_default();
-            assert!(why.starts_with("skipped where the natural race already showed the failure"), "{c}");
-            assert_eq!(c["result"]["decided_by"], "natural", "{c}");
+            assert!(natural_failed, "amplified skipped, but the natural race did not fail: {c:?}");
+            let why = x.amplified_unavailable.as_ref().map_or("", |w| w.text());
+            assert!(why.starts_with("skipped where the natural race already showed the failure"), "{c:?}");
+            assert_eq!(x.decided_by, RaceMode::Natural, "{c:?}");
         }
-        let modes: &[&str] = if amp && !skipped { &["natural", "amplified"] } else { &["natural"] };
-        for mode in modes {
-            let m = &c["result"][*mode]["stats"];
+        let modes: &[(&str, &Option<ModeRun>)] = if amp && !skipped {
+            &[("natural", &x.natural), ("amplified", &x.amplified)]
+        } else {
+            &[("natural", &x.natural)]
+        };
+        for &(mode, run) in modes {
+            let run = run.as_ref().unwrap_or_else(|| panic!("no {mode} run: {c:?}"));
+            let st = &run.stats;
             // adaptive trials: a run that showed a failure stops once every ordering had 5
             // trials; the natural run of a cell the amplified run disproved is the check that
             // ran first (10 per ordering, or fewer if it failed), and so is that of a cell the
             // amplified run found exclusive over all its trials; every other run has all its
             // trials
-            let failed = |mode: &str| {
-                ["multiple-winners", "lost-update", "no-winner"]
-                    .contains(&c["result"][mode]["verdict"].as_str().unwrap_or_default())
-            };
             // (a detection control is never exclusive amplified in a run these tests accept)
-            let settled = c["result"]["amplified"]["verdict"] == "exclusive"
-                && c["result"]["amplified"]["stats"]["trials"].as_u64() >= Some(trials);
-            let counted = m["trials"].as_u64().unwrap();
-            let orderings = c["result"][*mode]["orderings"].as_array().map_or(1, Vec::len) as u64;
-            if failed(mode) || (*mode == "natural" && failed("amplified")) {
-                assert!(counted >= (5 * orderings).min(trials) && counted <= trials, "{mode}: {c}");
-            } else if *mode == "natural" && settled {
-                assert_eq!(counted, (10 * orderings).min(trials), "{mode}: {c}");
-            } else if c["result"][*mode]["evidence"]
-                .as_str()
-                .is_some_and(|e| e.contains("entered their calls more than"))
-            {
+            let settled =
+                x.amplified.as_ref().is_some_and(|a| a.verdict == RaceVerdict::Exclusive && a.stats.trials >= trials);
+            let counted = st.trials;
+            let orderings = run.orderings.len().max(1);
+            if FAILURES.contains(&run.verdict) || (mode == "natural" && failed(&x.amplified)) {
+                assert!(counted >= (5 * orderings).min(trials) && counted <= trials, "{mode}: {c:?}");
+            } else if mode == "natural" && settled {
+                assert_eq!(counted, (10 * orderings).min(trials), "{mode}: {c:?}");
+            } else if run.evidence.as_deref().is_some_and(|e| e.contains("entered their calls more than")) {
                 // an amplified run stops after 50 loose trials in a row (a busy machine), and
                 // says so: fewer trials, a wider bound, never another verdict
-                assert!(counted < trials && *mode == "amplified", "{mode}: {c}");
+                assert!(counted < trials && mode == "amplified", "{mode}: {c:?}");
             } else {
-                assert_eq!(counted, trials, "{mode}: {c}");
+                assert_eq!(counted, trials, "{mode}: {c:?}");
             }
-            assert_eq!(m["contenders"], 3);
-            let hist: u64 = m["winners"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
-            assert_eq!(hist, counted, "winners histogram must cover every trial: {c}");
-            assert!(m["barrier_spread_us"]["p50"].as_f64().is_some(), "{c}");
-            assert!(m["multi_winner_upper95"].as_f64().is_some(), "{c}");
+            assert_eq!(st.contenders, 3);
+            let hist: usize = st.winners.values().sum();
+            assert_eq!(hist, counted, "winners histogram must cover every trial: {c:?}");
+            assert!(st.barrier_spread_us.is_some(), "{c:?}");
+            // the bound was written: the typed model reads a missing one as 1.0, so this one
+            // fact is read from the JSON
+            assert!(written_stats(&m.json, &c.id, mode)["multi_winner_upper95"].as_f64().is_some(), "{c:?}");
         }
         if amp && !skipped {
-            assert!(c["result"]["amplified_unavailable"].is_null(), "{c}");
+            assert!(x.amplified_unavailable.is_none(), "{c:?}");
         }
     }
+}
+
+/// The `stats` of the `mode` run of the cell `id`, as written in results.json.
+fn written_stats<'a>(json: &'a serde_json::Value, id: &str, mode: &str) -> &'a serde_json::Value {
+    let cells = json["cells"].as_array().expect("cells");
+    let c = cells.iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no cell {id} in results.json"));
+    &c["result"][mode]["stats"]
 }
 
 /// The run's own positive control: every family's check-then-create anti-pattern was caught
 /// (amplified where amplification ran: not significantly below 90% of its best ordering's
 /// trials), so its `exclusive` verdicts mean something; and no cell was demoted to a weak race.
-fn control_worked(r: &serde_json::Value, name: &str) {
+fn control_worked(r: &Results, name: &str) {
     let amp = amplified(r);
-    let controls = r["run_info"]["controls"].as_array().unwrap();
+    let controls = &r.run_info.controls;
     assert!(!controls.is_empty(), "{name}: no detection control ran");
     for c in controls {
-        assert_eq!(c["detection"]["worked"], true, "{name}: weak race: {c}");
+        assert!(c.detection.worked, "{name}: weak race: {c:?}");
         if amp {
-            assert_eq!(c["detection"]["mode"], "amplified", "{c}");
+            assert_eq!(c.detection.mode, RaceMode::Amplified, "{c:?}");
         }
     }
-    let weak: Vec<_> = r["cells"].as_array().unwrap().iter().filter(|c| !c["result"]["weak_race"].is_null()).collect();
+    let weak: Vec<&Cell> = r.cells.iter().filter(|c| c.race().is_some_and(|x| x.weak_race.is_some())).collect();
     assert!(weak.is_empty(), "{name}: weak races: {weak:?}");
 }
 
@@ -183,13 +210,13 @@ fn check_session_runtime(name: &str, quoting: &[&str]) {
     if !available(name) {
         return;
     }
-    let r = measure(name, "100", &[]);
-    assert_paths_were_data(&r, name);
+    let m = measure(name, "100", &[]);
+    assert_paths_were_data(&m.r, name);
     for v in quoting {
-        assert_message_quotes_path(&r, v);
+        assert_message_quotes_path(&m.r, v);
     }
-    race_stats_are_complete(&r, 100);
-    control_worked(&r, name);
+    race_stats_are_complete(&m, 100);
+    control_worked(&m.r, name);
 }
 
 #[test]
@@ -224,43 +251,45 @@ fn pwsh() {
         return;
     }
     // every call as a second comer, compared with the baseline
-    let r = measure("pwsh", "1", &["--scenario", "second-comer"]);
+    let r = measure("pwsh", "1", &["--scenario", "second-comer"]).r;
     assert_paths_were_data(&r, "pwsh");
     // races of four calls and the family's control, compared with the baseline (all 28 take
     // about a minute, too long beside the other tests); of these four two hold (FileStream,
     // New-Item), one replaces (Set-Content) and one reports success to every contender
     // (New-Item -Force on a directory)
     let races = "pwsh.FileStream.CreateNew,pwsh.New-Item.File,pwsh.Set-Content,pwsh.New-Item.Directory.Force";
-    let r = measure("pwsh", "50", &["--scenario", "race", "--variant", races]);
+    let r = measure("pwsh", "50", &["--scenario", "race", "--variant", races]).r;
     // the probe stamps with the system's monotonic clock on Linux: every natural race has a
     // barrier spread (a stamp off that clock by more than 1 µs would leave it unmeasured)
     if cfg!(target_os = "linux") {
-        for c in r["cells"].as_array().unwrap().iter().filter(|c| c["scenario"] == "race") {
-            let st = &c["result"]["natural"]["stats"];
-            assert!(st["barrier_spread_us"]["p50"].is_number(), "{c}");
-            assert!(st["barrier_spread_unmeasured"].is_null(), "{}", st["barrier_spread_unmeasured"]);
+        for c in r.cells.iter().filter(|c| c.scenario == Scenario::Race) {
+            let st = race(c).natural.as_ref().map(|n| &n.stats);
+            assert!(st.is_some_and(|st| st.barrier_spread_us.is_some()), "{c:?}");
+            let unmeasured = st.and_then(|st| st.barrier_spread_unmeasured.as_deref());
+            assert!(unmeasured.is_none(), "{unmeasured:?}");
         }
     }
     // the family's detection control is a check-then-create whose create replaces (Set-Content):
     // natural races catch it (35 of 50 trials of its best ordering here), so pwsh's exclusive
     // verdicts stand; the earlier control (Test-Path + New-Item, whose New-Item refuses by
     // itself) was caught in 0 of 100 and left every pwsh race too weak to tell
-    let cells = r["cells"].as_array().unwrap();
-    let control = cells.iter().find(|c| c["control"] == true && c["scenario"] == "race").expect("a control cell");
-    assert_eq!(control["variant"], "pwsh.Test-Path+Set-Content", "{control}");
-    if control["result"]["detection"]["worked"] != true {
+    let cells = &r.cells;
+    let control = cells.iter().find(|c| c.control && c.scenario == Scenario::Race).expect("a control cell");
+    assert_eq!(control.variant, "pwsh.Test-Path+Set-Content", "{control:?}");
+    let detection = race(control).detection.as_ref();
+    if !detection.is_some_and(|d| d.worked) {
         // on a machine kept very busy (here: the test suite beside three CPU loops on two
         // cores) the tracer's delays jitter, the control was caught in 15 of 20
         // amplified trials at 16 ms, and the family's races cannot decide: then no pwsh race
         // may say `exclusive`, each says it is weak instead
-        eprintln!("NOTE: pwsh's detection control was weak on this busy machine: {}", control["result"]["detection"]);
-        let races: Vec<_> = cells.iter().filter(|c| c["scenario"] == "race" && c["control"] != true).collect();
+        eprintln!("NOTE: pwsh's detection control was weak on this busy machine: {detection:?}");
+        let races: Vec<&Cell> = cells.iter().filter(|c| c.scenario == Scenario::Race && !c.control).collect();
         assert!(!races.is_empty());
         for c in races {
-            let verdict = &c["result"]["verdict"];
-            assert_ne!(verdict, "exclusive", "an exclusive verdict from a weak race: {c}");
-            if verdict == "inconclusive" {
-                assert!(c["result"]["weak_race"].as_str().is_some_and(|w| w.starts_with("weak race")), "{c}");
+            let x = race(c);
+            assert_ne!(x.verdict, RaceVerdict::Exclusive, "an exclusive verdict from a weak race: {c:?}");
+            if x.verdict == RaceVerdict::Inconclusive {
+                assert!(x.weak_race.as_deref().is_some_and(|w| w.starts_with("weak race")), "{c:?}");
             }
         }
         return;
@@ -270,10 +299,10 @@ fn pwsh() {
     if cfg!(target_os = "linux") && std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
         let amplified = cells
             .iter()
-            .filter(|c| c["scenario"] == "race" && c["result"]["verdict"] == "exclusive")
-            .filter(|c| c["result"]["amplified"]["stats"]["trials"].as_u64().unwrap_or(0) > 0)
+            .filter(|c| c.scenario == Scenario::Race && c.verdict() == Some(RaceVerdict::Exclusive))
+            .filter(|c| race(c).amplified.as_ref().is_some_and(|a| a.stats.trials > 0))
             .count();
-        assert!(amplified > 0, "no pwsh race was amplified: {}", serde_json::to_string(&control).unwrap());
+        assert!(amplified > 0, "no pwsh race was amplified: {control:?}");
     }
 }
 
@@ -287,7 +316,7 @@ fn cmd() {
         return;
     }
     let segment = if cfg!(windows) { HOSTILE } else { HOSTILE_FOR_WINE_CMD };
-    let r = measure("cmd", "1", &["--scenario", "second-comer", "--path-segment", segment]);
+    let r = measure("cmd", "1", &["--scenario", "second-comer", "--path-segment", segment]).r;
     assert_paths_were_data(&r, "cmd");
     let out = tempfile::tempdir().unwrap();
     // 20 trials: under Wine the loop driver makes them cheap; on Windows (one process per
@@ -298,25 +327,28 @@ fn cmd() {
         .arg(out.path())
         .assert()
         .success();
-    let r = read_json(&out.path().join("results.json"));
-    let race = |v: &str| r["cells"].as_array().unwrap().iter().find(|c| c["variant"] == v).unwrap().clone();
-    let mkdir = race("cmd.mkdir");
-    assert_eq!(mkdir["result"]["natural"]["verdict"], "exclusive", "{mkdir}");
+    let r = read_results(&out.path().join("results.json"));
+    let cell = |v: &str| r.cells.iter().find(|c| c.variant == v).unwrap();
+    let mkdir = cell("cmd.mkdir");
+    let x = race(mkdir);
+    let natural = x.natural.as_ref();
+    assert_eq!(natural.map(|n| n.verdict), Some(RaceVerdict::Exclusive), "{mkdir:?}");
     let trials = if cfg!(windows) { 4 } else { 20 };
-    assert_eq!(mkdir["result"]["natural"]["stats"]["trials"], trials);
+    assert_eq!(natural.map(|n| n.stats.trials), Some(trials));
     // with few trials the control may or may not be caught; the cell says which
-    match mkdir["result"]["verdict"].as_str().unwrap() {
-        "exclusive" => assert_eq!(mkdir["result"]["detection"]["worked"], true, "{mkdir}"),
-        "inconclusive" => {
-            assert!(mkdir["result"]["weak_race"].as_str().unwrap().starts_with("weak race: control caught"))
+    match x.verdict {
+        RaceVerdict::Exclusive => assert!(x.detection.as_ref().is_some_and(|d| d.worked), "{mkdir:?}"),
+        RaceVerdict::Inconclusive => {
+            assert!(x.weak_race.as_deref().unwrap().starts_with("weak race: control caught"))
         }
-        other => panic!("cmd.mkdir: {other}: {mkdir}"),
+        other => panic!("cmd.mkdir: {other:?}: {mkdir:?}"),
     }
     if cfg!(target_os = "linux") {
-        assert!(mkdir["result"]["amplified_unavailable"].as_str().unwrap().contains("not run for cmd"), "{mkdir}");
+        assert!(x.amplified_unavailable.as_ref().unwrap().text().contains("not run for cmd"), "{mkdir:?}");
     }
     // copy overwrites: with three contenders each trial has at least one later winner
-    assert_eq!(race("cmd.copy")["result"]["verdict"], "multiple-winners", "{}", race("cmd.copy"));
+    let copy = cell("cmd.copy");
+    assert_eq!(copy.verdict(), Some(RaceVerdict::MultipleWinners), "{copy:?}");
 }
 
 /// The persistent cmd driver under Wine (`src/exec/cmdloop.rs`): every cell says it was
@@ -346,50 +378,50 @@ fn cmd_loop_driver() {
             .arg(fs_root.path())
             .assert()
             .success();
-        read_json(&out.path().join("results.json"))
+        read_results(&out.path().join("results.json"))
     };
-    let second = run(&["-v", "cmd.mkdir,cmd.move.-Y", "--scenario", "second-comer", "--target", "file,absent"]);
+    let second_comers = run(&["-v", "cmd.mkdir,cmd.move.-Y", "--scenario", "second-comer", "--target", "file,absent"]);
     let races = run(&["-v", "cmd.mkdir,cmd.copy", "--scenario", "race", "-n", "30"]);
     let took = started.elapsed();
-    let cells: Vec<&serde_json::Value> =
-        [&second, &races].iter().flat_map(|r| r["cells"].as_array().unwrap().iter()).collect();
+    let cells: Vec<&Cell> = [&second_comers, &races].iter().flat_map(|r| r.cells.iter()).collect();
     for c in &cells {
-        assert_eq!(c["driver"], "loop", "every cell is measured by the loop, none fell back: {c}");
+        assert_eq!(c.driver.as_deref(), Some("loop"), "every cell is measured by the loop, none fell back: {c:?}");
     }
-    let cell = |v: &str, scenario: &str, target: &str| {
+    let cell = |v: &str, scenario: Scenario, target: TargetState| {
         *cells
             .iter()
-            .find(|c| c["variant"] == v && c["scenario"] == scenario && c["target"] == target)
-            .unwrap_or_else(|| panic!("no cell {v} {scenario} {target}"))
+            .find(|c| c.variant == v && c.scenario == scenario && c.target == target)
+            .unwrap_or_else(|| panic!("no cell {v} {scenario:?} {target:?}"))
     };
     // second comers: the message is this attempt's console output only
-    let refused = cell("cmd.mkdir", "second-comer", "file");
-    assert_eq!(refused["result"]["outcome"], "refused", "{refused}");
-    let msg = refused["result"]["error"]["raw"]["message"].as_str().unwrap();
+    let refused = cell("cmd.mkdir", Scenario::SecondComer, TargetState::File);
+    assert_eq!(refused.outcome(), Some(Outcome::Refused), "{refused:?}");
+    let msg = &second(refused).error.as_ref().expect("an error").raw.message;
     assert!(msg.contains("exists") && !msg.contains("probe: end of attempt"), "{msg}");
-    assert_eq!(cell("cmd.mkdir", "second-comer", "absent")["result"]["outcome"], "acquired");
+    assert_eq!(cell("cmd.mkdir", Scenario::SecondComer, TargetState::Absent).outcome(), Some(Outcome::Acquired));
     // a prompt is answered, the loop is replaced, and the next attempts work (relative too)
-    let prompted = cell("cmd.move.-Y", "second-comer", "file");
-    assert_eq!(prompted["result"]["outcome"], "prompted", "{prompted}");
-    assert!(prompted["evidence"].as_str().unwrap().contains("(Yes|No)"), "{prompted}");
-    assert_eq!(prompted["result"]["relative"]["outcome"], "prompted", "{prompted}");
-    let after = &cell("cmd.move.-Y", "second-comer", "absent")["result"];
-    assert_eq!((&after["outcome"], &after["relative"]["outcome"]), (&"acquired".into(), &"acquired".into()), "{after}");
+    let prompted = cell("cmd.move.-Y", Scenario::SecondComer, TargetState::File);
+    assert_eq!(prompted.outcome(), Some(Outcome::Prompted), "{prompted:?}");
+    assert!(prompted.evidence.as_deref().unwrap().contains("(Yes|No)"), "{prompted:?}");
+    let relative = |c: &Cell| second(c).relative.as_ref().map(|r| r.outcome);
+    assert_eq!(relative(prompted), Some(Outcome::Prompted), "{prompted:?}");
+    let after = cell("cmd.move.-Y", Scenario::SecondComer, TargetState::Absent);
+    assert_eq!((after.outcome(), relative(after)), (Some(Outcome::Acquired), Some(Outcome::Acquired)), "{after:?}");
     // races: counted trials, a measured barrier spread, verdicts that cannot flip by chance
-    for (v, verdict) in [("cmd.mkdir", "exclusive"), ("cmd.copy", "multiple-winners")] {
-        let race = cell(v, "race", "absent");
-        let nat = &race["result"]["natural"];
-        assert_eq!(nat["verdict"], verdict, "{race}");
+    for (v, verdict) in [("cmd.mkdir", RaceVerdict::Exclusive), ("cmd.copy", RaceVerdict::MultipleWinners)] {
+        let c = cell(v, Scenario::Race, TargetState::Absent);
+        let nat = race(c).natural.as_ref().unwrap_or_else(|| panic!("no natural run: {c:?}"));
+        assert_eq!(nat.verdict, verdict, "{c:?}");
         // adaptive trials: a race that showed multiple winners stops once every ordering had 5
-        let counted = nat["stats"]["trials"].as_u64().unwrap();
+        let counted = nat.stats.trials;
         match verdict {
-            "exclusive" => assert_eq!(counted, 30, "{race}"),
-            _ => assert!((5..=30).contains(&counted), "{race}"),
+            RaceVerdict::Exclusive => assert_eq!(counted, 30, "{c:?}"),
+            _ => assert!((5..=30).contains(&counted), "{c:?}"),
         }
-        let spread = &nat["stats"]["barrier_spread_us"]["p50"];
-        let p50 = spread.as_f64().unwrap_or_else(|| panic!("no barrier spread: {race}"));
+        let spread = nat.stats.barrier_spread_us.as_ref();
+        let p50 = spread.map(|s| s.p50).unwrap_or_else(|| panic!("no barrier spread: {c:?}"));
         assert!((0.0..1e6).contains(&p50), "a spread under a second: {p50} µs");
-        assert!(nat["trials_per_second"].as_f64().unwrap() > 0.0, "{race}");
+        assert!(nat.trials_per_second.unwrap() > 0.0, "{c:?}");
     }
     eprintln!("cmd loop driver test: {} cells in {:.1} s", cells.len(), took.as_secs_f64());
     assert_only_scratch_used(fs_root.path());
@@ -397,7 +429,7 @@ fn cmd_loop_driver() {
 
 /// Runs cmd's `cmd.mkdir` second comer on an absent target with `extra` flags (the path under
 /// test) and returns its one cell and the --fs-root folder.
-fn cmd_mkdir_on_absent(extra: &[&str]) -> (serde_json::Value, tempfile::TempDir) {
+fn cmd_mkdir_on_absent(extra: &[&str]) -> (Cell, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
     let fs_root = tempfile::tempdir().unwrap();
     conformance()
@@ -409,8 +441,8 @@ fn cmd_mkdir_on_absent(extra: &[&str]) -> (serde_json::Value, tempfile::TempDir)
         .arg(fs_root.path())
         .assert()
         .success();
-    let r = read_json(&out.path().join("results.json"));
-    (r["cells"][0].clone(), fs_root)
+    let r = read_results(&out.path().join("results.json"));
+    (r.cells.into_iter().next().expect("a cell"), fs_root)
 }
 
 /// After a run, `fs_root` is empty: the scratch folder was removed and nothing was written
@@ -431,12 +463,12 @@ fn cmd_under_wine_refuses_bang_and_percent() {
     }
     let (c, fs_root) = cmd_mkdir_on_absent(&["--hostile-paths"]);
     if cfg!(windows) {
-        assert_eq!(c["result"]["outcome"], "acquired", "{c}");
+        assert_eq!(c.outcome(), Some(Outcome::Acquired), "{c:?}");
     } else {
-        assert_eq!(c["result"]["outcome"], "unsupported", "{c}");
-        assert!(c["evidence"].as_str().unwrap().contains("exclamation mark or a percent sign"), "{c}");
+        assert_eq!(c.outcome(), Some(Outcome::Unsupported), "{c:?}");
+        assert!(c.evidence.as_deref().unwrap().contains("exclamation mark or a percent sign"), "{c:?}");
         // the relative path has no `!` or `%`, and is taken
-        assert_eq!(c["result"]["relative"]["outcome"], "acquired", "{c}");
+        assert_eq!(second(&c).relative.as_ref().map(|r| r.outcome), Some(Outcome::Acquired), "{c:?}");
     }
     assert_only_scratch_used(fs_root.path());
 }
@@ -445,11 +477,13 @@ fn cmd_under_wine_refuses_bang_and_percent() {
 #[cfg(target_os = "linux")]
 fn baseline_is_the_tools_own_output() {
     let p = root().join("reports").join("linux").join("results.json");
-    let r = read_json(std::path::Path::new(&p));
-    assert_eq!(r["schema"], 3);
-    assert!(r["run_info"]["amplification"]["unavailable"].is_null(), "the baseline must be amplified");
-    assert!(r["run_info"]["harness_version"].is_string());
-    assert!(r["cells"].as_array().unwrap().len() > 300);
+    // the schema as written: the reader brings older schemas up to the current one, so this
+    // one fact is read from the JSON
+    assert_eq!(read_json(&p)["schema"], 3);
+    let r = read_results(&p);
+    assert!(r.run_info.amplification.unavailable.is_none(), "the baseline must be amplified");
+    // (its harness_version is a string: a file without one does not read back as `Results`)
+    assert!(r.cells.len() > 300);
 }
 
 /// A folder name Win32 cannot hold as written is refused before cmd starts: Wine strips the
@@ -463,15 +497,12 @@ fn cmd_refuses_names_win32_cannot_hold() {
         return;
     }
     let (c, fs_root) = cmd_mkdir_on_absent(&["--path-segment", "dot."]);
-    assert_eq!(c["variant"], "cmd.mkdir", "{c}");
-    assert_eq!(c["result"]["outcome"], "unsupported", "{c}");
-    let evidence = c["evidence"].as_str().unwrap_or_default();
-    assert!(evidence.contains("'dot.'") && evidence.contains("ends in a dot"), "{c}");
-    if !c["result"]["relative"].is_null() {
-        assert_eq!(
-            c["result"]["relative"]["outcome"], "unsupported",
-            "the relative repeat runs inside 'dot.' too: {c}"
-        );
+    assert_eq!(c.variant, "cmd.mkdir", "{c:?}");
+    assert_eq!(c.outcome(), Some(Outcome::Unsupported), "{c:?}");
+    let evidence = c.evidence.as_deref().unwrap_or_default();
+    assert!(evidence.contains("'dot.'") && evidence.contains("ends in a dot"), "{c:?}");
+    if let Some(rel) = &second(&c).relative {
+        assert_eq!(rel.outcome, Outcome::Unsupported, "the relative repeat runs inside 'dot.' too: {c:?}");
     }
     assert_only_scratch_used(fs_root.path());
 }
@@ -497,7 +528,7 @@ fn entries(dir: &std::path::Path, prefixes: &[&str]) -> std::collections::BTreeS
 /// `prefixes`, to `/tmp` (where runtimes that ignore `TMPDIR` write); the scratch is gone too.
 /// Returns results.json.
 #[cfg(unix)]
-fn run_leaves_no_temp_files(args: &[&str], prefixes: &[&str]) -> serde_json::Value {
+fn run_leaves_no_temp_files(args: &[&str], prefixes: &[&str]) -> Results {
     let tmp = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let fs_root = tempfile::tempdir().unwrap();
@@ -518,7 +549,7 @@ fn run_leaves_no_temp_files(args: &[&str], prefixes: &[&str]) -> serde_json::Val
     let written: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|e| e.path()).collect();
     assert!(written.is_empty(), "the run wrote to the inherited TMPDIR: {written:?}");
     assert_only_scratch_used(fs_root.path());
-    read_json(&out.path().join("results.json"))
+    read_results(&out.path().join("results.json"))
 }
 
 /// A CoreCLR probe the harness kills leaves no debugger FIFOs (`clr-debug-pipe-*`) or
@@ -538,9 +569,10 @@ fn coreclr_killed_probes_leave_no_pipes() {
     let r = run_leaves_no_temp_files(
         &[&race[..], &held_past_timeout[..]].concat(),
         &["clr-debug-pipe-", "dotnet-diagnostic-"],
-    )
-    .to_string();
-    // the probes really were killed: the held handle outlived the attempt timeout
+    );
+    // the probes really were killed: the held handle outlived the attempt timeout (said
+    // anywhere in the results: a cell's or a run's evidence, an error)
+    let r = serde_json::to_string(&r).unwrap();
     assert!(r.contains("no result within"), "no attempt timed out, so no probe was killed: {r}");
 }
 
@@ -561,7 +593,7 @@ fn cmd_under_wine_leaves_no_server_folder() {
         &["wine-", ".wine-"],
     );
     // and cmd still works with the server in the scratch: the control acquires
-    let c = &r["cells"][0];
-    assert_eq!(c["result"]["outcome"], "acquired", "{c}");
-    assert_eq!(c["result"]["relative"]["outcome"], "acquired", "{c}");
+    let c = r.cells.first().expect("a cell");
+    assert_eq!(c.outcome(), Some(Outcome::Acquired), "{c:?}");
+    assert_eq!(second(c).relative.as_ref().map(|r| r.outcome), Some(Outcome::Acquired), "{c:?}");
 }

@@ -92,9 +92,9 @@ const COLD_TRIALS: usize = 2;
 pub enum Sweep {
     /// These offsets in µs (contender `i` released `i × offset` after contender 0).
     Fixed(Vec<u64>),
-    /// 0 and the median release spread of the warm-up trials after the cold ones (rounded up
-    /// to 10 µs; see [`NATURAL_AUTO_WARMUP_TRIALS`]): natural races, whose contenders are then
-    /// about one release spread apart. Only 0 where the probes give no µs stamps (cmd).
+    /// 0 and the median release spread of the warm-up trials after the cold ones (5 warm-up
+    /// trials, the first 2 left out; rounded up to 10 µs): natural races, whose contenders are
+    /// then about one release spread apart. Only 0 where the probes give no µs stamps (cmd).
     NaturalAuto,
 }
 

@@ -26,23 +26,17 @@ use std::time::Instant;
 pub const CLAIM_TRIALS: usize = 5;
 
 /// The claim scenario for the engine: `--workers` workers per item.
-pub(super) const RUNNER: handoff::Runner = handoff::Runner {
-    scenario: Scenario::Claim,
-    slots: |o| o.runs(Scenario::Claim).then_some(o.sizes.workers),
-    measure: measure_claim,
-};
+pub(super) const RUNNER: handoff::Runner =
+    handoff::Runner { scenario: Scenario::Claim, slots: |o| o.sizes.workers, measure: measure_claim };
 
 /// Measures a batch of claim recipes ([`handoff::measure_recipes`]) with the run's
-/// [`HandoffSizes`]; nothing when the run has none.
+/// [`HandoffSizes`].
 fn measure_claim(
     batch: &handoff::Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    if !m.opts.runs(Scenario::Claim) {
-        return Vec::new();
-    }
     let o = m.opts.sizes;
     handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
         claim_recipe(pool, recipe, style, o, m)

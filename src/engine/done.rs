@@ -50,23 +50,17 @@ pub const PAUSE_AT_US: u64 = 5_000;
 pub const PAUSE_US: u64 = 60_000;
 
 /// The done-marker scenario for the engine: a writer and a consumer per item.
-pub(super) const RUNNER: handoff::Runner = handoff::Runner {
-    scenario: Scenario::DoneMarker,
-    slots: |o| o.runs(Scenario::DoneMarker).then_some(DONE_SLOTS),
-    measure: measure_done,
-};
+pub(super) const RUNNER: handoff::Runner =
+    handoff::Runner { scenario: Scenario::DoneMarker, slots: |_| DONE_SLOTS, measure: measure_done };
 
 /// Measures a batch of done-marker recipes ([`handoff::measure_recipes`]) with the run's
-/// data size (`--size`); nothing when the scenario does not run.
+/// data size (`--size`).
 fn measure_done(
     batch: &handoff::Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    if !m.opts.runs(Scenario::DoneMarker) {
-        return Vec::new();
-    }
     let size = m.opts.sizes.size;
     handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
         done_recipe(pool, recipe, style, size, m)

@@ -33,9 +33,9 @@ use std::time::Instant;
 pub(super) struct Runner {
     /// The scenario.
     pub scenario: Scenario,
-    /// The probes one of its items needs under `opts` (writer and readers, workers…); `None`
-    /// when the scenario does not run.
-    pub slots: fn(&Options) -> Option<usize>,
+    /// The probes one of its items needs under `opts` (writer and readers, workers…). Asked
+    /// only of scenarios that run: the cell list holds no recipe of any other.
+    pub slots: fn(&Options) -> usize,
     /// Measures a batch of its recipes ([`measure_recipes`] with the scenario's own recipe
     /// runner).
     pub measure: MeasureBatch,

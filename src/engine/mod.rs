@@ -148,7 +148,7 @@ pub fn measure(
         families.push((family, fam, pools, races));
     }
     let recipes = crate::cells::recipes_by_scenario(cells);
-    let slots = recipes.iter().filter_map(|(s, _)| handoff::runner(*s).and_then(|r| (r.slots)(opts))).max();
+    let slots = recipes.iter().filter_map(|(s, _)| handoff::runner(*s).map(|r| (r.slots)(opts))).max();
     // the hand-offs run in probes of the runtime's first family: where that family's race
     // pools are processes, as many as the hand-offs need, they are kept for them instead of
     // starting as many probes again (a PowerShell start costs about a second of CPU here)
@@ -317,7 +317,7 @@ pub fn measure(
         }
         for (scenario, recipes) in &recipes {
             let Some(runner) = handoff::runner(*scenario).filter(|_| !stop(&out)) else { break };
-            let slots = (runner.slots)(opts).unwrap_or(0);
+            let slots = (runner.slots)(opts);
             let found = (runner.measure)(&handoff::Batch { rt, recipes, slots }, pools, m, on_finding);
             for f in found {
                 check(&f, &mut out, m.scratch.root());

@@ -24,23 +24,17 @@ use std::path::Path;
 use std::time::Instant;
 
 /// The publish scenario for the engine: a writer and `--readers` readers per item.
-pub(super) const RUNNER: handoff::Runner = handoff::Runner {
-    scenario: Scenario::Publish,
-    slots: |o| o.runs(Scenario::Publish).then_some(1 + o.sizes.readers),
-    measure: measure_publish,
-};
+pub(super) const RUNNER: handoff::Runner =
+    handoff::Runner { scenario: Scenario::Publish, slots: |o| 1 + o.sizes.readers, measure: measure_publish };
 
 /// Measures a batch of publish recipes ([`handoff::measure_recipes`]) with the run's
-/// [`HandoffSizes`]; nothing when the run has none.
+/// [`HandoffSizes`].
 fn measure_publish(
     batch: &handoff::Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    if !m.opts.runs(Scenario::Publish) {
-        return Vec::new();
-    }
     let p = m.opts.sizes;
     handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
         publish_recipe(pool, recipe, style, p, m)

@@ -120,12 +120,14 @@ impl Sweep {
     /// contender's fault).
     fn offsets(&self, warmup_spreads: &[Option<f64>]) -> Vec<u64> {
         let stamped = |skip: usize| warmup_spreads.iter().skip(skip).flatten().copied().collect::<Vec<f64>>();
+        let warm = || match stamped(COLD_TRIALS) {
+            none if none.is_empty() => stamped(0),
+            warm => warm,
+        };
         match self {
             Sweep::Fixed(v) if !v.is_empty() => v.clone(),
             Sweep::Fixed(_) => vec![0],
-            Sweep::NaturalAuto => match crate::verdict::spread(
-                &mut Some(stamped(COLD_TRIALS)).filter(|warm| !warm.is_empty()).unwrap_or_else(|| stamped(0)),
-            ) {
+            Sweep::NaturalAuto => match crate::verdict::spread(&mut warm()) {
                 // no µs stamps (cmd): nothing to size an offset by, so released together only
                 None => vec![0],
                 Some(s) => vec![0, ((s.p50 / 10.0).ceil() as u64 * 10).max(10)],

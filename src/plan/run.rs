@@ -100,9 +100,10 @@ impl RunPlan {
         });
         // thread runs measure second comers and races only: the hand-offs race processes
         let threads = a.contender_kind == crate::cli::ContenderKindArg::Thread;
-        let wants = |s: Scenario| a.scenario.iter().any(|x| *x == ScenarioArg::One(s) || *x == ScenarioArg::All);
-        let handoff =
-            |s: Scenario| a.scenario.iter().any(|x| *x == ScenarioArg::One(s) || (*x == ScenarioArg::All && !threads));
+        let named = |s: Scenario| a.scenario.contains(&ScenarioArg::One(s));
+        let all = a.scenario.contains(&ScenarioArg::All);
+        let wants = |s: Scenario| named(s) || all;
+        let handoff = |s: Scenario| named(s) || (all && !threads);
         let shape = Shape {
             contenders: a.contenders as usize,
             trials,

@@ -367,7 +367,8 @@ pub struct RunArgs {
     /// Scenarios to run; comma-separated or repeated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     pub scenario: Vec<ScenarioArg>,
-    /// Claim scenario: workers (separate processes) taking items.
+    /// Claim scenario: workers (separate processes) taking items; lease scenario: takers of
+    /// the stale lease.
     #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub workers: u32,
     /// Publish: files published per recipe (one trial each); claim: items in incoming/ per trial.

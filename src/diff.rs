@@ -9,7 +9,6 @@
 //! and a hand-off cell one of whose failure counters changed materially (Fisher's exact test
 //! of, e.g., torn reads over reads, p < [`crate::stats::SIGNIFICANT_P`]).
 
-use crate::verdict::counter;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -170,17 +169,6 @@ impl Report {
     }
 }
 
-/// A hand-off failure counter and the count it is out of.
-const FAILURE_COUNTERS: [(&str, &str); 7] = [
-    (counter::TORN_READS, counter::READS),
-    (counter::MISSING, counter::READER_ITEMS),
-    (counter::DAMAGED_TARGETS, counter::PUBLISHED),
-    (counter::DUPLICATE_CLAIMS, counter::ITEMS),
-    (counter::LOST_ITEMS, counter::ITEMS),
-    (counter::PREMATURE_CONSUMES, counter::CONSUMED),
-    (counter::NEVER_CONSUMED, counter::ITEMS),
-];
-
 /// The failure counters of two hand-off cells that differ materially (Fisher's exact test,
 /// p < [`crate::stats::SIGNIFICANT_P`]), as `torn_reads 0/4888 → 120/4890`; empty when none
 /// does or a cell has no counts.
@@ -190,7 +178,8 @@ pub fn counters_differ(a: &Cell, b: &Cell) -> Vec<String> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (fail, of) in FAILURE_COUNTERS {
+    let failures = crate::report::handoff::words(a.scenario).map_or(&[][..], |w| w.failures);
+    for &(fail, of) in failures {
         let (Some(&fa), Some(&fb)) = (x.counters.get(fail), y.counters.get(fail)) else { continue };
         let (ta, tb) = (x.counters.get(of).copied().unwrap_or(0), y.counters.get(of).copied().unwrap_or(0));
         if ta == 0 || tb == 0 || fa == fb {

@@ -247,15 +247,24 @@ pub enum Scenario {
     /// A consumer waits for a data file to be complete, by a marker or by stability
     /// (`docs/HANDOFF.md`).
     DoneMarker,
+    /// Contenders find a stale lease (its holder gone) and take it over by a recipe
+    /// (`docs/HANDOFF.md`).
+    Lease,
 }
 
 impl Scenario {
     /// The hand-off scenarios, in the order a run measures them and the reports show them.
-    pub const HANDOFFS: [Scenario; 3] = [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim];
+    pub const HANDOFFS: [Scenario; 4] = [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim, Scenario::Lease];
 
     /// Every scenario: the two of a matrix row, then [`Scenario::HANDOFFS`].
-    pub const ALL: [Scenario; 5] =
-        [Scenario::SecondComer, Scenario::Race, Scenario::Publish, Scenario::DoneMarker, Scenario::Claim];
+    pub const ALL: [Scenario; 6] = [
+        Scenario::SecondComer,
+        Scenario::Race,
+        Scenario::Publish,
+        Scenario::DoneMarker,
+        Scenario::Claim,
+        Scenario::Lease,
+    ];
 
     /// True for a hand-off scenario ([`Scenario::HANDOFFS`]): its cells measure recipes and
     /// hold counters, not a row's outcomes.
@@ -276,6 +285,19 @@ impl Scenario {
             Scenario::Publish => "publish",
             Scenario::Claim => "claim",
             Scenario::DoneMarker => "done-marker",
+            Scenario::Lease => "lease",
+        }
+    }
+
+    /// The id prefix of the scenario's recipes (`matrices/handoff/recipes.toml`): its name,
+    /// `done` for done-marker (ids stay short); `None` for a scenario without recipes.
+    pub fn recipe_prefix(self) -> Option<&'static str> {
+        match self {
+            Scenario::Publish => Some("publish"),
+            Scenario::Claim => Some("claim"),
+            Scenario::DoneMarker => Some("done"),
+            Scenario::Lease => Some("lease"),
+            Scenario::SecondComer | Scenario::Race => None,
         }
     }
 
@@ -289,6 +311,7 @@ impl Scenario {
             Scenario::DoneMarker => {
                 "A consumer waits for a data file to be complete, by a marker or by stability (hand-off)"
             }
+            Scenario::Lease => "Contenders take over a stale lease by each recipe (hand-off)",
         }
     }
 }

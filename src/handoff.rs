@@ -54,6 +54,17 @@ pub enum TempPlace {
     OtherVolume,
 }
 
+/// What a lease recipe's lock is: the stale lease the harness leaves behind is of this kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockKind {
+    /// A file holding the lease record (JSON: `ownerId`, `pid`, `acquiredAt`, `expiresAt`, …).
+    #[default]
+    File,
+    /// A directory, holding the lease record in its file `owner`.
+    Dir,
+}
+
 /// One recipe of a hand-off scenario, as `matrices/handoff/recipes.toml` gives it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -73,6 +84,9 @@ pub struct Recipe {
     /// Publish recipes: where the temp file goes.
     #[serde(default)]
     pub temp: TempPlace,
+    /// Lease recipes: what the lock is.
+    #[serde(default)]
+    pub lock: LockKind,
 }
 
 /// The file of `matrices/handoff/recipes.toml`.
@@ -82,26 +96,15 @@ struct RecipeFile {
     recipe: Vec<Recipe>,
 }
 
-/// The id prefix of `scenario`'s recipes: the scenario's name, `done` for done-marker (ids
-/// stay short); `None` for a scenario without recipes.
-pub fn id_prefix(scenario: Scenario) -> Option<&'static str> {
-    match scenario {
-        Scenario::Publish => Some("publish"),
-        Scenario::Claim => Some("claim"),
-        Scenario::DoneMarker => Some("done"),
-        Scenario::SecondComer | Scenario::Race => None,
-    }
-}
-
 /// Parses and checks recipe data (`text`, the TOML of `matrices/handoff/recipes.toml`).
 ///
 /// Errors: the TOML error, or the first recipe that breaks a rule — its id must start with its
-/// scenario's [`id_prefix`] and a dot and appear once; `consumer` is a done-marker setting and
-/// `temp` a publish one.
+/// scenario's [`Scenario::recipe_prefix`] and a dot and appear once; `consumer` is a done-marker setting,
+/// `temp` a publish one and `lock` a lease one.
 pub fn parse_recipes(text: &str) -> Result<Vec<Recipe>, String> {
     let file: RecipeFile = toml::from_str(text).map_err(|e| e.to_string())?;
     for (i, r) in file.recipe.iter().enumerate() {
-        let Some(prefix) = id_prefix(r.scenario) else {
+        let Some(prefix) = r.scenario.recipe_prefix() else {
             return Err(format!("{}: scenario {} has no recipes", r.id, r.scenario.as_str()));
         };
         if !r.id.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.') && rest.len() > 1) {
@@ -115,6 +118,9 @@ pub fn parse_recipes(text: &str) -> Result<Vec<Recipe>, String> {
         }
         if r.temp != TempPlace::default() && r.scenario != Scenario::Publish {
             return Err(format!("{}: `temp` is a publish setting", r.id));
+        }
+        if r.lock != LockKind::default() && r.scenario != Scenario::Lease {
+            return Err(format!("{}: `lock` is a lease setting", r.id));
         }
     }
     Ok(file.recipe)
@@ -185,7 +191,7 @@ pub fn framed(token: &str, size: usize) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::{framed, parse_recipes, ConsumerRule, Recipe, Scenario, TempPlace};
+    use super::{framed, parse_recipes, ConsumerRule, LockKind, Recipe, Scenario, TempPlace};
 
     #[test]
     fn framed_content_matches_the_probes_rule() {
@@ -199,6 +205,9 @@ mod tests {
         assert_eq!(Recipe::of(Scenario::Publish).count(), 3);
         assert_eq!(Recipe::of(Scenario::Claim).count(), 3);
         assert_eq!(Recipe::of(Scenario::DoneMarker).count(), 4);
+        assert_eq!(Recipe::of(Scenario::Lease).count(), 5);
+        assert_eq!(Recipe::find("lease.dir-mtime").map(|r| r.lock), Some(LockKind::Dir));
+        assert_eq!(Recipe::find("lease.breaker").map(|r| r.lock), Some(LockKind::File));
         assert_eq!(Recipe::find("done.size-stable").map(|r| r.consumer), Some(ConsumerRule::SizeStable));
         assert_eq!(Recipe::find("publish.temp-rename").map(|r| r.temp), Some(TempPlace::Beside));
     }
@@ -213,6 +222,7 @@ mod tests {
             ("id = \"race.x\"\nscenario = \"race\"", "race.x: scenario race has no recipes"),
             ("id = \"claim.x\"\nscenario = \"claim\"\nconsumer = \"size-stable\"", "a done-marker setting"),
             ("id = \"claim.x\"\nscenario = \"claim\"\ntemp = \"other-volume\"", "a publish setting"),
+            ("id = \"claim.x\"\nscenario = \"claim\"\nlock = \"dir\"", "a lease setting"),
             ("id = \"claim.x\"\nscenario = \"claim\"\nspeed = 1", "unknown field `speed`"),
         ] {
             let e = one(fields).unwrap_err();

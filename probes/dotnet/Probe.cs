@@ -475,6 +475,11 @@ static class Recipes
         "claim.rename-claim",
         "claim.list-then-open",
         "claim.exclusive-marker",
+        "lease.mtime-delete-create",
+        "lease.expires-delete-create",
+        "lease.rename-aside",
+        "lease.breaker",
+        "lease.dir-mtime",
     };
 
     // At most this many raw errors travel in a result's errors_sample.
@@ -509,6 +514,15 @@ static class Recipes
             case "claim.rename-claim": return ClaimWorker("rename", req);
             case "claim.list-then-open": return ClaimWorker("list-then-open", req);
             case "claim.exclusive-marker": return ClaimWorker("marker", req);
+            case "lease.mtime-delete-create": return LeaseTaker("mtime", req);
+            case "lease.expires-delete-create": return LeaseTaker("expires", req);
+            case "lease.rename-aside": return LeaseTaker("rename-aside", req);
+            case "lease.breaker": return LeaseTaker("breaker", req);
+            case "lease.dir-mtime":
+                // Directory.CreateDirectory succeeds on an existing directory (its docs: "Creates all
+                // directories and subdirectories in the specified path unless they already exist"),
+                // so .NET has no mkdir that refuses, which a directory lock needs
+                throw new Unsupported("lease.dir-mtime needs a mkdir that refuses an existing directory; .NET's Directory.CreateDirectory does not");
             default: throw new Unsupported("unknown recipe " + name);
         }
     }
@@ -899,6 +913,175 @@ static class Recipes
                 outFs.Dispose();
             }
             return end(null, null);
+        };
+    }
+
+    // ---- lease takers --------------------------------------------------------------------
+
+    // True for the IOException a create of an existing name throws: errno EEXIST (17) on
+    // CoreCLR on Unix, ERROR_FILE_EXISTS (80) or ERROR_ALREADY_EXISTS (183) in the HResult's
+    // low word on Mono and on Windows.
+    static bool IsExists(Exception e)
+    {
+        if (!(e is IOException) || e is FileNotFoundException || e is DirectoryNotFoundException) return false;
+        int low = e.HResult & 0xFFFF;
+        return e.HResult == 17 || low == 80 || low == 183;
+    }
+
+    // The lease record at `path`: null when there is none; `unreadable` set when it does not
+    // parse as a JSON object.
+    static Dictionary<string, object> ReadLease(string path, out bool unreadable)
+    {
+        unreadable = false;
+        string text;
+        try { text = File.ReadAllText(path); }
+        catch (FileNotFoundException) { return null; }
+        try
+        {
+            var d = Json.Parse(text) as Dictionary<string, object>;
+            if (d == null) unreadable = true;
+            return d;
+        }
+        catch (FormatException) { unreadable = true; return null; }
+    }
+
+    static string OwnerOf(Dictionary<string, object> record)
+    {
+        object v;
+        return record != null && record.TryGetValue("ownerId", out v) ? v as string : null;
+    }
+
+    static bool Expired(Dictionary<string, object> record)
+    {
+        object v;
+        if (!record.TryGetValue("expiresAt", out v) || !(v is JsonNumber)) return false;
+        double at;
+        try { at = ((JsonNumber)v).ToDouble(); }
+        catch (Exception) { return false; }
+        return at <= DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+    }
+
+    // The lease takers of session.mjs (leaseTaker), with the calls a C# integrator would use:
+    // FileInfo's Exists and LastWriteTimeUtc for the mtime check (File.GetLastWriteTimeUtc
+    // answers 1601-01-01 for a missing file instead of failing), File.ReadAllText for the
+    // record, File.Delete (which succeeds on a missing file), FileMode.CreateNew for the
+    // exclusive create, File.Move (no overwrite) to rename aside and to put a live lease back
+    // (.NET has no link call). A taker that believes it took the lease writes its token to
+    // params.held (CreateNew) and keeps the lease. counters: acquired, fresh, unreadable,
+    // restore_failed. Steps: check, delete, rename, recheck, restore, breaker, unbreak, create,
+    // held.
+    static RecipeRun LeaseTaker(string method, RecipeRequest req)
+    {
+        string lease = StringParam(req, "lease", null);
+        string held = StringParam(req, "held", null);
+        if (lease == null || held == null) throw new Unsupported("a lease taker needs params.lease and params.held");
+        long staleMs = IntParam(req, "stale_ms", 0, 1, 86400000, "params.stale_ms must be an integer from 1 to 86400000");
+        long ttlMs = IntParam(req, "ttl_ms", 0, 1, 86400000, "params.ttl_ms must be an integer from 1 to 86400000");
+        if (staleMs == 0 || ttlMs == 0) throw new Unsupported("params.stale_ms must be an integer from 1 to 86400000");
+        return () =>
+        {
+            long acquired = 0, fresh = 0, unreadableCount = 0, restoreFailed = 0;
+            string step = "check";
+            Func<bool, RecipeOutcome> done = took =>
+            {
+                if (took)
+                {
+                    step = "held";
+                    using (var f = OpenWx(held)) f.Write(req.Data, 0, req.Data.Length);
+                    acquired = 1;
+                }
+                var c = new Obj().Set("acquired", acquired).Set("fresh", fresh).Set("unreadable", unreadableCount).Set("restore_failed", restoreFailed);
+                return new RecipeOutcome { Ok = true, Counters = c };
+            };
+            Func<bool> create = () =>
+            {
+                step = "create";
+                long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+                var sb = new StringBuilder("{\"ownerId\":");
+                JsStringify(sb, req.Token);
+                sb.Append(",\"host\":");
+                JsStringify(sb, Environment.MachineName);
+                sb.Append(",\"pid\":").Append(Probe.Pid().ToString(CultureInfo.InvariantCulture));
+                string t = now.ToString(CultureInfo.InvariantCulture);
+                sb.Append(",\"acquiredAt\":").Append(t);
+                sb.Append(",\"expiresAt\":").Append((now + ttlMs).ToString(CultureInfo.InvariantCulture));
+                sb.Append(",\"heartbeatAt\":").Append(t).Append('}');
+                byte[] record = Utf8.GetBytes(sb.ToString());
+                FileStream fs;
+                try { fs = OpenWx(lease); }
+                catch (Exception e) { if (IsExists(e)) return false; throw; }
+                using (fs) fs.Write(record, 0, record.Length);
+                return true;
+            };
+            try
+            {
+                if (method == "mtime")
+                {
+                    var fi = new FileInfo(lease);
+                    if (fi.Exists && (DateTime.UtcNow - fi.LastWriteTimeUtc).TotalMilliseconds < staleMs) { fresh = 1; return done(false); }
+                    step = "delete";
+                    if (fi.Exists) File.Delete(lease);
+                    return done(create());
+                }
+                bool unreadable;
+                var seen = ReadLease(lease, out unreadable);
+                if (unreadable) { unreadableCount = 1; return done(false); }
+                if (seen == null) return done(create());
+                if (!Expired(seen)) { fresh = 1; return done(false); }
+                if (method == "expires")
+                {
+                    step = "delete";
+                    File.Delete(lease);
+                    return done(create());
+                }
+                if (method == "rename-aside")
+                {
+                    string aside = lease + "." + req.Token + ".stale";
+                    step = "rename";
+                    try { File.Move(lease, aside); }
+                    catch (FileNotFoundException) { return done(false); }
+                    step = "recheck";
+                    var moved = ReadLease(aside, out unreadable);
+                    if (moved != null && OwnerOf(moved) == OwnerOf(seen))
+                    {
+                        step = "delete";
+                        File.Delete(aside);
+                        return done(create());
+                    }
+                    step = "restore";
+                    try { File.Move(aside, lease); }
+                    catch (IOException e) { if (!IsExists(e)) throw; restoreFailed = 1; File.Delete(aside); }
+                    return done(false);
+                }
+                // breaker
+                string breaker = lease + ".takeover";
+                step = "breaker";
+                try { OpenWx(breaker).Dispose(); }
+                catch (Exception e) { if (IsExists(e)) return done(false); throw; }
+                bool tookIt = false;
+                try
+                {
+                    step = "recheck";
+                    var again = ReadLease(lease, out unreadable);
+                    if (!unreadable && (again == null || OwnerOf(again) == OwnerOf(seen)))
+                    {
+                        step = "delete";
+                        if (again != null) File.Delete(lease);
+                        tookIt = create();
+                    }
+                }
+                finally
+                {
+                    step = "unbreak";
+                    File.Delete(breaker);
+                }
+                return done(tookIt);
+            }
+            catch (Exception e)
+            {
+                var c = new Obj().Set("acquired", acquired).Set("fresh", fresh).Set("unreadable", unreadableCount).Set("restore_failed", restoreFailed);
+                return new RecipeOutcome { Ok = false, Step = step, Error = Raw(e), Counters = c };
+            }
         };
     }
 

@@ -704,7 +704,8 @@ $script:LastErrorJson = $null
 $script:Recipes = New-Object System.Collections.Hashtable   # case-sensitive names
 $script:RecipeOrder = @('publish.direct', 'publish.temp-rename', 'publish.temp-rename-cross-volume',
     'claim.rename', 'read.poll', 'claim.list-then-open', 'claim.rename-claim', 'claim.exclusive-marker',
-    'done.marker-after-data', 'done.marker-before-data', 'done.size-stable', 'done.mtime-stable', 'consume.poll')
+    'done.marker-after-data', 'done.marker-before-data', 'done.size-stable', 'done.mtime-stable', 'consume.poll',
+    'lease.mtime-delete-create', 'lease.expires-delete-create', 'lease.rename-aside', 'lease.breaker', 'lease.dir-mtime')
 $script:Chunk = 4096
 $script:ErrorsSampleMax = 8
 $script:ClaimStuckRounds = 100000
@@ -1145,6 +1146,192 @@ $script:Recipes['consume.poll'] = @{
         $pairs = @(@('consumed', $consumed), @('whole', $whole), @('partial', $partial), @('checks', $checks))
         return (New-RecipeResult $true 'null' $null $pairs (New-Object System.Collections.ArrayList))
     }
+}
+
+# The lease takers of ../shared/session.mjs (leaseTaker), with a PowerShell user's calls:
+# Get-Item -LiteralPath (its LastWriteTimeUtc) for the mtime check, [IO.File]::ReadAllText
+# and ConvertFrom-Json for the record, [IO.File]::Delete (which succeeds on a missing file),
+# [IO.File]::Open(..., CreateNew) for the exclusive create, Move-Item (no -Force: it refuses
+# an existing destination) to rename aside and to put a live lease back, New-Item -ItemType
+# Directory without -Force (which refuses an existing directory) and Remove-Item for the
+# directory lock. A taker that believes it took the lease writes its token to params.held
+# (CreateNew) and keeps it. counters: acquired, fresh, unreadable, restore_failed. Steps:
+# check, delete, rename, recheck, restore, breaker, unbreak, create, record, held.
+
+# True for the .NET exception a create of an existing name throws (errno EEXIST 17 on Unix;
+# ERROR_FILE_EXISTS 80 or ERROR_ALREADY_EXISTS 183 in the HResult's low word on Windows), or
+# a cmdlet's error saying the item already exists (New-Item, Move-Item).
+function Test-ExistsError($record) {
+    if ($record -is [System.Management.Automation.ErrorRecord] -and $record.FullyQualifiedErrorId -match '^(DirectoryExist|FileExist|MoveItemIOError|NewItemIOError)') {
+        $ex = Get-InnerException $record
+        if ($ex -is [System.IO.IOException] -and -not ($ex -is [System.IO.FileNotFoundException])) { return $true }
+        if ($record.FullyQualifiedErrorId -match '^(DirectoryExist|FileExist)') { return $true }
+    }
+    $ex = Get-InnerException $record
+    if (-not ($ex -is [System.IO.IOException]) -or $ex -is [System.IO.FileNotFoundException] -or $ex -is [System.IO.DirectoryNotFoundException]) { return $false }
+    $low = $ex.HResult -band 0xFFFF
+    return ($ex.HResult -eq 17 -or $low -eq 80 -or $low -eq 183)
+}
+
+# The lease record at $path: @{ Absent; Unreadable; Owner; Expired }.
+function Read-Lease([string]$path) {
+    $text = $null
+    try { $text = [System.IO.File]::ReadAllText($path) }
+    catch {
+        $ex = Get-InnerException $_
+        if ($ex -is [System.IO.FileNotFoundException]) { return @{ Absent = $true } }
+        throw
+    }
+    try { $rec = $text | ConvertFrom-Json -ErrorAction Stop } catch { return @{ Absent = $false; Unreadable = $true } }
+    if ($null -eq $rec -or -not ($rec -is [System.Management.Automation.PSCustomObject])) { return @{ Absent = $false; Unreadable = $true } }
+    $now = [DateTimeOffset]::UtcNow.ToUnixTimeMilliseconds()
+    $expired = $false
+    if ($null -ne $rec.expiresAt -and ($rec.expiresAt -is [long] -or $rec.expiresAt -is [int] -or $rec.expiresAt -is [double] -or $rec.expiresAt -is [decimal])) {
+        $expired = ([double]$rec.expiresAt -le $now)
+    }
+    return @{ Absent = $false; Unreadable = $false; Owner = [string]$rec.ownerId; Expired = $expired }
+}
+
+$script:LeasePrepare = { param($r)
+    $lease = Get-PathParam $r 'lease' $true
+    $held = Get-PathParam $r 'held' $true
+    $staleMs = Get-IntParam $r 'stale_ms' 0 1 86400000
+    $ttlMs = Get-IntParam $r 'ttl_ms' 0 1 86400000
+    if ($staleMs -eq 0 -or $ttlMs -eq 0) { throw (New-Unsupported 'a lease taker needs params.stale_ms and params.ttl_ms') }
+    return @{ Lease = $lease; Held = $held; StaleMs = $staleMs; TtlMs = $ttlMs; Token = $r.Token; Method = $r.Method }
+}
+
+$script:LeaseRun = { param($s)
+    $c = @{ acquired = 0; fresh = 0; unreadable = 0; restore_failed = 0 }
+    $pairs = { @(@('acquired', $c.acquired), @('fresh', $c.fresh), @('unreadable', $c.unreadable), @('restore_failed', $c.restore_failed)) }
+    $step = 'check'
+    $lease = $s.Lease
+    $method = $s.Method
+    $record = {
+        $now = [DateTimeOffset]::UtcNow.ToUnixTimeMilliseconds()
+        return ('{"ownerId":' + (Format-JsonString $s.Token) + ',"host":' + (Format-JsonString ([Environment]::MachineName)) +
+            ',"pid":' + $PID + ',"acquiredAt":' + $now + ',"expiresAt":' + ($now + $s.TtlMs) + ',"heartbeatAt":' + $now + '}')
+    }
+    # the exclusive create of the lease file: $true when it was created, $false when it exists
+    $create = {
+        try { $fs = [System.IO.File]::Open($lease, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read) }
+        catch { if (Test-ExistsError $_) { return $false }; throw }
+        try { $b = $script:Utf8.GetBytes((& $record)); $fs.Write($b, 0, $b.Length) } finally { $fs.Dispose() }
+        return $true
+    }
+    $took = $false
+    try {
+        if ($method -eq 'dir-mtime') {
+            $made = $false
+            $step = 'create'
+            try { $null = New-Item -ItemType Directory -Path $lease -ErrorAction Stop; $made = $true }
+            catch { if (-not (Test-ExistsError $_)) { throw } }
+            if (-not $made) {
+                $step = 'check'
+                $item = Get-Item -LiteralPath $lease -Force -ErrorAction SilentlyContinue
+                if ($null -ne $item -and ([DateTime]::UtcNow - $item.LastWriteTimeUtc).TotalMilliseconds -lt $s.StaleMs) {
+                    $c.fresh = 1
+                } else {
+                    $step = 'delete'
+                    [System.IO.File]::Delete([System.IO.Path]::Combine($lease, 'owner'))
+                    $gone = $true
+                    try { Remove-Item -LiteralPath $lease -ErrorAction Stop }
+                    catch {
+                        $ex = Get-InnerException $_
+                        if (-not ($ex -is [System.Management.Automation.ItemNotFoundException])) { $gone = $false }
+                    }
+                    if ($gone) {
+                        $step = 'create'
+                        try { $null = New-Item -ItemType Directory -Path $lease -ErrorAction Stop; $made = $true }
+                        catch { if (-not (Test-ExistsError $_)) { throw } }
+                    }
+                }
+            }
+            if ($made) {
+                $step = 'record'
+                [System.IO.File]::WriteAllText([System.IO.Path]::Combine($lease, 'owner'), (& $record))
+                $took = $true
+            }
+        } elseif ($method -eq 'mtime') {
+            $item = Get-Item -LiteralPath $lease -Force -ErrorAction SilentlyContinue
+            if ($null -ne $item -and ([DateTime]::UtcNow - $item.LastWriteTimeUtc).TotalMilliseconds -lt $s.StaleMs) { $c.fresh = 1 }
+            else {
+                $step = 'delete'
+                if ($null -ne $item) { [System.IO.File]::Delete($lease) }
+                $step = 'create'
+                $took = & $create
+            }
+        } else {
+            $seen = Read-Lease $lease
+            if ($seen.Unreadable) { $c.unreadable = 1 }
+            elseif ($seen.Absent) { $step = 'create'; $took = & $create }
+            elseif (-not $seen.Expired) { $c.fresh = 1 }
+            elseif ($method -eq 'expires') {
+                $step = 'delete'
+                [System.IO.File]::Delete($lease)
+                $step = 'create'
+                $took = & $create
+            } elseif ($method -eq 'rename-aside') {
+                $aside = $lease + '.' + $s.Token + '.stale'
+                $step = 'rename'
+                $moved = $true
+                try { Move-Item -LiteralPath $lease -Destination $aside -ErrorAction Stop }
+                catch {
+                    $ex = Get-InnerException $_
+                    if ($ex -is [System.Management.Automation.ItemNotFoundException] -or $ex -is [System.IO.FileNotFoundException]) { $moved = $false } else { throw }
+                }
+                if ($moved) {
+                    $step = 'recheck'
+                    $again = Read-Lease $aside
+                    if (-not $again.Absent -and -not $again.Unreadable -and [string]::Equals($again.Owner, $seen.Owner)) {
+                        $step = 'delete'
+                        [System.IO.File]::Delete($aside)
+                        $step = 'create'
+                        $took = & $create
+                    } else {
+                        $step = 'restore'
+                        try { Move-Item -LiteralPath $aside -Destination $lease -ErrorAction Stop }
+                        catch { if (-not (Test-ExistsError $_)) { throw }; $c.restore_failed = 1; [System.IO.File]::Delete($aside) }
+                    }
+                }
+            } else {
+                $breaker = $lease + '.takeover'
+                $step = 'breaker'
+                $broke = $true
+                try { ([System.IO.File]::Open($breaker, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)).Dispose() }
+                catch { if (Test-ExistsError $_) { $broke = $false } else { throw } }
+                if ($broke) {
+                    try {
+                        $step = 'recheck'
+                        $again = Read-Lease $lease
+                        if (-not $again.Unreadable -and ($again.Absent -or [string]::Equals($again.Owner, $seen.Owner))) {
+                            $step = 'delete'
+                            if (-not $again.Absent) { [System.IO.File]::Delete($lease) }
+                            $step = 'create'
+                            $took = & $create
+                        }
+                    } finally {
+                        $step = 'unbreak'
+                        [System.IO.File]::Delete($breaker)
+                    }
+                }
+            }
+        }
+        if ($took) {
+            $step = 'held'
+            $fs = [System.IO.File]::Open($s.Held, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)
+            try { $b = $script:Utf8.GetBytes($s.Token); $fs.Write($b, 0, $b.Length) } finally { $fs.Dispose() }
+            $c.acquired = 1
+        }
+    } catch {
+        return (New-RecipeResult $false (Get-RawError $_ $null) $step (& $pairs) $null)
+    }
+    return (New-RecipeResult $true 'null' $null (& $pairs) $null)
+}
+
+foreach ($pair in @(@('lease.mtime-delete-create', 'mtime'), @('lease.expires-delete-create', 'expires'), @('lease.rename-aside', 'rename-aside'),
+                    @('lease.breaker', 'breaker'), @('lease.dir-mtime', 'dir-mtime'))) {
+    $script:Recipes[$pair[0]] = @{ Prepare = $script:LeasePrepare; Run = $script:LeaseRun; Method = $pair[1] }
 }
 
 function Format-Counters($pairs) {

@@ -443,6 +443,180 @@ function doneWriter(method) {
   };
 }
 
+/** An integer parameter from 1 to `max`, or Unsupported. */
+function positiveParam(req, name, max) {
+  const v = req.params[name];
+  if (!Number.isInteger(v) || v < 1 || v > max) unsupported(`params.${name} must be an integer from 1 to ${max}`);
+  return v;
+}
+
+/**
+ * A lease record (the second article's fields; times in ms since the Unix epoch, on the wall
+ * clock, which is what a lease on a shared folder is judged by): the token as ownerId.
+ */
+function leaseRecord(req, ttlMs) {
+  const now = Date.now();
+  return JSON.stringify({
+    ownerId: req.token,
+    host: orDefault(process.env.HOSTNAME, ''),
+    pid: process.pid,
+    acquiredAt: now,
+    expiresAt: now + ttlMs,
+    heartbeatAt: now,
+  });
+}
+
+/** The lease record at `p` as {record} ({record: null} when it does not parse), or null when `p` is absent. */
+function readLease(p) {
+  let text;
+  try {
+    text = fs.readFileSync(p, 'utf8');
+  } catch (e) {
+    if (e && e.code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    const r = JSON.parse(text);
+    return { record: r !== null && typeof r === 'object' ? r : null };
+  } catch (e) {
+    return { record: null };
+  }
+}
+
+/** True for an error of code `code` (the runtime's Node-style `code`). */
+function isCode(e, code) {
+  return !!e && e.code === code;
+}
+
+/**
+ * The lease takers (docs/HANDOFF.md, "lease"). A stale lease lies at params.lease (a file
+ * holding a record, or for `dir-mtime` a directory holding it in `owner`); each taker tries to
+ * take it over by its method and, when it believes it did, writes its token to its own marker
+ * params.held ('wx') and keeps the lease (nothing is released). Staleness: params.stale_ms
+ * against the lock's mtime (`mtime`, `dir-mtime`) or the record's expiresAt (the others); the
+ * leases it writes live params.ttl_ms. Methods:
+ * - mtime: stat; stale (or absent) -> unlink (ENOENT is fine), create 'wx'.
+ * - expires: read the record; expired (or absent) -> unlink, create 'wx'.
+ * - rename-aside: read the record; expired -> rename the lease to `<lease>.<token>.stale`,
+ *   read that: the record read before -> unlink it, create 'wx'; another one -> link it back
+ *   to the lease (never replacing), unlink the aside name, give up.
+ * - breaker: read the record; expired -> create `<lease>.takeover` 'wx' (only its creator may
+ *   break); read again: the same record -> unlink, create 'wx'; remove the breaker.
+ * - dir-mtime: mkdir; EEXIST and stale mtime -> unlink `<lease>/owner` (ENOENT is fine),
+ *   rmdir (ENOENT is fine; ENOTEMPTY: another took it), mkdir, write the record to `owner`.
+ * A refused step (EEXIST, ENOENT, ENOTEMPTY where the method expects a rival) means not
+ * acquired; any other error fails the step. counters: acquired (0/1), fresh (1 when it found
+ * the lease live), unreadable (a record it could not parse: not taken), restore_failed
+ * (rename-aside could not put a live lease back).
+ */
+function leaseTaker(method) {
+  return {
+    prepare(req, ctx) {
+      const lease = stringParam(req, 'lease', null);
+      const held = stringParam(req, 'held', null);
+      if (lease === null || held === null) unsupported('a lease taker needs params.lease and params.held');
+      const staleMs = positiveParam(req, 'stale_ms', 86400000);
+      const ttlMs = positiveParam(req, 'ttl_ms', 86400000);
+      const record = leaseRecord(req, ttlMs);
+      return () => {
+        const c = { acquired: 0, fresh: 0, unreadable: 0, restore_failed: 0 };
+        let step = 'check';
+        const done = (acquired) => {
+          if (acquired) {
+            step = 'held';
+            fs.writeFileSync(held, req.token, { flag: 'wx' });
+            c.acquired = 1;
+          }
+          return { ok: true, error: null, step: null, counters: c };
+        };
+        const create = () => {
+          step = 'create';
+          try {
+            if (method === 'dir-mtime') {
+              fs.mkdirSync(lease);
+              step = 'record';
+              fs.writeFileSync(path.join(lease, 'owner'), record);
+            } else {
+              fs.writeFileSync(lease, record, { flag: 'wx' });
+            }
+            return true;
+          } catch (e) {
+            if (step === 'create' && isCode(e, 'EEXIST')) return false;
+            throw e;
+          }
+        };
+        const unlinkQuiet = (p) => {
+          try { fs.unlinkSync(p); } catch (e) { if (!isCode(e, 'ENOENT')) throw e; }
+        };
+        try {
+          if (method === 'mtime' || method === 'dir-mtime') {
+            if (method === 'dir-mtime') {
+              if (create()) return done(true);
+              step = 'check';
+            }
+            let st = null;
+            try { st = fs.statSync(lease); } catch (e) { if (!isCode(e, 'ENOENT')) throw e; }
+            if (st !== null && Date.now() - st.mtimeMs < staleMs) { c.fresh = 1; return done(false); }
+            step = 'delete';
+            if (method === 'dir-mtime') {
+              unlinkQuiet(path.join(lease, 'owner'));
+              try { fs.rmdirSync(lease); } catch (e) { if (!isCode(e, 'ENOENT') && !isCode(e, 'ENOTEMPTY')) throw e; if (isCode(e, 'ENOTEMPTY')) return done(false); }
+            } else if (st !== null) {
+              unlinkQuiet(lease);
+            }
+            return done(create());
+          }
+          const seen = readLease(lease);
+          if (seen !== null && seen.record === null) { c.unreadable = 1; return done(false); }
+          if (seen !== null && !(Number(seen.record.expiresAt) <= Date.now())) { c.fresh = 1; return done(false); }
+          if (seen === null) return done(create());
+          if (method === 'expires') {
+            step = 'delete';
+            unlinkQuiet(lease);
+            return done(create());
+          }
+          if (method === 'rename-aside') {
+            const aside = `${lease}.${req.token}.stale`;
+            step = 'rename';
+            try { fs.renameSync(lease, aside); } catch (e) { if (isCode(e, 'ENOENT')) return done(false); throw e; }
+            step = 'recheck';
+            const moved = readLease(aside);
+            if (moved !== null && moved.record !== null && moved.record.ownerId === seen.record.ownerId) {
+              step = 'delete';
+              unlinkQuiet(aside);
+              return done(create());
+            }
+            step = 'restore';
+            try { fs.linkSync(aside, lease); } catch (e) { if (!isCode(e, 'EEXIST')) throw e; c.restore_failed = 1; }
+            unlinkQuiet(aside);
+            return done(false);
+          }
+          // breaker
+          const breaker = `${lease}.takeover`;
+          step = 'breaker';
+          try { fs.closeSync(fs.openSync(breaker, 'wx')); } catch (e) { if (isCode(e, 'EEXIST')) return done(false); throw e; }
+          let took = false;
+          try {
+            step = 'recheck';
+            const again = readLease(lease);
+            if (again === null || (again.record !== null && again.record.ownerId === seen.record.ownerId)) {
+              step = 'delete';
+              if (again !== null) unlinkQuiet(lease);
+              took = create();
+            }
+          } finally {
+            step = 'unbreak';
+            unlinkQuiet(breaker);
+          }
+          return done(took);
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step, counters: c };
+        }
+      };
+    },
+  };
+}
+
 export const RECIPES = {
   // The same steps with params.temp on another file system (the harness's second scratch
   // folder): renameSync then fails with EXDEV where the runtime does not copy instead.
@@ -659,6 +833,14 @@ export const RECIPES = {
   'claim.rename-claim': claimWorker('rename'),
   'claim.list-then-open': claimWorker('list-then-open'),
   'claim.exclusive-marker': claimWorker('marker'),
+
+  // The lease takers (leaseTaker): each tries to take a stale lease over and, if it believes
+  // it did, writes its own marker; the harness counts double holders from the markers.
+  'lease.mtime-delete-create': leaseTaker('mtime'),
+  'lease.expires-delete-create': leaseTaker('expires'),
+  'lease.rename-aside': leaseTaker('rename-aside'),
+  'lease.breaker': leaseTaker('breaker'),
+  'lease.dir-mtime': leaseTaker('dir-mtime'),
 
 };
 

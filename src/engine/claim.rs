@@ -38,9 +38,14 @@ fn measure_claim(
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
     let o = m.opts.sizes;
-    handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
-        claim_recipe(pool, recipe, style, o, m)
-    })
+    handoff::measure_recipes(
+        batch,
+        pools,
+        m,
+        on_finding,
+        handoff::AmplifiedRun::WhenAsked,
+        &mut |pool, recipe, style, m| claim_recipe(pool, recipe, style, o, m),
+    )
 }
 
 /// The lines of a worker's output file.

@@ -62,9 +62,14 @@ fn measure_done(
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
     let size = m.opts.sizes.size;
-    handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
-        done_recipe(pool, recipe, style, size, m)
-    })
+    handoff::measure_recipes(
+        batch,
+        pools,
+        m,
+        on_finding,
+        handoff::AmplifiedRun::WhenAsked,
+        &mut |pool, recipe, style, m| done_recipe(pool, recipe, style, size, m),
+    )
 }
 
 /// One recipe's finding; `None` when the run was interrupted.

@@ -1,4 +1,4 @@
-//! What the hand-off scenarios (publish, done-marker, claim) share: probes of the runtime's
+//! What the hand-off scenarios (publish, done-marker, claim, lease) share: probes of the runtime's
 //! first family in one pool, one finding per selected recipe, and the way a recipe's items
 //! (trials) end.
 
@@ -47,7 +47,8 @@ pub(super) type MeasureBatch =
     fn(&Batch<'_>, &mut Pools, &mut Measurement<'_>, &mut dyn FnMut(&Finding)) -> Vec<Finding>;
 
 /// Every hand-off scenario the engine runs.
-pub(super) const RUNNERS: [Runner; 3] = [super::publish::RUNNER, super::done::RUNNER, super::claim::RUNNER];
+pub(super) const RUNNERS: [Runner; 4] =
+    [super::publish::RUNNER, super::done::RUNNER, super::claim::RUNNER, super::lease::RUNNER];
 
 /// The runner of `scenario`, if it is a hand-off scenario.
 pub(super) fn runner(scenario: Scenario) -> Option<&'static Runner> {
@@ -80,16 +81,34 @@ pub(super) fn pools(rt: &Runtime, slots: usize, m: &Measurement<'_>, ctx: &Probe
     Some(Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m))
 }
 
+/// When a hand-off scenario runs its items a second time amplified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AmplifiedRun {
+    /// Where the run asks for it ([`Options::handoff_amplified`]: `--thorough`, `--amplify on`).
+    WhenAsked,
+    /// Wherever amplification is on and the runtime's probes run under a tracer started with
+    /// them: the scenario's failures need the delayed steps to show in a default run's few
+    /// trials (a lease taker paused inside a delayed call). A runtime whose tracer is attached
+    /// after the start ([`crate::runtime::Adapter::amplify_by_attach`]: PowerShell), which stops
+    /// every system call of every thread, is amplified only when asked: its five lease recipes
+    /// took 24 s amplified against 3 s natural.
+    Always,
+}
+
 /// Measures the recipes of `batch` on its runtime with the first `batch.slots` probes of
 /// `pools` ([`pools`]): `run` makes one recipe's finding (`None` when the run was
-/// interrupted); `on_finding` is called after each. Returns the findings in order.
+/// interrupted), natural, then amplified as `amplified` says; `on_finding` is called after
+/// each. Returns the findings in order.
 pub(super) fn measure_recipes(
     batch: &Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
+    amplified: AmplifiedRun,
     run: &mut RecipeRunner<'_>,
 ) -> Vec<Finding> {
+    let asked =
+        m.opts.handoff_amplified || (amplified == AmplifiedRun::Always && !batch.rt.adapter().amplify_by_attach());
     let adapter = batch.rt.adapter();
     let slots = batch.slots.min(pools.natural.len());
     // every path delayed: a hand-off's files have many names, not a race's few
@@ -107,7 +126,7 @@ pub(super) fn measure_recipes(
         // not when the natural run could not start (its evidence already says why)
         let natural_ran = matches!(&f.result, CellResult::Counters(k) if !k.counters.is_empty());
         if natural_ran {
-            let amplified = match (pools.unusable(), &amplify, m.opts.handoff_amplified) {
+            let amplified = match (pools.unusable(), &amplify, asked) {
                 // a runtime that is never amplified (cmd) says so, not that a flag would run it
                 (Some(why), _, _) => Err(NoAmplified::Unavailable(why.to_string())),
                 (None, Amplify::On(_), false) => Err(NoAmplified::NotRequested),

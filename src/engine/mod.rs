@@ -3,7 +3,7 @@
 //! This module walks a runtime's cell list ([`measure`]); `pools` holds the contenders of
 //! each family (natural, and the same launches under the tracer), `policy` decides which race
 //! modes a cell runs and with how many trials, [`trial`] runs one trial, and the hand-off
-//! scenarios have a file each (`publish`, `done`, `claim`, sharing `handoff`).
+//! scenarios have a file each (`publish`, `done`, `claim`, `lease`, sharing `handoff`).
 //!
 //! For every attempt the harness puts the first comer's state in place, snapshots the target,
 //! drives the probe, snapshots again, and classifies with [`crate::verdict`]. For races it
@@ -22,6 +22,8 @@ mod claim;
 mod done;
 pub use done::{DONE_DISPROOF_ITEMS, DONE_ITEMS, DONE_ITEMS_THOROUGH};
 mod handoff;
+mod lease;
+pub use lease::{LEASE_DISPROOF_TRIALS, LEASE_TRIALS, LEASE_TRIALS_THOROUGH};
 mod policy;
 mod pools;
 mod publish;

@@ -36,9 +36,14 @@ fn measure_publish(
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
     let p = m.opts.sizes;
-    handoff::measure_recipes(batch, pools, m, on_finding, &mut |pool, recipe, style, m| {
-        publish_recipe(pool, recipe, style, p, m)
-    })
+    handoff::measure_recipes(
+        batch,
+        pools,
+        m,
+        on_finding,
+        handoff::AmplifiedRun::WhenAsked,
+        &mut |pool, recipe, style, m| publish_recipe(pool, recipe, style, p, m),
+    )
 }
 
 /// A new folder of the harness's own on a file system other than `root`'s (`/dev/shm`, then

@@ -65,22 +65,6 @@ pub fn code_span(s: &str) -> String {
     }
 }
 
-/// The hand-off scenarios in table order, each with the paragraph above its table.
-const HANDOFF_INTROS: [(Scenario, &str); 3] = [
-    (
-        Scenario::Publish,
-        "A writer publishes each file (a header, the payload in 4 KiB writes, a trailer) by the recipe while readers read the final name until the writer is done, then once more. `torn`: reads that found the name but not the whole content; `missing`: readers that never read the file whole; `damaged`: final names not holding the whole content afterwards; counted from what the readers read (compared byte for byte) and from the folder afterwards.",
-    ),
-    (
-        Scenario::DoneMarker,
-        "A writer writes a data file in 4 KiB writes (with a manifest after it, before it, or none) and is paused mid-write by the harness (SIGSTOP, longer than the stability window); a consumer takes the file when the recipe's rule says it is complete (the manifest exists; its size or mtime stopped changing) and reads it once. `premature`: consumes of a file that was not whole; `never`: files the rule never released.",
-    ),
-    (
-        Scenario::Claim,
-        "Workers, released together, take the files of one `incoming/` folder by the recipe; each appends what it processed to its own output file. `duplicates`: processings beyond the first of an item; `lost`: items no worker processed and no longer in `incoming/`; counted from the output files and the folder afterwards.",
-    ),
-];
-
 /// Which columns of a runtime's table [`runtime_table`] shows. The rows, and the words in
 /// them, are the same whatever is shown: *safe as a lock* is judged from the whole row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,9 +202,9 @@ pub fn render(r: &Results) -> String {
         }
         s.push('\n');
     }
-    for (scenario, intro) in HANDOFF_INTROS {
-        if let Some(table) = handoff_table(r, scenario, true) {
-            let _ = writeln!(s, "## Hand-off: {}\n\n{intro}\n", scenario.as_str());
+    for words in &super::handoff::WORDS {
+        if let Some(table) = handoff_table(r, words.scenario, true) {
+            let _ = writeln!(s, "## Hand-off: {}\n\n{}\n", words.scenario.as_str(), words.intro);
             s.push_str(&table);
             s.push('\n');
         }

@@ -1,7 +1,6 @@
 //! The comparison table (runtime × variant), built once as text rows and rendered for the
 //! terminal (tabled) and for Markdown ([`super::markdown`]).
 
-use crate::verdict::counter;
 use std::borrow::Cow;
 
 use tabled::builder::Builder;
@@ -383,103 +382,14 @@ fn measured_counters(c: &Cell) -> Result<&CountersResult, String> {
     }
 }
 
-/// Text of a publish cell: torn reads over reads, readers that never saw the file whole over
-/// reader-items, damaged targets over items published, and whatever else went wrong (failed
-/// writes, files left behind, reader faults) only when it happened:
-/// `torn 4/4888 reads; missing 0/80; damaged 0/40`. A cell without counts shows its evidence's
-/// first word (`unsupported`, `harness-error`).
-pub fn publish_text(c: &Cell) -> String {
-    measured_counters(c).map_or_else(|word| word, publish_counts)
-}
-
-/// The counts of [`publish_text`], of one run (natural or amplified).
-fn publish_counts(r: &CountersResult) -> String {
-    let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
-    let mut s = format!(
-        "torn {}/{} reads; missing {}/{}; damaged {}/{}",
-        n(counter::TORN_READS),
-        n(counter::READS),
-        n(counter::MISSING),
-        n(counter::READER_ITEMS),
-        n(counter::DAMAGED_TARGETS),
-        n(counter::PUBLISHED)
-    );
-    for (k, label) in [
-        (counter::WRITE_FAILED, "write failed"),
-        (counter::LEFTOVER_FILES, "left behind"),
-        (counter::READER_FAULTS, "reader faults"),
-    ] {
-        if n(k) > 0 {
-            s.push_str(&format!("; {label} {}", n(k)));
-        }
-        if k == counter::WRITE_FAILED && n(k) > 0 && !r.errors.is_empty() {
-            let codes: Vec<&str> = r.errors.keys().map(String::as_str).collect();
-            s.push_str(&format!(" ({})", codes.join(", ")));
-        }
-    }
-    s
-}
-
-/// Text of a claim cell: items processed more than once over the items (with the processings
-/// beyond the first), items lost, and whatever else happened (items left unclaimed, worker
-/// faults) only when it did: `duplicated 9/200 items (+12 processings); lost 0`. A cell without counts shows its evidence's first word.
-pub fn claim_text(c: &Cell) -> String {
-    measured_counters(c).map_or_else(|word| word, claim_counts)
-}
-
-/// The counts of [`claim_text`], of one run (natural or amplified).
-fn claim_counts(r: &CountersResult) -> String {
-    let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
-    // results from before `duplicated_items` have only the processings beyond the first
-    let mut s = match r.counters.get(counter::DUPLICATED_ITEMS) {
-        Some(d) if n(counter::DUPLICATE_CLAIMS) > 0 => {
-            format!("duplicated {d}/{} items (+{} processings)", n(counter::ITEMS), n(counter::DUPLICATE_CLAIMS))
-        }
-        Some(d) => format!("duplicated {d}/{} items", n(counter::ITEMS)),
-        None => format!("duplicates {}/{} items", n(counter::DUPLICATE_CLAIMS), n(counter::ITEMS)),
-    };
-    s.push_str(&format!("; lost {}", n(counter::LOST_ITEMS)));
-    for (k, label) in [(counter::LEFT_UNCLAIMED, "left unclaimed"), (counter::WORKER_FAULTS, "worker faults")] {
-        if n(k) > 0 {
-            s.push_str(&format!("; {label} {}", n(k)));
-        }
-    }
-    s
-}
-
-/// Text of a done-marker cell: premature consumes over consumes, items never consumed, and
-/// whatever else happened only when it did: `premature 10/10 consumed; never 0`.
-pub fn done_text(c: &Cell) -> String {
-    measured_counters(c).map_or_else(|word| word, done_counts)
-}
-
-/// The counts of [`done_text`], of one run (natural or amplified).
-fn done_counts(r: &CountersResult) -> String {
-    let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);
-    let mut s = format!(
-        "premature {}/{} consumed; never {}",
-        n(counter::PREMATURE_CONSUMES),
-        n(counter::CONSUMED),
-        n(counter::NEVER_CONSUMED)
-    );
-    for (k, label) in [
-        (counter::WRITE_FAILED, "write failed"),
-        (counter::DAMAGED_TARGETS, "damaged"),
-        (counter::CONSUMER_FAULTS, "consumer faults"),
-    ] {
-        if n(k) > 0 {
-            s.push_str(&format!("; {label} {}", n(k)));
-        }
-    }
-    s
-}
-
-/// The text of a hand-off cell, by its scenario.
+/// The text of a hand-off cell, in its scenario's words ([`super::handoff::words`]): the
+/// counts of its natural run, or, for a cell without counts, its evidence's first word
+/// (`unsupported`, `harness-error`, `?`).
 pub fn handoff_text(c: &Cell) -> String {
-    match c.scenario {
-        Scenario::Claim => claim_text(c),
-        Scenario::DoneMarker => done_text(c),
-        _ => publish_text(c),
+    match (measured_counters(c), super::handoff::words(c.scenario)) {
+        (Ok(r), Some(w)) => (w.counts)(r),
+        (Ok(_), None) => "?".into(),
+        (Err(word), _) => word,
     }
 }
 
@@ -490,11 +400,9 @@ pub fn handoff_text(c: &Cell) -> String {
 pub fn amplified_handoff_text(c: &Cell) -> Option<String> {
     let CellResult::Counters(r) = &c.result else { return None };
     match (&r.amplified, &r.amplified_unavailable) {
-        (Some(a), _) if !a.counters.is_empty() && !a.harness_error => Some(match c.scenario {
-            Scenario::Claim => claim_counts(a),
-            Scenario::DoneMarker => done_counts(a),
-            _ => publish_counts(a),
-        }),
+        (Some(a), _) if !a.counters.is_empty() && !a.harness_error => {
+            Some(super::handoff::words(c.scenario).map_or_else(|| "?".into(), |w| (w.counts)(a)))
+        }
         (_, Some(why)) => Some(why.text().split([':', '(']).next().unwrap_or(why.text()).trim().to_string()),
         (Some(_), None) => Some("?".into()),
         (None, None) => None,

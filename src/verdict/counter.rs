@@ -25,7 +25,9 @@ pub const MISSING: &str = "missing";
 pub const READER_ITEMS: &str = "reader_items";
 /// Publish, done-marker: published items whose final file is not whole afterwards.
 pub const DAMAGED_TARGETS: &str = "damaged_targets";
-/// Publish: names other than the final one left in an item's folder.
+/// Publish: names other than the final one left in an item's folder; lease: names other than
+/// the lease and the `held` markers left in a trial's folder (a renamed-aside record, a breaker
+/// never removed).
 pub const LEFTOVER_FILES: &str = "leftover_files";
 /// Publish: readers that crashed, hung or reported no counts.
 pub const READER_FAULTS: &str = "reader_faults";
@@ -57,3 +59,19 @@ pub const CLAIM_FAILED: &str = "claim_failed";
 pub const DELETE_FAILED: &str = "delete_failed";
 /// Claim: workers that crashed, hung or reported no counts.
 pub const WORKER_FAULTS: &str = "worker_faults";
+/// Lease: trials (each a stale lease left behind, then the contenders released together).
+pub const TRIALS: &str = "trials";
+/// Lease: trials in which at least one contender took the lease over.
+pub const TAKEN_OVER: &str = "taken_over";
+/// Lease: trials in which two or more contenders each held the lease at once (each wrote its
+/// `held` marker; nobody releases within a trial).
+pub const DOUBLE_OWNERSHIP: &str = "double_ownership";
+/// Lease: holders beyond the first, over all trials.
+pub const EXTRA_HOLDERS: &str = "extra_holders";
+/// Lease: trials in which nobody took the stale lease over.
+pub const STUCK: &str = "stuck";
+/// Lease: holders whose lease the lock no longer holds afterwards (another's record, the stale
+/// one, or none): each believes it holds a lease it lost.
+pub const LOST_LEASES: &str = "lost_leases";
+/// Lease: contenders that crashed, hung or reported no counts.
+pub const TAKER_FAULTS: &str = "taker_faults";

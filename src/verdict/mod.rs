@@ -25,6 +25,7 @@ pub mod claim;
 pub mod control;
 pub mod counter;
 pub mod done;
+pub mod lease;
 pub mod lock;
 pub mod publish;
 pub mod race;

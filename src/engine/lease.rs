@@ -1,0 +1,252 @@
+//! The lease scenario (`docs/HANDOFF.md`, "lease"): per recipe, [`LEASE_TRIALS`] trials
+//! ([`LEASE_TRIALS_THOROUGH`] with `--thorough`) in which the harness leaves a stale lease
+//! behind — a record whose `expiresAt` lies [`STALE_AGE_MS`] back, its mtime set as far back —
+//! and `workers` contenders, released by the [`ORDERINGS`] in turn, each try to take it over.
+//! A contender that believes it took the lease writes its own `held/<slot>` marker (its
+//! token) and keeps the lease; the markers and the lock are read afterwards and
+//! [`crate::verdict::lease`] counts double ownership, stuck trials and lost leases.
+
+use super::attempt::error_info;
+use super::handoff;
+use super::trial::{Phase, Slot, TrialPlan};
+
+use super::Measurement;
+use super::Pools;
+use crate::domain::Scenario;
+use crate::exec::contender::{Attempt, Contender};
+use crate::exec::driver::Control;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::PathStyle;
+use crate::handoff::{LockKind, Recipe};
+use crate::report::model::CountersResult;
+use crate::report::model::Finding;
+use crate::verdict::lease::{judge_lease, LeaseTrial};
+use crate::verdict::Report;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Trials per lease recipe in the default run: three in each of the release orderings
+/// (`ORDERINGS` of `src/engine/lease.rs`).
+pub const LEASE_TRIALS: usize = 3 * ORDERINGS.len();
+/// Trials per lease recipe with `--thorough`: fifteen in each ordering.
+pub const LEASE_TRIALS_THOROUGH: usize = 15 * ORDERINGS.len();
+/// Adaptive trials (the default run): a recipe stops once this many trials ran, every
+/// ordering once, and one of them had two holders (more trials cannot make the recipe
+/// exclusive).
+pub const LEASE_DISPROOF_TRIALS: usize = ORDERINGS.len();
+/// How long a paused contender stays stopped, µs ([`Ordering::Pause`]): ten times the
+/// injected delay of an amplified run, time for another contender's whole takeover.
+pub const PAUSE_US: u64 = 10_000;
+
+/// How the contenders of one trial are released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ordering {
+    /// Contender `i` released `i ×` this many µs after the first.
+    Offset(u64),
+    /// All released together; the last one stopped (`SIGSTOP` to its process group) this many
+    /// µs later and resumed [`PAUSE_US`] after that. Uniform delays keep a check-then-act
+    /// takeover in lockstep, where one taker's check never falls between another's delete
+    /// and create; a taker paused between its check and its act does (a holder descheduled
+    /// at the wrong moment, which the first article's recipe assumes away).
+    Pause(u64),
+}
+
+/// The orderings, taken by turns (trial `n` runs `ORDERINGS[n % 10]`): lockstep, offsets of
+/// about one natural release spread and of one to two delayed steps of an amplified run, then
+/// the last contender paused early in its takeover (about its first step natural; inside its
+/// first, second or third delayed call amplified, at the default delay of 1,000 µs per call).
+pub const ORDERINGS: [Ordering; 10] = [
+    Ordering::Offset(0),
+    Ordering::Offset(100),
+    Ordering::Offset(300),
+    Ordering::Offset(1_000),
+    Ordering::Offset(2_000),
+    Ordering::Pause(20),
+    Ordering::Pause(100),
+    Ordering::Pause(500),
+    Ordering::Pause(1_500),
+    Ordering::Pause(2_500),
+];
+
+impl Ordering {
+    /// The timed plan of a trial of `k` contenders.
+    fn plan(self, k: usize) -> TrialPlan {
+        match self {
+            Ordering::Offset(us) => TrialPlan::release(k, us),
+            Ordering::Pause(at_us) => {
+                let last = k.saturating_sub(1);
+                let mut phases: Vec<Phase> = (0..k).map(|slot| Phase::Release { slot, at_us: 0 }).collect();
+                phases.push(Phase::Control { slot: last, at_us, control: Control::Pause });
+                phases.push(Phase::Control { slot: last, at_us: at_us + PAUSE_US, control: Control::Resume });
+                TrialPlan::new(phases)
+            }
+        }
+    }
+}
+/// How old the stale lease is, ms: its `expiresAt`, its `heartbeatAt` and its mtime lie this
+/// far back.
+pub const STALE_AGE_MS: u64 = 3_600_000;
+/// The staleness threshold the recipes are given (`params.stale_ms`), and the lifetime of the
+/// leases they write (`params.ttl_ms`), ms: a minute, far from both the stale lease's age and
+/// a fresh lease's.
+pub const STALE_MS: u64 = 60_000;
+/// The lock's name in a trial's folder.
+pub const LOCK: &str = "lease";
+/// The folder of the holders' markers in a trial's folder.
+pub const HELD: &str = "held";
+
+/// The lease scenario for the engine: `--workers` contenders per trial.
+pub(super) const RUNNER: handoff::Runner =
+    handoff::Runner { scenario: Scenario::Lease, slots: |o| o.sizes.workers, measure: measure_lease };
+
+/// Measures a batch of lease recipes ([`handoff::measure_recipes`]) with `--workers`
+/// contenders.
+fn measure_lease(
+    batch: &handoff::Batch<'_>,
+    pools: &mut Pools,
+    m: &mut Measurement<'_>,
+    on_finding: &mut dyn FnMut(&Finding),
+) -> Vec<Finding> {
+    let workers = m.opts.sizes.workers;
+    handoff::measure_recipes(
+        batch,
+        pools,
+        m,
+        on_finding,
+        handoff::AmplifiedRun::Always,
+        &mut |pool, recipe, style, m| lease_recipe(pool, recipe, style, workers, m),
+    )
+}
+
+/// The stale lease record of trial `n`: JSON with the fields of the second article's lease
+/// (`ownerId`, `host`, `pid`, `acquiredAt`, `expiresAt`, `heartbeatAt`; times in ms since the
+/// Unix epoch), every time [`STALE_AGE_MS`] or more in the past.
+fn stale_record(owner: &str, now_ms: u64) -> String {
+    let past = now_ms.saturating_sub(STALE_AGE_MS);
+    serde_json::json!({
+        "ownerId": owner,
+        "host": "conformance-harness",
+        "pid": 0,
+        "acquiredAt": past.saturating_sub(STALE_AGE_MS),
+        "expiresAt": past,
+        "heartbeatAt": past,
+    })
+    .to_string()
+}
+
+/// Puts the stale lease of `kind` at `lock` with `record`, its mtime [`STALE_AGE_MS`] back.
+/// Errors: the OS error, as the harness's.
+fn leave_stale(lock: &Path, kind: LockKind, record: &str, now: SystemTime) -> std::io::Result<()> {
+    let file = match kind {
+        LockKind::File => lock.to_path_buf(),
+        LockKind::Dir => {
+            std::fs::create_dir(lock)?;
+            lock.join("owner")
+        }
+    };
+    std::fs::write(&file, record)?;
+    let old = now - Duration::from_millis(STALE_AGE_MS);
+    // the record's file, then (for a directory lock) the directory, whose mtime the write moved
+    std::fs::File::options().write(true).open(&file)?.set_modified(old)?;
+    if kind == LockKind::Dir {
+        std::fs::File::open(lock)?.set_modified(old)?;
+    }
+    Ok(())
+}
+
+/// The `ownerId` of the record the lock of `kind` at `lock` holds; `None` when there is none or
+/// it does not read as a record.
+fn owner_of(lock: &Path, kind: LockKind) -> Option<String> {
+    let file = match kind {
+        LockKind::File => lock.to_path_buf(),
+        LockKind::Dir => lock.join("owner"),
+    };
+    let text = std::fs::read_to_string(file).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get("ownerId")?.as_str().map(str::to_string)
+}
+
+/// One recipe's finding; `None` when the run was interrupted.
+fn lease_recipe(
+    pool: &mut [Contender],
+    recipe: &Recipe,
+    style: PathStyle,
+    workers: usize,
+    m: &mut Measurement<'_>,
+) -> Option<Finding> {
+    let started = Instant::now();
+    let v = recipe.as_variant();
+    let adaptive = m.opts.adaptive;
+    let trials = if adaptive { LEASE_TRIALS } else { LEASE_TRIALS_THOROUGH };
+    let kind = recipe.lock;
+    let (done, evidence) = handoff::run_items(
+        m,
+        trials,
+        &mut |n, tdir, m| {
+            let id = m.next_id();
+            let lock = tdir.join(LOCK);
+            let held = tdir.join(HELD);
+            let now = SystemTime::now();
+            let now_ms = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+            let stale = format!("{}-l{n}-stale", m.nonce);
+            std::fs::create_dir(&held)
+                .and_then(|()| leave_stale(&lock, kind, &stale_record(&stale, now_ms), now))
+                .map_err(|e| format!("could not leave the stale lease behind: {e}"))?;
+            let tokens: Vec<String> = (0..workers).map(|w| format!("{}-l{n}-w{w}", m.nonce)).collect();
+            let slots: Vec<Slot<'_>> = tokens
+                .iter()
+                .enumerate()
+                .map(|(w, token)| {
+                    let params = serde_json::json!({
+                        "lease": spell(&lock, style),
+                        "held": spell(&held.join(format!("w{w}")), style),
+                        "stale_ms": STALE_MS,
+                        "ttl_ms": STALE_MS,
+                    });
+                    let recipe = handoff::recipe_spec(Scenario::Lease, &recipe.id, "taker", params, false);
+                    Slot { variant: &v, style, index: w, token: token.clone(), recipe }
+                })
+                .collect();
+            let plan = ORDERINGS[n % ORDERINGS.len()].plan(workers);
+            let end = handoff::run_item(pool, tdir, &slots, plan, id);
+            // a marker counts only with its own contender's token in it: the harness reads
+            // what is on disk, not what a taker said
+            let holders: Vec<String> = tokens
+                .iter()
+                .enumerate()
+                .filter(|(w, token)| std::fs::read_to_string(held.join(format!("w{w}"))).is_ok_and(|t| t == **token))
+                .map(|(_, t)| t.clone())
+                .collect();
+            let owner = owner_of(&lock, kind);
+            let leftovers = std::fs::read_dir(tdir)
+                .map(|d| d.filter_map(Result::ok).filter(|e| e.file_name() != LOCK && e.file_name() != HELD).count())
+                .unwrap_or(0);
+            Ok((end, (holders, owner, leftovers)))
+        },
+        &|done| adaptive && done.len() >= LEASE_DISPROOF_TRIALS && done.iter().any(|(_, (h, _, _))| h.len() > 1),
+    )?;
+    let mut result = CountersResult::default();
+    let mut judged = Vec::with_capacity(done.len());
+    for (attempts, (holders, owner, leftovers)) in done {
+        for a in &attempts {
+            if let Some(code) = error_info(a).map(|e| e.code) {
+                *result.errors.entry(code).or_insert(0) += 1;
+            }
+            let room = 8usize.saturating_sub(result.errors_sample.len());
+            if let Some(r) = &a.recipe {
+                result.errors_sample.extend(r.errors_sample.iter().take(room).cloned());
+            }
+        }
+        judged.push(LeaseTrial { holders, owner, leftovers, faults: attempts.iter().map(faulted).collect() });
+    }
+    if !judged.is_empty() {
+        result.counters = judge_lease(&judged);
+    }
+    Some(handoff::finding(recipe, result, evidence, started))
+}
+
+/// True when a taker crashed, timed out or reported no counts (a recipe that ran and failed a
+/// step reported its counts: that is an outcome, not a fault).
+fn faulted(a: &Attempt) -> bool {
+    !matches!(a.report, Report::Success | Report::Error) || a.recipe.is_none()
+}

@@ -37,7 +37,11 @@ pub(super) fn race_against(
     }
     let cands: Vec<Candidate> = rows.iter().map(|r| r.0.clone()).collect();
     let pairs = crate::against::pairs(&cands, plan.against);
+    // the bank holds the probes every runtime's families left for the pairs
+    // (Measurement::keep_for_pairs); what no pair uses is stopped
+    let mut kept = m.take_kept();
     if pairs.is_empty() {
+        kept.shutdown();
         return;
     }
     bar.inc_length(pairs.len() as u64);
@@ -69,7 +73,6 @@ pub(super) fn race_against(
     let mut order: Vec<usize> = (0..pairs.len()).collect();
     order.sort_by_key(|&i| [side_key(pairs[i].0), side_key(pairs[i].1)]);
     let mut raced: Vec<Option<crate::report::model::AgainstRace>> = (0..pairs.len()).map(|_| None).collect();
-    let mut kept = engine::against::KeptPools::default();
     for (at, &i) in order.iter().enumerate() {
         if crate::interrupt::requested() {
             break;

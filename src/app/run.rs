@@ -120,6 +120,9 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     let mut stdout = std::io::stdout().lock();
     let mut scratch_failed = None;
     let mut measurement = engine::Measurement::new(&plan.options, &mut scratch, &plan.nonce);
+    if plan.against != crate::against::AgainstScope::None {
+        measurement.keep_for_pairs();
+    }
     for rt in plan.measurable(&found) {
         if crate::interrupt::requested() || scratch_failed.is_some() {
             break;
@@ -181,6 +184,8 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         results.run_info.duration_s = started.elapsed().as_secs_f64();
         outdir.write("results.json", &json::render(&results))?;
     }
+    // probes kept for pairs that did not run (interrupted, the scratch folder failed)
+    measurement.take_kept().shutdown();
     bar.finish_and_clear();
     for scenario in Scenario::HANDOFFS.into_iter().filter(|_| show && !plan.json) {
         if let Some(t) = table::render_scenario(&results, scenario) {

@@ -30,7 +30,12 @@ pub type SideKey = (String, String);
 
 /// The [`SideKey`] of `v` run by `rt`.
 pub fn side_key(rt: &Runtime, v: &Variant) -> SideKey {
-    (rt.label.clone(), v.family.clone())
+    side_key_of(rt, &v.family)
+}
+
+/// The [`SideKey`] of `rt`'s probes of `family`.
+pub fn side_key_of(rt: &Runtime, family: &str) -> SideKey {
+    (rt.label.clone(), family.to_string())
 }
 
 /// The started probes of the pairs raced so far, idle, for the next pairs: a slot whose side
@@ -47,6 +52,12 @@ pub struct KeptPools {
     /// under the tracer, and why: a later pair of the same sides is not amplified either, as
     /// when a pair's pools were kept whole.
     broken: Vec<([SideKey; 2], String)>,
+}
+
+impl std::fmt::Debug for KeptPools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptPools").field("idle", &self.idle.len()).field("broken", &self.broken).finish()
+    }
 }
 
 /// One idle probe of [`KeptPools`].
@@ -75,6 +86,21 @@ impl KeptPools {
     fn take(&mut self, side: &SideKey, tracer: Option<&Amplifier>) -> Option<Contender> {
         let at = self.idle.iter().position(|i| i.side == *side && i.tracer.as_ref() == tracer)?;
         Some(self.idle.swap_remove(at).contender)
+    }
+
+    /// Takes the probes of a runtime's family pools (`side`) that a pair can use: the natural
+    /// ones and those under `tracer` (the run's, for the race paths); stops the rest (a
+    /// raised delay's, the hand-offs' every-path tracer).
+    pub(super) fn adopt(&mut self, side: SideKey, pools: &mut Pools, tracer: Option<&Amplifier>) {
+        for (with, mut contenders) in pools.take_back() {
+            if with.is_none() || with.as_ref() == tracer {
+                for c in contenders {
+                    self.put(side.clone(), with.clone(), c);
+                }
+            } else {
+                shutdown_all(&mut contenders);
+            }
+        }
     }
 
     /// Puts `contender`, of `side` under `tracer`, back.
@@ -193,7 +219,7 @@ pub fn race_pair(
 
 #[cfg(test)]
 mod tests {
-    use super::{KeptPools, SideKey};
+    use super::{KeptPools, Pools, SideKey};
     use crate::exec::amplify::Amplifier;
     use crate::exec::contender::Contender;
 
@@ -218,5 +244,33 @@ mod tests {
         kept.keep_only(&[side("bun 1.4")]);
         assert_eq!((kept.len(), note(kept.take(&side("bun 1.4"), None))), (1, Some("b1".into())));
         assert_eq!(note(kept.take(&side("node 20"), None)), None, "stopped");
+    }
+
+    /// A runtime's family pools left for the pairs (Measurement::keep_for_pairs): its natural
+    /// probes and those under the run's tracer go to the bank under its side; a raised delay's
+    /// (parked) are stopped; without amplification only the natural ones stay.
+    #[test]
+    fn a_familys_pools_leave_their_natural_probes_and_those_under_the_runs_tracer() {
+        let named = |n: &'static str| Contender::with_driver(Box::new(crate::engine::tests::Named(n)));
+        let side = || -> SideKey { ("node 20".to_string(), "node".to_string()) };
+        let (t1, t4) = (Amplifier::for_tests(1000), Amplifier::for_tests(4000));
+        let pools = || {
+            Pools::ready_traced(
+                vec![named("n1"), named("n2")],
+                (t1.clone(), vec![named("a1")]),
+                Some((t4.clone(), vec![named("p4")])),
+            )
+        };
+        let note = |c: Option<Contender>| c.and_then(|c| c.note());
+        let mut kept = KeptPools::default();
+        kept.adopt(side(), &mut pools(), Some(&t1));
+        assert_eq!(kept.len(), 3, "n1, n2, a1");
+        assert_eq!(note(kept.take(&side(), Some(&t4))), None, "the raised delay's probe was stopped");
+        assert_eq!(note(kept.take(&side(), Some(&t1))), Some("a1".into()));
+        assert!(note(kept.take(&side(), None)).is_some_and(|n| n.starts_with('n')));
+        let mut off = KeptPools::default();
+        off.adopt(side(), &mut pools(), None);
+        assert_eq!(off.len(), 2, "natural only");
+        assert_eq!(note(off.take(&side(), Some(&t1))), None);
     }
 }

@@ -66,12 +66,42 @@ pub struct Measurement<'a> {
     /// The amplification of the family being measured, where its control needed a longer
     /// delay than `opts.amplify`.
     amplify: Option<Amplify>,
+    /// Where [`Measurement::keep_for_pairs`] asked for it: the probes of every runtime measured
+    /// so far, idle, for the pairs of `run --against` ([`against::race_pair`] takes them).
+    kept: Option<against::KeptPools>,
 }
 
 impl<'a> Measurement<'a> {
     /// A measurement with `opts` in `scratch`, tokens made from `nonce`; attempt ids from 1.
     pub fn new(opts: &'a Options, scratch: &'a mut Scratch, nonce: &'a str) -> Measurement<'a> {
-        Measurement { opts, scratch, nonce, last_id: 0, amplify: None }
+        Measurement { opts, scratch, nonce, last_id: 0, amplify: None, kept: None }
+    }
+
+    /// From now on, [`measure`] keeps each family's session probes when it is done with them
+    /// (idle, blocked on their input: natural ones and those under the run's tracer) instead of
+    /// stopping them, for the pairs of `run --against`, which would otherwise start them again
+    /// (a PowerShell probe costs about a second of CPU to start). The pairs take the bank
+    /// ([`Measurement::take_kept`]) and stop what they do not use.
+    pub fn keep_for_pairs(&mut self) {
+        self.kept.get_or_insert_with(against::KeptPools::default);
+    }
+
+    /// The probes kept for the pairs so far ([`Measurement::keep_for_pairs`]); an empty bank
+    /// when none were kept. The bank's owner stops them ([`against::KeptPools::shutdown`]).
+    pub fn take_kept(&mut self) -> against::KeptPools {
+        self.kept.take().unwrap_or_default()
+    }
+
+    /// Stops a family's pools, or, where [`Measurement::keep_for_pairs`] asked for it and the
+    /// family's probes are session processes, keeps them for the pairs as `side`.
+    fn retire(&mut self, side: against::SideKey, mut pools: Pools, keep: bool) {
+        match (&mut self.kept, keep) {
+            (Some(bank), true) => {
+                let tracer = pools.tracer_for(&self.opts.amplify);
+                bank.adopt(side, &mut pools, tracer.as_ref());
+            }
+            _ => pools.shutdown(),
+        }
     }
 
     /// The amplification in force: the family's raised one, else `opts.amplify`.
@@ -171,7 +201,10 @@ pub fn measure(
         let faults = start_together(&mut all);
         started = faults.into_iter().take(families.len()).map(Some).collect();
     }
-    for (index, ((_, fam, mut pools, races), pre)) in families.into_iter().zip(started).enumerate() {
+    // session processes may wait for the pairs (Measurement::keep_for_pairs); a loop driver
+    // (cmd) polls while it waits, and thread pools race no pair
+    let keep = adapter.mode() == Mode::Session && opts.contender_kind == ContenderKind::Processes;
+    for (index, ((family, fam, mut pools, races), pre)) in families.into_iter().zip(started).enumerate() {
         if stop(&out) {
             break;
         }
@@ -297,12 +330,12 @@ pub fn measure(
                 r.detection.clone_from(&detection);
             }
         }
+        m.amplify = None;
         if share_first && index == 0 && start_fault.is_none() {
             handoff_pools = Some(pools);
         } else {
-            pools.shutdown();
+            m.retire(against::side_key_of(rt, family), pools, keep);
         }
-        m.amplify = None;
     }
     // hand-offs whose pool was to be the first family's, which did not start or ran no cell
     if let (true, None, Some(n), false) = (share_first, &handoff_pools, slots, stop(&out)) {
@@ -326,7 +359,11 @@ pub fn measure(
                 out.findings.push(f);
             }
         }
-        pools.shutdown();
+    }
+    if let Some(pools) = handoff_pools {
+        // the first family's pools when the hand-offs shared them
+        let family = rt.families.first().copied().unwrap_or_default();
+        m.retire(against::side_key_of(rt, family), pools, keep && share_first);
     }
     out
 }

@@ -55,6 +55,20 @@ impl Pools {
     }
 
     /// Replaces the amplified contenders by ready-made ones (the engine's tests).
+    /// Ready-made pools (tests) with an amplified pool under `with` and, if given, a parked
+    /// one under its tracer.
+    #[cfg(test)]
+    pub(super) fn ready_traced(
+        natural: Vec<Contender>,
+        (with, amplified): (crate::exec::amplify::Amplifier, Vec<Contender>),
+        parked: Option<(crate::exec::amplify::Amplifier, Vec<Contender>)>,
+    ) -> Pools {
+        let mut p = Pools::ready(natural, amplified, std::path::PathBuf::from("."));
+        p.amplified_with = Some(with);
+        p.parked = parked;
+        p
+    }
+
     #[cfg(test)]
     pub(super) fn set_amplified(&mut self, amplified: Vec<Contender>) {
         self.amplified = Some(Ok(amplified));

@@ -982,14 +982,18 @@ static class Recipes
         {
             long acquired = 0, fresh = 0, unreadableCount = 0, restoreFailed = 0;
             string step = "check";
+            // the marker is written as soon as the taker holds the lease (before a breaker is
+            // removed), so a later failed step cannot hide a holder
+            Action markHeld = () =>
+            {
+                if (acquired == 1) return;
+                step = "held";
+                using (var f = OpenWx(held)) f.Write(req.Data, 0, req.Data.Length);
+                acquired = 1;
+            };
             Func<bool, RecipeOutcome> done = took =>
             {
-                if (took)
-                {
-                    step = "held";
-                    using (var f = OpenWx(held)) f.Write(req.Data, 0, req.Data.Length);
-                    acquired = 1;
-                }
+                if (took) markHeld();
                 var c = new Obj().Set("acquired", acquired).Set("fresh", fresh).Set("unreadable", unreadableCount).Set("restore_failed", restoreFailed);
                 return new RecipeOutcome { Ok = true, Counters = c };
             };
@@ -1059,6 +1063,8 @@ static class Recipes
                 try { OpenWx(breaker).Dispose(); }
                 catch (Exception e) { if (IsExists(e)) return done(false); throw; }
                 bool tookIt = false;
+                Exception failed = null;
+                string failedStep = null;
                 try
                 {
                     step = "recheck";
@@ -1068,12 +1074,17 @@ static class Recipes
                         step = "delete";
                         if (again != null) File.Delete(lease);
                         tookIt = create();
+                        if (tookIt) markHeld();
                     }
                 }
-                finally
+                catch (Exception e) { failed = e; failedStep = step; }
+                // the breaker goes whatever happened; a failed step before it is the one reported
+                try { File.Delete(breaker); }
+                catch (Exception e) { if (failed == null) { failed = e; failedStep = "unbreak"; } }
+                if (failed != null)
                 {
-                    step = "unbreak";
-                    File.Delete(breaker);
+                    var fc = new Obj().Set("acquired", acquired).Set("fresh", fresh).Set("unreadable", unreadableCount).Set("restore_failed", restoreFailed);
+                    return new RecipeOutcome { Ok = false, Step = failedStep, Error = Raw(failed), Counters = fc };
                 }
                 return done(tookIt);
             }

@@ -1152,9 +1152,11 @@ $script:Recipes['consume.poll'] = @{
 # Get-Item -LiteralPath (its LastWriteTimeUtc) for the mtime check, [IO.File]::ReadAllText
 # and ConvertFrom-Json for the record, [IO.File]::Delete (which succeeds on a missing file),
 # [IO.File]::Open(..., CreateNew) for the exclusive create, Move-Item (no -Force: it refuses
-# an existing destination) to rename aside and to put a live lease back, New-Item -ItemType
-# Directory without -Force (which refuses an existing directory) and Remove-Item for the
-# directory lock. A taker that believes it took the lease writes its token to params.held
+# an existing destination; on Linux .NET's File.Move underneath is lstat, then rename(2), so it
+# can replace a lease made in between) to rename aside and to put a live lease back, and for the
+# directory lock New-Item -ItemType Directory without -Force, which refuses a directory it sees
+# but is stat, then mkdir(2), whose EEXIST .NET's CreateDirectory takes for success (so two
+# takers can both "make" it), and [IO.Directory]::Delete (not recursive) to remove it. A taker that believes it took the lease writes its token to params.held
 # (CreateNew) and keeps it. counters: acquired, fresh, unreadable, restore_failed. Steps:
 # check, delete, rename, recheck, restore, breaker, unbreak, create, record, held.
 
@@ -1219,7 +1221,19 @@ $script:LeaseRun = { param($s)
         try { $b = $script:Utf8.GetBytes((& $record)); $fs.Write($b, 0, $b.Length) } finally { $fs.Dispose() }
         return $true
     }
+    # Get-Item of the lock: $null when it is not there; any other error is the step's
+    $getItem = {
+        try { return (Get-Item -LiteralPath $lease -Force -ErrorAction Stop) }
+        catch { if ((Get-InnerException $_) -is [System.Management.Automation.ItemNotFoundException]) { return $null }; throw }
+    }
     $took = $false
+    $held = $false
+    # the marker is written as soon as the taker holds the lease (before a breaker is removed),
+    # so a later failed step cannot hide a holder
+    $markHeld = {
+        $fs = [System.IO.File]::Open($s.Held, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)
+        try { $b = $script:Utf8.GetBytes($s.Token); $fs.Write($b, 0, $b.Length) } finally { $fs.Dispose() }
+    }
     try {
         if ($method -eq 'dir-mtime') {
             $made = $false
@@ -1228,17 +1242,24 @@ $script:LeaseRun = { param($s)
             catch { if (-not (Test-ExistsError $_)) { throw } }
             if (-not $made) {
                 $step = 'check'
-                $item = Get-Item -LiteralPath $lease -Force -ErrorAction SilentlyContinue
+                $item = & $getItem
                 if ($null -ne $item -and ([DateTime]::UtcNow - $item.LastWriteTimeUtc).TotalMilliseconds -lt $s.StaleMs) {
                     $c.fresh = 1
                 } else {
                     $step = 'delete'
-                    [System.IO.File]::Delete([System.IO.Path]::Combine($lease, 'owner'))
+                    # the owner file, then the directory if it is empty (Remove-Item asks before
+                    # removing a directory that is not, and there is no one to answer): a
+                    # directory or owner already gone is fine, a directory not empty means another
+                    # taker made it again
+                    try { [System.IO.File]::Delete([System.IO.Path]::Combine($lease, 'owner')) }
+                    catch { if (-not ((Get-InnerException $_) -is [System.IO.DirectoryNotFoundException])) { throw } }
                     $gone = $true
-                    try { Remove-Item -LiteralPath $lease -ErrorAction Stop }
+                    try { [System.IO.Directory]::Delete($lease, $false) }
                     catch {
                         $ex = Get-InnerException $_
-                        if (-not ($ex -is [System.Management.Automation.ItemNotFoundException])) { $gone = $false }
+                        if ($ex -is [System.IO.DirectoryNotFoundException]) { }
+                        elseif ($ex -is [System.IO.IOException] -and (Test-Path -LiteralPath ([System.IO.Path]::Combine($lease, 'owner')))) { $gone = $false }
+                        else { throw }
                     }
                     if ($gone) {
                         $step = 'create'
@@ -1253,7 +1274,7 @@ $script:LeaseRun = { param($s)
                 $took = $true
             }
         } elseif ($method -eq 'mtime') {
-            $item = Get-Item -LiteralPath $lease -Force -ErrorAction SilentlyContinue
+            $item = & $getItem
             if ($null -ne $item -and ([DateTime]::UtcNow - $item.LastWriteTimeUtc).TotalMilliseconds -lt $s.StaleMs) { $c.fresh = 1 }
             else {
                 $step = 'delete'
@@ -1277,8 +1298,18 @@ $script:LeaseRun = { param($s)
                 $moved = $true
                 try { Move-Item -LiteralPath $lease -Destination $aside -ErrorAction Stop }
                 catch {
+                    # the lease already gone (another taker moved it): Move-Item says so with another
+                    # exception by the moment it noticed -- PSInvalidOperationException ("Cannot
+                    # move item because the item at '...' does not exist"), ItemNotFoundException
+                    # ("Cannot find path"), PSArgumentException ("An object at the specified path
+                    # ... does not exist"), FileNotFoundException from File.Move -- each not taken;
+                    # any other failure is the step's
                     $ex = Get-InnerException $_
-                    if ($ex -is [System.Management.Automation.ItemNotFoundException] -or $ex -is [System.IO.FileNotFoundException]) { $moved = $false } else { throw }
+                    $gone = $ex -is [System.Management.Automation.PSInvalidOperationException] -or
+                        $ex -is [System.Management.Automation.ItemNotFoundException] -or
+                        $ex -is [System.Management.Automation.PSArgumentException] -or
+                        $ex -is [System.IO.FileNotFoundException]
+                    if ($gone) { $moved = $false } else { throw }
                 }
                 if ($moved) {
                     $step = 'recheck'
@@ -1301,6 +1332,7 @@ $script:LeaseRun = { param($s)
                 try { ([System.IO.File]::Open($breaker, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)).Dispose() }
                 catch { if (Test-ExistsError $_) { $broke = $false } else { throw } }
                 if ($broke) {
+                    $failed = $null
                     try {
                         $step = 'recheck'
                         $again = Read-Lease $lease
@@ -1309,18 +1341,19 @@ $script:LeaseRun = { param($s)
                             if (-not $again.Absent) { [System.IO.File]::Delete($lease) }
                             $step = 'create'
                             $took = & $create
+                            if ($took) { $step = 'held'; & $markHeld; $held = $true; $c.acquired = 1 }
                         }
-                    } finally {
-                        $step = 'unbreak'
-                        [System.IO.File]::Delete($breaker)
-                    }
+                    } catch { $failed = $_ }
+                    # the breaker goes whatever happened; a failed step before it is the one reported
+                    try { [System.IO.File]::Delete($breaker) }
+                    catch { if ($null -eq $failed) { $failed = $_; $step = 'unbreak' } }
+                    if ($null -ne $failed) { throw $failed }
                 }
             }
         }
-        if ($took) {
+        if ($took -and -not $held) {
             $step = 'held'
-            $fs = [System.IO.File]::Open($s.Held, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)
-            try { $b = $script:Utf8.GetBytes($s.Token); $fs.Write($b, 0, $b.Length) } finally { $fs.Dispose() }
+            & $markHeld
             $c.acquired = 1
         }
     } catch {

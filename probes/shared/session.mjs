@@ -521,12 +521,16 @@ function leaseTaker(method) {
       return () => {
         const c = { acquired: 0, fresh: 0, unreadable: 0, restore_failed: 0 };
         let step = 'check';
+        // the marker is written as soon as the taker holds the lease (before a breaker is
+        // removed), so a later failed step cannot hide a holder
+        const markHeld = () => {
+          if (c.acquired === 1) return;
+          step = 'held';
+          fs.writeFileSync(held, req.token, { flag: 'wx' });
+          c.acquired = 1;
+        };
         const done = (acquired) => {
-          if (acquired) {
-            step = 'held';
-            fs.writeFileSync(held, req.token, { flag: 'wx' });
-            c.acquired = 1;
-          }
+          if (acquired) markHeld();
           return { ok: true, error: null, step: null, counters: c };
         };
         const create = () => {
@@ -596,6 +600,7 @@ function leaseTaker(method) {
           step = 'breaker';
           try { fs.closeSync(fs.openSync(breaker, 'wx')); } catch (e) { if (isCode(e, 'EEXIST')) return done(false); throw e; }
           let took = false;
+          let failed = null;
           try {
             step = 'recheck';
             const again = readLease(lease);
@@ -603,11 +608,18 @@ function leaseTaker(method) {
               step = 'delete';
               if (again !== null) unlinkQuiet(lease);
               took = create();
+              if (took) markHeld();
             }
-          } finally {
-            step = 'unbreak';
-            unlinkQuiet(breaker);
+          } catch (e) {
+            failed = { e, step };
           }
+          // the breaker goes whatever happened; a failed step before it is the one reported
+          try {
+            unlinkQuiet(breaker);
+          } catch (e) {
+            if (failed === null) failed = { e, step: 'unbreak' };
+          }
+          if (failed !== null) return { ok: false, error: ctx.rawError(failed.e), step: failed.step, counters: c };
           return done(took);
         } catch (e) {
           return { ok: false, error: ctx.rawError(e), step, counters: c };

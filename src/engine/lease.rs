@@ -229,12 +229,13 @@ fn lease_recipe(
     let mut judged = Vec::with_capacity(done.len());
     for (attempts, (holders, owner, leftovers)) in done {
         for a in &attempts {
-            if let Some(code) = error_info(a).map(|e| e.code) {
-                *result.errors.entry(code).or_insert(0) += 1;
-            }
-            let room = 8usize.saturating_sub(result.errors_sample.len());
-            if let Some(r) = &a.recipe {
-                result.errors_sample.extend(r.errors_sample.iter().take(room).cloned());
+            // a taker's failed step: its normalised code counted, its raw error kept (the first
+            // 8 of the cell) so that the cell says what failed
+            if let Some(e) = error_info(a) {
+                *result.errors.entry(e.code).or_insert(0) += 1;
+                if result.errors_sample.len() < 8 {
+                    result.errors_sample.push(e.raw);
+                }
             }
         }
         judged.push(LeaseTrial { holders, owner, leftovers, faults: attempts.iter().map(faulted).collect() });

@@ -25,18 +25,19 @@ use crate::verdict::Report;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Trials per lease recipe in the default run: three in each of the release orderings
+/// Trials per lease recipe in the default run: two in each of the release orderings
 /// (`ORDERINGS` of `src/engine/lease.rs`).
-pub const LEASE_TRIALS: usize = 3 * ORDERINGS.len();
+pub const LEASE_TRIALS: usize = 2 * ORDERINGS.len();
 /// Trials per lease recipe with `--thorough`: fifteen in each ordering.
 pub const LEASE_TRIALS_THOROUGH: usize = 15 * ORDERINGS.len();
 /// Adaptive trials (the default run): a recipe stops once this many trials ran, every
 /// ordering once, and one of them had two holders (more trials cannot make the recipe
 /// exclusive).
 pub const LEASE_DISPROOF_TRIALS: usize = ORDERINGS.len();
-/// How long a paused contender stays stopped, µs ([`Ordering::Pause`]): ten times the
-/// injected delay of an amplified run, time for another contender's whole takeover.
-pub const PAUSE_US: u64 = 10_000;
+/// How long a paused contender stays stopped, µs ([`Ordering::Pause`]): five times the
+/// injected delay of an amplified run, time for another contender's whole takeover (its
+/// delete, create, write and close, each delayed).
+pub const PAUSE_US: u64 = 5_000;
 
 /// How the contenders of one trial are released.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

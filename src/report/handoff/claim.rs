@@ -28,10 +28,10 @@ fn counts(r: &CountersResult) -> String {
         None => format!("duplicates {}/{} items", n(counter::DUPLICATE_CLAIMS), n(counter::ITEMS)),
     };
     s.push_str(&format!("; lost {}", n(counter::LOST_ITEMS)));
-    for (k, label) in [(counter::LEFT_UNCLAIMED, "left unclaimed"), (counter::WORKER_FAULTS, "worker faults")] {
-        if n(k) > 0 {
-            s.push_str(&format!("; {label} {}", n(k)));
-        }
-    }
+    super::push_nonzero(
+        &mut s,
+        r,
+        &[(counter::LEFT_UNCLAIMED, "left unclaimed"), (counter::WORKER_FAULTS, "worker faults")],
+    );
     s
 }

@@ -24,14 +24,11 @@ fn counts(r: &CountersResult) -> String {
         n(counter::CONSUMED),
         n(counter::NEVER_CONSUMED)
     );
-    for (k, label) in [
+    let extras = [
         (counter::WRITE_FAILED, "write failed"),
         (counter::DAMAGED_TARGETS, "damaged"),
         (counter::CONSUMER_FAULTS, "consumer faults"),
-    ] {
-        if n(k) > 0 {
-            s.push_str(&format!("; {label} {}", n(k)));
-        }
-    }
+    ];
+    super::push_nonzero(&mut s, r, &extras);
     s
 }

@@ -24,14 +24,11 @@ fn counts(r: &CountersResult) -> String {
         s.push_str(&format!(" (+{} holders)", n(counter::EXTRA_HOLDERS)));
     }
     s.push_str(&format!("; stuck {}", n(counter::STUCK)));
-    for (k, label) in [
+    let extras = [
         (counter::LOST_LEASES, "lost"),
         (counter::LEFTOVER_FILES, "left behind"),
         (counter::TAKER_FAULTS, "taker faults"),
-    ] {
-        if n(k) > 0 {
-            s.push_str(&format!("; {label} {}", n(k)));
-        }
-    }
+    ];
+    super::push_nonzero(&mut s, r, &extras);
     s
 }

@@ -27,6 +27,17 @@ pub struct Words {
 /// Every hand-off scenario's words, in [`Scenario::HANDOFFS`] order (a unit test checks it).
 pub const WORDS: [Words; 4] = [publish::WORDS, done::WORDS, claim::WORDS, lease::WORDS];
 
+/// Appends `; <label> <count>` to `s` for each of `extras` (counter, label) whose count in `r`
+/// is not 0: the counts a table shows only when something happened.
+fn push_nonzero(s: &mut String, r: &CountersResult, extras: &[(&str, &str)]) {
+    for (k, label) in extras {
+        let n = r.counters.get(*k).copied().unwrap_or(0);
+        if n > 0 {
+            s.push_str(&format!("; {label} {n}"));
+        }
+    }
+}
+
 /// The words of `scenario`; `None` for a scenario that is not a hand-off.
 pub fn words(scenario: Scenario) -> Option<&'static Words> {
     WORDS.iter().find(|w| w.scenario == scenario)
@@ -35,7 +46,28 @@ pub fn words(scenario: Scenario) -> Option<&'static Words> {
 #[cfg(test)]
 mod tests {
     use super::{words, WORDS};
-    use crate::report::model::Scenario;
+    use crate::report::model::{CountersResult, Scenario};
+
+    /// A run's counters from `(name, count)` pairs.
+    fn run(counts: &[(&str, u64)]) -> CountersResult {
+        CountersResult { counters: counts.iter().map(|(k, n)| (k.to_string(), *n)).collect(), ..Default::default() }
+    }
+
+    #[test]
+    fn a_lease_run_shows_its_failures_and_what_else_happened_only_when_it_did() {
+        let text = |counts: &[(&str, u64)]| (words(Scenario::Lease).unwrap().counts)(&run(counts));
+        let clean = [("trials", 20), ("double_ownership", 0), ("extra_holders", 0), ("stuck", 0), ("lost_leases", 0)];
+        assert_eq!(text(&clean), "double-owned 0/20 trials; stuck 0");
+        let broken = [
+            ("trials", 10),
+            ("double_ownership", 2),
+            ("extra_holders", 3),
+            ("stuck", 1),
+            ("lost_leases", 3),
+            ("leftover_files", 1),
+        ];
+        assert_eq!(text(&broken), "double-owned 2/10 trials (+3 holders); stuck 1; lost 3; left behind 1");
+    }
 
     #[test]
     fn every_hand_off_has_words_in_table_order() {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The product's race cell beside a C floor and a plain driver of the same race (issue 26):
+# Node's writeFileSync(p, token, {flag: 'wx'}) raced by 3 contenders, T trials each way.
+#   bash benches/floor.sh [TRIALS]        (default 3000)
+# Prints one line per way: trials/s, and for the product its barrier spread p50 (µs, the probes'
+# monotonic stamps placed on one time line) and its amplified race's trials/s beside the
+# natural one. A benchmark, not a test: run it on a quiet machine.
+#   c-floor       benches/floor/excl_race.c: forked contenders blocked on pipes, open(O_EXCL)
+#   plain-driver  benches/floor/plain_driver.py: persistent Node contenders over JSON lines,
+#                 prepare + go round trips and a folder per trial, no checks
+#   conformance   run -r node -v node.writeFileSync.wx --scenario race -n T (natural, then amplified)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+trials=${1:-3000}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+command -v gcc >/dev/null || { echo "gcc is needed for the C floor" >&2; exit 1; }
+node=$(command -v node) || { echo "node is needed" >&2; exit 1; }
+cargo build --release -q
+gcc -O2 -Wall -o "$work/excl_race" benches/floor/excl_race.c
+mkdir "$work/c" "$work/plain"
+read -r _ c_multi c_rate _ < <("$work/excl_race" "$work/c" "$trials" 3)
+read -r _ p_multi p_rate < <(python3 benches/floor/plain_driver.py "$node" "$work/plain" "$trials" 3)
+bin=target/release/conformance
+"$bin" run -r node -v node.writeFileSync.wx --scenario race -n "$trials" -q --amplify off --out "$work/nat" >/dev/null
+"$bin" run -r node -v node.writeFileSync.wx --scenario race -n "$trials" -q --thorough --out "$work/amp" >/dev/null
+python3 - "$work" "$c_rate" "$c_multi" "$p_rate" "$p_multi" <<'PY'
+import json, sys
+work, c_rate, c_multi, p_rate, p_multi = sys.argv[1], float(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[5]
+def cell(path, mode):
+    r = json.load(open(path))
+    c = next(c for c in r["cells"] if c["variant"] == "node.writeFileSync.wx" and c["scenario"] == "race")
+    return c["result"][mode]
+nat = cell(f"{work}/nat/results.json", "natural")
+amp = cell(f"{work}/amp/results.json", "amplified")
+n_rate, a_rate = nat["trials_per_second"], amp["trials_per_second"]
+p50 = (nat["stats"].get("barrier_spread_us") or {}).get("p50")
+print(f"c-floor       {c_rate:8.0f} trials/s  multi-winner trials {c_multi}")
+print(f"plain-driver  {p_rate:8.0f} trials/s  multi-winner trials {p_multi}")
+print(f"conformance   {n_rate:8.0f} trials/s natural ({n_rate / p_rate:.1f}x the plain driver, 1/{c_rate / n_rate:.1f} of the C floor), "
+      f"barrier spread p50 {p50:.0f} us; amplified {a_rate:.0f} trials/s ({a_rate / n_rate:.2f}x natural)")
+PY

@@ -975,13 +975,16 @@ static class Recipes
         string lease = StringParam(req, "lease", null);
         string held = StringParam(req, "held", null);
         if (lease == null || held == null) throw new Unsupported("a lease taker needs params.lease and params.held");
+        if (Param(req, "stale_ms") == null || Param(req, "ttl_ms") == null)
+            throw new Unsupported("a lease taker needs params.stale_ms and params.ttl_ms");
         long staleMs = IntParam(req, "stale_ms", 0, 1, 86400000, "params.stale_ms must be an integer from 1 to 86400000");
         long ttlMs = IntParam(req, "ttl_ms", 0, 1, 86400000, "params.ttl_ms must be an integer from 1 to 86400000");
-        if (staleMs == 0 || ttlMs == 0) throw new Unsupported("params.stale_ms must be an integer from 1 to 86400000");
         return () =>
         {
             long acquired = 0, fresh = 0, unreadableCount = 0, restoreFailed = 0;
             string step = "check";
+            Func<Obj> counters = () => new Obj().Set("acquired", acquired).Set("fresh", fresh)
+                .Set("unreadable", unreadableCount).Set("restore_failed", restoreFailed);
             // the marker is written as soon as the taker holds the lease (before a breaker is
             // removed), so a later failed step cannot hide a holder
             Action markHeld = () =>
@@ -994,8 +997,7 @@ static class Recipes
             Func<bool, RecipeOutcome> done = took =>
             {
                 if (took) markHeld();
-                var c = new Obj().Set("acquired", acquired).Set("fresh", fresh).Set("unreadable", unreadableCount).Set("restore_failed", restoreFailed);
-                return new RecipeOutcome { Ok = true, Counters = c };
+                return new RecipeOutcome { Ok = true, Counters = counters() };
             };
             Func<bool> create = () =>
             {
@@ -1083,15 +1085,13 @@ static class Recipes
                 catch (Exception e) { if (failed == null) { failed = e; failedStep = "unbreak"; } }
                 if (failed != null)
                 {
-                    var fc = new Obj().Set("acquired", acquired).Set("fresh", fresh).Set("unreadable", unreadableCount).Set("restore_failed", restoreFailed);
-                    return new RecipeOutcome { Ok = false, Step = failedStep, Error = Raw(failed), Counters = fc };
+                    return new RecipeOutcome { Ok = false, Step = failedStep, Error = Raw(failed), Counters = counters() };
                 }
                 return done(tookIt);
             }
             catch (Exception e)
             {
-                var c = new Obj().Set("acquired", acquired).Set("fresh", fresh).Set("unreadable", unreadableCount).Set("restore_failed", restoreFailed);
-                return new RecipeOutcome { Ok = false, Step = step, Error = Raw(e), Counters = c };
+                return new RecipeOutcome { Ok = false, Step = step, Error = Raw(e), Counters = counters() };
             }
         };
     }

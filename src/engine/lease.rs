@@ -187,6 +187,7 @@ fn lease_recipe(
             let id = m.next_id();
             let lock = tdir.join(LOCK);
             let held = tdir.join(HELD);
+            let marker = |w: usize| held.join(format!("w{w}"));
             let now = SystemTime::now();
             let now_ms = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
             let stale = format!("{}-l{n}-stale", m.nonce);
@@ -200,7 +201,7 @@ fn lease_recipe(
                 .map(|(w, token)| {
                     let params = serde_json::json!({
                         "lease": spell(&lock, style),
-                        "held": spell(&held.join(format!("w{w}")), style),
+                        "held": spell(&marker(w), style),
                         "stale_ms": STALE_MS,
                         "ttl_ms": STALE_MS,
                     });
@@ -215,7 +216,7 @@ fn lease_recipe(
             let holders: Vec<String> = tokens
                 .iter()
                 .enumerate()
-                .filter(|(w, token)| std::fs::read_to_string(held.join(format!("w{w}"))).is_ok_and(|t| t == **token))
+                .filter(|(w, token)| std::fs::read_to_string(marker(*w)).is_ok_and(|t| t == **token))
                 .map(|(_, t)| t.clone())
                 .collect();
             let owner = owner_of(&lock, kind);

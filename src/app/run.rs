@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::against::race_against;
 use super::{give_up, locate_versions, open_out, progress_bar, refuse_earlier_results, PARTIAL_EVERY};
+use crate::cells::Planned;
 use crate::cli::RunArgs;
 use crate::engine;
 use crate::error::{Error, Result};
@@ -15,7 +16,7 @@ use crate::outdir::OutDir;
 use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RunPlan};
 use crate::report::model::{Cell, Finding, Results, Scenario, SCHEMA};
 use crate::report::{json, markdown, table};
-use crate::runtime::{discover, Requested, Status};
+use crate::runtime::{discover, Requested, Runtime, Status};
 use crate::status::{amplify_line, emit, status_line};
 
 pub(super) fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
@@ -119,37 +120,47 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         Results { schema: SCHEMA, run_info: plan.run_info(&found), cells: Vec::new(), against: Vec::new() };
     let mut stdout = std::io::stdout().lock();
     let mut scratch_failed = None;
+    // the second lane of the hand-offs (see handoff_lanes); without it they run one at a time
+    let mut lane_scratch = scratch.lane(1).ok();
     let mut measurement = engine::Measurement::new(&plan.options, &mut scratch, &plan.nonce);
     if plan.against != crate::against::AgainstScope::None {
         measurement.keep_for_pairs();
     }
-    for rt in plan.measurable(&found) {
+    if lane_scratch.is_some() {
+        measurement.defer_handoffs();
+    }
+    let mut deferred = Vec::new();
+    let measurable = plan.measurable(&found);
+    let planned_of: Vec<_> = measurable.iter().map(|rt| plan.planned(rt)).collect();
+    // every runtime's session probes start now, all at once, and wait idle for their turn:
+    // no start-up falls between two runtimes' measurements
+    let mut pools: Vec<_> = measurable
+        .iter()
+        .zip(&planned_of)
+        .map(|(rt, p)| engine::RuntimePools::new(rt, p, &measurement, &ctx))
+        .collect();
+    if !crate::interrupt::requested() {
+        bar.set_message(format!("starting the probes of {} runtime(s)", measurable.len()));
+        let amplify = plan.options.amplify.clone();
+        let mut all: Vec<_> = measurable.iter().copied().zip(pools.iter_mut()).collect();
+        engine::start_runtimes(&mut all, &amplify);
+        bar.set_message(crate::plan::progress_message(&cells, 0));
+    }
+    let mut turns = measurable.into_iter().zip(&planned_of).zip(pools);
+    for ((rt, planned), pools) in turns.by_ref() {
         if crate::interrupt::requested() || scratch_failed.is_some() {
+            pools.shutdown();
             break;
         }
         // partial results on disk every few seconds, so that even a SIGKILLed run keeps what
         // it measured (each write is atomic)
         let partial = outdir.partial(results.clone(), PARTIAL_EVERY);
-        let planned = plan.planned(rt);
-        // the report layer names the findings: runtime label and the variant's family and call
-        let cell = |f: Finding| {
-            let p = planned.iter().find(|p| p.id() == f.variant && p.source() == f.source);
-            let p = p.expect("a finding of a planned cell");
-            let recipe;
-            let v = match p.variant() {
-                Some(v) => v,
-                None => {
-                    recipe = p.recipe().map(crate::handoff::Recipe::as_variant).expect("a recipe");
-                    &recipe
-                }
-            };
-            Cell::from_finding((&rt.label, rt.name, &rt.version), v, f)
-        };
+        let cell = |f: Finding| cell_of(rt, planned, f);
         // the hello check's background processes were stopped (see below): start them again
         if let Err(why) = rt.adapter().resume(rt, &ctx) {
             bar.suspend(|| eprintln!("warn     {}: could not start again after the hello check: {why}", rt.label));
         }
-        let m = engine::measure(rt, &planned, &mut measurement, &ctx, &mut |f| {
+        let m = engine::measure_with(rt, planned, pools, &mut measurement, &ctx, &mut |f| {
             // the cells are measured in the plan's order, some conditional races left out
             // (`--races auto`): the bar goes to this cell's place, and names the next one
             let id = Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders);
@@ -161,6 +172,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         rt.adapter().cleanup(rt, &ctx);
         partial.finish()?;
         scratch_failed = m.scratch_failed;
+        deferred.extend(m.handoffs.map(|h| (rt, planned.as_slice(), h)));
         results.cells.extend(m.findings.into_iter().map(cell));
         results.run_info.controls.extend(m.controls);
         if show && !plan.json {
@@ -178,6 +190,30 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         // keep partial results on disk after each runtime, so a crash keeps the data
         results.run_info.duration_s = started.elapsed().as_secs_f64();
         outdir.write("results.json", &json::render(&results))?;
+    }
+    // the probes of runtimes the run did not reach (interrupted, the scratch folder failed)
+    engine::RuntimePools::shutdown_all(turns.map(|(_, pools)| pools));
+    if !deferred.is_empty() {
+        if crate::interrupt::requested() || scratch_failed.is_some() {
+            deferred.into_iter().for_each(|(_, _, h)| h.shutdown());
+        } else {
+            let mut lane = lane_scratch.as_mut().map(|s| measurement.lane(s, LANE_FIRST_ID));
+            // the bar stays where the runtimes' turns left it (their places in the cell list
+            // were passed over); it names the hand-off each lane has just measured
+            let on_finding =
+                |rt: &Runtime, f: &Finding| bar.set_message(format!("hand-offs: {} · {}", rt.label, f.variant));
+            let done = handoff_lanes(deferred, &mut measurement, lane.as_mut(), &on_finding);
+            for (rt, planned, h, m) in done {
+                measurement.retire_handoffs(h);
+                scratch_failed = scratch_failed.or(m.scratch_failed);
+                results.cells.extend(m.findings.into_iter().map(|f| cell_of(rt, planned, f)));
+            }
+            // each runtime's cells together, in the runtimes' order, the hand-offs last
+            let order: Vec<&str> = plan.measurable(&found).iter().map(|rt| rt.label.as_str()).collect();
+            results.cells.sort_by_key(|c| order.iter().position(|l| *l == c.runtime));
+            results.run_info.duration_s = started.elapsed().as_secs_f64();
+            outdir.write("results.json", &json::render(&results))?;
+        }
     }
     if plan.against != crate::against::AgainstScope::None && scratch_failed.is_none() {
         race_against(&plan, &found, &mut results, &mut measurement, &ctx, &bar);
@@ -245,4 +281,64 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         }
     }
     Ok((code, Some(results)))
+}
+
+/// The first attempt id of the hand-offs' second lane: far above any the first lane reaches,
+/// so that no two attempts of a run share an id.
+const LANE_FIRST_ID: u64 = 1 << 40;
+
+/// The cell of finding `f` of runtime `rt`, whose planned cells are `planned`: the report layer
+/// names it by the runtime's label and the variant's (or recipe's) family and call.
+fn cell_of(rt: &Runtime, planned: &[Planned<'_>], f: Finding) -> Cell {
+    let p = planned.iter().find(|p| p.id() == f.variant && p.source() == f.source);
+    let p = p.expect("a finding of a planned cell");
+    let recipe;
+    let v = match p.variant() {
+        Some(v) => v,
+        None => {
+            recipe = p.recipe().map(crate::handoff::Recipe::as_variant).expect("a recipe");
+            &recipe
+        }
+    };
+    Cell::from_finding((&rt.label, rt.name, &rt.version), v, f)
+}
+
+/// A runtime's deferred hand-offs ([`engine::Handoffs`]) with its planned cells, and what
+/// measuring them found.
+type LaneWork<'r, 'p> = (&'r Runtime, &'r [Planned<'p>], engine::Handoffs);
+
+/// Measures the deferred hand-offs of every runtime in `work` two runtimes at a time, one per
+/// core: `main` (the run's measurement) in one lane and `lane` (a measurement in a scratch
+/// folder of its own, [`crate::exec::scratch::Scratch::lane`]) in the other, each taking the
+/// next runtime when it is done (one lane when `lane` is `None`). Hand-offs share no name
+/// with one another, and the races are over by then: they keep the machine to themselves.
+/// Calls `on_finding` after each finding (from either lane). Returns, per runtime, its work
+/// back (the pool, for the run's measurement to take) and what it found, in no set order.
+fn handoff_lanes<'r, 'p, 'm>(
+    work: Vec<LaneWork<'r, 'p>>,
+    main: &mut engine::Measurement<'m>,
+    lane: Option<&mut engine::Measurement<'m>>,
+    on_finding: &(dyn Fn(&Runtime, &Finding) + Sync),
+) -> Vec<(&'r Runtime, &'r [Planned<'p>], engine::Handoffs, engine::Measured)> {
+    let queue = std::sync::Mutex::new(work.into_iter());
+    let lanes: Vec<&mut engine::Measurement<'m>> = std::iter::once(main).chain(lane).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = lanes
+            .into_iter()
+            .map(|m| {
+                let queue = &queue;
+                s.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let next = queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next();
+                        let Some((rt, planned, mut h)) = next else { break };
+                        let measured = h.measure(rt, m, &mut |f| on_finding(rt, f));
+                        done.push((rt, planned, h, measured));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a hand-off lane panicked")).collect()
+    })
 }

@@ -69,12 +69,14 @@ pub struct Measurement<'a> {
     /// Where [`Measurement::keep_for_pairs`] asked for it: the probes of every runtime measured
     /// so far, idle, for the pairs of `run --against` ([`against::race_pair`] takes them).
     kept: Option<against::KeptPools>,
+    /// Set by [`Measurement::defer_handoffs`].
+    defer_handoffs: bool,
 }
 
 impl<'a> Measurement<'a> {
     /// A measurement with `opts` in `scratch`, tokens made from `nonce`; attempt ids from 1.
     pub fn new(opts: &'a Options, scratch: &'a mut Scratch, nonce: &'a str) -> Measurement<'a> {
-        Measurement { opts, scratch, nonce, last_id: 0, amplify: None, kept: None }
+        Measurement { opts, scratch, nonce, last_id: 0, amplify: None, kept: None, defer_handoffs: false }
     }
 
     /// From now on, [`measure`] keeps each family's session probes when it is done with them
@@ -84,6 +86,30 @@ impl<'a> Measurement<'a> {
     /// ([`Measurement::take_kept`]) and stop what they do not use.
     pub fn keep_for_pairs(&mut self) {
         self.kept.get_or_insert_with(against::KeptPools::default);
+    }
+
+    /// From now on, [`measure_with`] leaves a runtime's hand-off scenarios for later
+    /// ([`Measured::handoffs`]) where its probes are session processes, for the run to measure
+    /// them two runtimes at a time ([`Handoffs::measure`]); a loop driver's (cmd) are measured
+    /// in its turn, while its Wine server runs.
+    pub fn defer_handoffs(&mut self) {
+        self.defer_handoffs = true;
+    }
+
+    /// A measurement with the options and nonce of this one in `scratch` (another lane of the
+    /// run: [`Scratch::lane`]), its attempt ids from `first_id` on, nothing kept, nothing
+    /// deferred.
+    pub fn lane<'b>(&self, scratch: &'b mut Scratch, first_id: u64) -> Measurement<'b>
+    where
+        'a: 'b,
+    {
+        Measurement { last_id: first_id, ..Measurement::new(self.opts, scratch, self.nonce) }
+    }
+
+    /// Takes back the pool of hand-offs measured (in any lane): kept for the pairs where
+    /// [`Measurement::keep_for_pairs`] asked for it and its probes may wait, else stopped.
+    pub fn retire_handoffs(&mut self, h: Handoffs) {
+        self.retire(h.side, h.pools, h.keep);
     }
 
     /// The probes kept for the pairs so far ([`Measurement::keep_for_pairs`]); an empty bank
@@ -117,7 +143,7 @@ impl<'a> Measurement<'a> {
 }
 
 /// What [`measure`] produced for one runtime.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub struct Measured {
     /// What was found, cell by cell, in the order of the cell list (a family's control, raced
     /// first, at its place in the list); the report layer makes them cells ([`crate::report::model::Cell::from_finding`]).
@@ -127,6 +153,8 @@ pub struct Measured {
     /// Set when the scratch file system stopped working (a harness error, then a failed
     /// [`health::check`]): measuring stopped, and the run must end with exit code 3.
     pub scratch_failed: Option<String>,
+    /// The hand-offs left for later ([`Measurement::defer_handoffs`]), where the runtime has any.
+    pub handoffs: Option<Handoffs>,
 }
 
 /// The detection control of `family` among `all` variants: the one marked `control = true`
@@ -135,8 +163,122 @@ pub fn control_for<'a>(all: &'a [Variant], family: &str) -> Option<&'a Variant> 
     all.iter().find(|v| v.family == family && v.control)
 }
 
-/// Measures `cells` ([`crate::cells::expand`] for `rt`) on `rt`, in their order, calling
-/// `on_finding` after each cell (for progress and incremental output). A family's detection
+/// The probes one runtime's measurement uses, made before it is measured
+/// ([`RuntimePools::new`]): each family's race pools (the amplified one too where the family
+/// races) and the hand-off pool, as large as the largest hand-off scenario needs. A run makes
+/// every runtime's first and starts all of their session probes at once ([`start_runtimes`]),
+/// while nothing is measured: they then wait idle, blocked on their input, until their
+/// runtime's turn, and no start-up falls between two runtimes' measurements (a PowerShell
+/// probe costs about 1.8 s of CPU to start, and a runtime's own start-ups kept one core idle).
+pub struct RuntimePools {
+    /// Per family of the cell list ([`crate::cells::by_family`]), in its order: the family,
+    /// its pools, and whether it races.
+    families: Vec<(String, Pools, bool)>,
+    /// The hand-off pool, where it is not the first family's.
+    handoff: Option<Pools>,
+    /// True when the hand-offs run in the first family's natural pool.
+    share_first: bool,
+    /// The probes a hand-off item needs (the largest of the scenarios that run); `None`: no
+    /// hand-off runs.
+    slots: Option<usize>,
+    /// Per family, once its pools were started with the others: the first fault of its
+    /// natural pool (`Some(None)`: it started). `None`: not started yet (started when used).
+    started: Vec<Option<Option<Attempt>>>,
+}
+
+impl RuntimePools {
+    /// The pools of `rt` for `cells` ([`crate::cells::expand`] for `rt`), in the scratch root
+    /// of `m`, none started.
+    pub fn new(rt: &Runtime, cells: &[Planned<'_>], m: &Measurement<'_>, ctx: &ProbeContext) -> RuntimePools {
+        let opts = m.opts;
+        let adapter = rt.adapter();
+        let timeouts = timeouts_for(adapter, opts);
+        let mut families = Vec::new();
+        for (family, fam) in crate::cells::by_family(cells) {
+            let launch = adapter.launch(rt, family, ctx);
+            let pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), opts.contender_kind, m);
+            let races = fam.iter().any(|c| c.scenario == Scenario::Race);
+            families.push((family.to_string(), pools, races));
+        }
+        let recipes = crate::cells::recipes_by_scenario(cells);
+        let slots = recipes.iter().filter_map(|(s, _)| handoff::runner(*s).map(|r| (r.slots)(opts))).max();
+        // the hand-offs run in probes of the runtime's first family: where that family's race
+        // pools are processes, as many as the hand-offs need, they are kept for them instead of
+        // starting as many probes again (a PowerShell start costs about a second of CPU here)
+        let share_first = slots.is_some_and(|n| n <= opts.contenders.max(1))
+            && opts.contender_kind == ContenderKind::Processes
+            && families.first().is_some_and(|(family, ..)| rt.families.first().is_some_and(|f| f == family));
+        let handoff = slots.filter(|_| !share_first).and_then(|n| handoff::pools(rt, n, m, ctx));
+        let started = vec![None; families.len()];
+        RuntimePools { families, handoff, share_first, slots, started }
+    }
+
+    /// Stops every probe of these pools.
+    pub fn shutdown(self) {
+        RuntimePools::shutdown_all([self]);
+    }
+
+    /// Stops every probe of `all` at once ([`crate::exec::contender::shutdown_all`]): one after
+    /// another, each probe could take up to 300 ms to exit.
+    pub fn shutdown_all(all: impl IntoIterator<Item = RuntimePools>) {
+        let mut contenders = Vec::new();
+        for rp in all {
+            for mut p in rp.families.into_iter().map(|(_, p, _)| p).chain(rp.handoff) {
+                contenders.extend(p.take_back().into_iter().flat_map(|(_, c)| c));
+            }
+        }
+        crate::exec::contender::shutdown_all(&mut contenders);
+    }
+}
+
+/// Starts the session probes of every runtime in `runtimes` at once (natural, and amplified
+/// under `amplify` where the family races, and the hand-off pools), so that start-up never
+/// counts in a measurement; a runtime whose probes are not session processes (cmd's loop
+/// driver, which polls while it waits) is left alone, its pools started when used. Each
+/// family's natural fault is kept for [`measure_with`], which reports it as data.
+pub fn start_runtimes(runtimes: &mut [(&Runtime, &mut RuntimePools)], amplify: &Amplify) {
+    let mut all: Vec<(&mut Pools, Option<&Amplify>)> = Vec::new();
+    let mut sizes = Vec::new();
+    for (rt, rp) in runtimes.iter_mut() {
+        if rt.adapter().mode() != Mode::Session || rp.started.iter().any(Option::is_some) {
+            sizes.push(None);
+            continue;
+        }
+        sizes.push(Some(rp.families.len()));
+        all.extend(rp.families.iter_mut().map(|(_, p, races)| (p, races.then_some(amplify))));
+        all.extend(rp.handoff.as_mut().map(|p| (p, None)));
+    }
+    let mut faults = start_together(&mut all).into_iter();
+    for ((_, rp), size) in runtimes.iter_mut().zip(sizes) {
+        let Some(n) = size else { continue };
+        rp.started = faults.by_ref().take(n).map(Some).collect();
+        // the hand-off pool's fault shows again, as data, in its first item
+        if rp.handoff.is_some() {
+            faults.next();
+        }
+    }
+}
+
+/// Measures `cells` ([`crate::cells::expand`] for `rt`) on `rt` with pools made and started
+/// here: [`measure_with`] after [`RuntimePools::new`] and [`start_runtimes`] for `rt` alone.
+pub fn measure(
+    rt: &Runtime,
+    cells: &[Planned<'_>],
+    m: &mut Measurement<'_>,
+    ctx: &ProbeContext,
+    on_finding: &mut dyn FnMut(&Finding),
+) -> Measured {
+    let mut pools = RuntimePools::new(rt, cells, m, ctx);
+    if !crate::interrupt::requested() {
+        let amplify = m.amplify().clone();
+        start_runtimes(&mut [(rt, &mut pools)], &amplify);
+    }
+    measure_with(rt, cells, pools, m, ctx, on_finding)
+}
+
+/// Measures `cells` ([`crate::cells::expand`] for `rt`) on `rt` with `pools` (made by
+/// [`RuntimePools::new`] for the same cells; those not started yet start when used), in their
+/// order, calling `on_finding` after each cell (for progress and incremental output). A family's detection
 /// control (its race cell marked [`Planned::is_control_race`]) is raced before the family's
 /// other cells and reported at its place in the list (last of its family when the run stopped
 /// before that place); a family whose control was not caught
@@ -147,16 +289,16 @@ pub fn control_for<'a>(all: &'a [Variant], family: &str) -> Option<&'a Variant> 
 /// flight is dropped. After a cell with a harness error the scratch folder is checked
 /// ([`health::check`]); if it no longer works, measuring stops and
 /// [`Measured::scratch_failed`] says why.
-pub fn measure(
+pub fn measure_with(
     rt: &Runtime,
     cells: &[Planned<'_>],
+    pools: RuntimePools,
     m: &mut Measurement<'_>,
     ctx: &ProbeContext,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Measured {
     let opts = m.opts;
     let adapter = rt.adapter();
-    let timeouts = timeouts_for(adapter, opts);
     let style = adapter.path_style();
     let mut out = Measured::default();
     // stops measuring when interrupted or when the scratch folder stopped working
@@ -169,40 +311,18 @@ pub fn measure(
             }
         }
     };
-    // every pool of the runtime, made first: each family's race pools (the amplified one too
-    // where the family races) and the hand-off pool, as large as the largest hand-off
-    // scenario needs
-    let mut families = Vec::new();
-    for (family, fam) in crate::cells::by_family(cells) {
-        let launch = adapter.launch(rt, family, ctx);
-        let pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), opts.contender_kind, m);
-        let races = fam.iter().any(|c| c.scenario == Scenario::Race);
-        families.push((family, fam, pools, races));
-    }
+    let RuntimePools { families: made, handoff: mut handoff_pools, share_first, slots, started } = pools;
     let recipes = crate::cells::recipes_by_scenario(cells);
-    let slots = recipes.iter().filter_map(|(s, _)| handoff::runner(*s).map(|r| (r.slots)(opts))).max();
-    // the hand-offs run in probes of the runtime's first family: where that family's race
-    // pools are processes, as many as the hand-offs need, they are kept for them instead of
-    // starting as many probes again (a PowerShell start costs about a second of CPU here)
-    let share_first = slots.is_some_and(|n| n <= opts.contenders.max(1))
-        && opts.contender_kind == ContenderKind::Processes
-        && families.first().is_some_and(|(family, ..)| rt.families.first() == Some(family));
-    let mut handoff_pools = slots.filter(|_| !share_first).and_then(|n| handoff::pools(rt, n, m, ctx));
-    // start every session up front so that start-up never counts in a measurement, all of the
-    // runtime's at once (they then wait idle, blocked on their input); a loop driver (cmd)
-    // polls while it waits, so its pools start one at a time, when used
+    let families: Vec<_> = crate::cells::by_family(cells)
+        .into_iter()
+        .zip(made)
+        .map(|((family, fam), (_, pools, races))| (family, fam, pools, races))
+        .collect();
     let amplify = m.amplify().clone();
-    let mut started: Vec<Option<Option<Attempt>>> = vec![None; families.len()];
+    // session probes were started together (start_runtimes), so that start-up never counts in a
+    // measurement; a loop driver (cmd) polls while it waits, so its pools start one at a time,
+    // when used
     let together = adapter.mode() == Mode::Session && !stop(&out);
-    if together {
-        let mut all: Vec<(&mut Pools, Option<&Amplify>)> =
-            families.iter_mut().map(|(_, _, p, races)| (p, races.then_some(&amplify))).collect();
-        all.extend(handoff_pools.as_mut().map(|p| (p, None)));
-        let faults = start_together(&mut all);
-        started = faults.into_iter().take(families.len()).map(Some).collect();
-    }
-    // session processes may wait for the pairs (Measurement::keep_for_pairs); a loop driver
-    // (cmd) polls while it waits, and thread pools race no pair
     let keep = adapter.mode() == Mode::Session && opts.contender_kind == ContenderKind::Processes;
     for (index, ((family, fam, mut pools, races), pre)) in families.into_iter().zip(started).enumerate() {
         if stop(&out) {
@@ -346,26 +466,73 @@ pub fn measure(
     }
     // one pool for every hand-off scenario, started above (a loop driver's now, once); a
     // fault shows again, as data, in the first item
-    if let (Some(pools), false) = (&mut handoff_pools, stop(&out)) {
-        if !together {
-            let _ = crate::exec::contender::start_all(&mut pools.natural);
-        }
-        for (scenario, recipes) in &recipes {
-            let Some(runner) = handoff::runner(*scenario).filter(|_| !stop(&out)) else { break };
-            let slots = (runner.slots)(opts);
-            let found = (runner.measure)(&handoff::Batch { rt, recipes, slots }, pools, m, on_finding);
+    let Some(mut pools) = handoff_pools else { return out };
+    // the first family's pools when the hand-offs shared them
+    let family = rt.families.first().copied().unwrap_or_default();
+    let (side, keep) = (against::side_key_of(rt, family), keep && share_first);
+    if stop(&out) {
+        m.retire(side, pools, keep);
+        return out;
+    }
+    if !together {
+        let _ = crate::exec::contender::start_all(&mut pools.natural);
+    }
+    let mut h = Handoffs { pools, recipes, side, keep };
+    if m.defer_handoffs && together {
+        out.handoffs = Some(h);
+    } else {
+        let done = h.measure(rt, m, on_finding);
+        m.retire_handoffs(h);
+        out.findings.extend(done.findings);
+        out.scratch_failed = out.scratch_failed.or(done.scratch_failed);
+    }
+    out
+}
+
+/// A runtime's hand-off scenarios, left for later by [`measure_with`] where the measurement
+/// defers them ([`Measurement::defer_handoffs`]): their started pool and recipes. A run
+/// measures the deferred hand-offs of two runtimes at once, one per core ([`Handoffs::measure`]
+/// in two lanes), while the races keep the machine to themselves.
+pub struct Handoffs {
+    /// Its one pool for every hand-off scenario, started.
+    pools: Pools,
+    /// The recipes of each scenario to measure, in the cell list's order.
+    recipes: Vec<(Scenario, Vec<&'static crate::handoff::Recipe>)>,
+    /// The side the pool is kept as for the pairs.
+    side: against::SideKey,
+    /// Whether the pool may be kept for the pairs ([`Measurement::keep_for_pairs`]).
+    keep: bool,
+}
+
+impl Handoffs {
+    /// Measures the recipes on `rt` (the runtime whose pool this is) with the measurement `m`
+    /// (any lane's), in order, calling `on_finding` after each. The pool stays here, for the
+    /// run's measurement to take back ([`Measurement::retire_handoffs`]). After a finding with a
+    /// harness error the scratch folder is checked, and a folder that no longer works stops
+    /// the hand-offs ([`Measured::scratch_failed`]).
+    pub fn measure(&mut self, rt: &Runtime, m: &mut Measurement<'_>, on_finding: &mut dyn FnMut(&Finding)) -> Measured {
+        let mut out = Measured::default();
+        for (scenario, recipes) in &self.recipes {
+            if crate::interrupt::requested() || out.scratch_failed.is_some() {
+                break;
+            }
+            let Some(runner) = handoff::runner(*scenario) else { break };
+            let slots = (runner.slots)(m.opts);
+            let found = (runner.measure)(&handoff::Batch { rt, recipes, slots }, &mut self.pools, m, on_finding);
             for f in found {
-                check(&f, &mut out, m.scratch.root());
+                if f.result.is_harness_error() && out.scratch_failed.is_none() {
+                    out.scratch_failed = health::check(m.scratch.root()).err();
+                }
                 out.findings.push(f);
             }
         }
+        out
     }
-    if let Some(pools) = handoff_pools {
-        // the first family's pools when the hand-offs shared them
-        let family = rt.families.first().copied().unwrap_or_default();
-        m.retire(against::side_key_of(rt, family), pools, keep && share_first);
+
+    /// Stops the pool without measuring.
+    pub fn shutdown(mut self) {
+        self.pools.shutdown();
     }
-    out
 }
 
 /// Where the control's release never got tight at the delay and its race was raised to a

@@ -494,3 +494,94 @@ fn a_parked_pool_is_taken_back() {
     let back = pools.amplified(&at1).expect("the parked pool");
     assert_eq!(back.iter().filter_map(Contender::note).collect::<Vec<_>>(), ["p0", "p1"]);
 }
+
+/// A contender whose start-up is counted in `starts` and fails when `fails`.
+#[derive(Debug)]
+struct Counted {
+    starts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    fails: bool,
+}
+
+impl crate::exec::driver::Driver for Counted {
+    fn start(&mut self) -> Result<(), Attempt> {
+        self.starts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if self.fails {
+            return Err(Attempt::new(Report::Crashed));
+        }
+        Ok(())
+    }
+    fn begin(&mut self, _: &Spec) -> Result<(), Attempt> {
+        Ok(())
+    }
+    fn ready(&mut self) -> Result<(), Attempt> {
+        Ok(())
+    }
+    fn release(&mut self) -> Result<(), Attempt> {
+        Ok(())
+    }
+    fn finish(&mut self) -> Attempt {
+        Attempt::new(Report::Success)
+    }
+    fn shutdown(&mut self) {}
+    fn control(&mut self, _: crate::exec::driver::Control) -> Result<(), Attempt> {
+        Ok(())
+    }
+}
+
+/// The run starts every session runtime's probes at once before measuring: each family's
+/// natural fault is kept for its own family (here the second family's probes fail to start),
+/// the hand-off pool starts with them, and a runtime whose probes are a loop driver (cmd) is
+/// left to start its pools when used.
+#[test]
+fn start_runtimes_starts_session_runtimes_only_and_keeps_each_familys_fault() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let runtime = |name: &str| {
+        let a = crate::runtime::adapter(name).expect("an adapter");
+        crate::runtime::Runtime {
+            name: a.name(),
+            label: a.name().into(),
+            version: "1".into(),
+            path: None,
+            status: crate::runtime::Status::Found,
+            families: a.families().to_vec(),
+            artifact: None,
+            selector: a.name().into(),
+            adapter: a,
+        }
+    };
+    let d = tempfile::tempdir().unwrap();
+    let pool = |starts: &Arc<AtomicUsize>, fails: bool| {
+        let c = || Contender::with_driver(Box::new(Counted { starts: starts.clone(), fails }));
+        Pools::of(vec![c(), c()], d.path().into())
+    };
+    let (ok, failing, handoff, looped) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let session = |first: Pools, second: Pools, h: Option<Pools>| super::RuntimePools {
+        families: vec![("node".into(), first, true), ("bun".into(), second, false)],
+        handoff: h,
+        share_first: false,
+        slots: Some(2),
+        started: vec![None, None],
+    };
+    let (bun, cmd) = (runtime("bun"), runtime("cmd"));
+    assert_eq!(bun.adapter().mode(), Mode::Session);
+    assert!(matches!(cmd.adapter().mode(), Mode::Loop(_) | Mode::OneShot), "{:?}", cmd.adapter().mode());
+    let mut b = session(pool(&ok, false), pool(&failing, true), Some(pool(&handoff, false)));
+    let mut c = session(pool(&looped, false), pool(&looped, false), None);
+    super::start_runtimes(&mut [(&cmd, &mut c), (&bun, &mut b)], &Amplify::Off);
+    let started: Vec<Option<Report>> =
+        b.started.iter().map(|s| s.as_ref().expect("started").as_ref().map(|a| a.report)).collect();
+    assert_eq!(started, [None, Some(Report::Crashed)], "each family's own fault");
+    assert_eq!(
+        [&ok, &failing, &handoff].map(|n| n.load(Ordering::SeqCst)),
+        [2, 2, 2],
+        "every probe of the session runtime, its hand-off pool's too"
+    );
+    assert_eq!(looped.load(Ordering::SeqCst), 0, "the loop driver's pools start when used");
+    assert!(c.started.iter().all(Option::is_none));
+}

@@ -19,7 +19,10 @@ pub const HOSTILE_SEGMENT: &str = "sp ace&amp %PATH% ^c !b! (p) 'q' `b` $d æ—¥æœ
 /// The run's scratch folder.
 #[derive(Debug)]
 pub struct Scratch {
-    dir: tempfile::TempDir,
+    /// The top folder, held for its drop (which removes it); `None` for a lane
+    /// ([`Scratch::lane`]), which lies inside another scratch folder and goes with it.
+    _dir: Option<tempfile::TempDir>,
+    top: PathBuf,
     root: PathBuf,
     next: u64,
 }
@@ -54,7 +57,17 @@ impl Scratch {
                 ),
             })?;
         }
-        Ok(Scratch { dir, root, next: 0 })
+        let top = dir.path().to_path_buf();
+        Ok(Scratch { _dir: Some(dir), top, root, next: 0 })
+    }
+
+    /// Another scratch folder for work done at the same time as this one's (a lane of the
+    /// run's hand-offs): `<root>/lane-<n>`, made here, whose cell folders cannot meet this
+    /// one's; removed with this scratch folder. Errors: the OS error.
+    pub fn lane(&self, n: usize) -> std::io::Result<Scratch> {
+        let root = self.root.join(format!("lane-{n}"));
+        std::fs::create_dir(&root)?;
+        Ok(Scratch { _dir: None, top: self.top.clone(), root, next: 0 })
     }
 
     /// The folder probes run in; relative targets are relative to it.
@@ -64,7 +77,7 @@ impl Scratch {
 
     /// The top of the scratch folder (removed when the run ends).
     pub fn top(&self) -> &Path {
-        self.dir.path()
+        &self.top
     }
 
     /// The folder every race trial runs in, `<root>/race` ([`RACE_DIR`]); not created here.

@@ -624,3 +624,47 @@ fn lease_on_session_runtimes() {
         }
     }
 }
+
+/// A run over several runtimes measures their hand-offs after every runtime's races, two
+/// runtimes at a time (one per core): each runtime's hand-off cells still count every item,
+/// a right recipe still shows no failure, and results.json keeps each runtime's cells
+/// together, in the `--runtime` order, its hand-offs after its other cells.
+#[test]
+fn handoffs_of_several_runtimes_run_two_at_a_time_and_stay_with_their_runtime() {
+    let _serial = one_at_a_time();
+    let names: Vec<&str> = ["node", "bun", "deno"].into_iter().filter(|n| available(n)).collect();
+    if names.len() < 2 {
+        eprintln!("SKIPPED: fewer than two of node, bun, deno");
+        return;
+    }
+    let list = names.join(",");
+    let out = tempfile::tempdir().unwrap();
+    conformance()
+        .args(["run", "-r", &list, "--scenario", "second-comer,claim", "--target", "absent", "--no-relative"])
+        .args(["--items", "20", "-q", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = read_results(&out.path().join("results.json"));
+    let runtimes: Vec<&str> = r.cells.iter().map(|c| c.runtime_name.as_str()).collect();
+    let mut order = runtimes.clone();
+    order.dedup();
+    assert_eq!(order, names, "each runtime's cells together, in the --runtime order: {runtimes:?}");
+    for name in &names {
+        let mine: Vec<&Cell> = r.cells.iter().filter(|c| c.runtime_name == *name).collect();
+        let first_handoff = mine.iter().position(|c| c.scenario == Scenario::Claim).expect("claim cells");
+        assert!(
+            mine[first_handoff..].iter().all(|c| c.scenario == Scenario::Claim),
+            "{name}: the hand-offs after the other cells: {:?}",
+            mine.iter().map(|c| &c.id).collect::<Vec<_>>()
+        );
+        assert!(mine[..first_handoff].iter().any(|c| c.scenario == Scenario::SecondComer), "{name}");
+        let one = Results { cells: mine.into_iter().cloned().collect(), ..r.clone() };
+        for (mode, m) in claim_runs(&one, "claim.exclusive-marker") {
+            for k in ["duplicate_claims", "lost_items", "left_unclaimed", "worker_faults"] {
+                assert_eq!(count(m, k), 0, "{name} {mode}: claim.exclusive-marker showed {k}: {m:?}");
+            }
+            assert_eq!(count(m, "items"), 100, "{name} {mode}: {m:?}");
+        }
+    }
+}

@@ -117,9 +117,15 @@ impl Candidate {
             source: v.cell_source(),
             intent: v.intent,
             kind: NameKind::of(v),
-            placer: v.source != SourceKind::None,
+            placer: is_placer(v),
         }
     }
+}
+
+/// True for a *placer*: a call that puts a source of its own at the name (rename, move, copy,
+/// link: it takes a source); false for a *creator*, which makes the entry itself.
+pub fn is_placer(v: &Variant) -> bool {
+    v.source != SourceKind::None
 }
 
 /// The indices into `cands` of the representatives: the first candidate of each (runtime,

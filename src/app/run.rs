@@ -71,8 +71,9 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     for w in ready_runtimes(&mut found, &ctx, &plan.options, &selected) {
         eprintln!("{w}");
     }
-    // nothing of one runtime may run while another is measured (an idle Wine server and its
-    // services slowed Bun's races by 15-20% here): each is started again when its turn comes
+    // no runtime's background services may run while another is measured (an idle Wine server
+    // and its services slowed Bun's races by 15-20% here): each is started again when its turn
+    // comes. (Idle probes, blocked on their input, may wait: see engine::RuntimePools.)
     cleanup_runtimes(&found, &ctx);
     if crate::interrupt::requested() {
         give_up(&found, &ctx, &mut outdir);
@@ -139,18 +140,22 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         .zip(&planned_of)
         .map(|(rt, p)| engine::RuntimePools::new(rt, p, &measurement, &ctx))
         .collect();
-    if !crate::interrupt::requested() {
+    let amplify = plan.options.amplify.clone();
+    let up_front = pools.iter().map(|p| p.probes(&amplify)).sum::<usize>() <= MAX_PROBES_UP_FRONT;
+    if up_front && !crate::interrupt::requested() {
         bar.set_message(format!("starting the probes of {} runtime(s)", measurable.len()));
-        let amplify = plan.options.amplify.clone();
         let mut all: Vec<_> = measurable.iter().copied().zip(pools.iter_mut()).collect();
         engine::start_runtimes(&mut all, &amplify);
         bar.set_message(crate::plan::progress_message(&cells, 0));
     }
     let mut turns = measurable.into_iter().zip(&planned_of).zip(pools);
-    for ((rt, planned), pools) in turns.by_ref() {
+    for ((rt, planned), mut pools) in turns.by_ref() {
         if crate::interrupt::requested() || scratch_failed.is_some() {
             pools.shutdown();
             break;
+        }
+        if !up_front {
+            engine::start_runtimes(&mut [(rt, &mut pools)], &amplify);
         }
         // partial results on disk every few seconds, so that even a SIGKILLed run keeps what
         // it measured (each write is atomic)
@@ -198,11 +203,20 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
             deferred.into_iter().for_each(|(_, _, h)| h.shutdown());
         } else {
             let mut lane = lane_scratch.as_mut().map(|s| measurement.lane(s, LANE_FIRST_ID));
-            // the bar stays where the runtimes' turns left it (their places in the cell list
-            // were passed over); it names the hand-off each lane has just measured
-            let on_finding =
-                |rt: &Runtime, f: &Finding| bar.set_message(format!("hand-offs: {} · {}", rt.label, f.variant));
+            // partial results on disk every few seconds, as during the runtimes' turns
+            let partial = outdir.partial(results.clone(), PARTIAL_EVERY);
+            // the runtimes' turns passed over their deferred hand-offs' places in the cell list:
+            // the bar goes to a hand-off's place where that is further on, and names it
+            let on_finding = |rt: &Runtime, planned: &[Planned<'_>], f: &Finding| {
+                let id = Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders);
+                if let Some(i) = cells.iter().position(|c| c.id == id) {
+                    bar.set_position(bar.position().max(i as u64 + 1));
+                }
+                bar.set_message(format!("hand-offs: {} · {}", table::escape_controls(&rt.label), f.variant));
+                partial.send(&cell_of(rt, planned, f.clone()));
+            };
             let done = handoff_lanes(deferred, &mut measurement, lane.as_mut(), &on_finding);
+            partial.finish()?;
             for (rt, planned, h, m) in done {
                 measurement.retire_handoffs(h);
                 scratch_failed = scratch_failed.or(m.scratch_failed);
@@ -283,6 +297,12 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     Ok((code, Some(results)))
 }
 
+/// The most probes a run starts up front, all runtimes' at once (each holds three descriptors
+/// and two reader threads in the harness, idle until its runtime's turn: the default run starts
+/// about 60); a run that would start more (many contenders, `-k`) starts each runtime's in its
+/// turn, within the usual limit of 1,024 open files.
+const MAX_PROBES_UP_FRONT: usize = 128;
+
 /// The first attempt id of the hand-offs' second lane: far above any the first lane reaches,
 /// so that no two attempts of a run share an id.
 const LANE_FIRST_ID: u64 = 1 << 40;
@@ -312,33 +332,43 @@ type LaneWork<'r, 'p> = (&'r Runtime, &'r [Planned<'p>], engine::Handoffs);
 /// folder of its own, [`crate::exec::scratch::Scratch::lane`]) in the other, each taking the
 /// next runtime when it is done (one lane when `lane` is `None`). Hand-offs share no name
 /// with one another, and the races are over by then: they keep the machine to themselves.
-/// Calls `on_finding` after each finding (from either lane). Returns, per runtime, its work
-/// back (the pool, for the run's measurement to take) and what it found, in no set order.
+/// Calls `on_finding` after each finding (from either lane). Once a lane's scratch folder stops
+/// working ([`engine::Measured::scratch_failed`]) no lane takes another runtime. Returns, per
+/// runtime, its work back (the pool, for the run's measurement to take) and what it found
+/// (nothing for a runtime no lane took), in no set order.
 fn handoff_lanes<'r, 'p, 'm>(
     work: Vec<LaneWork<'r, 'p>>,
     main: &mut engine::Measurement<'m>,
     lane: Option<&mut engine::Measurement<'m>>,
-    on_finding: &(dyn Fn(&Runtime, &Finding) + Sync),
+    on_finding: &(dyn Fn(&Runtime, &[Planned<'p>], &Finding) + Sync),
 ) -> Vec<(&'r Runtime, &'r [Planned<'p>], engine::Handoffs, engine::Measured)> {
     let queue = std::sync::Mutex::new(work.into_iter());
+    // set when a lane's scratch folder stopped working: the other lane takes no more runtimes
+    let failed = std::sync::atomic::AtomicBool::new(false);
     let lanes: Vec<&mut engine::Measurement<'m>> = std::iter::once(main).chain(lane).collect();
-    std::thread::scope(|s| {
+    let done = std::thread::scope(|s| {
         let handles: Vec<_> = lanes
             .into_iter()
             .map(|m| {
-                let queue = &queue;
+                let (queue, failed) = (&queue, &failed);
                 s.spawn(move || {
                     let mut done = Vec::new();
-                    loop {
+                    while !failed.load(std::sync::atomic::Ordering::SeqCst) {
                         let next = queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next();
                         let Some((rt, planned, mut h)) = next else { break };
-                        let measured = h.measure(rt, m, &mut |f| on_finding(rt, f));
+                        let measured = h.measure(rt, m, &mut |f| on_finding(rt, planned, f));
+                        if measured.scratch_failed.is_some() {
+                            failed.store(true, std::sync::atomic::Ordering::SeqCst);
+                        }
                         done.push((rt, planned, h, measured));
                     }
                     done
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("a hand-off lane panicked")).collect()
-    })
+        handles.into_iter().flat_map(|h| h.join().expect("a hand-off lane panicked")).collect::<Vec<_>>()
+    });
+    // the runtimes no lane took (a scratch folder failed): their pools go back unmeasured
+    let left = queue.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    done.into_iter().chain(left.map(|(rt, planned, h)| (rt, planned, h, engine::Measured::default()))).collect()
 }

@@ -184,6 +184,8 @@ pub struct RuntimePools {
     /// Per family, once its pools were started with the others: the first fault of its
     /// natural pool (`Some(None)`: it started). `None`: not started yet (started when used).
     started: Vec<Option<Option<Attempt>>>,
+    /// True once [`start_runtimes`] started the hand-off pool.
+    handoff_started: bool,
 }
 
 impl RuntimePools {
@@ -210,7 +212,16 @@ impl RuntimePools {
             && families.first().is_some_and(|(family, ..)| rt.families.first().is_some_and(|f| f == family));
         let handoff = slots.filter(|_| !share_first).and_then(|n| handoff::pools(rt, n, m, ctx));
         let started = vec![None; families.len()];
-        RuntimePools { families, handoff, share_first, slots, started }
+        RuntimePools { families, handoff, share_first, slots, started, handoff_started: false }
+    }
+
+    /// How many probes [`start_runtimes`] would start for these pools under `amplify`: each
+    /// family's natural ones, its amplified ones where it races, and the hand-off pool's.
+    pub fn probes(&self, amplify: &Amplify) -> usize {
+        let on = matches!(amplify, Amplify::On(_));
+        let families: usize =
+            self.families.iter().map(|(_, p, races)| p.natural.len() * if *races && on { 2 } else { 1 }).sum();
+        families + self.handoff.as_ref().map_or(0, |p| p.natural.len())
     }
 
     /// Stops every probe of these pools.
@@ -240,7 +251,7 @@ pub fn start_runtimes(runtimes: &mut [(&Runtime, &mut RuntimePools)], amplify: &
     let mut all: Vec<(&mut Pools, Option<&Amplify>)> = Vec::new();
     let mut sizes = Vec::new();
     for (rt, rp) in runtimes.iter_mut() {
-        if rt.adapter().mode() != Mode::Session || rp.started.iter().any(Option::is_some) {
+        if rt.adapter().mode() != Mode::Session || rp.started.iter().any(Option::is_some) || rp.handoff_started {
             sizes.push(None);
             continue;
         }
@@ -255,6 +266,7 @@ pub fn start_runtimes(runtimes: &mut [(&Runtime, &mut RuntimePools)], amplify: &
         // the hand-off pool's fault shows again, as data, in its first item
         if rp.handoff.is_some() {
             faults.next();
+            rp.handoff_started = true;
         }
     }
 }
@@ -311,7 +323,8 @@ pub fn measure_with(
             }
         }
     };
-    let RuntimePools { families: made, handoff: mut handoff_pools, share_first, slots, started } = pools;
+    let RuntimePools { families: made, handoff: mut handoff_pools, share_first, slots, started, handoff_started } =
+        pools;
     let recipes = crate::cells::recipes_by_scenario(cells);
     let families: Vec<_> = crate::cells::by_family(cells)
         .into_iter()
@@ -319,10 +332,10 @@ pub fn measure_with(
         .map(|((family, fam), (_, pools, races))| (family, fam, pools, races))
         .collect();
     let amplify = m.amplify().clone();
-    // session probes were started together (start_runtimes), so that start-up never counts in a
-    // measurement; a loop driver (cmd) polls while it waits, so its pools start one at a time,
-    // when used
-    let together = adapter.mode() == Mode::Session && !stop(&out);
+    // session probes wait idle, blocked on their input: their hand-offs may run later
+    // (Measurement::defer_handoffs); a loop driver (cmd) polls while it waits, and its pools
+    // start one at a time, when used
+    let session = adapter.mode() == Mode::Session;
     let keep = adapter.mode() == Mode::Session && opts.contender_kind == ContenderKind::Processes;
     for (index, ((family, fam, mut pools, races), pre)) in families.into_iter().zip(started).enumerate() {
         if stop(&out) {
@@ -457,14 +470,14 @@ pub fn measure_with(
             m.retire(against::side_key_of(rt, family), pools, keep);
         }
     }
+    // the hand-off pool is started where it is the first family's or start_runtimes started it
+    let mut handoff_started = share_first || handoff_started;
     // hand-offs whose pool was to be the first family's, which did not start or ran no cell
     if let (true, None, Some(n), false) = (share_first, &handoff_pools, slots, stop(&out)) {
         handoff_pools = handoff::pools(rt, n, m, ctx);
-        if let (Some(p), true) = (&mut handoff_pools, together) {
-            let _ = crate::exec::contender::start_all(&mut p.natural);
-        }
+        handoff_started = false;
     }
-    // one pool for every hand-off scenario, started above (a loop driver's now, once); a
+    // one pool for every hand-off scenario, started above or now (a loop driver's, once); a
     // fault shows again, as data, in the first item
     let Some(mut pools) = handoff_pools else { return out };
     // the first family's pools when the hand-offs shared them
@@ -474,11 +487,11 @@ pub fn measure_with(
         m.retire(side, pools, keep);
         return out;
     }
-    if !together {
+    if !handoff_started {
         let _ = crate::exec::contender::start_all(&mut pools.natural);
     }
     let mut h = Handoffs { pools, recipes, side, keep };
-    if m.defer_handoffs && together {
+    if m.defer_handoffs && session {
         out.handoffs = Some(h);
     } else {
         let done = h.measure(rt, m, on_finding);

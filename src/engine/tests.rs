@@ -567,6 +567,7 @@ fn start_runtimes_starts_session_runtimes_only_and_keeps_each_familys_fault() {
         share_first: false,
         slots: Some(2),
         started: vec![None, None],
+        handoff_started: false,
     };
     let (bun, cmd) = (runtime("bun"), runtime("cmd"));
     assert_eq!(bun.adapter().mode(), Mode::Session);
@@ -584,4 +585,5 @@ fn start_runtimes_starts_session_runtimes_only_and_keeps_each_familys_fault() {
     );
     assert_eq!(looped.load(Ordering::SeqCst), 0, "the loop driver's pools start when used");
     assert!(c.started.iter().all(Option::is_none));
+    assert!(b.handoff_started && !c.handoff_started);
 }

@@ -247,7 +247,7 @@ mod tests {
     /// sides no pair ahead uses are stopped.
     #[test]
     fn kept_probes_fit_their_side_and_tracer() {
-        let named = |n: &'static str| Contender::with_driver(Box::new(crate::engine::tests::Named(n)));
+        let named = |n: &'static str| Contender::with_driver(Box::new(crate::engine::tests::Named::new(n)));
         let side = |r: &str| -> SideKey { (r.to_string(), "node".to_string()) };
         let (t1, t4) = (Amplifier::for_tests(1000), Amplifier::for_tests(4000));
         let mut kept = KeptPools::default();
@@ -271,7 +271,7 @@ mod tests {
     /// (parked) are stopped; without amplification only the natural ones stay.
     #[test]
     fn a_familys_pools_leave_their_natural_probes_and_those_under_the_runs_tracer() {
-        let named = |n: &'static str| Contender::with_driver(Box::new(crate::engine::tests::Named(n)));
+        let named = |n: &'static str| Contender::with_driver(Box::new(crate::engine::tests::Named::new(n)));
         let side = || -> SideKey { ("node 20".to_string(), "node".to_string()) };
         let (t1, t4) = (Amplifier::for_tests(1000), Amplifier::for_tests(4000));
         let pools = || {

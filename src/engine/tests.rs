@@ -418,13 +418,38 @@ fn a_start_up_the_harness_failed_is_a_harness_error_not_a_crash() {
     }
 }
 
-/// A contender that only names itself (its note), for tests that move contenders around.
+/// A contender that only names itself (its note), for tests that move contenders around; a
+/// counted one ([`Named::counted`]) counts its start-ups, which fail where asked.
 #[derive(Debug)]
-pub(super) struct Named(pub &'static str);
+pub(super) struct Named {
+    name: &'static str,
+    starts: Option<(std::sync::Arc<std::sync::atomic::AtomicUsize>, bool)>,
+}
+
+impl Named {
+    /// A contender named `name`.
+    pub(super) fn new(name: &'static str) -> Named {
+        Named { name, starts: None }
+    }
+
+    /// A contender whose start-ups are counted in `starts` and fail when `fails`.
+    fn counted(starts: std::sync::Arc<std::sync::atomic::AtomicUsize>, fails: bool) -> Named {
+        Named { name: "counted", starts: Some((starts, fails)) }
+    }
+}
 
 impl crate::exec::driver::Driver for Named {
     fn start(&mut self) -> Result<(), Attempt> {
-        Ok(())
+        match &self.starts {
+            Some((n, fails)) => {
+                n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if *fails {
+                    return Err(Attempt::new(Report::Crashed));
+                }
+                Ok(())
+            }
+            None => Ok(()),
+        }
     }
     fn begin(&mut self, _: &Spec) -> Result<(), Attempt> {
         Ok(())
@@ -443,7 +468,7 @@ impl crate::exec::driver::Driver for Named {
         Ok(())
     }
     fn note(&self) -> Option<String> {
-        Some(self.0.to_string())
+        Some(self.name.to_string())
     }
 }
 
@@ -452,7 +477,7 @@ impl crate::exec::driver::Driver for Named {
 /// tracers, the parked pool's too.
 #[test]
 fn pools_take_kept_contenders_and_give_them_back() {
-    let named = |n: &'static str| Contender::with_driver(Box::new(Named(n)));
+    let named = |n: &'static str| Contender::with_driver(Box::new(Named::new(n)));
     let notes = |v: &[Contender]| v.iter().map(|c| c.note().unwrap_or_else(|| "new".into())).collect::<Vec<_>>();
     let launch = crate::exec::process::Launch::new("/nonexistent/probe", Vec::<String>::new());
     let t = Timeouts { startup: Duration::from_secs(1), attempt: Duration::from_secs(1) };
@@ -478,7 +503,7 @@ fn pools_take_kept_contenders_and_give_them_back() {
 /// here after the raised pool failed to start and was reset, as `race_modes` does.
 #[test]
 fn a_parked_pool_is_taken_back() {
-    let named = |n: &'static str| Contender::with_driver(Box::new(Named(n)));
+    let named = |n: &'static str| Contender::with_driver(Box::new(Named::new(n)));
     let launch = crate::exec::process::Launch::new("/nonexistent/probe", Vec::<String>::new());
     let t = Timeouts { startup: Duration::from_secs(1), attempt: Duration::from_secs(1) };
     let d = tempfile::tempdir().unwrap();
@@ -493,39 +518,6 @@ fn a_parked_pool_is_taken_back() {
     pools.reset_amplified();
     let back = pools.amplified(&at1).expect("the parked pool");
     assert_eq!(back.iter().filter_map(Contender::note).collect::<Vec<_>>(), ["p0", "p1"]);
-}
-
-/// A contender whose start-up is counted in `starts` and fails when `fails`.
-#[derive(Debug)]
-struct Counted {
-    starts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    fails: bool,
-}
-
-impl crate::exec::driver::Driver for Counted {
-    fn start(&mut self) -> Result<(), Attempt> {
-        self.starts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        if self.fails {
-            return Err(Attempt::new(Report::Crashed));
-        }
-        Ok(())
-    }
-    fn begin(&mut self, _: &Spec) -> Result<(), Attempt> {
-        Ok(())
-    }
-    fn ready(&mut self) -> Result<(), Attempt> {
-        Ok(())
-    }
-    fn release(&mut self) -> Result<(), Attempt> {
-        Ok(())
-    }
-    fn finish(&mut self) -> Attempt {
-        Attempt::new(Report::Success)
-    }
-    fn shutdown(&mut self) {}
-    fn control(&mut self, _: crate::exec::driver::Control) -> Result<(), Attempt> {
-        Ok(())
-    }
 }
 
 /// The run starts every session runtime's probes at once before measuring: each family's
@@ -552,7 +544,7 @@ fn start_runtimes_starts_session_runtimes_only_and_keeps_each_familys_fault() {
     };
     let d = tempfile::tempdir().unwrap();
     let pool = |starts: &Arc<AtomicUsize>, fails: bool| {
-        let c = || Contender::with_driver(Box::new(Counted { starts: starts.clone(), fails }));
+        let c = || Contender::with_driver(Box::new(Named::counted(starts.clone(), fails)));
         Pools::of(vec![c(), c()], d.path().into())
     };
     let (ok, failing, handoff, looped) = (

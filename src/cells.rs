@@ -1,5 +1,5 @@
 //! The cells a run measures on one runtime, expanded once from the options: the one list the
-//! engine walks ([`crate::engine::measure`]), the progress bar counts and `run --dry-run`
+//! engine walks ([`crate::engine::measure_with`]), the progress bar counts and `run --dry-run`
 //! prints ([`crate::plan::CellPlan`]). Pure: nothing here starts a process or reads a file.
 //!
 //! The order is the order of `results.json`: per family of the runtime (in the adapter's

@@ -1,6 +1,7 @@
 //! Measuring one runtime: second-comer attempts and races, cell by cell.
 //!
-//! This module walks a runtime's cell list ([`measure`]); `pools` holds the contenders of
+//! This module walks a runtime's cell list ([`measure_with`], with the pools [`RuntimePools`]
+//! made and [`start_runtimes`] started); `pools` holds the contenders of
 //! each family (natural, and the same launches under the tracer), `policy` decides which race
 //! modes a cell runs and with how many trials, [`trial`] runs one trial, and the hand-off
 //! scenarios have a file each (`publish`, `done`, `claim`, `lease`, sharing `handoff`).
@@ -79,7 +80,7 @@ impl<'a> Measurement<'a> {
         Measurement { opts, scratch, nonce, last_id: 0, amplify: None, kept: None, defer_handoffs: false }
     }
 
-    /// From now on, [`measure`] keeps each family's session probes when it is done with them
+    /// From now on, [`measure_with`] keeps each family's session probes when it is done with them
     /// (idle, blocked on their input: natural ones and those under the run's tracer) instead of
     /// stopping them, for the pairs of `run --against`, which would otherwise start them again
     /// (a PowerShell probe costs about a second of CPU to start). The pairs take the bank
@@ -142,7 +143,7 @@ impl<'a> Measurement<'a> {
     }
 }
 
-/// What [`measure`] produced for one runtime.
+/// What [`measure_with`] produced for one runtime.
 #[derive(Default)]
 pub struct Measured {
     /// What was found, cell by cell, in the order of the cell list (a family's control, raced
@@ -269,23 +270,6 @@ pub fn start_runtimes(runtimes: &mut [(&Runtime, &mut RuntimePools)], amplify: &
             rp.handoff_started = true;
         }
     }
-}
-
-/// Measures `cells` ([`crate::cells::expand`] for `rt`) on `rt` with pools made and started
-/// here: [`measure_with`] after [`RuntimePools::new`] and [`start_runtimes`] for `rt` alone.
-pub fn measure(
-    rt: &Runtime,
-    cells: &[Planned<'_>],
-    m: &mut Measurement<'_>,
-    ctx: &ProbeContext,
-    on_finding: &mut dyn FnMut(&Finding),
-) -> Measured {
-    let mut pools = RuntimePools::new(rt, cells, m, ctx);
-    if !crate::interrupt::requested() {
-        let amplify = m.amplify().clone();
-        start_runtimes(&mut [(rt, &mut pools)], &amplify);
-    }
-    measure_with(rt, cells, pools, m, ctx, on_finding)
 }
 
 /// Measures `cells` ([`crate::cells::expand`] for `rt`) on `rt` with `pools` (made by

@@ -273,7 +273,7 @@ impl RunPlan {
     }
 
     /// The cells this plan measures on `rt`, in order ([`crate::cells::expand`]): the list
-    /// [`engine::measure`](crate::engine::measure) walks.
+    /// [`engine::measure_with`](crate::engine::measure_with) walks.
     pub fn planned(&self, rt: &Runtime) -> Vec<Planned<'_>> {
         crate::cells::expand(&self.options, &rt.families, &self.variants_of(rt), &self.control_refs())
     }

@@ -172,9 +172,9 @@ pub fn control_for<'a>(all: &'a [Variant], family: &str) -> Option<&'a Variant> 
 /// runtime's turn, and no start-up falls between two runtimes' measurements (a PowerShell
 /// probe costs about 1.8 s of CPU to start, and a runtime's own start-ups kept one core idle).
 pub struct RuntimePools {
-    /// Per family of the cell list ([`crate::cells::by_family`]), in its order: the family,
-    /// its pools, and whether it races.
-    families: Vec<(String, Pools, bool)>,
+    /// Per family of the cell list ([`crate::cells::by_family`]), in its order: its pools,
+    /// and whether it races.
+    families: Vec<(Pools, bool)>,
     /// The hand-off pool, where it is not the first family's.
     handoff: Option<Pools>,
     /// True when the hand-offs run in the first family's natural pool.
@@ -196,12 +196,13 @@ impl RuntimePools {
         let opts = m.opts;
         let adapter = rt.adapter();
         let timeouts = timeouts_for(adapter, opts);
+        let by_family = crate::cells::by_family(cells);
         let mut families = Vec::new();
-        for (family, fam) in crate::cells::by_family(cells) {
+        for (family, fam) in &by_family {
             let launch = adapter.launch(rt, family, ctx);
             let pools = Pools::of_adapter(adapter, launch, timeouts, opts.contenders.max(1), opts.contender_kind, m);
             let races = fam.iter().any(|c| c.scenario == Scenario::Race);
-            families.push((family.to_string(), pools, races));
+            families.push((pools, races));
         }
         let recipes = crate::cells::recipes_by_scenario(cells);
         let slots = recipes.iter().filter_map(|(s, _)| handoff::runner(*s).map(|r| (r.slots)(opts))).max();
@@ -210,7 +211,7 @@ impl RuntimePools {
         // starting as many probes again (a PowerShell start costs about a second of CPU here)
         let share_first = slots.is_some_and(|n| n <= opts.contenders.max(1))
             && opts.contender_kind == ContenderKind::Processes
-            && families.first().is_some_and(|(family, ..)| rt.families.first().is_some_and(|f| f == family));
+            && by_family.first().is_some_and(|(family, _)| rt.families.first() == Some(family));
         let handoff = slots.filter(|_| !share_first).and_then(|n| handoff::pools(rt, n, m, ctx));
         let started = vec![None; families.len()];
         RuntimePools { families, handoff, share_first, slots, started, handoff_started: false }
@@ -221,7 +222,7 @@ impl RuntimePools {
     pub fn probes(&self, amplify: &Amplify) -> usize {
         let on = matches!(amplify, Amplify::On(_));
         let families: usize =
-            self.families.iter().map(|(_, p, races)| p.natural.len() * if *races && on { 2 } else { 1 }).sum();
+            self.families.iter().map(|(p, races)| p.natural.len() * if *races && on { 2 } else { 1 }).sum();
         families + self.handoff.as_ref().map_or(0, |p| p.natural.len())
     }
 
@@ -235,7 +236,7 @@ impl RuntimePools {
     pub fn shutdown_all(all: impl IntoIterator<Item = RuntimePools>) {
         let mut contenders = Vec::new();
         for rp in all {
-            for mut p in rp.families.into_iter().map(|(_, p, _)| p).chain(rp.handoff) {
+            for mut p in rp.families.into_iter().map(|(p, _)| p).chain(rp.handoff) {
                 contenders.extend(p.take_back().into_iter().flat_map(|(_, c)| c));
             }
         }
@@ -257,7 +258,7 @@ pub fn start_runtimes(runtimes: &mut [(&Runtime, &mut RuntimePools)], amplify: &
             continue;
         }
         sizes.push(Some(rp.families.len()));
-        all.extend(rp.families.iter_mut().map(|(_, p, races)| (p, races.then_some(amplify))));
+        all.extend(rp.families.iter_mut().map(|(p, races)| (p, races.then_some(amplify))));
         all.extend(rp.handoff.as_mut().map(|p| (p, None)));
     }
     let mut faults = start_together(&mut all).into_iter();
@@ -313,7 +314,7 @@ pub fn measure_with(
     let families: Vec<_> = crate::cells::by_family(cells)
         .into_iter()
         .zip(made)
-        .map(|((family, fam), (_, pools, races))| (family, fam, pools, races))
+        .map(|((family, fam), (pools, races))| (family, fam, pools, races))
         .collect();
     let amplify = m.amplify().clone();
     // session probes wait idle, blocked on their input: their hand-offs may run later

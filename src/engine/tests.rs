@@ -554,7 +554,7 @@ fn start_runtimes_starts_session_runtimes_only_and_keeps_each_familys_fault() {
         Arc::new(AtomicUsize::new(0)),
     );
     let session = |first: Pools, second: Pools, h: Option<Pools>| super::RuntimePools {
-        families: vec![("node".into(), first, true), ("bun".into(), second, false)],
+        families: vec![(first, true), (second, false)],
         handoff: h,
         share_first: false,
         slots: Some(2),

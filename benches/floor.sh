@@ -4,7 +4,8 @@
 #   bash benches/floor.sh [TRIALS]        (default 3000)
 # Prints one line per way: trials/s, and for the product its barrier spread p50 (µs, the probes'
 # monotonic stamps placed on one time line) and its amplified race's trials/s beside the
-# natural one. A benchmark, not a test: run it on a quiet machine.
+# natural one, then where a trial's time went in each mode (results.json's `cost`). A benchmark,
+# not a test: run it on a quiet machine.
 #   c-floor       benches/floor/excl_race.c: forked contenders blocked on pipes, open(O_EXCL)
 #   plain-driver  benches/floor/plain_driver.py: persistent Node contenders over JSON lines,
 #                 prepare + go round trips and a folder per trial, no checks
@@ -39,4 +40,8 @@ print(f"c-floor       {c_rate:8.0f} trials/s  multi-winner trials {c_multi}")
 print(f"plain-driver  {p_rate:8.0f} trials/s  multi-winner trials {p_multi}")
 print(f"conformance   {n_rate:8.0f} trials/s natural ({n_rate / p_rate:.1f}x the plain driver, 1/{c_rate / n_rate:.1f} of the C floor), "
       f"barrier spread p50 {p50:.0f} us; amplified {a_rate:.0f} trials/s ({a_rate / n_rate:.2f}x natural)")
+for name, m in (("natural", nat), ("amplified", amp)):
+    cost = m.get("cost") or {}
+    steps = ", ".join(f"{k[:-3].replace('_', '-')} {v:.0f}" for k, v in cost.items() if k.endswith("_us"))
+    print(f"  {name:9} per trial (us): {steps}")
 PY

@@ -169,6 +169,7 @@ pub(super) fn run_item(pool: &mut [Contender], dir: &Path, slots: &[Slot<'_>], p
         plan,
         hold_ms: 0,
         snapshot_before: false,
+        trash: None,
     };
     run_trial(pool, &setup, id)
 }

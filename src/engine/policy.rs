@@ -72,6 +72,7 @@ fn mode_run(r: RaceRun, delay_us: Option<u64>) -> ModeRun {
         raised_from_us: None,
         trials_per_second: r.trials_per_second,
         evidence: r.evidence,
+        cost: r.cost,
     }
 }
 

@@ -115,13 +115,14 @@ fn second_comer(
         plan: TrialPlan::release(1, 0),
         hold_ms: 0,
         snapshot_before: true,
+        trash: None,
     };
     let end = run_trial(std::slice::from_mut(c), &setup, id);
     clear(&abs);
     let (attempt, before, after, source) = match end {
         TrialEnd::Interrupted => return None,
         TrialEnd::HarnessError(why) => return Some(SecondComer::harness_error(why)),
-        TrialEnd::Released { mut attempts, before, after, sources } => {
+        TrialEnd::Released { mut attempts, before, after, sources, .. } => {
             (attempts.remove(0), before, after, sources.first().copied().flatten())
         }
         TrialEnd::NotReleased { fault, before, after } => (*fault, before, after, None),

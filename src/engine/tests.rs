@@ -109,6 +109,31 @@ fn an_exclusive_call_counts_every_trial_after_the_warm_up() {
     assert_eq!(n.orderings.iter().map(|o| o.stats.trials).sum::<usize>(), 40);
 }
 
+/// Every released trial's steps are timed (the warm-up's too), and neither the race folder nor
+/// the folder a trial was set aside to (removed during the next trial's prepare round trip)
+/// outlives the race.
+#[test]
+fn a_race_times_each_released_trial_and_leaves_no_trial_folder() {
+    let mut scratch = Scratch::new(&std::env::temp_dir(), None).unwrap();
+    let root = scratch.root().to_path_buf();
+    let natural = (0..3)
+        .map(|_| Contender::with_driver(Box::new(crate::exec::fake::Fake::new(FakeCall::CreateNew, root.clone()))))
+        .collect();
+    let mut pools = Pools::of(natural, root.clone());
+    let r = race_of_three(&mut pools, &variant("fake.call"), 40, RaceRole::Row, &options(40), &mut scratch, "n0");
+    let n = r.natural.as_ref().unwrap();
+    let cost = n.cost.expect("a race that released trials says what they cost");
+    assert_eq!(cost.trials, 40 + super::trial::NATURAL_AUTO_WARMUP_TRIALS, "{cost:?}");
+    let steps = [cost.set_up_us, cost.prepare_us, cost.release_us, cost.calls_us, cost.read_us, cost.clean_up_us];
+    assert!(steps.iter().all(|s| s.is_finite() && *s >= 0.0), "{cost:?}");
+    assert!(steps.iter().sum::<f64>() > 0.0, "{cost:?}");
+    let left: Vec<_> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(
+        !left.iter().any(|n| n.to_string_lossy().starts_with(crate::exec::scratch::RACE_DIR)),
+        "a trial folder outlived the race: {left:?}"
+    );
+}
+
 #[test]
 fn a_check_then_create_double_wins_every_trial() {
     let r = race(FakeCall::CheckThenCreate, 30, None);

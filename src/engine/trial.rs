@@ -26,6 +26,7 @@ use crate::matrix::Creates;
 use crate::matrix::SourceKind;
 use crate::matrix::Variant;
 use crate::report::model::ErrorInfo;
+use crate::report::model::TrialCost;
 use crate::snapshot;
 use crate::snapshot::{Entry, Identity};
 use crate::verdict::summarize_race;
@@ -69,6 +70,49 @@ pub struct RaceRun {
     pub stopped_loose: bool,
     /// The trials summarised per release offset.
     pub orderings: Vec<crate::verdict::OrderingSummary>,
+    /// Where the time of the released trials went (`None` when none was released).
+    pub cost: Option<TrialCost>,
+}
+
+/// The wall time of each step of one trial ([`TrialCost`] has their meaning), or their sums over
+/// several trials.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Steps {
+    set_up: Duration,
+    prepare: Duration,
+    release: Duration,
+    calls: Duration,
+    read: Duration,
+    clean_up: Duration,
+    trials: usize,
+}
+
+impl Steps {
+    /// Adds one trial's steps.
+    fn add(&mut self, t: &Steps) {
+        self.set_up += t.set_up;
+        self.prepare += t.prepare;
+        self.release += t.release;
+        self.calls += t.calls;
+        self.read += t.read;
+        self.clean_up += t.clean_up;
+        self.trials += 1;
+    }
+
+    /// The mean of each step in µs; `None` over no trial.
+    fn mean(&self) -> Option<TrialCost> {
+        let n = self.trials;
+        let us = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
+        (n > 0).then(|| TrialCost {
+            trials: n,
+            set_up_us: us(self.set_up),
+            prepare_us: us(self.prepare),
+            release_us: us(self.release),
+            calls_us: us(self.calls),
+            read_us: us(self.read),
+            clean_up_us: us(self.clean_up),
+        })
+    }
 }
 
 /// Uncounted trials at the start of a race with fixed offsets (amplified races, natural races
@@ -82,7 +126,7 @@ const WARMUP_TRIALS: usize = 3;
 /// contender's first call of a variant pays its first-call costs (a PowerShell cmdlet's
 /// binding, a method's JIT), and those spreads were 2 to 12 times the later ones (CHANGELOG),
 /// which made the second ordering lag by several release spreads instead of one.
-const NATURAL_AUTO_WARMUP_TRIALS: usize = 5;
+pub(super) const NATURAL_AUTO_WARMUP_TRIALS: usize = 5;
 
 /// The warm-up trials whose release spread does not size the automatic offset.
 const COLD_TRIALS: usize = 2;
@@ -185,9 +229,15 @@ pub(super) fn race_core(
         loose_trials: 0,
         stopped_loose: false,
         orderings: Vec::new(),
+        cost: None,
     };
+    let mut steps = Steps::default();
     let mut loose_in_row = 0;
     let arena = m.scratch.race_dir();
+    // where a trial's folder goes once the trial ended, to be removed during the next one's
+    // prepare round trip (Linux: every trial runs in the same folder, see fresh_arena)
+    let trash =
+        cfg!(target_os = "linux").then(|| arena.with_file_name(format!("{}-done", crate::exec::scratch::RACE_DIR)));
     let mut observed: Vec<Trial> = Vec::with_capacity(budget.trials);
     let (mut clean, mut multi) = (0usize, 0usize);
     let mut consecutive_faults = 0;
@@ -241,9 +291,14 @@ pub(super) fn race_core(
             plan: TrialPlan::release(k, offset_us),
             hold_ms: m.opts.hold_ms,
             snapshot_before: false,
+            trash: trash.as_deref(),
         };
         let end = run_trial(pool, &setup, id);
-        clear(&tdir);
+        let clean_up = Instant::now();
+        set_aside(&tdir, trash.as_deref());
+        if let TrialEnd::Released { steps: trial, .. } = &end {
+            steps.add(&Steps { clean_up: clean_up.elapsed(), ..*trial });
+        }
         let (attempts, after, sources) = match end {
             TrialEnd::Interrupted => {
                 run.interrupted = true;
@@ -377,7 +432,20 @@ pub(super) fn race_core(
         }
     }
     clear(&arena);
+    if let Some(t) = &trash {
+        clear(t);
+    }
+    run.cost = steps.mean();
     finish_race(run, k, &observed, measured_time)
+}
+
+/// Ends a trial's folder `dir`: renamed to `trash` (one system call; the next trial removes it
+/// while its contenders prepare, [`TrialSetup::trash`]), or removed where there is no `trash`
+/// or the rename fails (the trash of the trial before is still there: its removal failed).
+fn set_aside(dir: &Path, trash: Option<&Path>) {
+    if trash.is_none_or(|t| std::fs::rename(dir, t).is_err()) {
+        clear(dir);
+    }
 }
 
 /// Makes the folder of trial `id` of a race. On Linux it is `arena`
@@ -452,6 +520,9 @@ pub(super) struct TrialSetup<'a> {
     pub hold_ms: u64,
     /// Read the target before the release too (second comers describe it).
     pub snapshot_before: bool,
+    /// A folder left by an earlier trial, removed while the contenders answer `prepare` (the
+    /// harness would otherwise wait for the round trip idle).
+    pub trash: Option<&'a Path>,
 }
 
 /// How a trial ended.
@@ -459,7 +530,14 @@ pub(super) enum TrialEnd {
     /// Every contender was released: its attempt (file-system failures of the call already made
     /// harness errors), the target before (when asked) and after, and per slot the identity of
     /// its directory source as it stood before the release (`None` for other sources).
-    Released { attempts: Vec<Attempt>, before: Option<Entry>, after: Entry, sources: Vec<Option<Identity>> },
+    Released {
+        attempts: Vec<Attempt>,
+        before: Option<Entry>,
+        after: Entry,
+        sources: Vec<Option<Identity>>,
+        /// The time of each step (its clean-up is the caller's, so 0 here).
+        steps: Steps,
+    },
     /// A contender failed before the release (an `unsupported` one first, else the first
     /// fault); the contenders that were ready were released and finished so that session
     /// probes stay in step, but their calls are not observed.
@@ -474,6 +552,10 @@ pub(super) enum TrialEnd {
 /// slot's source put in place, the target read (if asked), every contender `begin` and
 /// `ready`, the plan's timed steps, every contender's result, and the target read again.
 pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> TrialEnd {
+    let mut steps = Steps::default();
+    let mut step = Instant::now();
+    // ends a step: its time since the last one ended
+    let mut lap = || std::mem::replace(&mut step, Instant::now()).elapsed();
     let target = s.dir.join(TARGET_NAME);
     let (state, first_token) = s.first;
     if state.is_self() {
@@ -531,6 +613,7 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
         Ok(b) => b,
         Err(why) => return TrialEnd::HarnessError(why),
     };
+    steps.set_up = lap();
     // loop recipes (readers, consumers) run until they are stopped
     let loops: Vec<bool> = s.slots.iter().map(|sl| sl.recipe.as_ref().is_some_and(|r| r.until_stopped)).collect();
     let mut attempts: Vec<Option<Attempt>> =
@@ -540,11 +623,15 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
             attempts[i] = c.begin(&specs[i]).err();
         }
     }
+    if let Some(trash) = s.trash {
+        clear(trash);
+    }
     for (i, c) in pool.iter_mut().enumerate() {
         if attempts[i].is_none() {
             attempts[i] = c.ready().err();
         }
     }
+    steps.prepare = lap();
     if attempts.iter().flatten().any(|a| a.report == Report::Interrupted) {
         return TrialEnd::Interrupted;
     }
@@ -557,6 +644,7 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
         };
     }
     s.plan.run(pool, &mut attempts);
+    steps.release = lap();
     // the calls and one-pass recipes first; then the loop recipes (readers) are stopped, so that
     // they watch for as long as anything else runs
     for (i, c) in pool.iter_mut().enumerate() {
@@ -581,9 +669,12 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
         // the trial in flight when the stop came is dropped, never counted
         return TrialEnd::Interrupted;
     }
+    steps.calls = lap();
     attempts.iter_mut().for_each(fs_failure_is_harness_error);
-    match read("after the attempt") {
-        Ok(after) => TrialEnd::Released { attempts, before, after, sources },
+    let after = read("after the attempt");
+    steps.read = lap();
+    match after {
+        Ok(after) => TrialEnd::Released { attempts, before, after, sources, steps },
         Err(why) => TrialEnd::HarnessError(why),
     }
 }

@@ -309,6 +309,7 @@ mod tests {
             evidence: None,
             found_at_offset_us: None,
             orderings: Vec::new(),
+            cost: None,
         }
     }
 

@@ -93,6 +93,36 @@ pub struct ModeRun {
     /// above are their sum).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub orderings: Vec<OrderingRun>,
+    /// Where the run's time went per trial (absent in results written before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<TrialCost>,
+}
+
+/// Where a race run's wall time went: the mean of each step of a trial, in µs by the harness's
+/// monotonic clock, over every trial whose contenders were released (warm-up and loose trials
+/// too: they cost the same). `trials_per_second` counts only counted trials over the time they
+/// took, so the steps here add up to somewhat less than its inverse on a run with many loose
+/// trials. `benches/race.sh` prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TrialCost {
+    /// The trials measured.
+    pub trials: usize,
+    /// Making the first comer's state and the sources, and reading the sources' identities (and
+    /// the target, where a scenario reads it before the release). The trial folder is made
+    /// before this step starts: [`TrialCost::clean_up_us`] holds its removal.
+    pub set_up_us: f64,
+    /// `prepare` to every contender and each one's `ready`: one round trip through the pipes.
+    pub prepare_us: f64,
+    /// The release plan: `go` to each contender at its offset, so the sweep's waits (contender
+    /// `i` at `i` × offset) are here.
+    pub release_us: f64,
+    /// From the last `go` to every contender's `result`: the calls, with any injected delay,
+    /// and the results' way back.
+    pub calls_us: f64,
+    /// Reading the target afterwards.
+    pub read_us: f64,
+    /// Removing the trial folder.
+    pub clean_up_us: f64,
 }
 
 /// One release ordering of a race run: contender `i` released `i × offset_us` µs after

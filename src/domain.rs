@@ -250,20 +250,25 @@ pub enum Scenario {
     /// Contenders find a stale lease (its holder gone) and take it over by a recipe
     /// (`docs/HANDOFF.md`).
     Lease,
+    /// Workers each get the same item, with one idempotency key, and process it by a recipe
+    /// that records the key (`docs/HANDOFF.md`).
+    Ledger,
 }
 
 impl Scenario {
     /// The hand-off scenarios, in the order a run measures them and the reports show them.
-    pub const HANDOFFS: [Scenario; 4] = [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim, Scenario::Lease];
+    pub const HANDOFFS: [Scenario; 5] =
+        [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim, Scenario::Lease, Scenario::Ledger];
 
     /// Every scenario: the two of a matrix row, then [`Scenario::HANDOFFS`].
-    pub const ALL: [Scenario; 6] = [
+    pub const ALL: [Scenario; 7] = [
         Scenario::SecondComer,
         Scenario::Race,
         Scenario::Publish,
         Scenario::DoneMarker,
         Scenario::Claim,
         Scenario::Lease,
+        Scenario::Ledger,
     ];
 
     /// True for a hand-off scenario ([`Scenario::HANDOFFS`]): its cells measure recipes and
@@ -286,6 +291,7 @@ impl Scenario {
             Scenario::Claim => "claim",
             Scenario::DoneMarker => "done-marker",
             Scenario::Lease => "lease",
+            Scenario::Ledger => "ledger",
         }
     }
 
@@ -297,6 +303,7 @@ impl Scenario {
             Scenario::Claim => Some("claim"),
             Scenario::DoneMarker => Some("done"),
             Scenario::Lease => Some("lease"),
+            Scenario::Ledger => Some("ledger"),
             Scenario::SecondComer | Scenario::Race => None,
         }
     }
@@ -312,6 +319,9 @@ impl Scenario {
                 "A consumer waits for a data file to be complete, by a marker or by stability (hand-off)"
             }
             Scenario::Lease => "Contenders take over a stale lease by each recipe (hand-off)",
+            Scenario::Ledger => {
+                "Workers each get one item with one idempotency key and process it by each recipe (hand-off)"
+            }
         }
     }
 }

@@ -480,6 +480,9 @@ static class Recipes
         "lease.rename-aside",
         "lease.breaker",
         "lease.dir-mtime",
+        "ledger.key-first",
+        "ledger.check-process-append",
+        "ledger.check-process-create",
     };
 
     // At most this many raw errors travel in a result's errors_sample.
@@ -523,6 +526,9 @@ static class Recipes
                 // directories and subdirectories in the specified path unless they already exist"),
                 // so .NET has no mkdir that refuses, which a directory lock needs
                 throw new Unsupported("lease.dir-mtime needs a mkdir that refuses an existing directory; .NET's Directory.CreateDirectory does not");
+            case "ledger.key-first": return LedgerWorker("key-first", req);
+            case "ledger.check-process-append": return LedgerWorker("check-process-append", req);
+            case "ledger.check-process-create": return LedgerWorker("check-process-create", req);
             default: throw new Unsupported("unknown recipe " + name);
         }
     }
@@ -1088,6 +1094,70 @@ static class Recipes
                     return new RecipeOutcome { Ok = false, Step = failedStep, Error = Raw(failed), Counters = counters() };
                 }
                 return done(tookIt);
+            }
+            catch (Exception e)
+            {
+                return new RecipeOutcome { Ok = false, Step = step, Error = Raw(e), Counters = counters() };
+            }
+        };
+    }
+
+    // ---- ledger -------------------------------------------------------------------------------
+
+    // The ledger workers of session.mjs (ledgerWorker), with the calls a C# integrator would use:
+    // FileMode.CreateNew for the key file and the effect file, File.Exists for the check,
+    // File.ReadAllText (FileNotFoundException: an empty list) and File.AppendAllText for the
+    // processed list. counters: processed, skipped, record_refused. Steps: check, record, effect.
+    static RecipeRun LedgerWorker(string method, RecipeRequest req)
+    {
+        string key = StringParam(req, "key", null);
+        string effect = StringParam(req, "effect", null);
+        string ledger = StringParam(req, "ledger", null);
+        string list = StringParam(req, "list", null);
+        if (key == null || effect == null || ledger == null || list == null)
+            throw new Unsupported("a ledger worker needs params.key, params.effect, params.ledger and params.list");
+        string keyFile = Path.Combine(ledger, key);
+        return () =>
+        {
+            long processed = 0, skipped = 0, recordRefused = 0;
+            string step = "check";
+            Func<Obj> counters = () => new Obj().Set("processed", processed).Set("skipped", skipped)
+                .Set("record_refused", recordRefused);
+            Func<RecipeOutcome> ok = () => new RecipeOutcome { Ok = true, Counters = counters() };
+            Action effectNow = () =>
+            {
+                step = "effect";
+                using (var f = OpenWx(effect)) f.Write(req.Data, 0, req.Data.Length);
+                processed = 1;
+            };
+            try
+            {
+                if (method == "key-first")
+                {
+                    step = "record";
+                    try { using (var f = OpenWx(keyFile)) f.Write(req.Data, 0, req.Data.Length); }
+                    catch (Exception e) { if (IsExists(e)) { skipped = 1; return ok(); } throw; }
+                    effectNow();
+                }
+                else if (method == "check-process-append")
+                {
+                    string text = "";
+                    try { text = File.ReadAllText(list); }
+                    catch (FileNotFoundException) { }
+                    if (Array.IndexOf(text.Split('\n'), key) >= 0) { skipped = 1; return ok(); }
+                    effectNow();
+                    step = "record";
+                    File.AppendAllText(list, key + "\n");
+                }
+                else
+                {
+                    if (File.Exists(keyFile)) { skipped = 1; return ok(); }
+                    effectNow();
+                    step = "record";
+                    try { using (var f = OpenWx(keyFile)) f.Write(req.Data, 0, req.Data.Length); }
+                    catch (Exception e) { if (!IsExists(e)) throw; recordRefused = 1; }
+                }
+                return ok();
             }
             catch (Exception e)
             {

@@ -705,7 +705,8 @@ $script:Recipes = New-Object System.Collections.Hashtable   # case-sensitive nam
 $script:RecipeOrder = @('publish.direct', 'publish.temp-rename', 'publish.temp-rename-cross-volume',
     'claim.rename', 'read.poll', 'claim.list-then-open', 'claim.rename-claim', 'claim.exclusive-marker',
     'done.marker-after-data', 'done.marker-before-data', 'done.size-stable', 'done.mtime-stable', 'consume.poll',
-    'lease.mtime-delete-create', 'lease.expires-delete-create', 'lease.rename-aside', 'lease.breaker', 'lease.dir-mtime')
+    'lease.mtime-delete-create', 'lease.expires-delete-create', 'lease.rename-aside', 'lease.breaker', 'lease.dir-mtime',
+    'ledger.key-first', 'ledger.check-process-append', 'ledger.check-process-create')
 $script:Chunk = 4096
 $script:ErrorsSampleMax = 8
 $script:ClaimStuckRounds = 100000
@@ -1365,6 +1366,66 @@ $script:LeaseRun = { param($s)
 foreach ($pair in @(@('lease.mtime-delete-create', 'mtime'), @('lease.expires-delete-create', 'expires'), @('lease.rename-aside', 'rename-aside'),
                     @('lease.breaker', 'breaker'), @('lease.dir-mtime', 'dir-mtime'))) {
     $script:Recipes[$pair[0]] = @{ Prepare = $script:LeasePrepare; Run = $script:LeaseRun; Method = $pair[1] }
+}
+
+# The ledger workers of ../shared/session.mjs (ledgerWorker), with a PowerShell user's calls:
+# [IO.File]::Open(..., CreateNew) for the key file and the effect file, Test-Path -LiteralPath
+# for the check, Get-Content -Raw (absent: an empty list) and Add-Content for the processed
+# list. counters: processed, skipped, record_refused. Steps: check, record, effect.
+$script:LedgerPrepare = { param($r)
+    $key = Get-Param $r 'key'
+    if (-not ($key -is [string]) -or $key.Length -eq 0) { throw (New-Unsupported 'a ledger worker needs params.key') }
+    $ledger = Get-PathParam $r 'ledger' $true
+    return @{ Key = $key; KeyFile = [System.IO.Path]::Combine($ledger, $key); Effect = (Get-PathParam $r 'effect' $true);
+        List = (Get-PathParam $r 'list' $true); Token = $r.Token; Method = $r.Method }
+}
+
+$script:LedgerRun = { param($s)
+    $c = @{ processed = 0; skipped = 0; record_refused = 0 }
+    $pairs = { @(@('processed', $c.processed), @('skipped', $c.skipped), @('record_refused', $c.record_refused)) }
+    $step = 'check'
+    # the exclusive create of $path holding the token: $true when made, $false when it exists
+    $createNew = { param($path)
+        try { $fs = [System.IO.File]::Open($path, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read) }
+        catch { if (Test-ExistsError $_) { return $false }; throw }
+        try { $b = $script:Utf8.GetBytes($s.Token); $fs.Write($b, 0, $b.Length) } finally { $fs.Dispose() }
+        return $true
+    }
+    try {
+        $process = $true
+        if ($s.Method -eq 'key-first') {
+            $step = 'record'
+            $process = & $createNew $s.KeyFile
+        } elseif ($s.Method -eq 'check-process-append') {
+            $text = ''
+            if (Test-Path -LiteralPath $s.List) { $text = [string](Get-Content -LiteralPath $s.List -Raw -ErrorAction Stop) }
+            $process = -not (($text -split '\r?\n') -contains $s.Key)
+        } else {
+            $process = -not (Test-Path -LiteralPath $s.KeyFile)
+        }
+        if (-not $process) {
+            $c.skipped = 1
+        } else {
+            $step = 'effect'
+            if (-not (& $createNew $s.Effect)) { throw (New-Object System.IO.IOException ('the effect file exists: ' + $s.Effect)) }
+            $c.processed = 1
+            if ($s.Method -eq 'check-process-append') {
+                $step = 'record'
+                Add-Content -LiteralPath $s.List -Value $s.Key -ErrorAction Stop
+            } elseif ($s.Method -eq 'check-process-create') {
+                $step = 'record'
+                if (-not (& $createNew $s.KeyFile)) { $c.record_refused = 1 }
+            }
+        }
+    } catch {
+        return (New-RecipeResult $false (Get-RawError $_ $null) $step (& $pairs) $null)
+    }
+    return (New-RecipeResult $true 'null' $null (& $pairs) $null)
+}
+
+foreach ($pair in @(@('ledger.key-first', 'key-first'), @('ledger.check-process-append', 'check-process-append'),
+                    @('ledger.check-process-create', 'check-process-create'))) {
+    $script:Recipes[$pair[0]] = @{ Prepare = $script:LedgerPrepare; Run = $script:LedgerRun; Method = $pair[1] }
 }
 
 function Format-Counters($pairs) {

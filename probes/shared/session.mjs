@@ -629,6 +629,66 @@ function leaseTaker(method) {
   };
 }
 
+// ---- ledger ------------------------------------------------------------------------------
+
+// The ledger workers (docs/HANDOFF.md, "ledger"): one input item with the idempotency key
+// params.key is delivered to every worker; a worker that decides to process it makes the side
+// effect, its own file params.effect holding its token ('wx'), and records the key:
+// - key-first: create params.ledger/<key> 'wx' first; EEXIST means processed (or being
+//   processed) by another: skip; else make the effect.
+// - check-process-append: read the processed list params.list (absent: empty); the key on a
+//   line of it means processed: skip; else make the effect, then append `<key>\n` to it (the
+//   second article's diagram order: check, process, record).
+// - check-process-create: the key's file params.ledger/<key> present means processed: skip;
+//   else make the effect, then create the key's file 'wx' (record after the effect; EEXIST
+//   there counts record_refused: another recorded it meanwhile).
+// counters: processed, skipped, record_refused. Steps: check, record, effect.
+function ledgerWorker(method) {
+  return {
+    prepare(req, ctx) {
+      const key = stringParam(req, 'key', null);
+      const effect = stringParam(req, 'effect', null);
+      const ledger = stringParam(req, 'ledger', null);
+      const list = stringParam(req, 'list', null);
+      if (key === null || effect === null || ledger === null || list === null) {
+        unsupported('a ledger worker needs params.key, params.effect, params.ledger and params.list');
+      }
+      const keyFile = path.join(ledger, key);
+      return () => {
+        const c = { processed: 0, skipped: 0, record_refused: 0 };
+        let step = 'check';
+        const effectNow = () => {
+          step = 'effect';
+          fs.writeFileSync(effect, req.token, { flag: 'wx' });
+          c.processed = 1;
+        };
+        try {
+          if (method === 'key-first') {
+            step = 'record';
+            try { fs.writeFileSync(keyFile, req.token, { flag: 'wx' }); } catch (e) { if (isCode(e, 'EEXIST')) { c.skipped = 1; return { ok: true, error: null, step: null, counters: c }; } throw e; }
+            effectNow();
+          } else if (method === 'check-process-append') {
+            let text = '';
+            try { text = fs.readFileSync(list, 'utf8'); } catch (e) { if (!isCode(e, 'ENOENT')) throw e; }
+            if (text.split('\n').includes(key)) { c.skipped = 1; return { ok: true, error: null, step: null, counters: c }; }
+            effectNow();
+            step = 'record';
+            fs.appendFileSync(list, `${key}\n`);
+          } else {
+            if (fs.existsSync(keyFile)) { c.skipped = 1; return { ok: true, error: null, step: null, counters: c }; }
+            effectNow();
+            step = 'record';
+            try { fs.writeFileSync(keyFile, req.token, { flag: 'wx' }); } catch (e) { if (!isCode(e, 'EEXIST')) throw e; c.record_refused = 1; }
+          }
+          return { ok: true, error: null, step: null, counters: c };
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step, counters: c };
+        }
+      };
+    },
+  };
+}
+
 export const RECIPES = {
   // The same steps with params.temp on another file system (the harness's second scratch
   // folder): renameSync then fails with EXDEV where the runtime does not copy instead.
@@ -853,6 +913,12 @@ export const RECIPES = {
   'lease.rename-aside': leaseTaker('rename-aside'),
   'lease.breaker': leaseTaker('breaker'),
   'lease.dir-mtime': leaseTaker('dir-mtime'),
+
+  // The ledger workers (ledgerWorker): one item, one idempotency key, delivered to every
+  // worker; the harness counts the side effects each trial made.
+  'ledger.key-first': ledgerWorker('key-first'),
+  'ledger.check-process-append': ledgerWorker('check-process-append'),
+  'ledger.check-process-create': ledgerWorker('check-process-create'),
 
 };
 

@@ -47,8 +47,8 @@ pub(super) type MeasureBatch =
     fn(&Batch<'_>, &mut Pools, &mut Measurement<'_>, &mut dyn FnMut(&Finding)) -> Vec<Finding>;
 
 /// Every hand-off scenario the engine runs.
-pub(super) const RUNNERS: [Runner; 4] =
-    [super::publish::RUNNER, super::done::RUNNER, super::claim::RUNNER, super::lease::RUNNER];
+pub(super) const RUNNERS: [Runner; 5] =
+    [super::publish::RUNNER, super::done::RUNNER, super::claim::RUNNER, super::lease::RUNNER, super::ledger::RUNNER];
 
 /// The runner of `scenario`, if it is a hand-off scenario.
 pub(super) fn runner(scenario: Scenario) -> Option<&'static Runner> {

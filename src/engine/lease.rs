@@ -71,7 +71,7 @@ pub const ORDERINGS: [Ordering; 10] = [
 
 impl Ordering {
     /// The timed plan of a trial of `k` contenders.
-    fn plan(self, k: usize) -> TrialPlan {
+    pub(super) fn plan(self, k: usize) -> TrialPlan {
         match self {
             Ordering::Offset(us) => TrialPlan::release(k, us),
             Ordering::Pause(at_us) => {

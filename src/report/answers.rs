@@ -330,10 +330,116 @@ fn wrapped(items: &[String], indent: usize, width: usize) -> String {
     textwrap::fill(&text, opts)
 }
 
+/// One hand-off recipe's answer on one runtime ([`crate::verdict::recipe`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecipeAnswerOf<'a> {
+    /// The hand-off scenario, whose words name the intent.
+    pub scenario: crate::domain::Scenario,
+    /// The recipe id.
+    pub recipe: &'a str,
+    /// The answer.
+    pub answer: crate::verdict::recipe::RecipeAnswer,
+}
+
+/// The answers of one runtime's hand-off recipes, a recipe each, in the file's order.
+pub fn recipe_answers<'a>(results: &'a Results, runtime: &str) -> Vec<RecipeAnswerOf<'a>> {
+    use crate::verdict::recipe::{answer_recipe, RecipeRun};
+    use crate::verdict::RaceMode;
+    let mut out = Vec::new();
+    for c in results.cells.iter().filter(|c| c.runtime == runtime && c.scenario.is_handoff()) {
+        let (Some(words), super::model::CellResult::Counters(r)) = (super::handoff::words(c.scenario), &c.result)
+        else {
+            continue;
+        };
+        // a cell whose recipe the probe lacks, or that stopped before its first item, has no
+        // counters: no run
+        let runs: Vec<RecipeRun<'_>> = [(RaceMode::Natural, Some(r)), (RaceMode::Amplified, r.amplified.as_deref())]
+            .into_iter()
+            .filter_map(|(mode, run)| run.filter(|x| !x.counters.is_empty() || x.harness_error).map(|x| (mode, x)))
+            .map(|(mode, x)| RecipeRun { mode, counters: &x.counters, harness_error: x.harness_error })
+            .collect();
+        let answer = answer_recipe(&runs, words.failures, words.faults);
+        out.push(RecipeAnswerOf { scenario: c.scenario, recipe: &c.variant, answer });
+    }
+    out
+}
+
+/// A recipe's answer in a few words, for the lists: `held over 40 trials`, `duplicated 6/10
+/// (amp)` (the first failure, `+N more` for the others), or the `?` of an undetermined one.
+pub fn recipe_text(a: &crate::verdict::recipe::RecipeAnswer) -> String {
+    match (a.verdict, a.failures.first(), &a.held_over) {
+        (AnswerVerdict::No, Some(f), _) => {
+            let mode = if f.mode == crate::verdict::RaceMode::Amplified { "amp" } else { "nat" };
+            let more = a.failures.len() - 1;
+            let more = if more > 0 { format!(" (+{more} more)") } else { String::new() };
+            format!(
+                "{} {}/{} {} ({mode}){more}",
+                f.counter.replace('_', " "),
+                f.count,
+                f.of,
+                f.out_of.replace('_', " ")
+            )
+        }
+        (AnswerVerdict::Yes, _, Some((of, n))) => format!("none in {n} {}", of.replace('_', " ")),
+        _ => format!("? ({})", a.unsettled.map_or("", unsettled_text)),
+    }
+}
+
+/// The hand-off block of one runtime, wrapped to `width` columns: per intent, the recipes to
+/// use and not to use, then the undetermined ones. Empty when the runtime has no hand-off cell.
+fn render_recipes(results: &Results, runtime: &str, width: usize) -> String {
+    let recipes = recipe_answers(results, runtime);
+    if recipes.is_empty() {
+        return String::new();
+    }
+    let mut s = format!("{}: which hand-off recipe to use\n", super::table::escape_controls(runtime));
+    for (verdict, head) in [(AnswerVerdict::Yes, "use"), (AnswerVerdict::No, "don't use")] {
+        let mut block = String::new();
+        for scenario in crate::domain::Scenario::HANDOFFS {
+            let items: Vec<String> = recipes
+                .iter()
+                .filter(|r| r.scenario == scenario && r.answer.verdict == verdict)
+                .map(|r| format!("{} ({})", r.recipe, recipe_text(&r.answer)))
+                .collect();
+            if let (false, Some(words)) = (items.is_empty(), super::handoff::words(scenario)) {
+                let _ = writeln!(block, "    {}:", words.intent);
+                let _ = writeln!(block, "{}", wrapped(&items, 6, width));
+            }
+        }
+        if block.is_empty() {
+            let _ = writeln!(s, "  {head}: none");
+        } else {
+            let _ = write!(s, "  {head}:\n{block}");
+        }
+    }
+    let undetermined = |missing: bool| -> Vec<String> {
+        recipes
+            .iter()
+            .filter(|r| r.answer.verdict == AnswerVerdict::Undetermined)
+            .filter(|r| (r.answer.unsettled == Some(Unsettled::Unsupported)) == missing)
+            .map(|r| if missing { r.recipe.to_string() } else { format!("{} {}", r.recipe, recipe_text(&r.answer)) })
+            .collect()
+    };
+    for (missing, head) in [(false, "undetermined"), (true, "not in this runtime")] {
+        let items = undetermined(missing);
+        if !items.is_empty() {
+            let _ = writeln!(s, "  {head}:");
+            let _ = writeln!(s, "{}", wrapped(&items, 6, width));
+        }
+    }
+    s
+}
+
 /// The answer block of one runtime, wrapped to `width` columns: the calls to use and not to
-/// use, by intent, then the undetermined ones with what would settle them. Empty when the
-/// runtime has no second-comer or race rows.
+/// use, by intent, then the undetermined ones with what would settle them; then its hand-off
+/// recipes the same way. Empty when the runtime has no second-comer, race or hand-off cell.
 pub fn render_runtime(results: &Results, runtime: &str, width: usize) -> String {
+    format!("{}{}", render_calls(results, runtime, width), render_recipes(results, runtime, width))
+}
+
+/// The call block of one runtime (see [`render_runtime`]); empty when it has no second-comer
+/// or race rows.
+fn render_calls(results: &Results, runtime: &str, width: usize) -> String {
     let calls = call_answers(results, runtime);
     if calls.is_empty() {
         return String::new();
@@ -521,6 +627,45 @@ fn condition(c: &CallAnswer<'_>) -> Option<String> {
     }
 }
 
+/// A hand-off recipe's answer as results.json holds it (`recipes`).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RecipeAnswerRecord {
+    /// The runtime's label (`node 20.20.2`).
+    pub runtime: String,
+    /// Its adapter name (`node`).
+    pub runtime_name: String,
+    /// The hand-off scenario.
+    pub scenario: crate::domain::Scenario,
+    /// What a person wants of the scenario's recipes, in words (`take over a stale lease`).
+    pub intent: String,
+    /// The recipe id.
+    pub recipe: String,
+    /// The answer in a few words, as the lists show it (`duplicated 6/10 trials (amp)`).
+    pub how: String,
+    /// The answer.
+    pub answer: crate::verdict::recipe::RecipeAnswer,
+}
+
+/// Every runtime's hand-off recipe answers, a record per recipe, in runtime and file order.
+pub fn recipe_records(results: &Results) -> Vec<RecipeAnswerRecord> {
+    let mut out = Vec::new();
+    for rt in results.measured_runtimes() {
+        let name = results.cells.iter().find(|c| c.runtime == rt).map(|c| c.runtime_name.clone()).unwrap_or_default();
+        for r in recipe_answers(results, rt) {
+            out.push(RecipeAnswerRecord {
+                runtime: rt.to_string(),
+                runtime_name: name.clone(),
+                scenario: r.scenario,
+                intent: super::handoff::words(r.scenario).map_or("", |w| w.intent).to_string(),
+                recipe: r.recipe.to_string(),
+                how: recipe_text(&r.answer),
+                answer: r.answer,
+            });
+        }
+    }
+    out
+}
+
 /// Every runtime's answers, a record per call, in runtime and table order.
 pub fn records(results: &Results) -> Vec<AnswerRecord> {
     let mut out = Vec::new();
@@ -681,6 +826,67 @@ mod tests {
         answer_text, call_answers, condition, grid_markdown, render, Results, SourceKind, ANSWER_WIDTH,
         INTERRUPTED_NOTE,
     };
+
+    /// A runtime's hand-off recipes are answered after its calls, by the scenario's intent:
+    /// `yes` with what it held over, `no` with its first failure and mode, a recipe the probe
+    /// lacks as not in this runtime; results.json's records say the same.
+    #[test]
+    fn hand_off_recipes_are_answered_by_intent_after_the_calls() {
+        use crate::report::model::{CellResult, CountersResult, Scenario};
+        let mut r = crate::report::fixture("base.json");
+        let rt = r.measured_runtimes()[0].to_string();
+        let base = r.cells.iter().find(|c| c.runtime == rt).unwrap().clone();
+        let run = |pairs: &[(&str, u64)]| CountersResult {
+            counters: pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+            ..Default::default()
+        };
+        let clean = [("trials", 20), ("duplicated", 0), ("unprocessed", 0), ("unrecorded", 0), ("worker_faults", 0)];
+        let dup = [("trials", 10), ("duplicated", 6), ("unprocessed", 0), ("unrecorded", 0), ("worker_faults", 0)];
+        let cells = [
+            (
+                "ledger.key-first",
+                Scenario::Ledger,
+                CountersResult { amplified: Some(Box::new(run(&clean))), ..run(&clean) },
+            ),
+            (
+                "ledger.check-process-append",
+                Scenario::Ledger,
+                CountersResult { amplified: Some(Box::new(run(&dup))), ..run(&clean) },
+            ),
+            ("lease.dir-mtime", Scenario::Lease, CountersResult::default()),
+        ];
+        for (recipe, scenario, result) in cells {
+            let mut c = base.clone();
+            (c.id, c.variant, c.scenario, c.result) =
+                (format!("{rt}/{recipe}"), recipe.into(), scenario, CellResult::Counters(result));
+            r.cells.push(c);
+        }
+        let text = super::render_runtime(&r, &rt, ANSWER_WIDTH);
+        let calls = text.find("which call to use").expect("the calls first");
+        let recipes = text.find("which hand-off recipe to use").expect("then the recipes");
+        assert!(calls < recipes, "{text}");
+        let tail = &text[recipes..];
+        assert!(
+            tail.contains(
+                "  use:\n    process an item once (idempotency):\n      ledger.key-first (none in 40 trials)"
+            ),
+            "{tail}"
+        );
+        assert!(tail.contains("  don't use:\n    process an item once (idempotency):\n      ledger.check-process-append (duplicated 6/10 trials (amp))"), "{tail}");
+        assert!(tail.contains("  not in this runtime:\n      lease.dir-mtime"), "{tail}");
+        assert!(text.lines().all(|l| unicode_width(l) <= ANSWER_WIDTH), "{text}");
+        let records = super::recipe_records(&r);
+        let got: Vec<_> =
+            records.iter().map(|x| (x.recipe.as_str(), x.answer.verdict.as_str(), x.how.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("ledger.key-first", "yes", "none in 40 trials"),
+                ("ledger.check-process-append", "no", "duplicated 6/10 trials (amp)"),
+                ("lease.dir-mtime", "undetermined", "? (not in this runtime)"),
+            ]
+        );
+    }
 
     #[test]
     fn the_fixture_answers_every_call_and_wraps_to_the_width() {

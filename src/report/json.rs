@@ -22,6 +22,9 @@ pub struct Written<'a> {
     answers: Vec<super::answers::AnswerRecord>,
     /// Per runtime × intent, the calls to use, not to use, and undetermined.
     intents: Vec<super::answers::IntentRecord>,
+    /// Per runtime × hand-off recipe, the answer (derived from the cells).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    recipes: Vec<super::answers::RecipeAnswerRecord>,
 }
 
 /// The JSON Schema (draft 2020-12) of `results.json` as [`render`] writes it, generated from
@@ -38,12 +41,15 @@ pub fn schema() -> String {
 }
 
 /// Serialises results as pretty JSON with a trailing newline: `schema`, `run_info`, `cells`,
-/// then the answers derived from the cells (`answers`, a record per runtime × call, and
-/// `intents`, the use / don't-use lists per runtime × intent; [`super::answers`]).
+/// then the answers derived from the cells (`answers`, a record per runtime × call,
+/// `intents`, the use / don't-use lists per runtime × intent, and `recipes`, a record per
+/// runtime × hand-off recipe where there are any; [`super::answers`]).
 pub fn render(r: &Results) -> String {
     let answers = super::answers::records(r);
     let intents = super::answers::intent_records(&answers);
-    let mut s = serde_json::to_string_pretty(&Written { results: r, answers, intents }).expect("results serialise");
+    let recipes = super::answers::recipe_records(r);
+    let mut s =
+        serde_json::to_string_pretty(&Written { results: r, answers, intents, recipes }).expect("results serialise");
     s.push('\n');
     s
 }

@@ -75,3 +75,12 @@ pub const STUCK: &str = "stuck";
 pub const LOST_LEASES: &str = "lost_leases";
 /// Lease: contenders that crashed, hung or reported no counts.
 pub const TAKER_FAULTS: &str = "taker_faults";
+/// Ledger: trials in which the item's side effect was made twice or more.
+pub const DUPLICATED: &str = "duplicated";
+/// Ledger: side effects beyond the first, over all trials.
+pub const DUPLICATE_EFFECTS: &str = "duplicate_effects";
+/// Ledger: trials in which nobody made the item's side effect.
+pub const UNPROCESSED: &str = "unprocessed";
+/// Ledger: trials after which the ledger does not hold the item's key (the next delivery
+/// processes it again).
+pub const UNRECORDED: &str = "unrecorded";

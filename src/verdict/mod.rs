@@ -26,9 +26,11 @@ pub mod control;
 pub mod counter;
 pub mod done;
 pub mod lease;
+pub mod ledger;
 pub mod lock;
 pub mod publish;
 pub mod race;
+pub mod recipe;
 pub mod second;
 
 pub use control::*;

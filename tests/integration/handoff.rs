@@ -625,6 +625,85 @@ fn lease_on_session_runtimes() {
     }
 }
 
+/// The runtimes whose probes have the ledger recipes (`probes/shared/session.mjs`,
+/// `probes/dotnet/Probe.cs`, `probes/powershell/probe.ps1`).
+const LEDGER_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
+
+/// The counters of each run of `recipe`'s ledger cell ([`runs`]), checked to add up: a trial
+/// with a duplicate made an effect beyond the first, and no trial both made none and two.
+fn ledger_runs<'a>(r: &'a Results, recipe: &str) -> Vec<(&'static str, &'a Counters)> {
+    let out = runs(r, recipe);
+    for (mode, m) in &out {
+        let n = |k: &str| *m.get(k).unwrap_or_else(|| panic!("{k} in {mode} {m:?}"));
+        assert!(n("duplicate_effects") >= n("duplicated"), "{mode}: {m:?}");
+        assert!(n("duplicated") + n("unprocessed") <= n("trials"), "{mode}: {m:?}");
+        assert!(n("unrecorded") <= n("trials"), "{mode}: {m:?}");
+    }
+    out
+}
+
+#[test]
+fn broken_ledger_recipes_are_caught() {
+    let node = fixtures().join("fake-runtimes").join("broken-handoff").join("node");
+    let r = handoff("ledger", &format!("node={}", node.display()), "1", &["--workers", "3", "--amplify", "off"]);
+    assert_eq!(r.cells.len(), 3, "one cell per ledger recipe: {r:?}");
+    // every worker makes the effect and nobody records the key: adaptive trials stop once
+    // every ordering has had a trial, each with three effects
+    let broken = &ledger_runs(&r, "ledger.check-process-append")[0].1;
+    let trials = count(broken, "trials");
+    assert_eq!(trials, conformance::engine::LEDGER_DISPROOF_TRIALS as u64, "{broken:?}");
+    let got = (count(broken, "duplicated"), count(broken, "duplicate_effects"), count(broken, "unrecorded"));
+    assert_eq!(got, (trials, 2 * trials, trials), "{broken:?}");
+    // the key's file made with O_EXCL before the effect: one effect, recorded, every trial
+    let right = &ledger_runs(&r, "ledger.key-first")[0].1;
+    assert_eq!(count(right, "trials"), conformance::engine::LEDGER_TRIALS as u64, "{right:?}");
+    let got = (count(right, "duplicated"), count(right, "unprocessed"), count(right, "unrecorded"));
+    assert_eq!((got, count(right, "worker_faults")), ((0, 0, 0), 0), "{right:?}");
+    // the recipe the fake's hello does not list is not asked for
+    let c = r.cells.iter().find(|c| c.variant == "ledger.check-process-create").unwrap();
+    assert!(counters_result(c).counters.is_empty(), "{c:?}");
+    assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "{c:?}");
+}
+
+#[test]
+fn ledger_on_session_runtimes() {
+    let _serial = one_at_a_time();
+    for name in LEDGER_RUNTIMES {
+        if !available(name) {
+            continue;
+        }
+        let r = handoff("ledger", name, "1", &[]);
+        assert_eq!(r.cells.len(), 3, "{name}: one cell per recipe: {r:?}");
+        for c in &r.cells {
+            let runs = ledger_runs(&r, &c.variant);
+            assert!(!runs.is_empty(), "{name}: {c:?}");
+            for (mode, m) in runs {
+                let trials = count(m, "trials") as usize;
+                assert_eq!(count(m, "worker_faults"), 0, "{name} {mode}: {c:?}");
+                // every trial's item was processed by someone and its key recorded
+                assert_eq!((count(m, "unprocessed"), count(m, "unrecorded")), (0, 0), "{name} {mode}: {c:?}");
+                // adaptive trials: a recipe stops early only once a trial made a duplicate
+                if trials < conformance::engine::LEDGER_TRIALS {
+                    assert!(trials >= conformance::engine::LEDGER_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
+                    assert!(count(m, "duplicated") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
+                } else {
+                    assert_eq!(trials, conformance::engine::LEDGER_TRIALS, "{name} {mode}: {c:?}");
+                }
+                // counts depend on the machine's timing: reported, not asserted
+                eprintln!("{name} {mode}: {} duplicated {}/{trials}", c.variant, count(m, "duplicated"));
+            }
+        }
+    }
+    // cmd has no ledger recipe: its cells say unsupported
+    if available("cmd") {
+        let r = handoff("ledger", "cmd", "1", &[]);
+        assert_eq!(r.cells.len(), 3, "cmd: {r:?}");
+        for c in &r.cells {
+            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
+        }
+    }
+}
+
 /// A run over several runtimes measures their hand-offs after every runtime's races, two
 /// runtimes at a time (one per core): each runtime's hand-off cells still count every item,
 /// a right recipe still shows no failure, and results.json keeps each runtime's cells

@@ -11,6 +11,8 @@ pub const WORDS: Words = Words {
     intro: "A writer writes a data file in 4 KiB writes (with a manifest after it, before it, or none) and is paused mid-write by the harness (SIGSTOP, longer than the stability window); a consumer takes the file when the recipe's rule says it is complete (the manifest exists; its size or mtime stopped changing) and reads it once. `premature`: consumes of a file that was not whole; `never`: files the rule never released.",
     counts,
     failures: &[(counter::PREMATURE_CONSUMES, counter::CONSUMED), (counter::NEVER_CONSUMED, counter::ITEMS)],
+    faults: &[counter::CONSUMER_FAULTS],
+    intent: "tell a consumer a file is complete",
 };
 
 /// The text of one run (natural or amplified) of a done-marker cell: premature consumes over

@@ -11,6 +11,8 @@ pub const WORDS: Words = Words {
     intro: "The harness leaves a stale lease behind (its holder gone: a record whose `expiresAt` and mtime lie an hour back); the contenders, released together, a few hundred µs to 2 ms apart, or with the last one paused (`SIGSTOP`, 5 ms) early in its takeover, by turns, each try to take it over by the recipe, and one that believes it did writes its own `held` marker and keeps the lease. `double-owned`: trials in which two or more contenders held the lease at once (two markers; nobody releases within a trial, so no clock is read); `stuck`: trials in which nobody took it over; `lost`: holders whose record the lock no longer holds afterwards; counted from the markers and the lock afterwards.",
     counts,
     failures: &[(counter::DOUBLE_OWNERSHIP, counter::TRIALS), (counter::STUCK, counter::TRIALS)],
+    faults: &[counter::TAKER_FAULTS],
+    intent: "take over a stale lease",
 };
 
 /// The text of one run (natural or amplified) of a lease cell: trials with two holders or

@@ -6,6 +6,7 @@
 mod claim;
 mod done;
 mod lease;
+mod ledger;
 mod publish;
 
 use crate::report::model::{CountersResult, Scenario};
@@ -22,10 +23,16 @@ pub struct Words {
     pub counts: fn(&CountersResult) -> String,
     /// Its failure counters, each with the counter it is out of (`torn_reads` of `reads`).
     pub failures: &'static [(&'static str, &'static str)],
+    /// Its counters of the probes' faults (a reader that crashed, a worker that hung): a
+    /// recipe whose run counted one is not answered ([`crate::verdict::recipe`]).
+    pub faults: &'static [&'static str],
+    /// What a person wants of its recipes, in words: the heading of its answer list
+    /// (`take over a stale lease`).
+    pub intent: &'static str,
 }
 
 /// Every hand-off scenario's words, in [`Scenario::HANDOFFS`] order (a unit test checks it).
-pub const WORDS: [Words; 4] = [publish::WORDS, done::WORDS, claim::WORDS, lease::WORDS];
+pub const WORDS: [Words; 5] = [publish::WORDS, done::WORDS, claim::WORDS, lease::WORDS, ledger::WORDS];
 
 /// Appends `; <label> <count>` to `s` for each of `extras` (counter, label) whose count in `r`
 /// is not 0: the counts a table shows only when something happened.

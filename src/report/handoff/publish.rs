@@ -11,6 +11,8 @@ pub const WORDS: Words = Words {
     intro: "A writer publishes each file (a header, the payload in 4 KiB writes, a trailer) by the recipe while readers read the final name until the writer is done, then once more. `torn`: reads that found the name but not the whole content; `missing`: readers that never read the file whole; `damaged`: final names not holding the whole content afterwards; counted from what the readers read (compared byte for byte) and from the folder afterwards.",
     counts,
     failures: &[(counter::TORN_READS, counter::READS), (counter::MISSING, counter::READER_ITEMS), (counter::DAMAGED_TARGETS, counter::PUBLISHED)],
+    faults: &[counter::READER_FAULTS],
+    intent: "publish a file for readers",
 };
 
 /// The text of one run (natural or amplified) of a publish cell: torn reads over reads,

@@ -10,7 +10,12 @@ pub const WORDS: Words = Words {
     scenario: Scenario::Claim,
     intro: "Workers, released together, take the files of one `incoming/` folder by the recipe; each appends what it processed to its own output file. `duplicates`: processings beyond the first of an item; `lost`: items no worker processed and no longer in `incoming/`; counted from the output files and the folder afterwards.",
     counts,
-    failures: &[(counter::DUPLICATE_CLAIMS, counter::ITEMS), (counter::LOST_ITEMS, counter::ITEMS)],
+    // an item left in incoming/ was never processed: the workers gave up on it
+    failures: &[
+        (counter::DUPLICATE_CLAIMS, counter::ITEMS),
+        (counter::LOST_ITEMS, counter::ITEMS),
+        (counter::LEFT_UNCLAIMED, counter::ITEMS),
+    ],
     faults: &[counter::WORKER_FAULTS],
     intent: "claim files from a shared folder",
 };

@@ -87,4 +87,25 @@ mod tests {
             assert!(!w.failures.is_empty(), "{:?} names no failure counter", w.scenario);
         }
     }
+
+    /// A recipe that did not do its job fails it even where nothing it did was wrong: every
+    /// publish write failed (Node's rename across file systems, EXDEV) with no torn read, or a
+    /// claim left items in `incoming/`.
+    #[test]
+    fn a_recipe_that_did_not_do_its_job_is_answered_no() {
+        use crate::verdict::answer::AnswerVerdict;
+        use crate::verdict::recipe::{answer_recipe, RecipeRun};
+        let answer = |scenario: Scenario, counts: &[(&str, u64)]| {
+            let w = words(scenario).unwrap();
+            let c = run(counts).counters;
+            let runs = [RecipeRun { mode: crate::verdict::RaceMode::Natural, counters: &c, harness_error: false }];
+            answer_recipe(&runs, w.failures, w.faults)
+        };
+        let publish = [("reads", 19789), ("torn_reads", 0), ("items", 40), ("published", 0), ("write_failed", 40)];
+        let a = answer(Scenario::Publish, &publish);
+        assert_eq!(a.verdict, AnswerVerdict::No, "{a:?}");
+        assert_eq!((a.failures[0].counter.as_str(), a.failures[0].count, a.failures[0].of), ("write_failed", 40, 40));
+        let claim = [("items", 200), ("duplicate_claims", 0), ("lost_items", 0), ("left_unclaimed", 3)];
+        assert_eq!(answer(Scenario::Claim, &claim).verdict, AnswerVerdict::No);
+    }
 }

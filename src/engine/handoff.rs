@@ -247,6 +247,25 @@ impl Stopped {
     }
 }
 
+/// Counts the failed steps of `attempts` in `result`: each one's normalised code, and its raw
+/// error among the first 8 of the cell (`errors_sample`), so that the cell says what failed.
+pub(super) fn count_errors(result: &mut CountersResult, attempts: &[Attempt]) {
+    for a in attempts {
+        if let Some(e) = super::attempt::error_info(a) {
+            *result.errors.entry(e.code).or_insert(0) += 1;
+            if result.errors_sample.len() < 8 {
+                result.errors_sample.push(e.raw);
+            }
+        }
+    }
+}
+
+/// True when a contender crashed, timed out or reported no counts (a recipe that ran and failed
+/// a step reported its counts: that is an outcome, not a fault).
+pub(super) fn faulted(a: &Attempt) -> bool {
+    !matches!(a.report, crate::verdict::Report::Success | crate::verdict::Report::Error) || a.recipe.is_none()
+}
+
 /// Runs up to `count` items of a recipe in a new cell folder: `item(n, folder, m)` sets up item
 /// `n` in its own empty folder, runs its trial and reads the folder (which is removed
 /// afterwards); it returns the trial's end and what it read, or the evidence of a harness error.

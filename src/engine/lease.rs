@@ -6,14 +6,13 @@
 //! token) and keeps the lease; the markers and the lock are read afterwards and
 //! [`crate::verdict::lease`] counts double ownership, stuck trials and lost leases.
 
-use super::attempt::error_info;
 use super::handoff;
 use super::trial::{Phase, Slot, TrialPlan};
 
 use super::Measurement;
 use super::Pools;
 use crate::domain::Scenario;
-use crate::exec::contender::{Attempt, Contender};
+use crate::exec::contender::Contender;
 use crate::exec::driver::Control;
 use crate::exec::scratch::spell;
 use crate::exec::scratch::PathStyle;
@@ -21,7 +20,6 @@ use crate::handoff::{LockKind, Recipe};
 use crate::report::model::CountersResult;
 use crate::report::model::Finding;
 use crate::verdict::lease::{judge_lease, LeaseTrial};
-use crate::verdict::Report;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -230,26 +228,11 @@ fn lease_recipe(
     let mut result = CountersResult::default();
     let mut judged = Vec::with_capacity(done.len());
     for (attempts, (holders, owner, leftovers)) in done {
-        for a in &attempts {
-            // a taker's failed step: its normalised code counted, its raw error kept (the first
-            // 8 of the cell) so that the cell says what failed
-            if let Some(e) = error_info(a) {
-                *result.errors.entry(e.code).or_insert(0) += 1;
-                if result.errors_sample.len() < 8 {
-                    result.errors_sample.push(e.raw);
-                }
-            }
-        }
-        judged.push(LeaseTrial { holders, owner, leftovers, faults: attempts.iter().map(faulted).collect() });
+        handoff::count_errors(&mut result, &attempts);
+        judged.push(LeaseTrial { holders, owner, leftovers, faults: attempts.iter().map(handoff::faulted).collect() });
     }
     if !judged.is_empty() {
         result.counters = judge_lease(&judged);
     }
     Some(handoff::finding(recipe, result, evidence, started))
-}
-
-/// True when a taker crashed, timed out or reported no counts (a recipe that ran and failed a
-/// step reported its counts: that is an outcome, not a fault).
-fn faulted(a: &Attempt) -> bool {
-    !matches!(a.report, Report::Success | Report::Error) || a.recipe.is_none()
 }

@@ -6,7 +6,6 @@
 //! the ledger (`ledger/<key>`, or the processed list [`LIST`]); the effect files and the
 //! ledger are read afterwards and [`crate::verdict::ledger`] counts duplicate side effects.
 
-use super::attempt::error_info;
 use super::handoff;
 use super::lease::ORDERINGS;
 use super::trial::Slot;
@@ -14,14 +13,13 @@ use super::trial::Slot;
 use super::Measurement;
 use super::Pools;
 use crate::domain::Scenario;
-use crate::exec::contender::{Attempt, Contender};
+use crate::exec::contender::Contender;
 use crate::exec::scratch::spell;
 use crate::exec::scratch::PathStyle;
 use crate::handoff::Recipe;
 use crate::report::model::CountersResult;
 use crate::report::model::Finding;
 use crate::verdict::ledger::{judge_ledger, LedgerTrial};
-use crate::verdict::Report;
 use std::path::Path;
 use std::time::Instant;
 
@@ -121,26 +119,11 @@ fn ledger_recipe(
     let mut result = CountersResult::default();
     let mut judged = Vec::with_capacity(done.len());
     for (attempts, (effects, recorded)) in done {
-        for a in &attempts {
-            // a worker's failed step: its normalised code counted, its raw error kept (the
-            // first 8 of the cell)
-            if let Some(e) = error_info(a) {
-                *result.errors.entry(e.code).or_insert(0) += 1;
-                if result.errors_sample.len() < 8 {
-                    result.errors_sample.push(e.raw);
-                }
-            }
-        }
-        judged.push(LedgerTrial { effects, recorded, faults: attempts.iter().map(faulted).collect() });
+        handoff::count_errors(&mut result, &attempts);
+        judged.push(LedgerTrial { effects, recorded, faults: attempts.iter().map(handoff::faulted).collect() });
     }
     if !judged.is_empty() {
         result.counters = judge_ledger(&judged);
     }
     Some(handoff::finding(recipe, result, evidence, started))
-}
-
-/// True when a worker crashed, timed out or reported no counts (a recipe that ran and failed
-/// a step reported its counts: that is an outcome, not a fault).
-fn faulted(a: &Attempt) -> bool {
-    !matches!(a.report, Report::Success | Report::Error) || a.recipe.is_none()
 }

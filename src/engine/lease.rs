@@ -10,7 +10,6 @@ use super::handoff;
 use super::trial::{Phase, Slot, TrialPlan};
 
 use super::Measurement;
-use super::Pools;
 use crate::domain::Scenario;
 use crate::exec::contender::Contender;
 use crate::exec::driver::Control;
@@ -95,27 +94,11 @@ pub const LOCK: &str = "lease";
 pub const HELD: &str = "held";
 
 /// The lease scenario for the engine: `--workers` contenders per trial.
-pub(super) const RUNNER: handoff::Runner =
-    handoff::Runner { scenario: Scenario::Lease, slots: |o| o.sizes.workers, measure: measure_lease };
-
-/// Measures a batch of lease recipes ([`handoff::measure_recipes`]) with `--workers`
-/// contenders.
-fn measure_lease(
-    batch: &handoff::Batch<'_>,
-    pools: &mut Pools,
-    m: &mut Measurement<'_>,
-    on_finding: &mut dyn FnMut(&Finding),
-) -> Vec<Finding> {
-    let workers = m.opts.sizes.workers;
-    handoff::measure_recipes(
-        batch,
-        pools,
-        m,
-        on_finding,
-        handoff::AmplifiedRun::Always,
-        &mut |pool, recipe, style, m| lease_recipe(pool, recipe, style, workers, m),
-    )
-}
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Lease,
+    slots: |o| o.sizes.workers,
+    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, lease_recipe),
+};
 
 /// The stale lease record of trial `n`: JSON with the fields of the second article's lease
 /// (`ownerId`, `host`, `pid`, `acquiredAt`, `expiresAt`, `heartbeatAt`; times in ms since the

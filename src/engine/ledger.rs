@@ -11,7 +11,6 @@ use super::lease::ORDERINGS;
 use super::trial::Slot;
 
 use super::Measurement;
-use super::Pools;
 use crate::domain::Scenario;
 use crate::exec::contender::Contender;
 use crate::exec::scratch::spell;
@@ -40,28 +39,11 @@ pub const LIST: &str = "processed.txt";
 pub const EFFECTS: &str = "effects";
 
 /// The ledger scenario for the engine: `--workers` contenders per trial.
-pub(super) const RUNNER: handoff::Runner =
-    handoff::Runner { scenario: Scenario::Ledger, slots: |o| o.sizes.workers, measure: measure_ledger };
-
-/// Measures a batch of ledger recipes ([`handoff::measure_recipes`]) with `--workers`
-/// contenders, natural and, where the runtime's probes start under the tracer, amplified
-/// (a check-then-process worker paused inside a delayed call, as a lease taker is).
-fn measure_ledger(
-    batch: &handoff::Batch<'_>,
-    pools: &mut Pools,
-    m: &mut Measurement<'_>,
-    on_finding: &mut dyn FnMut(&Finding),
-) -> Vec<Finding> {
-    let workers = m.opts.sizes.workers;
-    handoff::measure_recipes(
-        batch,
-        pools,
-        m,
-        on_finding,
-        handoff::AmplifiedRun::Always,
-        &mut |pool, recipe, style, m| ledger_recipe(pool, recipe, style, workers, m),
-    )
-}
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Ledger,
+    slots: |o| o.sizes.workers,
+    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, ledger_recipe),
+};
 
 /// Whether the ledger in `dir` holds [`KEY`]: its key file, or a line of the processed list.
 fn recorded(dir: &Path) -> bool {

@@ -368,7 +368,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     pub scenario: Vec<ScenarioArg>,
     /// Claim scenario: workers (separate processes) taking items; lease scenario: takers of
-    /// the stale lease.
+    /// the stale lease; ledger: workers given the same item; update: workers adding to the
+    /// counter (a reader besides).
     #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub workers: u32,
     /// Publish: files published per recipe (one trial each); claim: items in incoming/ per trial.

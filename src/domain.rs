@@ -253,15 +253,18 @@ pub enum Scenario {
     /// Workers each get the same item, with one idempotency key, and process it by a recipe
     /// that records the key (`docs/HANDOFF.md`).
     Ledger,
+    /// Workers each add 1 to one shared counter file a number of times by a recipe while a
+    /// reader reads it (`docs/HANDOFF.md`).
+    Update,
 }
 
 impl Scenario {
     /// The hand-off scenarios, in the order a run measures them and the reports show them.
-    pub const HANDOFFS: [Scenario; 5] =
-        [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim, Scenario::Lease, Scenario::Ledger];
+    pub const HANDOFFS: [Scenario; 6] =
+        [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim, Scenario::Lease, Scenario::Ledger, Scenario::Update];
 
     /// Every scenario: the two of a matrix row, then [`Scenario::HANDOFFS`].
-    pub const ALL: [Scenario; 7] = [
+    pub const ALL: [Scenario; 8] = [
         Scenario::SecondComer,
         Scenario::Race,
         Scenario::Publish,
@@ -269,6 +272,7 @@ impl Scenario {
         Scenario::Claim,
         Scenario::Lease,
         Scenario::Ledger,
+        Scenario::Update,
     ];
 
     /// True for a hand-off scenario ([`Scenario::HANDOFFS`]): its cells measure recipes and
@@ -292,6 +296,7 @@ impl Scenario {
             Scenario::DoneMarker => "done-marker",
             Scenario::Lease => "lease",
             Scenario::Ledger => "ledger",
+            Scenario::Update => "update",
         }
     }
 
@@ -304,6 +309,7 @@ impl Scenario {
             Scenario::DoneMarker => Some("done"),
             Scenario::Lease => Some("lease"),
             Scenario::Ledger => Some("ledger"),
+            Scenario::Update => Some("update"),
             Scenario::SecondComer | Scenario::Race => None,
         }
     }
@@ -322,6 +328,7 @@ impl Scenario {
             Scenario::Ledger => {
                 "Workers each get one item with one idempotency key and process it by each recipe (hand-off)"
             }
+            Scenario::Update => "Workers each add 1 to one shared counter file by each recipe (hand-off)",
         }
     }
 }

@@ -216,7 +216,8 @@ pub struct HandoffSizes {
     pub items: usize,
     /// Publish: readers polling each file.
     pub readers: usize,
-    /// Claim: workers (separate processes) taking items; lease: takers of the stale lease.
+    /// Claim: workers (separate processes) taking items; lease: takers of the stale lease;
+    /// ledger: workers given the same item; update: workers adding to the counter.
     pub workers: usize,
     /// Publish and done-marker: payload bytes of each data file (which holds a header and a
     /// trailer besides).

@@ -483,6 +483,11 @@ static class Recipes
         "ledger.key-first",
         "ledger.check-process-append",
         "ledger.check-process-create",
+        "update.read-modify-write",
+        "update.locked-read-modify-write",
+        "update.temp-rename",
+        "update.locked-temp-rename",
+        "update.append-line",
     };
 
     // At most this many raw errors travel in a result's errors_sample.
@@ -529,6 +534,11 @@ static class Recipes
             case "ledger.key-first": return LedgerWorker("key-first", req);
             case "ledger.check-process-append": return LedgerWorker("check-process-append", req);
             case "ledger.check-process-create": return LedgerWorker("check-process-create", req);
+            case "update.read-modify-write": return UpdateWorker("read-modify-write", req);
+            case "update.locked-read-modify-write": return UpdateWorker("locked-read-modify-write", req);
+            case "update.temp-rename": return UpdateWorker("temp-rename", req);
+            case "update.locked-temp-rename": return UpdateWorker("locked-temp-rename", req);
+            case "update.append-line": return UpdateWorker("append-line", req);
             default: throw new Unsupported("unknown recipe " + name);
         }
     }
@@ -1158,6 +1168,109 @@ static class Recipes
                     catch (Exception e) { if (!IsExists(e)) throw; recordRefused = 1; }
                 }
                 return ok();
+            }
+            catch (Exception e)
+            {
+                return new RecipeOutcome { Ok = false, Step = step, Error = Raw(e), Counters = counters() };
+            }
+        };
+    }
+
+    // ---- update -------------------------------------------------------------------------------
+
+    // How long a locked update waits for the lock before it gives up (step `lock`), ms.
+    const int UpdateLockWaitMs = 10000;
+    // How often a worker reads the counter again when it held no whole number, at most.
+    const int UpdateReadTries = 1000;
+
+    // The update workers of session.mjs (updateWorker), with the calls a C# integrator would
+    // use: File.ReadAllText and File.WriteAllText (FileMode.Create: truncate, write) for the
+    // value, FileMode.CreateNew for the lock (retried about every 0.1 ms: SpinWait, then
+    // Thread.Sleep(0)/(1)) and the temp file, RenameOnto for the rename, File.Delete to unlock,
+    // File.AppendAllText for a line (FileMode.Append: on Unix CoreCLR opens without O_APPEND and
+    // writes at the end it saw, https://github.com/dotnet/runtime/pull/55465, closed unmerged).
+    // counters: increments, unreadable_reads, lock_waits. Steps: lock, read, write, rename,
+    // unlock, append.
+    static RecipeRun UpdateWorker(string method, RecipeRequest req)
+    {
+        string counter = StringParam(req, "counter", null);
+        string lockPath = StringParam(req, "lock", null);
+        string temp = StringParam(req, "temp", null);
+        long increments = IntParam(req, "increments", -1, 0, 1000000,
+            "an update worker needs params.increments, a whole number from 0 to 1000000");
+        if (counter == null || lockPath == null || temp == null || increments < 0)
+            throw new Unsupported("an update worker needs params.counter, params.lock, params.temp and params.increments");
+        bool locked = method.StartsWith("locked-", StringComparison.Ordinal);
+        bool viaTemp = method.EndsWith("temp-rename", StringComparison.Ordinal);
+        return () =>
+        {
+            long made = 0, unreadable = 0, lockWaits = 0;
+            string step = "read";
+            Func<Obj> counters = () => new Obj().Set("increments", made).Set("unreadable_reads", unreadable)
+                .Set("lock_waits", lockWaits);
+            Func<long> readValue = () =>
+            {
+                for (int tries = 0; ; tries++)
+                {
+                    step = "read";
+                    string text = File.ReadAllText(counter).Trim();
+                    long n;
+                    bool digits = text.Length > 0;
+                    foreach (char ch in text) digits &= ch >= '0' && ch <= '9';
+                    if (digits && long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out n)) return n;
+                    unreadable++;
+                    if (tries >= UpdateReadTries)
+                        throw new IOException("the counter held no whole number " + UpdateReadTries + " times in a row");
+                }
+            };
+            try
+            {
+                for (long i = 0; i < increments; i++)
+                {
+                    if (method == "append-line")
+                    {
+                        step = "append";
+                        File.AppendAllText(counter, "1\n");
+                        made++;
+                        continue;
+                    }
+                    if (locked)
+                    {
+                        step = "lock";
+                        var wait = System.Diagnostics.Stopwatch.StartNew();
+                        var spin = new SpinWait();
+                        for (;;)
+                        {
+                            try { OpenWx(lockPath).Dispose(); break; }
+                            catch (Exception e) { if (!IsExists(e)) throw; }
+                            lockWaits++;
+                            if (wait.ElapsedMilliseconds > UpdateLockWaitMs)
+                                throw new IOException("the lock stayed taken for " + UpdateLockWaitMs + " ms");
+                            spin.SpinOnce();
+                        }
+                    }
+                    string next = (readValue() + 1).ToString(CultureInfo.InvariantCulture) + "\n";
+                    if (viaTemp)
+                    {
+                        step = "write";
+                        byte[] b = Encoding.UTF8.GetBytes(next);
+                        using (var f = OpenWx(temp)) f.Write(b, 0, b.Length);
+                        step = "rename";
+                        RenameOnto(temp, counter);
+                    }
+                    else
+                    {
+                        step = "write";
+                        File.WriteAllText(counter, next);
+                    }
+                    made++;
+                    if (locked)
+                    {
+                        step = "unlock";
+                        File.Delete(lockPath);
+                    }
+                }
+                return new RecipeOutcome { Ok = true, Counters = counters() };
             }
             catch (Exception e)
             {

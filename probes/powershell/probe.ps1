@@ -706,7 +706,9 @@ $script:RecipeOrder = @('publish.direct', 'publish.temp-rename', 'publish.temp-r
     'claim.rename', 'read.poll', 'claim.list-then-open', 'claim.rename-claim', 'claim.exclusive-marker',
     'done.marker-after-data', 'done.marker-before-data', 'done.size-stable', 'done.mtime-stable', 'consume.poll',
     'lease.mtime-delete-create', 'lease.expires-delete-create', 'lease.rename-aside', 'lease.breaker', 'lease.dir-mtime',
-    'ledger.key-first', 'ledger.check-process-append', 'ledger.check-process-create')
+    'ledger.key-first', 'ledger.check-process-append', 'ledger.check-process-create',
+    'update.read-modify-write', 'update.locked-read-modify-write', 'update.temp-rename', 'update.locked-temp-rename',
+    'update.append-line')
 $script:Chunk = 4096
 $script:ErrorsSampleMax = 8
 $script:ClaimStuckRounds = 100000
@@ -1426,6 +1428,84 @@ $script:LedgerRun = { param($s)
 foreach ($pair in @(@('ledger.key-first', 'key-first'), @('ledger.check-process-append', 'check-process-append'),
                     @('ledger.check-process-create', 'check-process-create'))) {
     $script:Recipes[$pair[0]] = @{ Prepare = $script:LedgerPrepare; Run = $script:LedgerRun; Method = $pair[1] }
+}
+
+# The update workers of ../shared/session.mjs (updateWorker), with a PowerShell user's calls:
+# Get-Content -Raw and Set-Content -Value (n+1) (a line: the value and a newline) for the value,
+# [IO.File]::Open(..., CreateNew) for the lock (retried: [Threading.Thread]::Sleep(0) between
+# tries, 10 s at most) and the temp file, Move-Item -Force for the rename, Remove-Item to
+# unlock, Add-Content -Value 1 for a line. counters: increments, unreadable_reads, lock_waits.
+# Steps: lock, read, write, rename, unlock, append.
+$script:UpdatePrepare = { param($r)
+    $n = Get-IntParam $r 'increments' -1 0 1000000
+    if ($n -lt 0) { throw (New-Unsupported 'an update worker needs params.increments') }
+    return @{ Counter = (Get-PathParam $r 'counter' $true); Lock = (Get-PathParam $r 'lock' $true);
+        Temp = (Get-PathParam $r 'temp' $true); Increments = $n; Method = $r.Method }
+}
+
+$script:UpdateRun = { param($s)
+    $c = @{ increments = 0; unreadable_reads = 0; lock_waits = 0 }
+    $pairs = { @(@('increments', $c.increments), @('unreadable_reads', $c.unreadable_reads), @('lock_waits', $c.lock_waits)) }
+    $locked = $s.Method.StartsWith('locked-')
+    $viaTemp = $s.Method.EndsWith('temp-rename')
+    $step = 'read'
+    try {
+        for ($i = 0; $i -lt $s.Increments; $i++) {
+            if ($s.Method -eq 'append-line') {
+                $step = 'append'
+                Add-Content -LiteralPath $s.Counter -Value '1' -ErrorAction Stop
+                $c.increments++
+                continue
+            }
+            if ($locked) {
+                $step = 'lock'
+                $wait = [System.Diagnostics.Stopwatch]::StartNew()
+                while ($true) {
+                    try {
+                        [System.IO.File]::Open($s.Lock, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read).Dispose()
+                        break
+                    } catch { if (-not (Test-ExistsError $_)) { throw } }
+                    $c.lock_waits++
+                    if ($wait.ElapsedMilliseconds -gt 10000) { throw (New-Object System.IO.IOException 'the lock stayed taken for 10000 ms') }
+                    [System.Threading.Thread]::Sleep(0)
+                }
+            }
+            $value = $null
+            for ($tries = 0; $null -eq $value; $tries++) {
+                $step = 'read'
+                $text = [string](Get-Content -LiteralPath $s.Counter -Raw -ErrorAction Stop)
+                $text = $text.Trim()
+                if ($text -match '^[0-9]+$') { $value = [long]$text }
+                else {
+                    $c.unreadable_reads++
+                    if ($tries -ge 1000) { throw (New-Object System.IO.IOException 'the counter held no whole number 1000 times in a row') }
+                }
+            }
+            $next = $value + 1
+            if ($viaTemp) {
+                $step = 'write'
+                $fs = [System.IO.File]::Open($s.Temp, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)
+                try { $b = $script:Utf8.GetBytes($next.ToString($script:Invariant) + "`n"); $fs.Write($b, 0, $b.Length) } finally { $fs.Dispose() }
+                $step = 'rename'
+                Move-Item -LiteralPath $s.Temp -Destination $s.Counter -Force -ErrorAction Stop
+            } else {
+                $step = 'write'
+                Set-Content -LiteralPath $s.Counter -Value $next -ErrorAction Stop
+            }
+            $c.increments++
+            if ($locked) {
+                $step = 'unlock'
+                Remove-Item -LiteralPath $s.Lock -ErrorAction Stop
+            }
+        }
+    } catch {
+        return (New-RecipeResult $false (Get-RawError $_ $null) $step (& $pairs) $null)
+    }
+    return (New-RecipeResult $true 'null' $null (& $pairs) $null)
+}
+
+foreach ($m in @('read-modify-write', 'locked-read-modify-write', 'temp-rename', 'locked-temp-rename', 'append-line')) {
+    $script:Recipes['update.' + $m] = @{ Prepare = $script:UpdatePrepare; Run = $script:UpdateRun; Method = $m }
 }
 
 function Format-Counters($pairs) {

@@ -689,6 +689,92 @@ function ledgerWorker(method) {
   };
 }
 
+// ---- update ------------------------------------------------------------------------------
+
+/** How long a locked update waits for the lock before it gives up (step `lock`), ms. */
+const UPDATE_LOCK_WAIT_MS = 10_000;
+/** How often a worker reads the counter again when it held no whole number, at most. */
+const UPDATE_READ_TRIES = 1_000;
+
+// The shared-file update workers (docs/HANDOFF.md, "update"): each adds 1 to the counter file
+// params.counter params.increments times:
+// - read-modify-write: read it (fs.readFileSync), write n+1 and a newline over it
+//   (fs.writeFileSync: open 'w' truncates, then writes);
+// - locked-read-modify-write: the same inside a lock: create params.lock 'wx', retrying about
+//   every 0.1 ms while it exists (EEXIST), delete it afterwards;
+// - temp-rename: read it, write n+1 to params.temp 'wx', rename that onto the counter;
+// - locked-temp-rename: temp-rename inside the lock;
+// - append-line: append `1\n` (fs.appendFileSync: open 'a', write, close).
+// A read that holds no whole number (an empty or partial value) is read again, up to
+// UPDATE_READ_TRIES times. counters: increments (made), unreadable_reads, lock_waits.
+// Steps: lock, read, write, rename, unlock, append.
+function updateWorker(method) {
+  return {
+    prepare(req, ctx) {
+      const counter = stringParam(req, 'counter', null);
+      const lock = stringParam(req, 'lock', null);
+      const temp = stringParam(req, 'temp', null);
+      const increments = req.params.increments;
+      if (counter === null || lock === null || temp === null || !Number.isInteger(increments) || increments < 0) {
+        unsupported('an update worker needs params.counter, params.lock, params.temp and params.increments');
+      }
+      const locked = method.startsWith('locked-');
+      const viaTemp = method.endsWith('temp-rename');
+      return () => {
+        const c = { increments: 0, unreadable_reads: 0, lock_waits: 0 };
+        let step = 'read';
+        const readValue = () => {
+          for (let tries = 0; ; tries++) {
+            step = 'read';
+            const text = fs.readFileSync(counter, 'utf8').trim();
+            if (/^[0-9]+$/.test(text)) return Number(text);
+            c.unreadable_reads++;
+            if (tries >= UPDATE_READ_TRIES) throw new Error(`the counter held no whole number ${UPDATE_READ_TRIES} times in a row`);
+          }
+        };
+        try {
+          for (let i = 0; i < increments; i++) {
+            if (method === 'append-line') {
+              step = 'append';
+              fs.appendFileSync(counter, '1\n');
+              c.increments++;
+              continue;
+            }
+            if (locked) {
+              step = 'lock';
+              const until = nowMs() + UPDATE_LOCK_WAIT_MS;
+              for (;;) {
+                try { fs.closeSync(fs.openSync(lock, 'wx')); break; } catch (e) { if (!isCode(e, 'EEXIST')) throw e; }
+                c.lock_waits++;
+                if (nowMs() > until) throw new Error(`the lock stayed taken for ${UPDATE_LOCK_WAIT_MS} ms`);
+                sleepSync(0.1);
+              }
+            }
+            const next = `${readValue() + 1}\n`;
+            if (viaTemp) {
+              step = 'write';
+              fs.writeFileSync(temp, next, { flag: 'wx' });
+              step = 'rename';
+              fs.renameSync(temp, counter);
+            } else {
+              step = 'write';
+              fs.writeFileSync(counter, next);
+            }
+            c.increments++;
+            if (locked) {
+              step = 'unlock';
+              fs.unlinkSync(lock);
+            }
+          }
+          return { ok: true, error: null, step: null, counters: c };
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step, counters: c };
+        }
+      };
+    },
+  };
+}
+
 export const RECIPES = {
   // The same steps with params.temp on another file system (the harness's second scratch
   // folder): renameSync then fails with EXDEV where the runtime does not copy instead.
@@ -919,6 +1005,14 @@ export const RECIPES = {
   'ledger.key-first': ledgerWorker('key-first'),
   'ledger.check-process-append': ledgerWorker('check-process-append'),
   'ledger.check-process-create': ledgerWorker('check-process-create'),
+
+  // The update workers (updateWorker): each adds 1 to one counter file a number of times; the
+  // harness sums the counter afterwards.
+  'update.read-modify-write': updateWorker('read-modify-write'),
+  'update.locked-read-modify-write': updateWorker('locked-read-modify-write'),
+  'update.temp-rename': updateWorker('temp-rename'),
+  'update.locked-temp-rename': updateWorker('locked-temp-rename'),
+  'update.append-line': updateWorker('append-line'),
 
 };
 

@@ -1,4 +1,4 @@
-//! What the hand-off scenarios (publish, done-marker, claim, lease) share: probes of the runtime's
+//! What the hand-off scenarios (publish, done-marker, claim, lease, ledger, update) share: probes of the runtime's
 //! first family in one pool, one finding per selected recipe, and the way a recipe's items
 //! (trials) end.
 
@@ -47,8 +47,14 @@ pub(super) type MeasureBatch =
     fn(&Batch<'_>, &mut Pools, &mut Measurement<'_>, &mut dyn FnMut(&Finding)) -> Vec<Finding>;
 
 /// Every hand-off scenario the engine runs.
-pub(super) const RUNNERS: [Runner; 5] =
-    [super::publish::RUNNER, super::done::RUNNER, super::claim::RUNNER, super::lease::RUNNER, super::ledger::RUNNER];
+pub(super) const RUNNERS: [Runner; 6] = [
+    super::publish::RUNNER,
+    super::done::RUNNER,
+    super::claim::RUNNER,
+    super::lease::RUNNER,
+    super::ledger::RUNNER,
+    super::update::RUNNER,
+];
 
 /// The runner of `scenario`, if it is a hand-off scenario.
 pub(super) fn runner(scenario: Scenario) -> Option<&'static Runner> {

@@ -32,6 +32,8 @@ mod pools;
 mod publish;
 mod second;
 pub mod trial;
+mod update;
+pub use update::{INCREMENTS as UPDATE_INCREMENTS, UPDATE_DISPROOF_TRIALS, UPDATE_TRIALS, UPDATE_TRIALS_THOROUGH};
 
 pub use policy::{race_modes, RaceOutput, RaceRole, DISPROOF_TRIALS_PER_ORDERING, NATURAL_CHECK_TRIALS_PER_ORDERING};
 pub use pools::{start_together, Pools, NO_THREADS};

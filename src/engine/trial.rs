@@ -748,6 +748,14 @@ impl TrialPlan {
         TrialPlan::new((0..k).map(|slot| Phase::Release { slot, at_us: slot as u64 * offset_us }).collect())
     }
 
+    /// This plan with contender `slot` released before every other phase, at 0 µs (a reader
+    /// that must be reading when the workers start).
+    pub fn releasing_first(self, slot: usize) -> TrialPlan {
+        let mut phases = vec![Phase::Release { slot, at_us: 0 }];
+        phases.extend(self.0);
+        TrialPlan(phases)
+    }
+
     /// When contender `slot` is released, in µs after the trial's release instant (its first
     /// [`Phase::Release`]; 0 when the plan has none for it). Thread races hand it to the probe
     /// ([`crate::exec::contender::Spec::delay_us`]).

@@ -9,15 +9,15 @@ pub const ITEMS: &str = "items";
 pub const PUBLISHED: &str = "published";
 /// Publish, done-marker: items whose writer failed.
 pub const WRITE_FAILED: &str = "write_failed";
-/// Publish: reads the readers made, of any result.
+/// Publish, update: reads the readers made, of any result.
 pub const READS: &str = "reads";
 /// Publish: reads that saw a whole published content.
 pub const COMPLETE_READS: &str = "complete_reads";
-/// Publish: reads that saw an empty or partial file (a torn read).
+/// Publish, update: reads that saw an empty or partial file (a torn read).
 pub const TORN_READS: &str = "torn_reads";
-/// Publish: reads that found no file.
+/// Publish, update: reads that found no file.
 pub const ABSENT_READS: &str = "absent_reads";
-/// Publish: reads that failed otherwise.
+/// Publish, update: reads that failed otherwise.
 pub const READ_ERRORS: &str = "read_errors";
 /// Publish: (reader, item) pairs in which the reader never saw the whole content.
 pub const MISSING: &str = "missing";
@@ -27,7 +27,7 @@ pub const READER_ITEMS: &str = "reader_items";
 pub const DAMAGED_TARGETS: &str = "damaged_targets";
 /// Publish: names other than the final one left in an item's folder; lease: names other than
 /// the lease and the `held` markers left in a trial's folder (a renamed-aside record, a breaker
-/// never removed).
+/// never removed); update: names other than the counter (a lock never released, a temp file).
 pub const LEFTOVER_FILES: &str = "leftover_files";
 /// Publish: readers that crashed, hung or reported no counts.
 pub const READER_FAULTS: &str = "reader_faults";
@@ -57,9 +57,11 @@ pub const LEFT_UNCLAIMED: &str = "left_unclaimed";
 pub const CLAIM_FAILED: &str = "claim_failed";
 /// Claim: deletes that failed (the workers' count).
 pub const DELETE_FAILED: &str = "delete_failed";
-/// Claim: workers that crashed, hung or reported no counts.
+/// Claim, ledger, update: workers (and update's reader) that crashed, hung or reported no
+/// counts.
 pub const WORKER_FAULTS: &str = "worker_faults";
-/// Lease: trials (each a stale lease left behind, then the contenders released together).
+/// Lease, ledger, update: trials (lease: each a stale lease left behind, then the
+/// contenders released together).
 pub const TRIALS: &str = "trials";
 /// Lease: trials in which at least one contender took the lease over.
 pub const TAKEN_OVER: &str = "taken_over";
@@ -84,3 +86,15 @@ pub const UNPROCESSED: &str = "unprocessed";
 /// Ledger: trials after which the ledger does not hold the item's key (the next delivery
 /// processes it again).
 pub const UNRECORDED: &str = "unrecorded";
+/// Update: increments asked of the workers (workers × increments each, per trial).
+pub const INCREMENTS: &str = "increments";
+/// Update: trials whose counter total afterwards is below the increments asked.
+pub const LOSSY: &str = "lossy";
+/// Update: increments missing from the counter totals (asked − total, where below), over all
+/// trials.
+pub const LOST_UPDATES: &str = "lost_updates";
+/// Update: increments beyond those asked in the counter totals, over all trials.
+pub const EXCESS_UPDATES: &str = "excess_updates";
+/// Update: trials after which the counter file is absent or holds something other than whole
+/// numbers.
+pub const UNREADABLE: &str = "unreadable";

@@ -32,6 +32,7 @@ pub mod publish;
 pub mod race;
 pub mod recipe;
 pub mod second;
+pub mod update;
 
 pub use control::*;
 

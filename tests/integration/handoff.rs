@@ -747,3 +747,103 @@ fn handoffs_of_several_runtimes_run_two_at_a_time_and_stay_with_their_runtime() 
         }
     }
 }
+
+/// The runtimes whose probes have the update recipes.
+const UPDATE_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
+
+/// The counters of each run of `recipe`'s update cell ([`runs`]), checked to add up for
+/// `workers` workers: increments asked are trials × workers × the increments per worker, a
+/// lossy trial lost at least one, and torn, absent and failed reads are reads.
+fn update_runs<'a>(r: &'a Results, recipe: &str, workers: u64) -> Vec<(&'static str, &'a Counters)> {
+    let out = runs(r, recipe);
+    for (mode, m) in &out {
+        let n = |k: &str| *m.get(k).unwrap_or_else(|| panic!("{k} in {mode} {m:?}"));
+        assert_eq!(n("increments"), n("trials") * workers * conformance::engine::UPDATE_INCREMENTS, "{mode}: {m:?}");
+        assert!(n("lossy") <= n("trials") && n("lost_updates") >= n("lossy"), "{mode}: {m:?}");
+        assert!(n("lost_updates") <= n("increments"), "{mode}: {m:?}");
+        assert!(n("lossy") + n("unreadable") <= n("trials"), "{mode}: {m:?}");
+        assert!(n("torn_reads") + n("absent_reads") + n("read_errors") <= n("reads"), "{mode}: {m:?}");
+    }
+    out
+}
+
+#[test]
+fn broken_update_recipes_are_caught() {
+    let node = fixtures().join("fake-runtimes").join("broken-handoff").join("node");
+    let r = handoff("update", &format!("node={}", node.display()), "1", &["--workers", "3", "--amplify", "off"]);
+    assert_eq!(r.cells.len(), 5, "one cell per update recipe: {r:?}");
+    let per_trial = 3 * conformance::engine::UPDATE_INCREMENTS;
+    // every worker writes its own stale sequence over the counter: the total is one worker's
+    // increments, and adaptive trials stop once the offsets have had a trial each
+    let broken = &update_runs(&r, "update.read-modify-write", 3)[0].1;
+    let trials = count(broken, "trials");
+    assert_eq!(trials, conformance::engine::UPDATE_DISPROOF_TRIALS as u64, "{broken:?}");
+    let lost = trials * (per_trial - conformance::engine::UPDATE_INCREMENTS);
+    assert_eq!((count(broken, "lossy"), count(broken, "lost_updates")), (trials, lost), "{broken:?}");
+    assert!(count(broken, "reads") > 0, "{broken:?}");
+    // flock around read, temp write and rename: every increment kept, every read whole
+    let right = &update_runs(&r, "update.locked-temp-rename", 3)[0].1;
+    assert_eq!(count(right, "trials"), conformance::engine::UPDATE_TRIALS as u64, "{right:?}");
+    let got = (count(right, "lost_updates"), count(right, "excess_updates"), count(right, "unreadable"));
+    assert_eq!(got, (0, 0, 0), "{right:?}");
+    let reads = (count(right, "torn_reads"), count(right, "absent_reads"), count(right, "leftover_files"));
+    assert_eq!((reads, count(right, "worker_faults")), ((0, 0, 0), 0), "{right:?}");
+    assert!(count(right, "reads") >= count(right, "trials"), "the reader read every trial: {right:?}");
+    // the recipes the fake's hello does not list are not asked for
+    for id in ["update.locked-read-modify-write", "update.temp-rename", "update.append-line"] {
+        let c = r.cells.iter().find(|c| c.variant == id).unwrap();
+        assert!(counters_result(c).counters.is_empty(), "{c:?}");
+        assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "{c:?}");
+    }
+    // the answer: the broken recipe is not to be used, the right one is, under the intent
+    let answers = conformance::report::answers::recipe_records(&r);
+    let answer = |id: &str| answers.iter().find(|a| a.recipe == id).map(|a| (a.intent.as_str(), a.answer.verdict));
+    use conformance::verdict::answer::AnswerVerdict;
+    assert_eq!(answer("update.read-modify-write"), Some(("update a shared file", AnswerVerdict::No)), "{answers:?}");
+    assert_eq!(answer("update.locked-temp-rename"), Some(("update a shared file", AnswerVerdict::Yes)), "{answers:?}");
+}
+
+#[test]
+fn update_on_session_runtimes() {
+    let _serial = one_at_a_time();
+    for name in UPDATE_RUNTIMES {
+        if !available(name) {
+            continue;
+        }
+        let r = handoff("update", name, "1", &["--workers", "3"]);
+        assert_eq!(r.cells.len(), 5, "{name}: one cell per recipe: {r:?}");
+        for c in &r.cells {
+            let runs = update_runs(&r, &c.variant, 3);
+            assert!(!runs.is_empty(), "{name}: {c:?}");
+            for (mode, m) in runs {
+                let trials = count(m, "trials") as usize;
+                assert_eq!((count(m, "worker_faults"), count(m, "unreadable")), (0, 0), "{name} {mode}: {c:?}");
+                assert!(count(m, "reads") > 0, "{name} {mode}: the reader read nothing: {c:?}");
+                // adaptive trials: a recipe stops early only once a trial lost an update
+                if trials < conformance::engine::UPDATE_TRIALS {
+                    assert!(trials >= conformance::engine::UPDATE_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
+                    assert!(count(m, "lossy") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
+                } else {
+                    assert_eq!(trials, conformance::engine::UPDATE_TRIALS, "{name} {mode}: {c:?}");
+                }
+                // counts depend on the machine's timing: reported, not asserted
+                eprintln!(
+                    "{name} {mode}: {} lost {}/{} torn {}/{}",
+                    c.variant,
+                    count(m, "lost_updates"),
+                    count(m, "increments"),
+                    count(m, "torn_reads"),
+                    count(m, "reads")
+                );
+            }
+        }
+    }
+    // cmd has no update recipe: its cells say unsupported
+    if available("cmd") {
+        let r = handoff("update", "cmd", "1", &[]);
+        assert_eq!(r.cells.len(), 5, "cmd: {r:?}");
+        for c in &r.cells {
+            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
+        }
+    }
+}

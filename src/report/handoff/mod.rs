@@ -8,6 +8,7 @@ mod done;
 mod lease;
 mod ledger;
 mod publish;
+mod update;
 
 use crate::report::model::{CountersResult, Scenario};
 
@@ -32,7 +33,7 @@ pub struct Words {
 }
 
 /// Every hand-off scenario's words, in [`Scenario::HANDOFFS`] order (a unit test checks it).
-pub const WORDS: [Words; 5] = [publish::WORDS, done::WORDS, claim::WORDS, lease::WORDS, ledger::WORDS];
+pub const WORDS: [Words; 6] = [publish::WORDS, done::WORDS, claim::WORDS, lease::WORDS, ledger::WORDS, update::WORDS];
 
 /// Appends `; <label> <count>` to `s` for each of `extras` (counter, label) whose count in `r`
 /// is not 0: the counts a table shows only when something happened.

@@ -1,0 +1,181 @@
+//! The shared-file update scenario (`docs/HANDOFF.md`, "update"): per recipe,
+//! [`UPDATE_TRIALS`] trials ([`UPDATE_TRIALS_THOROUGH`] with `--thorough`) in which `workers`
+//! contenders, released by the lease scenario's orderings ([`super::lease::ORDERINGS`]) in
+//! turn, each add 1 to one counter file [`INCREMENTS`] times by the recipe, while one more
+//! contender reads the file until they are done ([`crate::handoff::READER`]). The counter's
+//! total and the trial's folder are read afterwards, and [`crate::verdict::update`] counts lost
+//! updates and torn reads.
+
+use super::handoff;
+use super::lease::ORDERINGS;
+use super::trial::Slot;
+
+use super::Measurement;
+use super::Pools;
+use crate::domain::Scenario;
+use crate::exec::contender::Contender;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::PathStyle;
+use crate::exec::scratch::TARGET_NAME;
+use crate::handoff::{Recipe, READER};
+use crate::report::model::CountersResult;
+use crate::report::model::Finding;
+use crate::verdict::update::{judge_update, total, UpdateTrial};
+use crate::verdict::Report;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Trials per update recipe in the default run: one in each of the release orderings.
+pub const UPDATE_TRIALS: usize = ORDERINGS.len();
+/// Trials per update recipe with `--thorough`: five in each ordering.
+pub const UPDATE_TRIALS_THOROUGH: usize = 5 * ORDERINGS.len();
+/// Adaptive trials (the default run): a recipe stops once this many trials ran (the offsets
+/// of [`ORDERINGS`]) and one of them lost an update or left a counter that is not
+/// whole numbers.
+pub const UPDATE_DISPROOF_TRIALS: usize = 5;
+/// The increments each worker makes in a trial.
+pub const INCREMENTS: u64 = 20;
+/// The counter file's name in a trial's folder: the trial's target, which the reader reads.
+pub const COUNTER: &str = TARGET_NAME;
+/// The lock's name in a trial's folder (the locked recipes): the counter's, then `.lock`.
+pub const LOCK: &str = "target.lock";
+/// What the counter file holds when the workers start.
+pub const START: &str = "0\n";
+
+/// The update scenario for the engine: `--workers` workers and a reader per trial.
+pub(super) const RUNNER: handoff::Runner =
+    handoff::Runner { scenario: Scenario::Update, slots: |o| o.sizes.workers + 1, measure: measure_update };
+
+/// Measures a batch of update recipes ([`handoff::measure_recipes`]), amplified only where the
+/// run asks for it: a default run's natural trials already lose updates where a recipe can,
+/// and an amplified trial of a locked recipe takes every worker's every delayed call in turn.
+fn measure_update(
+    batch: &handoff::Batch<'_>,
+    pools: &mut Pools,
+    m: &mut Measurement<'_>,
+    on_finding: &mut dyn FnMut(&Finding),
+) -> Vec<Finding> {
+    let workers = m.opts.sizes.workers;
+    handoff::measure_recipes(batch, pools, m, on_finding, handoff::AmplifiedRun::WhenAsked, &mut |pool, r, style, m| {
+        update_recipe(pool, r, style, workers, m)
+    })
+}
+
+/// Every content the counter file may hold between two whole steps of a recipe, for the
+/// reader (`params.expect`): a value recipe's `<n>\n` for n in 0..=`asked`, and an append
+/// recipe's [`START`] followed by `1\n` up to `asked` times.
+fn whole_contents(asked: u64) -> Vec<String> {
+    let values = (0..=asked).map(|n| format!("{n}\n"));
+    let lines = (1..=asked).map(|k| format!("{START}{}", "1\n".repeat(k as usize)));
+    values.chain(lines).collect()
+}
+
+/// One recipe's finding; `None` when the run was interrupted.
+fn update_recipe(
+    pool: &mut [Contender],
+    recipe: &Recipe,
+    style: PathStyle,
+    workers: usize,
+    m: &mut Measurement<'_>,
+) -> Option<Finding> {
+    let started = Instant::now();
+    let v = recipe.as_variant();
+    let adaptive = m.opts.adaptive;
+    let trials = if adaptive { UPDATE_TRIALS } else { UPDATE_TRIALS_THOROUGH };
+    let asked = workers as u64 * INCREMENTS;
+    let expect = serde_json::json!(whole_contents(asked));
+    let (done, evidence) = handoff::run_items(
+        m,
+        trials,
+        &mut |n, tdir, m| {
+            let id = m.next_id();
+            let counter = tdir.join(COUNTER);
+            std::fs::write(&counter, START).map_err(|e| format!("could not write the counter file: {e}"))?;
+            let spec = |recipe: &str, role: &str, params, until_stopped| {
+                handoff::recipe_spec(Scenario::Update, recipe, role, params, until_stopped)
+            };
+            let mut slots: Vec<Slot<'_>> = (0..workers)
+                .map(|w| Slot {
+                    variant: &v,
+                    style,
+                    index: w,
+                    token: format!("{}-u{n}-w{w}", m.nonce),
+                    recipe: spec(
+                        &recipe.id,
+                        "worker",
+                        serde_json::json!({
+                            "counter": spell(&counter, style),
+                            "lock": spell(&tdir.join(LOCK), style),
+                            "temp": spell(&tdir.join(format!("{COUNTER}.w{w}.tmp")), style),
+                            "increments": INCREMENTS,
+                        }),
+                        false,
+                    ),
+                })
+                .collect();
+            slots.push(Slot {
+                variant: &v,
+                style,
+                index: workers,
+                token: format!("{}-u{n}-r", m.nonce),
+                recipe: spec(READER, "reader", serde_json::json!({ "expect": expect }), true),
+            });
+            // the reader first, so that it is reading when the workers start
+            let plan = ORDERINGS[n % ORDERINGS.len()].plan(workers).releasing_first(workers);
+            let end = handoff::run_item(pool, tdir, &slots, plan, id);
+            // what the folder holds afterwards: the harness reads the total, not the workers' word
+            let total = std::fs::read_to_string(&counter).ok().and_then(|t| total(&t));
+            let leftovers = std::fs::read_dir(tdir)
+                .map(|d| d.filter_map(Result::ok).filter(|e| e.file_name() != COUNTER).count())
+                .unwrap_or(0);
+            Ok((end, (total, leftovers)))
+        },
+        &|done| {
+            adaptive
+                && done.len() >= UPDATE_DISPROOF_TRIALS
+                && done.iter().any(|(_, (total, _))| total.is_none_or(|t| t != asked))
+        },
+    )?;
+    let mut result = CountersResult::default();
+    let mut judged = Vec::with_capacity(done.len());
+    for (attempts, (total, leftovers)) in done {
+        let (worker_attempts, reader) = attempts.split_at(workers.min(attempts.len()));
+        handoff::count_errors(&mut result, worker_attempts);
+        // what the reader's failed reads said, beside the workers' failed steps
+        for r in reader.iter().filter_map(|a| a.recipe.as_ref()) {
+            let room = 8usize.saturating_sub(result.errors_sample.len());
+            result.errors_sample.extend(r.errors_sample.iter().take(room).cloned());
+        }
+        let reader = reader
+            .first()
+            .filter(|a| a.report == Report::Success)
+            .and_then(|a| a.recipe.as_ref())
+            .map(|r| {
+                r.counters.iter().map(|(k, v)| (k.clone(), u64::try_from(*v).unwrap_or(0))).collect::<BTreeMap<_, _>>()
+            })
+            .filter(|c| c.contains_key("reads"));
+        judged.push(UpdateTrial {
+            asked,
+            total,
+            reader,
+            leftovers,
+            faults: worker_attempts.iter().map(handoff::faulted).collect(),
+        });
+    }
+    if !judged.is_empty() {
+        result.counters = judge_update(&judged);
+    }
+    Some(handoff::finding(recipe, result, evidence, started))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{whole_contents, START};
+
+    #[test]
+    fn the_reader_accepts_every_value_and_every_appended_length() {
+        let w = whole_contents(3);
+        assert_eq!(w, ["0\n", "1\n", "2\n", "3\n", "0\n1\n", "0\n1\n1\n", "0\n1\n1\n1\n"]);
+        assert!(w.contains(&START.to_string()));
+    }
+}

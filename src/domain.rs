@@ -253,6 +253,9 @@ pub enum Scenario {
     /// Workers each get the same item, with one idempotency key, and process it by a recipe
     /// that records the key (`docs/HANDOFF.md`).
     Ledger,
+    /// A lease holder stopped past its lease is resumed after a taker took the lease over, and
+    /// goes on by a recipe: renews, makes its side effect, releases (`docs/HANDOFF.md`).
+    Holder,
     /// Workers each add 1 to one shared counter file a number of times by a recipe while a
     /// reader reads it (`docs/HANDOFF.md`).
     Update,
@@ -260,17 +263,25 @@ pub enum Scenario {
 
 impl Scenario {
     /// The hand-off scenarios, in the order a run measures them and the reports show them.
-    pub const HANDOFFS: [Scenario; 6] =
-        [Scenario::Publish, Scenario::DoneMarker, Scenario::Claim, Scenario::Lease, Scenario::Ledger, Scenario::Update];
+    pub const HANDOFFS: [Scenario; 7] = [
+        Scenario::Publish,
+        Scenario::DoneMarker,
+        Scenario::Claim,
+        Scenario::Lease,
+        Scenario::Holder,
+        Scenario::Ledger,
+        Scenario::Update,
+    ];
 
     /// Every scenario: the two of a matrix row, then [`Scenario::HANDOFFS`].
-    pub const ALL: [Scenario; 8] = [
+    pub const ALL: [Scenario; 9] = [
         Scenario::SecondComer,
         Scenario::Race,
         Scenario::Publish,
         Scenario::DoneMarker,
         Scenario::Claim,
         Scenario::Lease,
+        Scenario::Holder,
         Scenario::Ledger,
         Scenario::Update,
     ];
@@ -295,6 +306,7 @@ impl Scenario {
             Scenario::Claim => "claim",
             Scenario::DoneMarker => "done-marker",
             Scenario::Lease => "lease",
+            Scenario::Holder => "holder",
             Scenario::Ledger => "ledger",
             Scenario::Update => "update",
         }
@@ -308,6 +320,7 @@ impl Scenario {
             Scenario::Claim => Some("claim"),
             Scenario::DoneMarker => Some("done"),
             Scenario::Lease => Some("lease"),
+            Scenario::Holder => Some("holder"),
             Scenario::Ledger => Some("ledger"),
             Scenario::Update => Some("update"),
             Scenario::SecondComer | Scenario::Race => None,
@@ -325,6 +338,9 @@ impl Scenario {
                 "A consumer waits for a data file to be complete, by a marker or by stability (hand-off)"
             }
             Scenario::Lease => "Contenders take over a stale lease by each recipe (hand-off)",
+            Scenario::Holder => {
+                "A lease holder paused past its lease goes on after a takeover by each recipe (hand-off)"
+            }
             Scenario::Ledger => {
                 "Workers each get one item with one idempotency key and process it by each recipe (hand-off)"
             }

@@ -480,6 +480,9 @@ static class Recipes
         "lease.rename-aside",
         "lease.breaker",
         "lease.dir-mtime",
+        "holder.no-check",
+        "holder.renew-blind",
+        "holder.check-owner",
         "ledger.key-first",
         "ledger.check-process-append",
         "ledger.check-process-create",
@@ -531,6 +534,9 @@ static class Recipes
                 // directories and subdirectories in the specified path unless they already exist"),
                 // so .NET has no mkdir that refuses, which a directory lock needs
                 throw new Unsupported("lease.dir-mtime needs a mkdir that refuses an existing directory; .NET's Directory.CreateDirectory does not");
+            case "holder.no-check": return HolderWorker("no-check", req);
+            case "holder.renew-blind": return HolderWorker("renew-blind", req);
+            case "holder.check-owner": return HolderWorker("check-owner", req);
             case "ledger.key-first": return LedgerWorker("key-first", req);
             case "ledger.check-process-append": return LedgerWorker("check-process-append", req);
             case "ledger.check-process-create": return LedgerWorker("check-process-create", req);
@@ -977,6 +983,78 @@ static class Recipes
         return at <= DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
     }
 
+    // A lease record of session.mjs (leaseRecord), UTF-8: the token as ownerId, acquired now,
+    // expiring ttlMs later (ms since the Unix epoch).
+    static byte[] LeaseRecord(RecipeRequest req, long ttlMs)
+    {
+        long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        var sb = new StringBuilder("{\"ownerId\":");
+        JsStringify(sb, req.Token);
+        sb.Append(",\"host\":");
+        JsStringify(sb, Environment.MachineName);
+        sb.Append(",\"pid\":").Append(Probe.Pid().ToString(CultureInfo.InvariantCulture));
+        string t = now.ToString(CultureInfo.InvariantCulture);
+        sb.Append(",\"acquiredAt\":").Append(t);
+        sb.Append(",\"expiresAt\":").Append((now + ttlMs).ToString(CultureInfo.InvariantCulture));
+        sb.Append(",\"heartbeatAt\":").Append(t).Append('}');
+        return Utf8.GetBytes(sb.ToString());
+    }
+
+    // The lease holders of session.mjs (holderWorker), with the calls a C# integrator would use:
+    // Thread.Sleep for the work, File.ReadAllText for the record (ReadLease), File.WriteAllBytes
+    // to renew, FileMode.CreateNew for the effect, File.Delete to release. counters: effect,
+    // renewed, released, lost. Steps: work, check, renew, effect, release.
+    static RecipeRun HolderWorker(string method, RecipeRequest req)
+    {
+        string lease = StringParam(req, "lease", null);
+        string effect = StringParam(req, "effect", null);
+        if (lease == null || effect == null) throw new Unsupported("a lease holder needs params.lease and params.effect");
+        long ttlMs = IntParam(req, "ttl_ms", 0, 1, 86400000, "params.ttl_ms must be an integer from 1 to 86400000");
+        long workMs = IntParam(req, "work_ms", 0, 1, 86400000, "params.work_ms must be an integer from 1 to 86400000");
+        if (ttlMs == 0 || workMs == 0) throw new Unsupported("a lease holder needs params.ttl_ms and params.work_ms");
+        return () =>
+        {
+            long made = 0, renewed = 0, released = 0, lost = 0;
+            string step = "work";
+            Func<Obj> counters = () => new Obj().Set("effect", made).Set("renewed", renewed)
+                .Set("released", released).Set("lost", lost);
+            Func<bool> mine = () =>
+            {
+                step = "check";
+                bool unreadable;
+                bool own = OwnerOf(ReadLease(lease, out unreadable)) == req.Token;
+                if (!own) lost = 1;
+                return own;
+            };
+            Func<RecipeOutcome> ok = () => new RecipeOutcome { Ok = true, Counters = counters() };
+            try
+            {
+                Thread.Sleep((int)workMs);
+                if (method == "check-owner" && !mine()) return ok();
+                if (method != "no-check")
+                {
+                    step = "renew";
+                    File.WriteAllBytes(lease, LeaseRecord(req, ttlMs));
+                    renewed = 1;
+                }
+                if (method == "check-owner" && !mine()) return ok();
+                step = "effect";
+                using (var f = OpenWx(effect)) f.Write(req.Data, 0, req.Data.Length);
+                made = 1;
+                if (method == "renew-blind") return ok();
+                if (method == "check-owner" && !mine()) return ok();
+                step = "release";
+                File.Delete(lease);
+                released = 1;
+                return ok();
+            }
+            catch (Exception e)
+            {
+                return new RecipeOutcome { Ok = false, Step = step, Error = Raw(e), Counters = counters() };
+            }
+        };
+    }
+
     // The lease takers of session.mjs (leaseTaker), with the calls a C# integrator would use:
     // FileInfo's Exists and LastWriteTimeUtc for the mtime check (File.GetLastWriteTimeUtc
     // answers 1601-01-01 for a missing file instead of failing), File.ReadAllText for the
@@ -1018,17 +1096,7 @@ static class Recipes
             Func<bool> create = () =>
             {
                 step = "create";
-                long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
-                var sb = new StringBuilder("{\"ownerId\":");
-                JsStringify(sb, req.Token);
-                sb.Append(",\"host\":");
-                JsStringify(sb, Environment.MachineName);
-                sb.Append(",\"pid\":").Append(Probe.Pid().ToString(CultureInfo.InvariantCulture));
-                string t = now.ToString(CultureInfo.InvariantCulture);
-                sb.Append(",\"acquiredAt\":").Append(t);
-                sb.Append(",\"expiresAt\":").Append((now + ttlMs).ToString(CultureInfo.InvariantCulture));
-                sb.Append(",\"heartbeatAt\":").Append(t).Append('}');
-                byte[] record = Utf8.GetBytes(sb.ToString());
+                byte[] record = LeaseRecord(req, ttlMs);
                 FileStream fs;
                 try { fs = OpenWx(lease); }
                 catch (Exception e) { if (IsExists(e)) return false; throw; }

@@ -706,6 +706,7 @@ $script:RecipeOrder = @('publish.direct', 'publish.temp-rename', 'publish.temp-r
     'claim.rename', 'read.poll', 'claim.list-then-open', 'claim.rename-claim', 'claim.exclusive-marker',
     'done.marker-after-data', 'done.marker-before-data', 'done.size-stable', 'done.mtime-stable', 'consume.poll',
     'lease.mtime-delete-create', 'lease.expires-delete-create', 'lease.rename-aside', 'lease.breaker', 'lease.dir-mtime',
+    'holder.no-check', 'holder.renew-blind', 'holder.check-owner',
     'ledger.key-first', 'ledger.check-process-append', 'ledger.check-process-create',
     'update.read-modify-write', 'update.locked-read-modify-write', 'update.temp-rename', 'update.locked-temp-rename',
     'update.append-line')
@@ -1370,6 +1371,63 @@ foreach ($pair in @(@('lease.mtime-delete-create', 'mtime'), @('lease.expires-de
     $script:Recipes[$pair[0]] = @{ Prepare = $script:LeasePrepare; Run = $script:LeaseRun; Method = $pair[1] }
 }
 
+# The lease holders of ../shared/session.mjs (holderWorker), with a PowerShell user's calls:
+# Start-Sleep -Milliseconds for the work, Read-Lease ([IO.File]::ReadAllText, ConvertFrom-Json)
+# for the check, Set-Content -NoNewline to renew, [IO.File]::Open(..., CreateNew) for the effect,
+# Remove-Item to release. counters: effect, renewed, released, lost. Steps: work, check, renew,
+# effect, release.
+$script:HolderPrepare = { param($r)
+    $ttlMs = Get-IntParam $r 'ttl_ms' 0 1 86400000
+    $workMs = Get-IntParam $r 'work_ms' 0 1 86400000
+    if ($ttlMs -eq 0 -or $workMs -eq 0) { throw (New-Unsupported 'a lease holder needs params.ttl_ms and params.work_ms') }
+    return @{ Lease = (Get-PathParam $r 'lease' $true); Effect = (Get-PathParam $r 'effect' $true); TtlMs = $ttlMs;
+        WorkMs = $workMs; Token = $r.Token; Method = $r.Method }
+}
+
+$script:HolderRun = { param($s)
+    $c = @{ effect = 0; renewed = 0; released = 0; lost = 0 }
+    $pairs = { @(@('effect', $c.effect), @('renewed', $c.renewed), @('released', $c.released), @('lost', $c.lost)) }
+    $step = 'work'
+    $mine = {
+        $seen = Read-Lease $s.Lease
+        $ok = (-not $seen.Absent) -and (-not $seen.Unreadable) -and $seen.Owner -ceq $s.Token
+        if (-not $ok) { $c.lost = 1 }
+        return $ok
+    }
+    try {
+        Start-Sleep -Milliseconds $s.WorkMs
+        $step = 'check'
+        if ($s.Method -eq 'check-owner' -and -not (& $mine)) { return (New-RecipeResult $true 'null' $null (& $pairs) $null) }
+        if ($s.Method -ne 'no-check') {
+            $step = 'renew'
+            $now = [DateTimeOffset]::UtcNow.ToUnixTimeMilliseconds()
+            $record = '{"ownerId":' + (Format-JsonString $s.Token) + ',"host":' + (Format-JsonString ([Environment]::MachineName)) +
+                ',"pid":' + $PID + ',"acquiredAt":' + $now + ',"expiresAt":' + ($now + $s.TtlMs) + ',"heartbeatAt":' + $now + '}'
+            Set-Content -LiteralPath $s.Lease -Value $record -NoNewline -ErrorAction Stop
+            $c.renewed = 1
+        }
+        $step = 'check'
+        if ($s.Method -eq 'check-owner' -and -not (& $mine)) { return (New-RecipeResult $true 'null' $null (& $pairs) $null) }
+        $step = 'effect'
+        $fs = [System.IO.File]::Open($s.Effect, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)
+        try { $b = $script:Utf8.GetBytes($s.Token); $fs.Write($b, 0, $b.Length) } finally { $fs.Dispose() }
+        $c.effect = 1
+        if ($s.Method -eq 'renew-blind') { return (New-RecipeResult $true 'null' $null (& $pairs) $null) }
+        $step = 'check'
+        if ($s.Method -eq 'check-owner' -and -not (& $mine)) { return (New-RecipeResult $true 'null' $null (& $pairs) $null) }
+        $step = 'release'
+        Remove-Item -LiteralPath $s.Lease -ErrorAction Stop
+        $c.released = 1
+    } catch {
+        return (New-RecipeResult $false (Get-RawError $_ $null) $step (& $pairs) $null)
+    }
+    return (New-RecipeResult $true 'null' $null (& $pairs) $null)
+}
+
+foreach ($m in @('no-check', 'renew-blind', 'check-owner')) {
+    $script:Recipes['holder.' + $m] = @{ Prepare = $script:HolderPrepare; Run = $script:HolderRun; Method = $m }
+}
+
 # The ledger workers of ../shared/session.mjs (ledgerWorker), with a PowerShell user's calls:
 # [IO.File]::Open(..., CreateNew) for the key file and the effect file, Test-Path -LiteralPath
 # for the check, Get-Content -Raw (absent: an empty list) and Add-Content for the processed
@@ -1473,8 +1531,9 @@ $script:UpdateRun = { param($s)
             $value = $null
             for ($tries = 0; $null -eq $value; $tries++) {
                 $step = 'read'
-                $text = [string](Get-Content -LiteralPath $s.Counter -Raw -ErrorAction Stop)
-                $text = $text.Trim()
+                # Get-Content -Raw of an empty file returns $null, which [string] keeps
+                $raw = Get-Content -LiteralPath $s.Counter -Raw -ErrorAction Stop
+                $text = if ($null -eq $raw) { '' } else { ([string]$raw).Trim() }
                 if ($text -match '^[0-9]+$') { $value = [long]$text }
                 else {
                     $c.unreadable_reads++

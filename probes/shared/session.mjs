@@ -629,6 +629,64 @@ function leaseTaker(method) {
   };
 }
 
+// ---- holder ------------------------------------------------------------------------------
+
+// The lease holders (docs/HANDOFF.md, "holder"): the harness gave this holder the lease at
+// params.lease (its token as ownerId) and stops it inside its work (params.work_ms, slept
+// without giving the event loop a turn); a taker takes the lease over meanwhile. Then:
+// - no-check: make the side effect (params.effect, its token, 'wx'), release: unlink the
+//   lease (ENOENT is fine);
+// - renew-blind: renew (writeFileSync a fresh record, living params.ttl_ms, over the lease),
+//   make the side effect, go on holding;
+// - check-owner: read the lease; not its own record (or none) -> stop; else renew, read it
+//   again: its own -> the side effect; read it again: its own -> unlink it.
+// counters: effect (0/1), renewed (0/1), released (0/1), lost (1 when it saw another's
+// record and stopped). Steps: check, renew, effect, release.
+function holderWorker(method) {
+  return {
+    prepare(req, ctx) {
+      const lease = stringParam(req, 'lease', null);
+      const effect = stringParam(req, 'effect', null);
+      if (lease === null || effect === null) unsupported('a lease holder needs params.lease and params.effect');
+      const ttlMs = positiveParam(req, 'ttl_ms', 86400000);
+      const workMs = positiveParam(req, 'work_ms', 86400000);
+      return () => {
+        const c = { effect: 0, renewed: 0, released: 0, lost: 0 };
+        let step = 'work';
+        const mine = () => {
+          step = 'check';
+          const seen = readLease(lease);
+          const ok = seen !== null && seen.record !== null && seen.record.ownerId === req.token;
+          if (!ok) c.lost = 1;
+          return ok;
+        };
+        const ok = () => ({ ok: true, error: null, step: null, counters: c });
+        try {
+          sleepSync(workMs);
+          if (method === 'check-owner' && !mine()) return ok();
+          if (method !== 'no-check') {
+            step = 'renew';
+            fs.writeFileSync(lease, leaseRecord(req, ttlMs));
+            c.renewed = 1;
+          }
+          if (method === 'check-owner' && !mine()) return ok();
+          step = 'effect';
+          fs.writeFileSync(effect, req.token, { flag: 'wx' });
+          c.effect = 1;
+          if (method === 'renew-blind') return ok();
+          if (method === 'check-owner' && !mine()) return ok();
+          step = 'release';
+          try { fs.unlinkSync(lease); } catch (e) { if (!isCode(e, 'ENOENT')) throw e; }
+          c.released = 1;
+          return ok();
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step, counters: c };
+        }
+      };
+    },
+  };
+}
+
 // ---- ledger ------------------------------------------------------------------------------
 
 // The ledger workers (docs/HANDOFF.md, "ledger"): one input item with the idempotency key
@@ -999,6 +1057,11 @@ export const RECIPES = {
   'lease.rename-aside': leaseTaker('rename-aside'),
   'lease.breaker': leaseTaker('breaker'),
   'lease.dir-mtime': leaseTaker('dir-mtime'),
+
+  // The lease holders (holderWorker): a holder stopped past its lease goes on by its method.
+  'holder.no-check': holderWorker('no-check'),
+  'holder.renew-blind': holderWorker('renew-blind'),
+  'holder.check-owner': holderWorker('check-owner'),
 
   // The ledger workers (ledgerWorker): one item, one idempotency key, delivered to every
   // worker; the harness counts the side effects each trial made.

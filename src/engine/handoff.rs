@@ -1,4 +1,4 @@
-//! What the hand-off scenarios (publish, done-marker, claim, lease, ledger, update) share: probes of the runtime's
+//! What the hand-off scenarios (publish, done-marker, claim, lease, holder, ledger, update) share: probes of the runtime's
 //! first family in one pool, one finding per selected recipe, and the way a recipe's items
 //! (trials) end.
 
@@ -47,11 +47,12 @@ pub(super) type MeasureBatch =
     fn(&Batch<'_>, &mut Pools, &mut Measurement<'_>, &mut dyn FnMut(&Finding)) -> Vec<Finding>;
 
 /// Every hand-off scenario the engine runs.
-pub(super) const RUNNERS: [Runner; 6] = [
+pub(super) const RUNNERS: [Runner; 7] = [
     super::publish::RUNNER,
     super::done::RUNNER,
     super::claim::RUNNER,
     super::lease::RUNNER,
+    super::holder::RUNNER,
     super::ledger::RUNNER,
     super::update::RUNNER,
 ];

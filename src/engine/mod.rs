@@ -23,6 +23,8 @@ mod claim;
 mod done;
 pub use done::{DONE_DISPROOF_ITEMS, DONE_ITEMS, DONE_ITEMS_THOROUGH};
 mod handoff;
+mod holder;
+pub use holder::{HOLDER_TRIALS, HOLDER_TRIALS_THOROUGH};
 mod lease;
 mod ledger;
 pub use lease::{LEASE_DISPROOF_TRIALS, LEASE_TRIALS, LEASE_TRIALS_THOROUGH};

@@ -63,7 +63,8 @@ pub const WORKER_FAULTS: &str = "worker_faults";
 /// Lease, ledger, update: trials (lease: each a stale lease left behind, then the
 /// contenders released together).
 pub const TRIALS: &str = "trials";
-/// Lease: trials in which at least one contender took the lease over.
+/// Lease: trials in which at least one contender took the lease over; holder: trials in which
+/// the taker took the paused holder's lease over.
 pub const TAKEN_OVER: &str = "taken_over";
 /// Lease: trials in which two or more contenders each held the lease at once (each wrote its
 /// `held` marker; nobody releases within a trial).
@@ -98,3 +99,11 @@ pub const EXCESS_UPDATES: &str = "excess_updates";
 /// Update: trials after which the counter file is absent or holds something other than whole
 /// numbers.
 pub const UNREADABLE: &str = "unreadable";
+/// Holder: taken-over trials in which the old holder, resumed, made its side effect.
+pub const EFFECTS_AFTER_LOSS: &str = "effects_after_loss";
+/// Holder: taken-over trials after which the lease holds the old holder's record (a renewal
+/// written over the new holder's lease).
+pub const LEASES_OVERWRITTEN: &str = "leases_overwritten";
+/// Holder: taken-over trials after which there is no lease (the old holder deleted the new
+/// holder's).
+pub const LEASES_DELETED: &str = "leases_deleted";

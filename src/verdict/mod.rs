@@ -25,6 +25,7 @@ pub mod claim;
 pub mod control;
 pub mod counter;
 pub mod done;
+pub mod holder;
 pub mod lease;
 pub mod ledger;
 pub mod lock;

@@ -106,20 +106,19 @@ pub(super) enum AmplifiedRun {
 /// finding, `None` when the run was interrupted.
 pub(super) type WorkerRecipe = fn(&mut [Contender], &Recipe, PathStyle, usize, &mut Measurement<'_>) -> Option<Finding>;
 
-/// [`measure_recipes`] for a scenario whose items take `--workers` contenders and that runs
-/// amplified wherever it can ([`AmplifiedRun::Always`]: a contender paused inside a delayed
-/// call is what shows its failures in a default run's few trials).
+/// [`measure_recipes`] for a scenario whose items take `--workers` contenders, amplified as
+/// `amplified` says (lease and ledger: [`AmplifiedRun::Always`], a contender paused inside a
+/// delayed call is what shows their failures in a default run's few trials).
 pub(super) fn measure_workers(
     batch: &Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
+    amplified: AmplifiedRun,
     recipe: WorkerRecipe,
 ) -> Vec<Finding> {
     let workers = m.opts.sizes.workers;
-    measure_recipes(batch, pools, m, on_finding, AmplifiedRun::Always, &mut |pool, r, style, m| {
-        recipe(pool, r, style, workers, m)
-    })
+    measure_recipes(batch, pools, m, on_finding, amplified, &mut |pool, r, style, m| recipe(pool, r, style, workers, m))
 }
 
 /// Measures the recipes of `batch` on its runtime with the first `batch.slots` probes of

@@ -97,7 +97,7 @@ pub const HELD: &str = "held";
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Lease,
     slots: |o| o.sizes.workers,
-    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, lease_recipe),
+    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, lease_recipe),
 };
 
 /// The stale lease record of trial `n`: JSON with the fields of the second article's lease

@@ -42,7 +42,7 @@ pub const EFFECTS: &str = "effects";
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Ledger,
     slots: |o| o.sizes.workers,
-    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, ledger_recipe),
+    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, ledger_recipe),
 };
 
 /// Whether the ledger in `dir` holds [`KEY`]: its key file, or a line of the processed list.

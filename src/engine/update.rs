@@ -11,7 +11,6 @@ use super::lease::ORDERINGS;
 use super::trial::Slot;
 
 use super::Measurement;
-use super::Pools;
 use crate::domain::Scenario;
 use crate::exec::contender::Contender;
 use crate::exec::scratch::spell;
@@ -30,8 +29,8 @@ pub const UPDATE_TRIALS: usize = ORDERINGS.len();
 /// Trials per update recipe with `--thorough`: five in each ordering.
 pub const UPDATE_TRIALS_THOROUGH: usize = 5 * ORDERINGS.len();
 /// Adaptive trials (the default run): a recipe stops once this many trials ran (the offsets
-/// of [`ORDERINGS`]) and one of them lost an update or left a counter that is not
-/// whole numbers.
+/// of the release orderings: `ORDERINGS` of `src/engine/lease.rs`) and one of them lost an
+/// update or left a counter that is not whole numbers.
 pub const UPDATE_DISPROOF_TRIALS: usize = 5;
 /// The increments each worker makes in a trial.
 pub const INCREMENTS: u64 = 20;
@@ -42,24 +41,15 @@ pub const LOCK: &str = "target.lock";
 /// What the counter file holds when the workers start.
 pub const START: &str = "0\n";
 
-/// The update scenario for the engine: `--workers` workers and a reader per trial.
-pub(super) const RUNNER: handoff::Runner =
-    handoff::Runner { scenario: Scenario::Update, slots: |o| o.sizes.workers + 1, measure: measure_update };
-
-/// Measures a batch of update recipes ([`handoff::measure_recipes`]), amplified only where the
-/// run asks for it: a default run's natural trials already lose updates where a recipe can,
-/// and an amplified trial of a locked recipe takes every worker's every delayed call in turn.
-fn measure_update(
-    batch: &handoff::Batch<'_>,
-    pools: &mut Pools,
-    m: &mut Measurement<'_>,
-    on_finding: &mut dyn FnMut(&Finding),
-) -> Vec<Finding> {
-    let workers = m.opts.sizes.workers;
-    handoff::measure_recipes(batch, pools, m, on_finding, handoff::AmplifiedRun::WhenAsked, &mut |pool, r, style, m| {
-        update_recipe(pool, r, style, workers, m)
-    })
-}
+/// The update scenario for the engine: `--workers` workers and a reader per trial, amplified
+/// only where the run asks for it: a default run's natural trials already lose updates where a
+/// recipe can, and an amplified trial of a locked recipe takes every worker's every delayed
+/// call in turn.
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Update,
+    slots: |o| o.sizes.workers + 1,
+    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::WhenAsked, update_recipe),
+};
 
 /// Every content the counter file may hold between two whole steps of a recipe, for the
 /// reader (`params.expect`): a value recipe's `<n>\n` for n in 0..=`asked`, and an append

@@ -65,6 +65,10 @@ pub enum Scenarios {
     /// `scenario=answers`: the answer lists (use / don't use by intent) of the selected
     /// runtimes, as `report --answers` prints them, in a text block.
     Answers,
+    /// `scenario=recipe-answers`: the hand-off recipe answer lists (use / don't use by the
+    /// scenario's intent) of the selected runtimes, as the end of each runtime's block in
+    /// `report --answers`, in a text block.
+    RecipeAnswers,
 }
 
 /// What one marker selects from a results file, parsed from its keys.
@@ -301,7 +305,7 @@ impl Selector {
 
 /// `scenario=`'s value: `second-comer`, `race` or both, or exactly one hand-off scenario.
 fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
-    let known = || Scenario::ALL.map(Scenario::as_str).join(", ") + ", answers";
+    let known = || Scenario::ALL.map(Scenario::as_str).join(", ") + ", answers, recipe-answers";
     let (mut second_comer, mut race, mut handoff) = (false, false, Vec::new());
     for s in value.split(',').map(str::trim) {
         match s {
@@ -310,6 +314,10 @@ fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
             s if Scenario::parse(s).is_some_and(Scenario::is_handoff) => handoff.extend(Scenario::parse(s)),
             "answers" if value.trim() == "answers" => return Ok(Scenarios::Answers),
             "answers" => return Err("key 'scenario': answers is a table kind of its own: give it alone".into()),
+            "recipe-answers" if value.trim() == "recipe-answers" => return Ok(Scenarios::RecipeAnswers),
+            "recipe-answers" => {
+                return Err("key 'scenario': recipe-answers is a table kind of its own: give it alone".into())
+            }
             _ => return Err(format!("key 'scenario': unknown scenario '{s}' (known: {})", known())),
         }
     }
@@ -336,6 +344,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
         // both kinds of cell make a runtime's rows: safe as a lock is judged from all of them
         Scenarios::Runtime { .. } | Scenarios::Answers => matches!(s, Scenario::SecondComer | Scenario::Race),
         Scenarios::Handoff(h) => s == h,
+        Scenarios::RecipeAnswers => s.is_handoff(),
     };
     let mut sub = Results {
         schema: results.schema,
@@ -385,6 +394,10 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
             let text = crate::report::answers::render(&sub, crate::report::answers::ANSWER_WIDTH);
             return Ok(format!("```text\n{text}```\n"));
         }
+        Scenarios::RecipeAnswers => {
+            let text = crate::report::answers::render_recipe_answers(&sub, crate::report::answers::ANSWER_WIDTH);
+            return Ok(format!("```text\n{text}```\n"));
+        }
         Scenarios::Runtime { second_comer, race } => (second_comer, race),
     };
     let have = sub.targets();
@@ -420,6 +433,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
 fn scenario_words(s: &Scenarios) -> String {
     match s {
         Scenarios::Runtime { .. } | Scenarios::Answers => "second-comer or race".into(),
+        Scenarios::RecipeAnswers => "hand-off".into(),
         Scenarios::Handoff(h) => h.as_str().into(),
     }
 }
@@ -622,6 +636,27 @@ mod tests {
         assert!(e.contains("variant=node.nope matches no variant"), "{e}");
         let e = render(&r, &sel("target=self")).unwrap_err();
         assert!(e.contains("target=self: the selected cells have no second comer against it"), "{e}");
+    }
+
+    #[test]
+    fn a_recipe_answers_marker_holds_the_recipe_answer_lists_and_no_call() {
+        use crate::report::model::{CellResult, CountersResult};
+        let mut r = base();
+        let mut c = r.cells[0].clone();
+        c.scenario = Scenario::Update;
+        c.variant = "update.read-modify-write".into();
+        let counters = [("trials", 5), ("increments", 300), ("lossy", 4), ("lost_updates", 90), ("reads", 10)];
+        c.result = CellResult::Counters(CountersResult {
+            counters: counters.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..CountersResult::default()
+        });
+        r.cells.push(c);
+        let t = render(&r, &Selector::parse("scenario=recipe-answers runtime=node").unwrap()).unwrap();
+        assert!(t.starts_with("```text\nnode 20.20.2: which hand-off recipe to use\n"), "{t}");
+        assert!(t.contains("update a shared file:\n      update.read-modify-write (lossy 4/5 trials (nat))"), "{t}");
+        assert!(!t.contains("which call to use"), "{t}");
+        let e = Selector::parse("scenario=recipe-answers,update").unwrap_err();
+        assert!(e.contains("recipe-answers is a table kind of its own"), "{e}");
     }
 
     #[test]

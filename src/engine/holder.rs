@@ -24,25 +24,25 @@ use crate::verdict::holder::{judge_holder, HolderTrial, LeaseOwner};
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-/// Trials per holder recipe in the default run: the trial is laid out, not raced, so a few
-/// show what the recipe does.
-pub const HOLDER_TRIALS: usize = 3;
+/// Trials per holder recipe in the default run: the trial is laid out, not raced, so two show
+/// what the recipe does.
+pub const HOLDER_TRIALS: usize = 2;
 /// Trials per holder recipe with `--thorough`.
 pub const HOLDER_TRIALS_THOROUGH: usize = 10;
 /// The lease's lifetime from the harness's record, ms (`expiresAt` − `acquiredAt`; the renewals
 /// the recipes write live as long: `params.ttl_ms`).
-pub const TTL_MS: u64 = 40;
+pub const TTL_MS: u64 = 20;
 /// How long the holder works before it goes on (`params.work_ms`), ms: it is stopped inside
 /// this and resumed after it has elapsed.
-pub const WORK_MS: u64 = 100;
+pub const WORK_MS: u64 = 60;
 /// When the holder is stopped, µs after its release: inside its work.
 pub const PAUSE_AT_US: u64 = 1_000;
 /// When the taker is released, µs after the holder: the lease expired [`TTL_MS`] after the
 /// harness wrote it, well before.
-pub const TAKER_AT_US: u64 = 100_000;
+pub const TAKER_AT_US: u64 = 50_000;
 /// When the holder is resumed, µs after its release: time for the taker's whole takeover, even
 /// PowerShell's on a busy machine.
-pub const RESUME_AT_US: u64 = 300_000;
+pub const RESUME_AT_US: u64 = 200_000;
 /// The taker's recipe: a takeover by the record's `expiresAt` (`docs/HANDOFF.md`, "lease").
 pub const TAKER: &str = "lease.expires-delete-create";
 /// The lease's name in a trial's folder.

@@ -1,13 +1,13 @@
 //! The shared-file update scenario (`docs/HANDOFF.md`, "update"): per recipe,
 //! [`UPDATE_TRIALS`] trials ([`UPDATE_TRIALS_THOROUGH`] with `--thorough`) in which `workers`
-//! contenders, released by the lease scenario's orderings ([`super::lease::ORDERINGS`]) in
-//! turn, each add 1 to one counter file [`INCREMENTS`] times by the recipe, while one more
+//! contenders, released by five of the lease scenario's orderings in turn (`--thorough`: all
+//! of [`super::lease::ORDERINGS`]), each add 1 to one counter file [`INCREMENTS`] times by the recipe, while one more
 //! contender reads the file until they are done ([`crate::handoff::READER`]). The counter's
 //! total and the trial's folder are read afterwards, and [`crate::verdict::update`] counts lost
 //! updates and torn reads.
 
 use super::handoff;
-use super::lease::ORDERINGS;
+use super::lease::{Ordering, ORDERINGS};
 use super::trial::Slot;
 
 use super::Measurement;
@@ -24,16 +24,24 @@ use crate::verdict::Report;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// Trials per update recipe in the default run: one in each of the release orderings.
-pub const UPDATE_TRIALS: usize = ORDERINGS.len();
+/// Trials per update recipe in the default run: one in each of five release orderings
+/// (`SPREAD`).
+pub const UPDATE_TRIALS: usize = SPREAD.len();
 /// Trials per update recipe with `--thorough`: five in each ordering.
 pub const UPDATE_TRIALS_THOROUGH: usize = 5 * ORDERINGS.len();
-/// Adaptive trials (the default run): a recipe stops once this many trials ran (the offsets
-/// of the release orderings: `ORDERINGS` of `src/engine/lease.rs`) and one of them lost an
-/// update or left a counter that is not whole numbers.
-pub const UPDATE_DISPROOF_TRIALS: usize = 5;
-/// The increments each worker makes in a trial.
-pub const INCREMENTS: u64 = 20;
+/// Adaptive trials (the default run): a recipe stops once this many trials ran and one of them
+/// lost an update or left a counter that is not whole numbers.
+pub const UPDATE_DISPROOF_TRIALS: usize = 3;
+/// The increments each worker makes in a trial: enough for three read-modify-write cycles to
+/// overlap, few enough for PowerShell (a cmdlet's read and write take about a millisecond
+/// each; 20 increments made its five recipes take 12.6 s of a default run).
+pub const INCREMENTS: u64 = 10;
+/// The release orderings of a default run's trials, one each: lockstep, offsets of a natural
+/// and of two amplified release spreads, and the last worker paused early and late in its
+/// steps — every other one of the lease scenario's (`ORDERINGS` of `src/engine/lease.rs`).
+/// `--thorough` takes all of those in turn.
+const SPREAD: [Ordering; 5] =
+    [Ordering::Offset(0), Ordering::Offset(300), Ordering::Offset(2_000), Ordering::Pause(100), Ordering::Pause(1_500)];
 /// The counter file's name in a trial's folder: the trial's target, which the reader reads.
 pub const COUNTER: &str = TARGET_NAME;
 /// The lock's name in a trial's folder (the locked recipes): the counter's, then `.lock`.
@@ -111,7 +119,8 @@ fn update_recipe(
                 recipe: spec(READER, "reader", serde_json::json!({ "expect": expect }), true),
             });
             // the reader first, so that it is reading when the workers start
-            let plan = ORDERINGS[n % ORDERINGS.len()].plan(workers).releasing_first(workers);
+            let ordering = if adaptive { SPREAD[n % SPREAD.len()] } else { ORDERINGS[n % ORDERINGS.len()] };
+            let plan = ordering.plan(workers).releasing_first(workers);
             let end = handoff::run_item(pool, tdir, &slots, plan, id);
             // what the folder holds afterwards: the harness reads the total, not the workers' word
             let total = std::fs::read_to_string(&counter).ok().and_then(|t| total(&t));

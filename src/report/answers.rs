@@ -800,6 +800,19 @@ pub fn contradictions_markdown(results: &Results) -> String {
     format!("| runtime | call | measured | the documentation says |\n|---|---|---|---|\n{}", rows.concat())
 }
 
+/// Every measured runtime's hand-off recipe answers (the end of its [`render_runtime`] block),
+/// one runtime after another, wrapped to `width` columns; empty when no runtime has a hand-off
+/// cell (`conformance docs`'s `scenario=recipe-answers`).
+pub fn render_recipe_answers(results: &Results, width: usize) -> String {
+    results
+        .measured_runtimes()
+        .into_iter()
+        .map(|rt| render_recipes(results, rt, width))
+        .filter(|b| !b.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Every measured runtime's answer block, one after another (`width` as [`render_runtime`]).
 pub fn render(results: &Results, width: usize) -> String {
     let blocks = results

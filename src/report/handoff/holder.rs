@@ -8,7 +8,7 @@ use crate::verdict::counter;
 /// The holder scenario's words.
 pub const WORDS: Words = Words {
     scenario: Scenario::Holder,
-    intro: "The harness gives a holder a live lease (expiring 40 ms later); the holder starts its 100 ms of work and is stopped at once (`SIGSTOP`); once the lease has expired a taker takes it over (by its `expiresAt`: delete, create `'wx'`) and writes its marker; the holder is resumed (`SIGCONT`, 300 ms after its start) and goes on by the recipe: renews, makes its side effect, releases. `after loss`: taken-over trials in which the old holder made its side effect; `overwritten`: after which the lease holds the old holder's record; `deleted`: after which there is no lease; counted from the effect file, the taker's marker and the lease afterwards.",
+    intro: "The harness gives a holder a live lease (expiring 20 ms later); the holder starts its 60 ms of work and is stopped at once (`SIGSTOP`); once the lease has expired a taker takes it over (by its `expiresAt`: delete, create `'wx'`) and writes its marker; the holder is resumed (`SIGCONT`, 200 ms after its start) and goes on by the recipe: renews, makes its side effect, releases. `after loss`: taken-over trials in which the old holder made its side effect; `overwritten`: after which the lease holds the old holder's record; `deleted`: after which there is no lease; counted from the effect file, the taker's marker and the lease afterwards.",
     counts,
     failures: &[
         (counter::EFFECTS_AFTER_LOSS, counter::TAKEN_OVER),

@@ -8,7 +8,7 @@ use crate::verdict::counter;
 /// The update scenario's words.
 pub const WORDS: Words = Words {
     scenario: Scenario::Update,
-    intro: "Every worker adds 1 to one counter file (`0` at the start) 20 times by the recipe, the workers released together, a few hundred µs to 2 ms apart, or with the last one paused (`SIGSTOP`, 5 ms) early in its steps, by turns, while a reader reads the file until they are done. `lost`: increments missing from the counter afterwards (the sum of the whole numbers on its lines), out of those asked, with the trials that lost any; `torn`: reads that saw an empty or partial value; counted from the counter file and the folder afterwards and from what the reader read (compared byte for byte with every whole value).",
+    intro: "Every worker adds 1 to one counter file (`0` at the start) 10 times by the recipe, the workers released together, a few hundred µs to 2 ms apart, or with the last one paused (`SIGSTOP`, 5 ms) early in its steps, by turns, while a reader reads the file until they are done. `lost`: increments missing from the counter afterwards (the sum of the whole numbers on its lines), out of those asked, with the trials that lost any; `torn`: reads that saw an empty or partial value; counted from the counter file and the folder afterwards and from what the reader read (compared byte for byte with every whole value).",
     counts,
     failures: &[
         (counter::LOSSY, counter::TRIALS),

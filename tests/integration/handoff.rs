@@ -343,7 +343,7 @@ fn protocol_1_probes_are_sent_no_recipes() {
         (format!("node={}", node.display()), "the probe (protocol 1) has no recipe "),
         (format!("cmd={}", wine.display()), "the cmd loop (protocol 1) has no recipe "),
     ] {
-        let r = handoff("publish,done-marker,claim,lease,ledger", &runtime, "2", &[]);
+        let r = handoff("publish,done-marker,claim,lease,holder,ledger,update", &runtime, "2", &[]);
         assert_eq!(r.cells.len(), conformance::handoff::recipes().len(), "one cell per recipe: {r:?}");
         for c in &r.cells {
             assert!(counters_result(c).counters.is_empty(), "{c:?}");

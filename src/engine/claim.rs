@@ -111,8 +111,7 @@ fn claim_recipe(
     let mut trials = Vec::with_capacity(done.len());
     for (attempts, (items, outputs, remaining)) in done {
         for r in attempts.iter().filter_map(|a| a.recipe.as_ref()) {
-            let room = 8usize.saturating_sub(result.errors_sample.len());
-            result.errors_sample.extend(r.errors_sample.iter().take(room).cloned());
+            handoff::keep_sample(&mut result, &r.errors_sample);
             for e in &r.errors_sample {
                 *result.errors.entry(normalize(e).to_string()).or_insert(0) += 1;
             }

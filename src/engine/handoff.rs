@@ -273,15 +273,23 @@ impl Stopped {
     }
 }
 
+/// The raw errors a hand-off cell keeps (`errors_sample`): the first this many.
+const ERRORS_SAMPLE: usize = 8;
+
+/// Adds `raw` to `result`'s sample of raw errors while it has room ([`ERRORS_SAMPLE`]), so
+/// that the cell says what failed.
+pub(super) fn keep_sample(result: &mut CountersResult, raw: &[crate::domain::RawError]) {
+    let room = ERRORS_SAMPLE.saturating_sub(result.errors_sample.len());
+    result.errors_sample.extend(raw.iter().take(room).cloned());
+}
+
 /// Counts the failed steps of `attempts` in `result`: each one's normalised code, and its raw
-/// error among the first 8 of the cell (`errors_sample`), so that the cell says what failed.
+/// error in the cell's sample ([`keep_sample`]).
 pub(super) fn count_errors(result: &mut CountersResult, attempts: &[Attempt]) {
     for a in attempts {
         if let Some(e) = super::attempt::error_info(a) {
             *result.errors.entry(e.code).or_insert(0) += 1;
-            if result.errors_sample.len() < 8 {
-                result.errors_sample.push(e.raw);
-            }
+            keep_sample(result, std::slice::from_ref(&e.raw));
         }
     }
 }

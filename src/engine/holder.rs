@@ -17,12 +17,12 @@ use crate::exec::contender::Contender;
 use crate::exec::driver::Control;
 use crate::exec::scratch::spell;
 use crate::exec::scratch::PathStyle;
-use crate::handoff::Recipe;
+use crate::handoff::{LockKind, Recipe};
 use crate::report::model::CountersResult;
 use crate::report::model::Finding;
 use crate::verdict::holder::{judge_holder, HolderTrial, LeaseOwner};
 use std::path::Path;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime};
 
 /// Trials per holder recipe in the default run: the trial is laid out, not raced, so two show
 /// what the recipe does.
@@ -71,29 +71,19 @@ fn measure_holder(
 /// The live lease record the harness writes for the holder: the lease scenario's fields, with
 /// `owner` as `ownerId`, acquired now and expiring [`TTL_MS`] later (ms since the Unix epoch).
 fn live_record(owner: &str, now_ms: u64) -> String {
-    serde_json::json!({
-        "ownerId": owner,
-        "host": "conformance-harness",
-        "pid": 0,
-        "acquiredAt": now_ms,
-        "expiresAt": now_ms + TTL_MS,
-        "heartbeatAt": now_ms,
-    })
-    .to_string()
+    super::lease::record(owner, now_ms, now_ms, now_ms + TTL_MS)
 }
 
-/// Whose record the lease at `lease` holds, given the two tokens.
+/// Whose record the lease at `lease` holds, given the two tokens (read as the lease scenario
+/// reads its lock: [`super::lease::owner_of`]).
 fn owner(lease: &Path, holder: &str, taker: &str) -> LeaseOwner {
-    let Ok(text) = std::fs::read_to_string(lease) else {
-        return if lease.exists() { LeaseOwner::Other } else { LeaseOwner::Absent };
-    };
-    let id = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("ownerId").and_then(|o| o.as_str()).map(str::to_string));
-    match id.as_deref() {
+    match super::lease::owner_of(lease, LockKind::File).as_deref() {
         Some(x) if x == holder => LeaseOwner::Holder,
         Some(x) if x == taker => LeaseOwner::Taker,
-        _ => LeaseOwner::Other,
+        Some(_) => LeaseOwner::Other,
+        // no record: no lease at all, or one that does not read as a record
+        None if !lease.exists() => LeaseOwner::Absent,
+        None => LeaseOwner::Other,
     }
 }
 
@@ -126,7 +116,7 @@ fn holder_recipe(
             let (lease, effect, taken) = (tdir.join(LEASE), tdir.join(EFFECT), tdir.join(TAKEN));
             let holder = format!("{}-h{n}-holder", m.nonce);
             let taker = format!("{}-h{n}-taker", m.nonce);
-            let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+            let now_ms = super::lease::epoch_ms(SystemTime::now());
             std::fs::write(&lease, live_record(&holder, now_ms))
                 .map_err(|e| format!("could not write the holder's lease: {e}"))?;
             let slots = [

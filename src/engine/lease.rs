@@ -100,20 +100,32 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, lease_recipe),
 };
 
-/// The stale lease record of trial `n`: JSON with the fields of the second article's lease
+/// A lease record the harness writes: JSON with the fields of the second article's lease
 /// (`ownerId`, `host`, `pid`, `acquiredAt`, `expiresAt`, `heartbeatAt`; times in ms since the
-/// Unix epoch), every time [`STALE_AGE_MS`] or more in the past.
-fn stale_record(owner: &str, now_ms: u64) -> String {
-    let past = now_ms.saturating_sub(STALE_AGE_MS);
+/// Unix epoch), `owner` as `ownerId`, acquired and last heartbeat at `acquired_ms` and
+/// `heartbeat_ms`, expiring at `expires_ms`.
+pub(super) fn record(owner: &str, acquired_ms: u64, heartbeat_ms: u64, expires_ms: u64) -> String {
     serde_json::json!({
         "ownerId": owner,
         "host": "conformance-harness",
         "pid": 0,
-        "acquiredAt": past.saturating_sub(STALE_AGE_MS),
-        "expiresAt": past,
-        "heartbeatAt": past,
+        "acquiredAt": acquired_ms,
+        "expiresAt": expires_ms,
+        "heartbeatAt": heartbeat_ms,
     })
     .to_string()
+}
+
+/// The stale lease record of a trial ([`record`]), every time [`STALE_AGE_MS`] or more before
+/// `now_ms`.
+fn stale_record(owner: &str, now_ms: u64) -> String {
+    let past = now_ms.saturating_sub(STALE_AGE_MS);
+    record(owner, past.saturating_sub(STALE_AGE_MS), past, past)
+}
+
+/// `t` in ms since the Unix epoch (0 before it).
+pub(super) fn epoch_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Puts the stale lease of `kind` at `lock` with `record`, its mtime [`STALE_AGE_MS`] back.
@@ -138,7 +150,7 @@ fn leave_stale(lock: &Path, kind: LockKind, record: &str, now: SystemTime) -> st
 
 /// The `ownerId` of the record the lock of `kind` at `lock` holds; `None` when there is none or
 /// it does not read as a record.
-fn owner_of(lock: &Path, kind: LockKind) -> Option<String> {
+pub(super) fn owner_of(lock: &Path, kind: LockKind) -> Option<String> {
     let file = match kind {
         LockKind::File => lock.to_path_buf(),
         LockKind::Dir => lock.join("owner"),
@@ -170,7 +182,7 @@ fn lease_recipe(
             let held = tdir.join(HELD);
             let marker = |w: usize| held.join(format!("w{w}"));
             let now = SystemTime::now();
-            let now_ms = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+            let now_ms = epoch_ms(now);
             let stale = format!("{}-l{n}-stale", m.nonce);
             std::fs::create_dir(&held)
                 .and_then(|()| leave_stale(&lock, kind, &stale_record(&stale, now_ms), now))

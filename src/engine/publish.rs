@@ -141,8 +141,7 @@ fn publish_recipe(
         .map(|(attempts, (whole, leftovers))| {
             let writer = &attempts[0];
             if let Some(r) = &writer.recipe {
-                let room = 8usize.saturating_sub(result.errors_sample.len());
-                result.errors_sample.extend(r.errors_sample.iter().take(room).cloned());
+                handoff::keep_sample(&mut result, &r.errors_sample);
             }
             PublishItem {
                 writer: writer.report,

@@ -21,7 +21,6 @@ use crate::report::model::CountersResult;
 use crate::report::model::Finding;
 use crate::verdict::update::{judge_update, total, UpdateTrial};
 use crate::verdict::Report;
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Trials per update recipe in the default run: one in each of five release orderings
@@ -142,17 +141,13 @@ fn update_recipe(
         handoff::count_errors(&mut result, worker_attempts);
         // what the reader's failed reads said, beside the workers' failed steps
         for r in reader.iter().filter_map(|a| a.recipe.as_ref()) {
-            let room = 8usize.saturating_sub(result.errors_sample.len());
-            result.errors_sample.extend(r.errors_sample.iter().take(room).cloned());
+            handoff::keep_sample(&mut result, &r.errors_sample);
         }
         let reader = reader
             .first()
             .filter(|a| a.report == Report::Success)
             .and_then(|a| a.recipe.as_ref())
-            .map(|r| {
-                r.counters.iter().map(|(k, v)| (k.clone(), u64::try_from(*v).unwrap_or(0))).collect::<BTreeMap<_, _>>()
-            })
-            .filter(|c| c.contains_key("reads"));
+            .map(|r| r.counters.clone());
         judged.push(UpdateTrial {
             asked,
             total,

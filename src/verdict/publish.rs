@@ -27,6 +27,31 @@ use super::Report;
 /// `torn`, `empty`, `absent`, `errors`), or `None` when it faulted.
 pub type ReaderCounts = Option<BTreeMap<String, i64>>;
 
+/// What one reader's counters (`read.poll`: complete, torn, empty, absent, errors) say of its
+/// reads, as the publish and update judges count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reads {
+    /// Reads of any result.
+    pub all: u64,
+    /// Reads that saw a whole content.
+    pub complete: u64,
+    /// Reads that saw an empty or partial file (a torn read).
+    pub torn: u64,
+    /// Reads that found no file.
+    pub absent: u64,
+    /// Reads that failed otherwise.
+    pub errors: u64,
+}
+
+impl Reads {
+    /// The reads of reader counters `r` (a missing counter is 0, a negative one too).
+    pub fn of(r: &BTreeMap<String, i64>) -> Reads {
+        let n = |k: &str| r.get(k).copied().unwrap_or(0).max(0) as u64;
+        let (complete, torn, empty, absent, errors) = (n("complete"), n("torn"), n("empty"), n("absent"), n("errors"));
+        Reads { all: complete + torn + empty + absent + errors, complete, torn: torn + empty, absent, errors }
+    }
+}
+
 /// What the harness observed of one publish item.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PublishItem {
@@ -78,15 +103,15 @@ pub fn judge_publish(items: &[PublishItem]) -> (BTreeMap<String, u64>, BTreeMap<
                 add(counter::READER_FAULTS, 1);
                 continue;
             };
-            let n = |k: &str| r.get(k).copied().unwrap_or(0).max(0) as u64;
-            add(counter::READS, n("complete") + n("torn") + n("empty") + n("absent") + n("errors"));
-            add(counter::COMPLETE_READS, n("complete"));
-            add(counter::TORN_READS, n("torn") + n("empty"));
-            add(counter::ABSENT_READS, n("absent"));
-            add(counter::READ_ERRORS, n("errors"));
+            let reads = Reads::of(r);
+            add(counter::READS, reads.all);
+            add(counter::COMPLETE_READS, reads.complete);
+            add(counter::TORN_READS, reads.torn);
+            add(counter::ABSENT_READS, reads.absent);
+            add(counter::READ_ERRORS, reads.errors);
             if ok {
                 add(counter::READER_ITEMS, 1);
-                if n("complete") == 0 {
+                if reads.complete == 0 {
                     add(counter::MISSING, 1);
                 }
             }

@@ -19,6 +19,7 @@
 //! - `worker_faults`: workers and readers that crashed, timed out or reported no counts.
 
 use super::counter;
+use super::publish::{ReaderCounts, Reads};
 use std::collections::BTreeMap;
 
 /// What the harness observed of one shared-file update trial.
@@ -30,8 +31,8 @@ pub struct UpdateTrial {
     /// absent or held something else.
     pub total: Option<u64>,
     /// The reader's counters (`read.poll`: reads, complete, empty, torn, absent, errors);
-    /// `None` when it faulted.
-    pub reader: Option<BTreeMap<String, u64>>,
+    /// `None`, or counters without `reads`, when it faulted.
+    pub reader: ReaderCounts,
     /// Names other than the counter in the trial's folder afterwards.
     pub leftovers: usize,
     /// Per worker: `true` when it crashed, timed out or reported no counts.
@@ -80,13 +81,13 @@ pub fn judge_update(trials: &[UpdateTrial]) -> BTreeMap<String, u64> {
             }
             None => add(counter::UNREADABLE, 1),
         }
-        match &t.reader {
+        match t.reader.as_ref().filter(|r| r.contains_key("reads")) {
             Some(r) => {
-                let n = |k: &str| r.get(k).copied().unwrap_or(0);
-                add(counter::READS, n("complete") + n("torn") + n("empty") + n("absent") + n("errors"));
-                add(counter::TORN_READS, n("torn") + n("empty"));
-                add(counter::ABSENT_READS, n("absent"));
-                add(counter::READ_ERRORS, n("errors"));
+                let reads = Reads::of(r);
+                add(counter::READS, reads.all);
+                add(counter::TORN_READS, reads.torn);
+                add(counter::ABSENT_READS, reads.absent);
+                add(counter::READ_ERRORS, reads.errors);
             }
             None => add(counter::WORKER_FAULTS, 1),
         }
@@ -101,7 +102,7 @@ mod tests {
     use super::{judge_update, total, UpdateTrial};
     use std::collections::BTreeMap;
 
-    fn reader(complete: u64, torn: u64, empty: u64) -> Option<BTreeMap<String, u64>> {
+    fn reader(complete: i64, torn: i64, empty: i64) -> Option<BTreeMap<String, i64>> {
         Some(
             [("reads", complete + torn + empty), ("complete", complete), ("torn", torn), ("empty", empty)]
                 .into_iter()

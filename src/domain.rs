@@ -259,11 +259,15 @@ pub enum Scenario {
     /// Workers each add 1 to one shared counter file a number of times by a recipe while a
     /// reader reads it (`docs/HANDOFF.md`).
     Update,
+    /// A holder keeps files locked by a runtime's OS lock while an intruder of the same runtime
+    /// and the harness write, rename, delete, map and lock them without asking
+    /// (`docs/HANDOFF.md`).
+    OsLock,
 }
 
 impl Scenario {
     /// The hand-off scenarios, in the order a run measures them and the reports show them.
-    pub const HANDOFFS: [Scenario; 7] = [
+    pub const HANDOFFS: [Scenario; 8] = [
         Scenario::Publish,
         Scenario::DoneMarker,
         Scenario::Claim,
@@ -271,10 +275,11 @@ impl Scenario {
         Scenario::Holder,
         Scenario::Ledger,
         Scenario::Update,
+        Scenario::OsLock,
     ];
 
     /// Every scenario: the two of a matrix row, then [`Scenario::HANDOFFS`].
-    pub const ALL: [Scenario; 9] = [
+    pub const ALL: [Scenario; 10] = [
         Scenario::SecondComer,
         Scenario::Race,
         Scenario::Publish,
@@ -284,6 +289,7 @@ impl Scenario {
         Scenario::Holder,
         Scenario::Ledger,
         Scenario::Update,
+        Scenario::OsLock,
     ];
 
     /// True for a hand-off scenario ([`Scenario::HANDOFFS`]): its cells measure recipes and
@@ -309,6 +315,7 @@ impl Scenario {
             Scenario::Holder => "holder",
             Scenario::Ledger => "ledger",
             Scenario::Update => "update",
+            Scenario::OsLock => "os-lock",
         }
     }
 
@@ -323,6 +330,7 @@ impl Scenario {
             Scenario::Holder => Some("holder"),
             Scenario::Ledger => Some("ledger"),
             Scenario::Update => Some("update"),
+            Scenario::OsLock => Some("os-lock"),
             Scenario::SecondComer | Scenario::Race => None,
         }
     }
@@ -345,6 +353,9 @@ impl Scenario {
                 "Workers each get one item with one idempotency key and process it by each recipe (hand-off)"
             }
             Scenario::Update => "Workers each add 1 to one shared counter file by each recipe (hand-off)",
+            Scenario::OsLock => {
+                "A holder keeps files locked by each OS lock while others write, rename, delete and lock them (hand-off)"
+            }
         }
     }
 }

@@ -10,6 +10,9 @@ import process from "node:process";
 import {
   ffiMonotonicClock,
   LineReader,
+  OS_LOCKS,
+  osLockHolder,
+  RECIPES,
   runSession,
   runThreadWorker,
   useClock,
@@ -37,6 +40,54 @@ function pickClock() {
 useClock(pickClock());
 
 const enc = new TextEncoder();
+
+// Deno's own file lock (docs/HANDOFF.md, "os-lock"): FsFile.lockSync(true), an exclusive
+// flock(2) on Linux (https://docs.deno.com/api/deno/~/Deno.FsFile.prototype.lock). Its lock()
+// waits instead of refusing, so a second holder's try races it against a timer; a lock still
+// pending then is released and closed once it comes (when the holder lets go). Deno 1 had it
+// only as the unstable Deno.flock: such a Deno lists no os-lock.flock.
+function openForLock(p: string): Deno.FsFile {
+  return Deno.openSync(p, { read: true, write: true });
+}
+if (typeof Deno.FsFile?.prototype?.lockSync === "function") {
+  OS_LOCKS["os-lock.flock"] = {
+    take(p: string) {
+      const f = openForLock(p);
+      try {
+        f.lockSync(true);
+      } catch (e) {
+        f.close();
+        throw e;
+      }
+      return { release: () => (f.unlockSync(), f.close()) };
+    },
+    async tryTake(p: string, waitMs: number) {
+      const f = openForLock(p);
+      const got = f.lock(true).then(() => true);
+      let timer: number | undefined;
+      const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
+      let held: boolean;
+      try {
+        held = await Promise.race([got, late]);
+      } catch (e) {
+        f.close();
+        throw e;
+      } finally {
+        clearTimeout(timer);
+      }
+      if (held) return { release: () => (f.unlockSync(), f.close()) };
+      got.then(() => f.unlockSync(), () => {}).finally(() => {
+        try {
+          f.close();
+        } catch {
+          // already closed
+        }
+      });
+      return null;
+    },
+  };
+  RECIPES["os-lock.flock"] = osLockHolder("os-lock.flock");
+}
 
 function send(obj: unknown): void {
   const bytes = enc.encode(JSON.stringify(obj) + "\n");

@@ -4,7 +4,7 @@
 // the hello that lists its variants and recipes, recipes (the hand-off routines of
 // ../shared/session.mjs, step for step, with the .NET calls a C# integrator would use:
 // FileStream, File.Move, File.ReadAllBytes, Directory.GetFiles, File.Exists, FileInfo,
-// File.WriteAllBytes), and `stop`, which ends a loop recipe.
+// File.WriteAllBytes, FileStream.Lock, MemoryMappedFile), and `stop`, which ends a loop recipe.
 //
 // One source file for every runtime: it compiles with Mono's `mcs` (no references beyond
 // the defaults, C# 6 syntax) and with the .NET SDK (Probe.csproj). An mcs-built Probe.exe
@@ -19,6 +19,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Globalization;
 using System.IO;
+using System.IO.MemoryMappedFiles;
 using System.Reflection;
 using System.Text;
 using System.Threading;
@@ -491,6 +492,10 @@ static class Recipes
         "update.temp-rename",
         "update.locked-temp-rename",
         "update.append-line",
+        "os-lock.none",
+        "os-lock.fileshare-none",
+        "os-lock.filestream-lock",
+        "os-lock.intrude",
     };
 
     // At most this many raw errors travel in a result's errors_sample.
@@ -545,6 +550,11 @@ static class Recipes
             case "update.temp-rename": return UpdateWorker("temp-rename", req);
             case "update.locked-temp-rename": return UpdateWorker("locked-temp-rename", req);
             case "update.append-line": return UpdateWorker("append-line", req);
+            case "os-lock.none":
+            case "os-lock.fileshare-none":
+            case "os-lock.filestream-lock":
+                return OsLockHolder(name, req);
+            case "os-lock.intrude": return OsLockIntruder(req);
             default: throw new Unsupported("unknown recipe " + name);
         }
     }
@@ -1344,6 +1354,232 @@ static class Recipes
             {
                 return new RecipeOutcome { Ok = false, Step = step, Error = Raw(e), Counters = counters() };
             }
+        };
+    }
+
+    // ---- os-lock ------------------------------------------------------------------------------
+
+    // The holders' kinds of lock (OS_LOCKS in session.mjs), by recipe id.
+    static readonly string[] OsLockIds = { "os-lock.none", "os-lock.fileshare-none", "os-lock.filestream-lock" };
+    // The files the intruder goes at, by their name in params.files.
+    static readonly string[] OsLockIntrusions = { "write", "append", "rename", "delete", "mmap", "relock" };
+
+    // Opens `path` and takes the lock of recipe `id` on it, with the calls a C# integrator would
+    // use; returns its release, or throws:
+    // - os-lock.none: new FileStream(path, Open, ReadWrite, ReadWrite | Delete), no lock (the
+    //   control); release: Dispose.
+    // - os-lock.fileshare-none: new FileStream(path, Open, ReadWrite, FileShare.None); release:
+    //   Dispose.
+    // - os-lock.filestream-lock: new FileStream(path, Open, ReadWrite, ReadWrite), then
+    //   Lock(0, Math.Max(1, Length)); release: Unlock of that range, then Dispose.
+    // None of them waits: a lock another process holds is refused with an exception, so a second
+    // holder's try (the intruder's relock) is the same call.
+    static Action TakeOsLock(string id, string path)
+    {
+        if (id == "os-lock.none")
+        {
+            var open = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite | FileShare.Delete);
+            return open.Dispose;
+        }
+        if (id == "os-lock.fileshare-none")
+        {
+            var alone = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.None);
+            return alone.Dispose;
+        }
+        if (id != "os-lock.filestream-lock") throw new ArgumentException("no OS lock " + id);
+        var fs = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+        long length;
+        try
+        {
+            length = Math.Max(1, fs.Length);
+            fs.Lock(0, length);
+        }
+        catch (Exception)
+        {
+            fs.Dispose();
+            throw;
+        }
+        return () =>
+        {
+            try { fs.Unlock(0, length); }
+            finally { fs.Dispose(); }
+        };
+    }
+
+    // params.files: an object of paths (a name -> its file), in the order the harness sent them;
+    // null when absent.
+    static Dictionary<string, string> FilesParam(RecipeRequest req)
+    {
+        object v = Param(req, "files");
+        if (v == null) return null;
+        var obj = v as Dictionary<string, object>;
+        if (obj == null) throw new Unsupported("params.files must be an object of paths");
+        var files = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (KeyValuePair<string, object> kv in obj)
+        {
+            string p = kv.Value as string;
+            if (string.IsNullOrEmpty(p)) throw new Unsupported("params.files." + kv.Key + " must be a non-empty string");
+            files.Add(kv.Key, p);
+        }
+        return files;
+    }
+
+    // The OS-lock holders of session.mjs (osLockHolder), one per kind of lock (TakeOsLock): lock
+    // every file of params.files, create params.locked (FileMode.CreateNew) once all are locked,
+    // hold them until `stop` (stdin polled about once a millisecond, Thread.Sleep(1) between
+    // polls), then release every one; after a failed step what was held is released and that
+    // step is reported. counters: locked (files locked), released. Steps: lock, mark, hold,
+    // release.
+    static RecipeRun OsLockHolder(string id, RecipeRequest req)
+    {
+        Dictionary<string, string> files = FilesParam(req);
+        string locked = StringParam(req, "locked", null);
+        if (files == null || locked == null) throw new Unsupported("an OS-lock holder needs params.files and params.locked");
+        if (Array.IndexOf(OsLockIds, id) < 0) throw new Unsupported("no " + id + " here");
+        return () =>
+        {
+            long lockedN = 0, released = 0;
+            var held = new List<Action>();
+            string step = "lock";
+            Exception failed = null;
+            string failedStep = null;
+            try
+            {
+                foreach (string p in files.Values)
+                {
+                    held.Add(TakeOsLock(id, p));
+                    lockedN++;
+                }
+                step = "mark";
+                OpenWx(locked).Dispose();
+                step = "hold";
+                while (!Probe.StopRequested()) Thread.Sleep(1);
+            }
+            catch (Exception e)
+            {
+                failed = e;
+                failedStep = step;
+            }
+            foreach (Action release in held)
+            {
+                try
+                {
+                    release();
+                    released++;
+                }
+                catch (Exception e)
+                {
+                    if (failed == null) { failed = e; failedStep = "release"; }
+                }
+            }
+            var c = new Obj().Set("locked", lockedN).Set("released", released);
+            if (failed != null) return new RecipeOutcome { Ok = false, Step = failedStep, Error = Raw(failed), Counters = c };
+            return new RecipeOutcome { Ok = true, Counters = c };
+        };
+    }
+
+    // The OS-lock intruder of session.mjs (osLockIntruder), with the calls a C# integrator would
+    // use: waits (File.Exists, about once a millisecond, up to params.wait_ms) for the holder's
+    // params.locked, then goes at its own files of params.files without asking, each call on
+    // its own: write (File.WriteAllText), append (File.AppendAllText), rename (File.Move to
+    // params.moved), delete (File.Delete, which also returns for a missing file: the harness
+    // reads the disk), a mapped write (MemoryMappedFile.CreateFromFile(ReadWrite), a view
+    // accessor, the token's UTF-8 bytes at offset 0 as far as the file reaches, Flush), then
+    // the holder's own kind of lock (params.lock, TakeOsLock) on the relock file and, only while
+    // it holds it, params.relocked (FileMode.CreateNew, its token). .NET's lock calls refuse
+    // instead of waiting, so params.relock_ms is checked but not needed. counters: write,
+    // append, rename, delete, relock (1 when the call returned without an exception; what got
+    // through is the harness's to read from the files), mmap_tried (1 once CreateFromFile
+    // returned or failed with anything but NotSupportedException, PlatformNotSupportedException
+    // among them); errors_sample: the refusals. Step: wait.
+    static RecipeRun OsLockIntruder(RecipeRequest req)
+    {
+        Dictionary<string, string> files = FilesParam(req);
+        string locked = StringParam(req, "locked", null);
+        string relocked = StringParam(req, "relocked", null);
+        string moved = StringParam(req, "moved", null);
+        string lockId = StringParam(req, "lock", null);
+        if (files == null || locked == null || relocked == null || moved == null || lockId == null)
+            throw new Unsupported("an OS-lock intruder needs params.files, params.locked, params.relocked, params.moved and params.lock");
+        foreach (string name in OsLockIntrusions)
+            if (!files.ContainsKey(name)) throw new Unsupported("an OS-lock intruder needs params.files." + name);
+        if (Array.IndexOf(OsLockIds, lockId) < 0) throw new Unsupported("no " + lockId + " here");
+        long waitMs = IntParam(req, "wait_ms", 0, 1, 600000, "params.wait_ms must be an integer from 1 to 600000");
+        long relockMs = IntParam(req, "relock_ms", 0, 1, 600000, "params.relock_ms must be an integer from 1 to 600000");
+        if (waitMs == 0 || relockMs == 0) throw new Unsupported("an OS-lock intruder needs params.wait_ms and params.relock_ms");
+        return () =>
+        {
+            long write = 0, append = 0, rename = 0, delete = 0, mmapTried = 0, relock = 0;
+            var sample = new List<object>();
+            Func<Obj> counters = () => new Obj().Set("write", write).Set("append", append).Set("rename", rename)
+                .Set("delete", delete).Set("mmap_tried", mmapTried).Set("relock", relock);
+            Action<Exception> refused = e => { if (sample.Count < ErrorsSampleMax) sample.Add(Raw(e)); };
+            Func<Action, long> attempt = f =>
+            {
+                try
+                {
+                    f();
+                    return 1;
+                }
+                catch (Exception e)
+                {
+                    refused(e);
+                    return 0;
+                }
+            };
+            double until = NowMs() + waitMs;
+            while (!File.Exists(locked))
+            {
+                if (NowMs() > until)
+                {
+                    var e = new IOException("the holder had not locked its files after " + waitMs.ToString(CultureInfo.InvariantCulture) + " ms");
+                    return new RecipeOutcome { Ok = false, Step = "wait", Error = Raw(e), Counters = counters() };
+                }
+                Thread.Sleep(1);
+            }
+            write = attempt(() => File.WriteAllText(files["write"], req.Token));
+            append = attempt(() => File.AppendAllText(files["append"], req.Token));
+            rename = attempt(() => File.Move(files["rename"], moved));
+            delete = attempt(() => File.Delete(files["delete"]));
+            MemoryMappedFile map = null;
+            try
+            {
+                map = MemoryMappedFile.CreateFromFile(files["mmap"], FileMode.Open, null, 0, MemoryMappedFileAccess.ReadWrite);
+                mmapTried = 1;
+            }
+            catch (Exception e)
+            {
+                // NotSupportedException covers PlatformNotSupportedException: no mapping here
+                if (!(e is NotSupportedException)) mmapTried = 1;
+                refused(e);
+            }
+            if (map != null)
+            {
+                try
+                {
+                    using (map)
+                    using (MemoryMappedViewAccessor view = map.CreateViewAccessor(0, 0, MemoryMappedFileAccess.ReadWrite))
+                    {
+                        long room = Math.Min(view.Capacity, new FileInfo(files["mmap"]).Length);
+                        int n = (int)Math.Min(req.Data.Length, room);
+                        view.WriteArray(0, req.Data, 0, n);
+                        view.Flush();
+                    }
+                }
+                catch (Exception e) { refused(e); }
+            }
+            try
+            {
+                Action release = TakeOsLock(lockId, files["relock"]);
+                try
+                {
+                    using (var f = OpenWx(relocked)) f.Write(req.Data, 0, req.Data.Length);
+                    relock = 1;
+                }
+                finally { release(); }
+            }
+            catch (Exception e) { refused(e); }
+            return new RecipeOutcome { Ok = true, Counters = counters(), Sample = sample };
         };
     }
 

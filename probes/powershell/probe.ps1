@@ -709,7 +709,7 @@ $script:RecipeOrder = @('publish.direct', 'publish.temp-rename', 'publish.temp-r
     'holder.no-check', 'holder.renew-blind', 'holder.check-owner',
     'ledger.key-first', 'ledger.check-process-append', 'ledger.check-process-create',
     'update.read-modify-write', 'update.locked-read-modify-write', 'update.temp-rename', 'update.locked-temp-rename',
-    'update.append-line')
+    'update.append-line', 'os-lock.none', 'os-lock.fileshare-none', 'os-lock.filestream-lock', 'os-lock.intrude')
 $script:Chunk = 4096
 $script:ErrorsSampleMax = 8
 $script:ClaimStuckRounds = 100000
@@ -1566,6 +1566,204 @@ $script:UpdateRun = { param($s)
 foreach ($m in @('read-modify-write', 'locked-read-modify-write', 'temp-rename', 'locked-temp-rename', 'append-line')) {
     $script:Recipes['update.' + $m] = @{ Prepare = $script:UpdatePrepare; Run = $script:UpdateRun; Method = $m }
 }
+
+# The OS-lock holders and intruder of ../shared/session.mjs (osLockHolder, osLockIntruder; ../dotnet/
+# Probe.cs has the same). The holder's kinds of lock, by recipe id, are the .NET calls a
+# PowerShell user makes, as in the .NET probe (Lock-ProbeFile):
+# - os-lock.none: [IO.File]::Open(path, Open, ReadWrite, ReadWrite -bor Delete), no lock (the
+#   control); release: Dispose.
+# - os-lock.fileshare-none: [IO.File]::Open(path, Open, ReadWrite, None); release: Dispose.
+# - os-lock.filestream-lock: [IO.File]::Open(path, Open, ReadWrite, ReadWrite), then
+#   .Lock(0, [Math]::Max(1, Length)); release: .Unlock of that range, then Dispose.
+# None of them waits: a lock another process holds is refused with an exception, so the
+# intruder's second try is the same call (params.relock_ms is checked but not needed).
+$script:OsLockIds = @('os-lock.none', 'os-lock.fileshare-none', 'os-lock.filestream-lock')
+
+# Opens $path and takes the lock of recipe $id on it: @{ Stream; Length (of the locked range,
+# 0 for none) } for Unlock-ProbeFile, or throws.
+function Lock-ProbeFile([string]$id, [string]$path) {
+    $share = [System.IO.FileShare]::ReadWrite
+    if ($id -eq 'os-lock.none') { $share = [System.IO.FileShare]::ReadWrite -bor [System.IO.FileShare]::Delete }
+    elseif ($id -eq 'os-lock.fileshare-none') { $share = [System.IO.FileShare]::None }
+    $fs = [System.IO.File]::Open($path, [System.IO.FileMode]::Open, [System.IO.FileAccess]::ReadWrite, $share)
+    $length = [long]0
+    if ($id -eq 'os-lock.filestream-lock') {
+        try {
+            $length = [Math]::Max([long]1, $fs.Length)
+            $fs.Lock(0, $length)
+        } catch {
+            $fs.Dispose()
+            throw
+        }
+    }
+    return @{ Stream = $fs; Length = $length }
+}
+
+function Unlock-ProbeFile($held) {
+    try {
+        if ($held.Length -gt 0) { $held.Stream.Unlock(0, $held.Length) }
+    } finally {
+        $held.Stream.Dispose()
+    }
+}
+
+# params.files: a table of paths (a name -> its file), each resolved as Get-PathParam does;
+# $null when absent.
+function Get-FilesParam($r) {
+    $v = Get-Param $r 'files'
+    if ($null -eq $v) { return $null }
+    if (-not ($v -is [System.Collections.Hashtable])) { throw (New-Unsupported 'params.files must be an object of paths') }
+    $files = New-Object System.Collections.Hashtable
+    foreach ($k in $v.Keys) {
+        $p = $v[$k]
+        if (-not ($p -is [string]) -or $p.Length -eq 0) { throw (New-Unsupported ('params.files.' + $k + ' must be a non-empty string')) }
+        $files[$k] = Resolve-ProbePath $p
+    }
+    return $files
+}
+
+# The holder: lock every file of params.files (Lock-ProbeFile), create params.locked
+# ([IO.File]::Open(..., CreateNew)) once all are locked, hold them until `stop`
+# (Test-StopRequested, [Threading.Thread]::Sleep(1) between looks), then release every one;
+# after a failed step what was held is released and that step is reported. counters: locked
+# (files locked), released. Steps: lock, mark, hold, release.
+$script:OsLockHolderPrepare = { param($r)
+    $files = Get-FilesParam $r
+    $locked = Get-PathParam $r 'locked' $false
+    if ($null -eq $files -or $null -eq $locked) { throw (New-Unsupported 'an OS-lock holder needs params.files and params.locked') }
+    return @{ Files = $files; Locked = $locked; Lock = $r.Method }
+}
+
+$script:OsLockHolderRun = { param($s)
+    $c = @{ locked = 0; released = 0 }
+    $held = New-Object System.Collections.ArrayList
+    $step = 'lock'
+    $failed = $null
+    $failedStep = $null
+    try {
+        foreach ($p in $s.Files.Values) {
+            [void]$held.Add((Lock-ProbeFile $s.Lock $p))
+            $c.locked++
+        }
+        $step = 'mark'
+        [System.IO.File]::Open($s.Locked, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read).Dispose()
+        $step = 'hold'
+        while (-not (Test-StopRequested)) { [System.Threading.Thread]::Sleep(1) }
+    } catch {
+        $failed = $_
+        $failedStep = $step
+    }
+    foreach ($h in $held) {
+        try {
+            Unlock-ProbeFile $h
+            $c.released++
+        } catch {
+            if ($null -eq $failed) { $failed = $_; $failedStep = 'release' }
+        }
+    }
+    $pairs = @(@('locked', $c.locked), @('released', $c.released))
+    if ($null -ne $failed) { return (New-RecipeResult $false (Get-RawError $failed $null) $failedStep $pairs $null) }
+    return (New-RecipeResult $true 'null' $null $pairs $null)
+}
+
+# The intruder: waits ([IO.File]::Exists, about once a millisecond, up to params.wait_ms) for
+# the holder's params.locked, then goes at its own files of params.files without asking, each
+# call on its own, with a PowerShell user's calls: write (Set-Content -NoNewline), append
+# (Add-Content -NoNewline), rename (Move-Item to params.moved), delete (Remove-Item), a mapped
+# write ([IO.MemoryMappedFiles.MemoryMappedFile]::CreateFromFile(ReadWrite), a view accessor,
+# the token's UTF-8 bytes at offset 0 as far as the file reaches, Flush), then the holder's own
+# kind of lock (params.lock, Lock-ProbeFile) on the relock file and, only while it holds it,
+# params.relocked ([IO.File]::Open(..., CreateNew), its token). counters: write, append,
+# rename, delete, relock (1 when the call returned without an error; what got through is the
+# harness's to read from the files), mmap_tried (1 once CreateFromFile returned or failed with
+# anything but NotSupportedException, PlatformNotSupportedException among them);
+# errors_sample: the refusals. Step: wait.
+$script:OsLockIntruderPrepare = { param($r)
+    $files = Get-FilesParam $r
+    $locked = Get-PathParam $r 'locked' $false
+    $relocked = Get-PathParam $r 'relocked' $false
+    $moved = Get-PathParam $r 'moved' $false
+    $lock = Get-Param $r 'lock'
+    if ($null -eq $files -or $null -eq $locked -or $null -eq $relocked -or $null -eq $moved -or -not ($lock -is [string]) -or $lock.Length -eq 0) {
+        throw (New-Unsupported 'an OS-lock intruder needs params.files, params.locked, params.relocked, params.moved and params.lock')
+    }
+    foreach ($k in @('write', 'append', 'rename', 'delete', 'mmap', 'relock')) {
+        if (-not $files.ContainsKey($k)) { throw (New-Unsupported ('an OS-lock intruder needs params.files.' + $k)) }
+    }
+    if ($script:OsLockIds -cnotcontains $lock) { throw (New-Unsupported ('no ' + $lock + ' here')) }
+    $waitMs = Get-IntParam $r 'wait_ms' 0 1 600000
+    $relockMs = Get-IntParam $r 'relock_ms' 0 1 600000
+    if ($waitMs -eq 0 -or $relockMs -eq 0) { throw (New-Unsupported 'an OS-lock intruder needs params.wait_ms and params.relock_ms') }
+    return @{ Files = $files; Locked = $locked; Relocked = $relocked; Moved = $moved; Lock = $lock; WaitMs = $waitMs; Token = $r.Token }
+}
+
+$script:OsLockIntruderRun = { param($s)
+    $c = @{ write = 0; append = 0; rename = 0; delete = 0; mmap_tried = 0; relock = 0 }
+    $pairs = { @(@('write', $c.write), @('append', $c.append), @('rename', $c.rename), @('delete', $c.delete),
+                 @('mmap_tried', $c.mmap_tried), @('relock', $c.relock)) }
+    $sample = New-Object System.Collections.ArrayList
+    $refused = { param($e) if ($sample.Count -lt $script:ErrorsSampleMax) { [void]$sample.Add((Get-RawError $e $null)) } }
+    $f = $s.Files
+    $until = (Get-NowMs) + $s.WaitMs
+    while (-not [System.IO.File]::Exists($s.Locked)) {
+        if ((Get-NowMs) -gt $until) {
+            $e = New-Object System.IO.IOException ('the holder had not locked its files after ' + $s.WaitMs + ' ms')
+            return (New-RecipeResult $false (Get-RawError $e $null) 'wait' (& $pairs) $null)
+        }
+        [System.Threading.Thread]::Sleep(1)
+    }
+    try { Set-Content -LiteralPath $f['write'] -Value $s.Token -NoNewline -ErrorAction Stop; $c.write = 1 } catch { & $refused $_ }
+    try { Add-Content -LiteralPath $f['append'] -Value $s.Token -NoNewline -ErrorAction Stop; $c.append = 1 } catch { & $refused $_ }
+    try { Move-Item -LiteralPath $f['rename'] -Destination $s.Moved -ErrorAction Stop; $c.rename = 1 } catch { & $refused $_ }
+    try { Remove-Item -LiteralPath $f['delete'] -ErrorAction Stop; $c.delete = 1 } catch { & $refused $_ }
+    $map = $null
+    try {
+        # [NullString]::Value: a $null passed for a string parameter of a .NET method arrives as ''
+        $map = [System.IO.MemoryMappedFiles.MemoryMappedFile]::CreateFromFile($f['mmap'], [System.IO.FileMode]::Open,
+            [NullString]::Value, 0, [System.IO.MemoryMappedFiles.MemoryMappedFileAccess]::ReadWrite)
+        $c.mmap_tried = 1
+    } catch {
+        # NotSupportedException covers PlatformNotSupportedException: no mapping here
+        if (-not ((Get-InnerException $_) -is [System.NotSupportedException])) { $c.mmap_tried = 1 }
+        & $refused $_
+    }
+    if ($null -ne $map) {
+        try {
+            $view = $map.CreateViewAccessor(0, 0, [System.IO.MemoryMappedFiles.MemoryMappedFileAccess]::ReadWrite)
+            try {
+                $bytes = $script:Utf8.GetBytes($s.Token)
+                $room = [Math]::Min($view.Capacity, (New-Object System.IO.FileInfo $f['mmap']).Length)
+                $n = [int][Math]::Min([long]$bytes.Length, $room)
+                $view.WriteArray([long]0, $bytes, 0, $n)
+                $view.Flush()
+            } finally {
+                $view.Dispose()
+            }
+        } catch {
+            & $refused $_
+        } finally {
+            $map.Dispose()
+        }
+    }
+    try {
+        $h = Lock-ProbeFile $s.Lock $f['relock']
+        try {
+            $fs = [System.IO.File]::Open($s.Relocked, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)
+            try { $b = $script:Utf8.GetBytes($s.Token); $fs.Write($b, 0, $b.Length) } finally { $fs.Dispose() }
+            $c.relock = 1
+        } finally {
+            Unlock-ProbeFile $h
+        }
+    } catch {
+        & $refused $_
+    }
+    return (New-RecipeResult $true 'null' $null (& $pairs) $sample)
+}
+
+foreach ($id in $script:OsLockIds) {
+    $script:Recipes[$id] = @{ Prepare = $script:OsLockHolderPrepare; Run = $script:OsLockHolderRun; Method = $id }
+}
+$script:Recipes['os-lock.intrude'] = @{ Prepare = $script:OsLockIntruderPrepare; Run = $script:OsLockIntruderRun; Method = 'intrude' }
 
 function Format-Counters($pairs) {
     if ($null -eq $pairs) { return '' }

@@ -833,6 +833,145 @@ function updateWorker(method) {
   };
 }
 
+// ---- os-lock -----------------------------------------------------------------------------
+
+/**
+ * The OS locks a holder can take (docs/HANDOFF.md, "os-lock"), by recipe id: `take(path)`
+ * opens and locks the file and returns `{ release() }`, or throws; `tryTake(path, waitMs)` is a
+ * second holder's try: resolves to `{ release() }` when it holds the lock, to null when the lock
+ * did not come within waitMs (a lock call that blocks instead of refusing), or throws the
+ * refusal. node:fs has no file lock: only `os-lock.none` (open, no lock: the control) is here;
+ * a probe adds its runtime's own (../deno/probe.ts: `os-lock.flock`) together with its recipe
+ * (`osLockHolder`).
+ */
+export const OS_LOCKS = {
+  'os-lock.none': {
+    take(p) {
+      const fd = fs.openSync(p, 'r+');
+      return { release() { fs.closeSync(fd); } };
+    },
+    async tryTake(p) {
+      return OS_LOCKS['os-lock.none'].take(p);
+    },
+  },
+};
+
+/**
+ * The OS-lock holder of recipe `id` (OS_LOCKS[id]): locks every file of params.files (an object
+ * of paths), creates params.locked ('wx') once all are locked, holds them until `stop`, then
+ * releases them. counters: locked (files locked), released. Steps: lock, mark, hold, release.
+ */
+export function osLockHolder(id) {
+  return {
+    prepare(req, ctx) {
+      const files = req.params.files;
+      const locked = stringParam(req, 'locked', null);
+      if (files === null || typeof files !== 'object' || locked === null) {
+        unsupported('an OS-lock holder needs params.files and params.locked');
+      }
+      const kind = OS_LOCKS[id];
+      if (kind === undefined) unsupported(`no ${id} here`);
+      const why = ctx.reader.pollReason();
+      if (why !== null) unsupported(why);
+      return () => {
+        const c = { locked: 0, released: 0 };
+        const held = [];
+        let step = 'lock';
+        let failed = null;
+        try {
+          for (const p of Object.values(files)) {
+            held.push(kind.take(p));
+            c.locked++;
+          }
+          step = 'mark';
+          fs.closeSync(fs.openSync(locked, 'wx'));
+          step = 'hold';
+          while (!ctx.stopRequested()) sleepSync(1);
+        } catch (e) {
+          failed = { e, step };
+        }
+        for (const h of held) {
+          try {
+            h.release();
+            c.released++;
+          } catch (e) {
+            if (failed === null) failed = { e, step: 'release' };
+          }
+        }
+        if (failed !== null) return { ok: false, error: ctx.rawError(failed.e), step: failed.step, counters: c };
+        return { ok: true, error: null, step: null, counters: c };
+      };
+    },
+  };
+}
+
+/**
+ * The OS-lock intruder (docs/HANDOFF.md, "os-lock"): waits (up to params.wait_ms) for the
+ * holder's params.locked, then goes at its own files of params.files without asking: write
+ * (fs.writeFileSync), append (fs.appendFileSync), rename (fs.renameSync to params.moved), delete
+ * (fs.unlinkSync); node:fs cannot map a file (mmap_tried stays 0); then takes the holder's own
+ * kind of lock (OS_LOCKS[params.lock].tryTake, waiting params.relock_ms at most) on the relock
+ * file and, only while it holds it, creates params.relocked ('wx', its token). counters: one per
+ * intrusion, 1 when its call returned without an error (what got through is the harness's to
+ * read from the files); errors_sample: the refusals. Step: wait.
+ */
+const osLockIntruder = {
+  prepare(req, ctx) {
+    const files = req.params.files;
+    const locked = stringParam(req, 'locked', null);
+    const relocked = stringParam(req, 'relocked', null);
+    const moved = stringParam(req, 'moved', null);
+    const lock = stringParam(req, 'lock', null);
+    if (files === null || typeof files !== 'object' || locked === null || relocked === null || moved === null || lock === null) {
+      unsupported('an OS-lock intruder needs params.files, params.locked, params.relocked, params.moved and params.lock');
+    }
+    const kind = OS_LOCKS[lock];
+    if (kind === undefined) unsupported(`no ${lock} here`);
+    const waitMs = positiveParam(req, 'wait_ms', 600000);
+    const relockMs = positiveParam(req, 'relock_ms', 600000);
+    return async () => {
+      const c = { write: 0, append: 0, rename: 0, delete: 0, mmap_tried: 0, relock: 0 };
+      const sample = [];
+      const refused = (e) => {
+        if (sample.length < ERRORS_SAMPLE_MAX) sample.push(ctx.rawError(e));
+      };
+      const attempt = (name, f) => {
+        try {
+          f();
+          c[name] = 1;
+        } catch (e) {
+          refused(e);
+        }
+      };
+      const until = nowMs() + waitMs;
+      while (!fs.existsSync(locked)) {
+        if (nowMs() > until) {
+          return { ok: false, error: ctx.rawError(new Error(`the holder had not locked its files after ${waitMs} ms`)), step: 'wait', counters: c };
+        }
+        sleepSync(1);
+      }
+      attempt('write', () => fs.writeFileSync(files.write, req.token));
+      attempt('append', () => fs.appendFileSync(files.append, req.token));
+      attempt('rename', () => fs.renameSync(files.rename, moved));
+      attempt('delete', () => fs.unlinkSync(files.delete));
+      try {
+        const h = await kind.tryTake(files.relock, relockMs);
+        if (h !== null) {
+          try {
+            fs.writeFileSync(relocked, req.token, { flag: 'wx' });
+            c.relock = 1;
+          } finally {
+            h.release();
+          }
+        }
+      } catch (e) {
+        refused(e);
+      }
+      return { ok: true, error: null, step: null, counters: c, errors_sample: sample };
+    };
+  },
+};
+
 export const RECIPES = {
   // The same steps with params.temp on another file system (the harness's second scratch
   // folder): renameSync then fails with EXDEV where the runtime does not copy instead.
@@ -1076,6 +1215,12 @@ export const RECIPES = {
   'update.temp-rename': updateWorker('temp-rename'),
   'update.locked-temp-rename': updateWorker('locked-temp-rename'),
   'update.append-line': updateWorker('append-line'),
+
+  // The OS-lock holder and intruder: the holder locks a file per intrusion and holds them
+  // until stopped; the intruder goes at its own files without asking (osLockIntruder). A probe
+  // with a lock of its runtime's own adds it (OS_LOCKS, osLockHolder).
+  'os-lock.none': osLockHolder('os-lock.none'),
+  'os-lock.intrude': osLockIntruder,
 
 };
 

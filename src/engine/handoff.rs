@@ -1,4 +1,4 @@
-//! What the hand-off scenarios (publish, done-marker, claim, lease, holder, ledger, update) share: probes of the runtime's
+//! What the hand-off scenarios (publish, done-marker, claim, lease, holder, ledger, update, os-lock) share: probes of the runtime's
 //! first family in one pool, one finding per selected recipe, and the way a recipe's items
 //! (trials) end.
 
@@ -47,7 +47,7 @@ pub(super) type MeasureBatch =
     fn(&Batch<'_>, &mut Pools, &mut Measurement<'_>, &mut dyn FnMut(&Finding)) -> Vec<Finding>;
 
 /// Every hand-off scenario the engine runs.
-pub(super) const RUNNERS: [Runner; 7] = [
+pub(super) const RUNNERS: [Runner; 8] = [
     super::publish::RUNNER,
     super::done::RUNNER,
     super::claim::RUNNER,
@@ -55,6 +55,7 @@ pub(super) const RUNNERS: [Runner; 7] = [
     super::holder::RUNNER,
     super::ledger::RUNNER,
     super::update::RUNNER,
+    super::os_lock::RUNNER,
 ];
 
 /// The runner of `scenario`, if it is a hand-off scenario.
@@ -187,6 +188,19 @@ pub(super) fn measure_recipes(
 /// absolute): the target starts absent, nothing holds a handle, the target is read only
 /// afterwards — the hand-offs read what they need of the folder themselves.
 pub(super) fn run_item(pool: &mut [Contender], dir: &Path, slots: &[Slot<'_>], plan: TrialPlan, id: u64) -> TrialEnd {
+    run_item_during(pool, dir, slots, plan, id, None)
+}
+
+/// [`run_item`] with what the harness does itself once the one-pass recipes have ended, while
+/// the loop recipes still run ([`TrialSetup::during`]).
+pub(super) fn run_item_during(
+    pool: &mut [Contender],
+    dir: &Path,
+    slots: &[Slot<'_>],
+    plan: TrialPlan,
+    id: u64,
+    during: Option<&dyn Fn()>,
+) -> TrialEnd {
     let setup = TrialSetup {
         dir,
         probe_dir: dir,
@@ -196,6 +210,7 @@ pub(super) fn run_item(pool: &mut [Contender], dir: &Path, slots: &[Slot<'_>], p
         hold_ms: 0,
         snapshot_before: false,
         trash: None,
+        during,
     };
     run_trial(pool, &setup, id)
 }

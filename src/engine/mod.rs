@@ -25,6 +25,8 @@ pub use done::{DONE_DISPROOF_ITEMS, DONE_ITEMS, DONE_ITEMS_THOROUGH};
 mod handoff;
 mod holder;
 pub use holder::{HOLDER_TRIALS, HOLDER_TRIALS_THOROUGH};
+mod os_lock;
+pub use os_lock::{OS_LOCK_TRIALS, OS_LOCK_TRIALS_THOROUGH};
 mod lease;
 mod ledger;
 pub use lease::{LEASE_DISPROOF_TRIALS, LEASE_TRIALS, LEASE_TRIALS_THOROUGH};

@@ -292,6 +292,7 @@ pub(super) fn race_core(
             hold_ms: m.opts.hold_ms,
             snapshot_before: false,
             trash: trash.as_deref(),
+            during: None,
         };
         let end = run_trial(pool, &setup, id);
         let clean_up = Instant::now();
@@ -523,6 +524,10 @@ pub(super) struct TrialSetup<'a> {
     /// A folder left by an earlier trial, removed while the contenders answer `prepare` (the
     /// harness would otherwise wait for the round trip idle).
     pub trash: Option<&'a Path>,
+    /// What the harness does itself once the calls and one-pass recipes have ended, while the
+    /// loop recipes still run (the OS-lock scenario goes at a holder's files while it holds
+    /// them).
+    pub during: Option<&'a dyn Fn()>,
 }
 
 /// How a trial ended.
@@ -651,6 +656,9 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
         if attempts[i].is_none() && !loops[i] {
             attempts[i] = Some(c.finish());
         }
+    }
+    if let Some(during) = s.during {
+        during();
     }
     for (i, c) in pool.iter_mut().enumerate() {
         if attempts[i].is_none() {

@@ -107,3 +107,13 @@ pub const LEASES_OVERWRITTEN: &str = "leases_overwritten";
 /// Holder: taken-over trials after which there is no lease (the old holder deleted the new
 /// holder's).
 pub const LEASES_DELETED: &str = "leases_deleted";
+/// OS lock: trials in which the holder had locked every file when the harness went at them.
+pub const LOCKED: &str = "locked";
+/// OS lock: trials in which the holder had not locked every file when the harness went at
+/// them (its lock call failed, or it was too slow): nothing of them says what the lock does.
+pub const NOT_LOCKED: &str = "not_locked";
+/// OS lock: locked trials in which the intruder of the holder's runtime took the holder's own
+/// kind of lock too (two holders at once).
+pub const SECOND_LOCK_THROUGH: &str = "second_lock_through";
+/// OS lock: locked trials in which the intruder could map its file into memory at all.
+pub const MMAP_TRIED: &str = "mmap_tried";

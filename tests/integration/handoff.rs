@@ -926,3 +926,110 @@ fn holder_on_session_runtimes() {
 fn c_errors_mention(c: &Cell, code: &str) -> bool {
     counters_result(c).errors_sample.iter().any(|e| e.code.as_deref() == Some(code))
 }
+
+#[test]
+fn broken_os_lock_recipes_are_caught() {
+    let node = fixtures().join("fake-runtimes").join("broken-handoff").join("node");
+    let r = handoff("os-lock", &format!("node={}", node.display()), "1", &["--amplify", "off"]);
+    assert_eq!(r.cells.len(), 4, "one cell per OS-lock recipe: {r:?}");
+    let trials = conformance::engine::OS_LOCK_TRIALS as u64;
+    let cell = |id: &str| {
+        let runs = runs(&r, id);
+        assert_eq!(runs.len(), 1, "{id}: natural only: {runs:?}");
+        let m = runs[0].1;
+        // the holder locked before anyone went at its files, every trial
+        assert_eq!(
+            (count(m, "trials"), count(m, "locked"), count(m, "worker_faults")),
+            (trials, trials, 0),
+            "{id}: {m:?}"
+        );
+        // the fake's intruder and the harness never ask: their writes, renames and deletes all
+        // get through, whatever the holder holds
+        for k in
+            ["write_through", "rename_through", "delete_through", "foreign_write_through", "foreign_delete_through"]
+        {
+            assert_eq!(count(m, k), trials, "{id} {k}: {m:?}");
+        }
+        assert_eq!((count(m, "mmap_tried"), count(m, "mmap_through")), (0, 0), "{id}: {m:?}");
+        m
+    };
+    // claims a lock and takes none: a second holder gets in every time, nothing in /proc/locks
+    let fake = cell("os-lock.fileshare-none");
+    assert_eq!((count(fake, "second_lock_through"), count(fake, "flock_seen")), (trials, 0));
+    assert_eq!(count(fake, "foreign_flock_through"), trials);
+    // no lock at all: the same
+    assert_eq!(count(cell("os-lock.none"), "second_lock_through"), trials);
+    // a real flock: the second flock is refused, the harness's too, and /proc/locks shows it;
+    // an fcntl lock is another kind and gets in
+    let real = cell("os-lock.flock");
+    assert_eq!(
+        (count(real, "second_lock_through"), count(real, "foreign_flock_through"), count(real, "flock_seen")),
+        (0, 0, trials)
+    );
+    assert_eq!(count(real, "foreign_fcntl_through"), trials);
+    let c = r.cells.iter().find(|c| c.variant == "os-lock.filestream-lock").unwrap();
+    assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "{c:?}");
+}
+
+/// The runtimes whose probes have the OS-lock recipes, with the recipes each can express.
+const OS_LOCK_RUNTIMES: [(&str, &[&str]); 6] = [
+    ("node", &["os-lock.none"]),
+    ("bun", &["os-lock.none"]),
+    ("deno", &["os-lock.none", "os-lock.flock"]),
+    ("coreclr", &["os-lock.none", "os-lock.fileshare-none", "os-lock.filestream-lock"]),
+    ("mono", &["os-lock.none", "os-lock.fileshare-none", "os-lock.filestream-lock"]),
+    ("pwsh", &["os-lock.none", "os-lock.fileshare-none", "os-lock.filestream-lock"]),
+];
+
+#[test]
+fn os_lock_on_session_runtimes() {
+    let _serial = one_at_a_time();
+    for (name, recipes) in OS_LOCK_RUNTIMES {
+        if !available(name) {
+            continue;
+        }
+        let r = handoff("os-lock", name, "1", &[]);
+        assert_eq!(r.cells.len(), 4, "{name}: one cell per recipe: {r:?}");
+        for c in &r.cells {
+            let unsupported = c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported"));
+            assert_eq!(!unsupported, recipes.contains(&c.variant.as_str()), "{name}: {c:?}");
+            if unsupported {
+                continue;
+            }
+            for (mode, m) in runs(&r, &c.variant) {
+                let n = |k: &str| count(m, k);
+                assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");
+                assert_eq!(n("trials"), conformance::engine::OS_LOCK_TRIALS as u64, "{name} {mode}: {c:?}");
+                assert_eq!(n("locked") + n("not_locked"), n("trials"), "{name} {mode}: {c:?}");
+                assert_eq!(n("locked"), n("trials"), "{name} {mode}: the holder locked every time: {c:?}");
+                for (k, v) in m.iter().filter(|(k, _)| k.ends_with("_through") || k.ends_with("_seen")) {
+                    assert!(*v <= n("locked"), "{name} {mode} {k}: {c:?}");
+                }
+                assert!(n("mmap_through") <= n("mmap_tried"), "{name} {mode}: {c:?}");
+                if c.variant == "os-lock.none" {
+                    // the detection control: with no lock, every intrusion must show (CoreCLR
+                    // still takes a shared flock on every FileStream, which /proc/locks shows)
+                    for k in
+                        ["write_through", "append_through", "rename_through", "delete_through", "second_lock_through"]
+                    {
+                        assert_eq!(n(k), n("locked"), "{name} {mode} {k}: {c:?}");
+                    }
+                }
+                let through: Vec<String> = m
+                    .iter()
+                    .filter(|(k, v)| k.ends_with("_through") && **v > 0)
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                eprintln!("{name} {mode}: {} {}", c.variant, through.join(" "));
+            }
+        }
+    }
+    // cmd has no OS-lock recipe: its cells say unsupported
+    if available("cmd") {
+        let r = handoff("os-lock", "cmd", "1", &[]);
+        assert_eq!(r.cells.len(), 4, "cmd: {r:?}");
+        for c in &r.cells {
+            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
+        }
+    }
+}

@@ -8,6 +8,7 @@ mod done;
 mod holder;
 mod lease;
 mod ledger;
+mod os_lock;
 mod publish;
 mod update;
 
@@ -34,8 +35,16 @@ pub struct Words {
 }
 
 /// Every hand-off scenario's words, in [`Scenario::HANDOFFS`] order (a unit test checks it).
-pub const WORDS: [Words; 7] =
-    [publish::WORDS, done::WORDS, claim::WORDS, lease::WORDS, holder::WORDS, ledger::WORDS, update::WORDS];
+pub const WORDS: [Words; 8] = [
+    publish::WORDS,
+    done::WORDS,
+    claim::WORDS,
+    lease::WORDS,
+    holder::WORDS,
+    ledger::WORDS,
+    update::WORDS,
+    os_lock::WORDS,
+];
 
 /// Appends `; <label> <count>` to `s` for each of `extras` (counter, label) whose count in `r`
 /// is not 0: the counts a table shows only when something happened.

@@ -263,11 +263,15 @@ pub enum Scenario {
     /// and the harness write, rename, delete, map and lock them without asking
     /// (`docs/HANDOFF.md`).
     OsLock,
+    /// A consumer watches a folder by a recipe (change notifications, a listing, both) and is
+    /// paused while a burst of new files larger than the kernel's notification queue lands
+    /// (`docs/HANDOFF.md`).
+    Watch,
 }
 
 impl Scenario {
     /// The hand-off scenarios, in the order a run measures them and the reports show them.
-    pub const HANDOFFS: [Scenario; 8] = [
+    pub const HANDOFFS: [Scenario; 9] = [
         Scenario::Publish,
         Scenario::DoneMarker,
         Scenario::Claim,
@@ -276,10 +280,11 @@ impl Scenario {
         Scenario::Ledger,
         Scenario::Update,
         Scenario::OsLock,
+        Scenario::Watch,
     ];
 
     /// Every scenario: the two of a matrix row, then [`Scenario::HANDOFFS`].
-    pub const ALL: [Scenario; 10] = [
+    pub const ALL: [Scenario; 11] = [
         Scenario::SecondComer,
         Scenario::Race,
         Scenario::Publish,
@@ -290,6 +295,7 @@ impl Scenario {
         Scenario::Ledger,
         Scenario::Update,
         Scenario::OsLock,
+        Scenario::Watch,
     ];
 
     /// True for a hand-off scenario ([`Scenario::HANDOFFS`]): its cells measure recipes and
@@ -316,6 +322,7 @@ impl Scenario {
             Scenario::Ledger => "ledger",
             Scenario::Update => "update",
             Scenario::OsLock => "os-lock",
+            Scenario::Watch => "watch",
         }
     }
 
@@ -331,6 +338,7 @@ impl Scenario {
             Scenario::Ledger => Some("ledger"),
             Scenario::Update => Some("update"),
             Scenario::OsLock => Some("os-lock"),
+            Scenario::Watch => Some("watch"),
             Scenario::SecondComer | Scenario::Race => None,
         }
     }
@@ -355,6 +363,9 @@ impl Scenario {
             Scenario::Update => "Workers each add 1 to one shared counter file by each recipe (hand-off)",
             Scenario::OsLock => {
                 "A holder keeps files locked by each OS lock while others write, rename, delete and lock them (hand-off)"
+            }
+            Scenario::Watch => {
+                "A consumer watches a folder by each recipe while a burst larger than the notification queue lands (hand-off)"
             }
         }
     }

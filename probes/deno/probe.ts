@@ -13,6 +13,7 @@ import {
   OS_LOCKS,
   osLockHolder,
   RECIPES,
+  WATCHER,
   runSession,
   runThreadWorker,
   useClock,
@@ -40,6 +41,20 @@ function pickClock() {
 useClock(pickClock());
 
 const enc = new TextEncoder();
+
+// Deno's own change notifications (docs/HANDOFF.md, "watch"): Deno.watchFs
+// (https://docs.deno.com/api/deno/~/Deno.watchFs), each event's paths given by their file name.
+WATCHER.start = (dir: string, onName: (name: string) => void) => {
+  const w = Deno.watchFs(dir, { recursive: false });
+  (async () => {
+    try {
+      for await (const ev of w) for (const p of ev.paths) onName(path.basename(p));
+    } catch {
+      // closed
+    }
+  })();
+  return () => w.close();
+};
 
 // Deno's own file lock (docs/HANDOFF.md, "os-lock"): FsFile.lockSync(true), an exclusive
 // flock(2) on Linux (https://docs.deno.com/api/deno/~/Deno.FsFile.prototype.lock). Its lock()

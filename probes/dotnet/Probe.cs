@@ -4,7 +4,8 @@
 // the hello that lists its variants and recipes, recipes (the hand-off routines of
 // ../shared/session.mjs, step for step, with the .NET calls a C# integrator would use:
 // FileStream, File.Move, File.ReadAllBytes, Directory.GetFiles, File.Exists, FileInfo,
-// File.WriteAllBytes, FileStream.Lock, MemoryMappedFile), and `stop`, which ends a loop recipe.
+// File.WriteAllBytes, FileStream.Lock, MemoryMappedFile, FileSystemWatcher,
+// Directory.EnumerateFiles), and `stop`, which ends a loop recipe.
 //
 // One source file for every runtime: it compiles with Mono's `mcs` (no references beyond
 // the defaults, C# 6 syntax) and with the .NET SDK (Probe.csproj). An mcs-built Probe.exe
@@ -496,6 +497,9 @@ static class Recipes
         "os-lock.fileshare-none",
         "os-lock.filestream-lock",
         "os-lock.intrude",
+        "watch.events-only",
+        "watch.events-and-rescan",
+        "watch.poll",
     };
 
     // At most this many raw errors travel in a result's errors_sample.
@@ -555,6 +559,9 @@ static class Recipes
             case "os-lock.filestream-lock":
                 return OsLockHolder(name, req);
             case "os-lock.intrude": return OsLockIntruder(req);
+            case "watch.events-only": return WatchConsumer("events", req);
+            case "watch.events-and-rescan": return WatchConsumer("events-and-rescan", req);
+            case "watch.poll": return WatchConsumer("poll", req);
             default: throw new Unsupported("unknown recipe " + name);
         }
     }
@@ -1580,6 +1587,139 @@ static class Recipes
             }
             catch (Exception e) { refused(e); }
             return new RecipeOutcome { Ok = true, Counters = counters(), Sample = sample };
+        };
+    }
+
+    // ---- watch --------------------------------------------------------------------------------
+
+    // The folder-watch consumers of session.mjs (watchConsumer), by method: `events` (the
+    // watcher only), `events-and-rescan` (the watcher and a listing of params.dir every
+    // params.rescan_ms), `poll` (the listing only). The watcher is what a C# integrator writes:
+    // new FileSystemWatcher(dir) with the default InternalBufferSize (what users get),
+    // NotifyFilter = NotifyFilters.FileName, a Created handler (e.Name) and an Error handler,
+    // which only counts (overflows: its InternalBufferOverflowException; the first raw errors in
+    // errors_sample) — an events-only consumer does not rescan on it, relying on events alone is
+    // the recipe — then EnableRaisingEvents = true. The listing is Directory.EnumerateFiles(dir),
+    // by file name. The handlers run on threads of the runtime's, so the set of recorded names and
+    // the record share one lock with the listing. Every name not recorded yet is appended as a
+    // line to params.record (opened once, FileMode.Append, unbuffered: one Write per name, which
+    // the harness reads as it grows); once it watches it creates params.watching
+    // (FileMode.CreateNew), then loops until `stop` (stdin polled about once a millisecond,
+    // Thread.Sleep(1) between looks). Then the watcher is disposed and the record closed.
+    // counters: events (names the events gave), listings, recorded, overflows (Error events;
+    // only those raised before `stop`: events still on their way then are dropped, and Mono
+    // 6.8's watcher, a proxy of the CoreFX one, never raises Error at all, measured).
+    // Steps: watch, mark, list, record.
+    static RecipeRun WatchConsumer(string method, RecipeRequest req)
+    {
+        string dir = StringParam(req, "dir", null);
+        string record = StringParam(req, "record", null);
+        string watching = StringParam(req, "watching", null);
+        if (dir == null || record == null || watching == null)
+            throw new Unsupported("a watch consumer needs params.dir, params.record and params.watching");
+        long rescanMs = IntParam(req, "rescan_ms", 0, 1, 600000, "params.rescan_ms must be an integer from 1 to 600000");
+        if (rescanMs == 0) throw new Unsupported("params.rescan_ms must be an integer from 1 to 600000");
+        return () =>
+        {
+            long events = 0, listings = 0, recorded = 0, overflows = 0;
+            var sample = new List<object>();
+            var seen = new Dictionary<string, bool>(StringComparer.Ordinal);
+            var gate = new object();
+            bool closed = false;
+            string step = "record";
+            Exception failed = null;
+            string failedStep = null;
+            FileStream rec = null;
+            FileSystemWatcher watcher = null;
+            // under the gate: record `name` once
+            Action<string> note = name =>
+            {
+                if (seen.ContainsKey(name)) return;
+                seen.Add(name, true);
+                byte[] line = Utf8.GetBytes(name + "\n");
+                rec.Write(line, 0, line.Length);
+                recorded++;
+            };
+            try
+            {
+                rec = new FileStream(record, FileMode.Append, FileAccess.Write, FileShare.Read, Unbuffered);
+                if (method != "poll")
+                {
+                    step = "watch";
+                    watcher = new FileSystemWatcher(dir);
+                    watcher.NotifyFilter = NotifyFilters.FileName;
+                    watcher.Created += (sender, e) =>
+                    {
+                        lock (gate)
+                        {
+                            if (closed || failed != null) return;
+                            events++;
+                            // an exception here would end the process: kept for the result
+                            try { if (e.Name != null) note(e.Name); }
+                            catch (Exception x) { failed = x; failedStep = "record"; }
+                        }
+                    };
+                    watcher.Error += (sender, e) =>
+                    {
+                        lock (gate)
+                        {
+                            if (closed) return;
+                            overflows++;
+                            Exception x = e.GetException();
+                            if (x != null && sample.Count < ErrorsSampleMax) sample.Add(Raw(x));
+                        }
+                    };
+                    watcher.EnableRaisingEvents = true;
+                }
+                step = "mark";
+                OpenWx(watching).Dispose();
+                double nextList = method == "events" ? double.PositiveInfinity : NowMs() + rescanMs;
+                for (;;)
+                {
+                    lock (gate) { if (failed != null) break; }
+                    if (Probe.StopRequested()) break;
+                    if (NowMs() >= nextList)
+                    {
+                        step = "list";
+                        lock (gate)
+                        {
+                            foreach (string p in Directory.EnumerateFiles(dir)) note(Path.GetFileName(p));
+                            listings++;
+                        }
+                        nextList = NowMs() + rescanMs;
+                    }
+                    Thread.Sleep(1);
+                }
+            }
+            catch (Exception e)
+            {
+                lock (gate)
+                {
+                    if (failed == null) { failed = e; failedStep = step; }
+                }
+            }
+            lock (gate) { closed = true; }
+            if (watcher != null)
+            {
+                try
+                {
+                    watcher.EnableRaisingEvents = false;
+                    watcher.Dispose();
+                }
+                catch (Exception e) { if (failed == null) { failed = e; failedStep = "watch"; } }
+            }
+            if (rec != null)
+            {
+                try { rec.Dispose(); }
+                catch (Exception e) { if (failed == null) { failed = e; failedStep = "record"; } }
+            }
+            Obj c;
+            lock (gate)
+            {
+                c = new Obj().Set("events", events).Set("listings", listings).Set("recorded", recorded).Set("overflows", overflows);
+            }
+            if (failed != null) return new RecipeOutcome { Ok = false, Step = failedStep, Error = Raw(failed), Counters = c, Sample = sample };
+            return new RecipeOutcome { Ok = true, Counters = c, Sample = sample };
         };
     }
 

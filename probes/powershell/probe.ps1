@@ -709,7 +709,8 @@ $script:RecipeOrder = @('publish.direct', 'publish.temp-rename', 'publish.temp-r
     'holder.no-check', 'holder.renew-blind', 'holder.check-owner',
     'ledger.key-first', 'ledger.check-process-append', 'ledger.check-process-create',
     'update.read-modify-write', 'update.locked-read-modify-write', 'update.temp-rename', 'update.locked-temp-rename',
-    'update.append-line', 'os-lock.none', 'os-lock.fileshare-none', 'os-lock.filestream-lock', 'os-lock.intrude')
+    'update.append-line', 'os-lock.none', 'os-lock.fileshare-none', 'os-lock.filestream-lock', 'os-lock.intrude',
+    'watch.events-only', 'watch.events-and-rescan', 'watch.poll')
 $script:Chunk = 4096
 $script:ErrorsSampleMax = 8
 $script:ClaimStuckRounds = 100000
@@ -1764,6 +1765,131 @@ foreach ($id in $script:OsLockIds) {
     $script:Recipes[$id] = @{ Prepare = $script:OsLockHolderPrepare; Run = $script:OsLockHolderRun; Method = $id }
 }
 $script:Recipes['os-lock.intrude'] = @{ Prepare = $script:OsLockIntruderPrepare; Run = $script:OsLockIntruderRun; Method = 'intrude' }
+
+# The folder-watch consumers of ../shared/session.mjs (watchConsumer; ../dotnet/Probe.cs has the
+# same), by method: `events` (the watcher only), `events-and-rescan` (the watcher and a listing
+# of params.dir every params.rescan_ms), `poll` (the listing only). The watcher is what a
+# PowerShell user writes: New-Object IO.FileSystemWatcher with the default InternalBufferSize,
+# NotifyFilter = FileName, Register-ObjectEvent -InputObject on its Created and Error events
+# (each with a -SourceIdentifier of this attempt's, no -Action: the events wait in the session's
+# event queue), EnableRaisingEvents = $true. The loop drains the queue (Get-Event
+# -SourceIdentifier, then Remove-Event of those events), taking $e.SourceEventArgs.Name of each
+# Created event and counting the Error events (overflows: the watcher's
+# InternalBufferOverflowException; the first raw errors in errors_sample) -- an events-only
+# consumer does not rescan on one, relying on events alone is the recipe. The listing is
+# [IO.Directory]::EnumerateFiles(dir), by file name. Every name not recorded yet is appended as
+# a line to params.record (a FileStream kept open, FileMode.Append, buffer size 1: one Write per
+# name, which the harness reads as it grows); once it watches it creates params.watching
+# ([IO.File]::Open(..., CreateNew)), then loops until `stop` (Test-StopRequested, list when due,
+# drain the events, [Threading.Thread]::Sleep(1)). Then Unregister-Event, Remove-Event of what
+# is left, Dispose of the watcher, and the record closed. counters: events (names the events
+# gave), listings, recorded, overflows (Error events). Steps: watch, mark, list, record.
+$script:WatchPrepare = { param($r)
+    $dir = Get-PathParam $r 'dir' $false
+    $record = Get-PathParam $r 'record' $false
+    $watching = Get-PathParam $r 'watching' $false
+    if ($null -eq $dir -or $null -eq $record -or $null -eq $watching) {
+        throw (New-Unsupported 'a watch consumer needs params.dir, params.record and params.watching')
+    }
+    $rescanMs = Get-IntParam $r 'rescan_ms' 0 1 600000
+    if ($rescanMs -eq 0) { throw (New-Unsupported 'params.rescan_ms must be an integer from 1 to 600000') }
+    $tag = 'conformance.watch.' + $PID.ToString($script:Invariant) + '.' + $r.Id
+    return @{ Dir = $dir; Record = $record; Watching = $watching; RescanMs = $rescanMs; Method = $r.Method;
+              CreatedId = $tag + '.created'; ErrorId = $tag + '.error' }
+}
+
+$script:WatchRun = { param($s)
+    $c = @{ events = 0; listings = 0; recorded = 0; overflows = 0 }
+    $sample = New-Object System.Collections.ArrayList
+    $seen = New-Object 'System.Collections.Generic.HashSet[string]' ([System.StringComparer]::Ordinal)
+    $step = 'record'
+    $failed = $null
+    $failedStep = $null
+    $rec = $null
+    $fsw = $null
+    $registered = New-Object System.Collections.ArrayList
+    try {
+        $rec = New-Object System.IO.FileStream -ArgumentList $s.Record, ([System.IO.FileMode]::Append), ([System.IO.FileAccess]::Write), ([System.IO.FileShare]::Read), 1
+        if ($s.Method -ne 'poll') {
+            $step = 'watch'
+            $fsw = New-Object System.IO.FileSystemWatcher -ArgumentList $s.Dir
+            $fsw.NotifyFilter = [System.IO.NotifyFilters]::FileName
+            $null = Register-ObjectEvent -InputObject $fsw -EventName Created -SourceIdentifier $s.CreatedId -ErrorAction Stop
+            [void]$registered.Add($s.CreatedId)
+            $null = Register-ObjectEvent -InputObject $fsw -EventName Error -SourceIdentifier $s.ErrorId -ErrorAction Stop
+            [void]$registered.Add($s.ErrorId)
+            $fsw.EnableRaisingEvents = $true
+        }
+        $step = 'mark'
+        [System.IO.File]::Open($s.Watching, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read).Dispose()
+        $nextList = [double]::PositiveInfinity
+        if ($s.Method -ne 'events') { $nextList = (Get-NowMs) + $s.RescanMs }
+        while (-not (Test-StopRequested)) {
+            if ((Get-NowMs) -ge $nextList) {
+                $step = 'list'
+                foreach ($p in [System.IO.Directory]::EnumerateFiles($s.Dir)) {
+                    $name = [System.IO.Path]::GetFileName($p)
+                    if ($seen.Add($name)) {
+                        $b = $script:Utf8.GetBytes($name + "`n")
+                        $rec.Write($b, 0, $b.Length)
+                        $c.recorded++
+                    }
+                }
+                $c.listings++
+                $nextList = (Get-NowMs) + $s.RescanMs
+            }
+            if ($null -ne $fsw) {
+                $step = 'record'
+                $got = @(Get-Event -SourceIdentifier $s.CreatedId -ErrorAction Ignore)
+                foreach ($e in $got) {
+                    $c.events++
+                    $name = [string]$e.SourceEventArgs.Name
+                    if ($name.Length -gt 0 -and $seen.Add($name)) {
+                        $b = $script:Utf8.GetBytes($name + "`n")
+                        $rec.Write($b, 0, $b.Length)
+                        $c.recorded++
+                    }
+                }
+                if ($got.Count -gt 0) { $got | Remove-Event -ErrorAction Stop }
+                $bad = @(Get-Event -SourceIdentifier $s.ErrorId -ErrorAction Ignore)
+                foreach ($e in $bad) {
+                    $c.overflows++
+                    $x = $e.SourceEventArgs.GetException()
+                    if ($null -ne $x -and $sample.Count -lt $script:ErrorsSampleMax) { [void]$sample.Add((Get-RawError $x $null)) }
+                }
+                if ($bad.Count -gt 0) { $bad | Remove-Event -ErrorAction Stop }
+            }
+            [System.Threading.Thread]::Sleep(1)
+        }
+    } catch {
+        $failed = $_
+        $failedStep = $step
+    }
+    if ($null -ne $fsw) {
+        try {
+            $fsw.EnableRaisingEvents = $false
+            foreach ($id in $registered) {
+                Unregister-Event -SourceIdentifier $id -ErrorAction Stop
+                Remove-Event -SourceIdentifier $id -ErrorAction Ignore
+            }
+            $fsw.Dispose()
+        } catch {
+            if ($null -eq $failed) { $failed = $_; $failedStep = 'watch' }
+        }
+    }
+    if ($null -ne $rec) {
+        try { $rec.Dispose() } catch { if ($null -eq $failed) { $failed = $_; $failedStep = 'record' } }
+    }
+    $pairs = @(@('events', $c.events), @('listings', $c.listings), @('recorded', $c.recorded), @('overflows', $c.overflows))
+    if ($null -ne $failed) { return (New-RecipeResult $false (Get-RawError $failed $null) $failedStep $pairs $sample) }
+    return (New-RecipeResult $true 'null' $null $pairs $sample)
+}
+
+foreach ($m in @('events-only', 'events-and-rescan', 'poll')) {
+    $method = $m
+    if ($m -eq 'events-only') { $method = 'events' }
+    $script:Recipes['watch.' + $m] = @{ Prepare = $script:WatchPrepare; Run = $script:WatchRun; Method = $method }
+}
 
 function Format-Counters($pairs) {
     if ($null -eq $pairs) { return '' }

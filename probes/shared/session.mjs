@@ -972,6 +972,99 @@ const osLockIntruder = {
   },
 };
 
+// ---- watch -------------------------------------------------------------------------------
+
+/**
+ * How a consumer gets change notifications for a folder (docs/HANDOFF.md, "watch"):
+ * `start(dir, onName)` starts watching and calls onName(name) for each file name an event
+ * gives; returns a function that stops watching. node:fs's is fs.watch (inotify on Linux, by
+ * libuv); a probe may put its runtime's own here (../deno/probe.ts: Deno.watchFs).
+ */
+export const WATCHER = {
+  start(dir, onName) {
+    const w = fs.watch(dir, (event, name) => {
+      if (name !== null && name !== undefined) onName(String(name));
+    });
+    return () => w.close();
+  },
+};
+
+/** Resolves after about `ms` milliseconds, giving the event loop turns meanwhile. */
+function sleepAsync(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The folder-watch consumer by `method`: `events` (WATCHER only), `events-and-rescan` (WATCHER
+ * and a listing, fs.readdirSync, every params.rescan_ms), `poll` (the listing only). Every name
+ * not recorded yet is appended as a line to params.record (kept open, fs.writeSync); once it
+ * watches it creates params.watching ('wx'), then goes on, giving the event loop a turn about
+ * every millisecond, until `stop`. counters: events (names the events gave), listings,
+ * recorded. Steps: watch, mark, list, record.
+ */
+function watchConsumer(method) {
+  return {
+    prepare(req, ctx) {
+      const dir = stringParam(req, 'dir', null);
+      const record = stringParam(req, 'record', null);
+      const watching = stringParam(req, 'watching', null);
+      if (dir === null || record === null || watching === null) {
+        unsupported('a watch consumer needs params.dir, params.record and params.watching');
+      }
+      const rescanMs = positiveParam(req, 'rescan_ms', 600000);
+      const why = ctx.reader.pollReason();
+      if (why !== null) unsupported(why);
+      return async () => {
+        const c = { events: 0, listings: 0, recorded: 0 };
+        const seen = new Set();
+        let step = 'record';
+        let fd = null;
+        let unwatch = null;
+        let failed = null;
+        const note = (name) => {
+          if (seen.has(name)) return;
+          seen.add(name);
+          fs.writeSync(fd, `${name}\n`);
+          c.recorded++;
+        };
+        try {
+          fd = fs.openSync(record, 'a');
+          if (method !== 'poll') {
+            step = 'watch';
+            unwatch = WATCHER.start(dir, (name) => {
+              c.events++;
+              try {
+                note(name);
+              } catch (e) {
+                if (failed === null) failed = { e, step: 'record' };
+              }
+            });
+          }
+          step = 'mark';
+          fs.closeSync(fs.openSync(watching, 'wx'));
+          let nextList = method === 'events' ? Infinity : nowMs() + rescanMs;
+          while (failed === null && !ctx.stopRequested()) {
+            if (nowMs() >= nextList) {
+              step = 'list';
+              for (const name of fs.readdirSync(dir)) note(name);
+              c.listings++;
+              nextList = nowMs() + rescanMs;
+            }
+            await sleepAsync(1);
+          }
+        } catch (e) {
+          if (failed === null) failed = { e, step };
+        } finally {
+          if (unwatch !== null) unwatch();
+          if (fd !== null) fs.closeSync(fd);
+        }
+        if (failed !== null) return { ok: false, error: ctx.rawError(failed.e), step: failed.step, counters: c };
+        return { ok: true, error: null, step: null, counters: c };
+      };
+    },
+  };
+}
+
 export const RECIPES = {
   // The same steps with params.temp on another file system (the harness's second scratch
   // folder): renameSync then fails with EXDEV where the runtime does not copy instead.
@@ -1221,6 +1314,12 @@ export const RECIPES = {
   // with a lock of its runtime's own adds it (OS_LOCKS, osLockHolder).
   'os-lock.none': osLockHolder('os-lock.none'),
   'os-lock.intrude': osLockIntruder,
+
+  // The folder-watch consumers (watchConsumer): record every file seen in a folder while the
+  // harness drops a burst larger than the notification queue on it.
+  'watch.events-only': watchConsumer('events'),
+  'watch.events-and-rescan': watchConsumer('events-and-rescan'),
+  'watch.poll': watchConsumer('poll'),
 
 };
 

@@ -27,6 +27,8 @@ mod holder;
 pub use holder::{HOLDER_TRIALS, HOLDER_TRIALS_THOROUGH};
 mod os_lock;
 pub use os_lock::{OS_LOCK_TRIALS, OS_LOCK_TRIALS_THOROUGH};
+mod watch;
+pub use watch::{burst_size, DEADLINE_MS as WATCH_DEADLINE_MS, WATCH_TRIALS, WATCH_TRIALS_THOROUGH};
 mod lease;
 mod ledger;
 pub use lease::{LEASE_DISPROOF_TRIALS, LEASE_TRIALS, LEASE_TRIALS_THOROUGH};

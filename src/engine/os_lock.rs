@@ -224,7 +224,7 @@ fn os_lock_recipe(
                 },
             ];
             let side = RefCell::new(HarnessSide::default());
-            let during = || *side.borrow_mut() = go_at_files(tdir);
+            let during = |_: &mut [Contender]| *side.borrow_mut() = go_at_files(tdir);
             let end = handoff::run_item_during(pool, tdir, &slots, TrialPlan::release(2, 0), id, Some(&during));
             let side = side.into_inner();
             let seen = OsLockTrial {

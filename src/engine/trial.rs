@@ -525,10 +525,14 @@ pub(super) struct TrialSetup<'a> {
     /// harness would otherwise wait for the round trip idle).
     pub trash: Option<&'a Path>,
     /// What the harness does itself once the calls and one-pass recipes have ended, while the
-    /// loop recipes still run (the OS-lock scenario goes at a holder's files while it holds
-    /// them).
-    pub during: Option<&'a dyn Fn()>,
+    /// loop recipes still run, given the pool (the OS-lock scenario goes at a holder's files
+    /// while it holds them; the watch scenario pauses a consumer and drops a burst of files on
+    /// it).
+    pub during: Option<During<'a>>,
 }
+
+/// What the harness does itself during a trial, given the pool ([`TrialSetup::during`]).
+pub(super) type During<'a> = &'a dyn Fn(&mut [Contender]);
 
 /// How a trial ended.
 pub(super) enum TrialEnd {
@@ -658,7 +662,7 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
         }
     }
     if let Some(during) = s.during {
-        during();
+        during(pool);
     }
     for (i, c) in pool.iter_mut().enumerate() {
         if attempts[i].is_none() {

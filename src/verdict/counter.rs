@@ -3,7 +3,8 @@
 //! tables that show them and the comparisons that weigh them. A renamed constant changes how
 //! older results files read, so these strings never change.
 
-/// Items handed off (publish, done-marker) or put in the incoming folder (claim).
+/// Items handed off (publish, done-marker) or put in the incoming folder (claim), or files of
+/// the bursts a watching consumer was to see (watch).
 pub const ITEMS: &str = "items";
 /// Publish: items whose writer succeeded.
 pub const PUBLISHED: &str = "published";
@@ -89,7 +90,8 @@ pub const UNPROCESSED: &str = "unprocessed";
 pub const UNRECORDED: &str = "unrecorded";
 /// Update: increments asked of the workers (workers × increments each, per trial).
 pub const INCREMENTS: &str = "increments";
-/// Update: trials whose counter total afterwards is below the increments asked.
+/// Update: trials whose counter total afterwards is below the increments asked; watch: trials
+/// in which the consumer missed a file.
 pub const LOSSY: &str = "lossy";
 /// Update: increments missing from the counter totals (asked − total, where below), over all
 /// trials.
@@ -117,3 +119,18 @@ pub const NOT_LOCKED: &str = "not_locked";
 pub const SECOND_LOCK_THROUGH: &str = "second_lock_through";
 /// OS lock: locked trials in which the intruder could map its file into memory at all.
 pub const MMAP_TRIED: &str = "mmap_tried";
+/// Watch: trials in which the consumer said it was watching (its marker) before the burst.
+pub const WATCHING: &str = "watching";
+/// Watch: trials in which it did not (it could not watch, or was too slow to start).
+pub const NOT_WATCHING: &str = "not_watching";
+/// Watch: files of the bursts the consumer's record never named.
+pub const MISSED_ITEMS: &str = "missed_items";
+/// Watch: record lines naming a file already named.
+pub const DUPLICATE_SIGHTINGS: &str = "duplicate_sightings";
+/// Watch: record lines naming no file of the burst.
+pub const STRAYS: &str = "strays";
+/// Watch: trials in which the record named every file before the harness's deadline.
+pub const COMPLETE: &str = "complete";
+/// Watch: the longest time (ms), over the complete trials, from the consumer's resume to its
+/// record naming every file: a maximum, not a sum.
+pub const MS_TO_ALL_MAX: &str = "ms_to_all_max";

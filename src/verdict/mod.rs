@@ -35,6 +35,7 @@ pub mod race;
 pub mod recipe;
 pub mod second;
 pub mod update;
+pub mod watch;
 
 pub use control::*;
 

@@ -343,7 +343,8 @@ fn protocol_1_probes_are_sent_no_recipes() {
         (format!("node={}", node.display()), "the probe (protocol 1) has no recipe "),
         (format!("cmd={}", wine.display()), "the cmd loop (protocol 1) has no recipe "),
     ] {
-        let r = handoff("publish,done-marker,claim,lease,holder,ledger,update", &runtime, "2", &[]);
+        let every = conformance::domain::Scenario::HANDOFFS.map(|s| s.as_str()).join(",");
+        let r = handoff(&every, &runtime, "2", &[]);
         assert_eq!(r.cells.len(), conformance::handoff::recipes().len(), "one cell per recipe: {r:?}");
         for c in &r.cells {
             assert!(counters_result(c).counters.is_empty(), "{c:?}");
@@ -1028,6 +1029,86 @@ fn os_lock_on_session_runtimes() {
     if available("cmd") {
         let r = handoff("os-lock", "cmd", "1", &[]);
         assert_eq!(r.cells.len(), 4, "cmd: {r:?}");
+        for c in &r.cells {
+            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
+        }
+    }
+}
+
+#[test]
+fn broken_watch_recipes_are_caught() {
+    let node = fixtures().join("fake-runtimes").join("broken-handoff").join("node");
+    let r = handoff("watch", &format!("node={}", node.display()), "1", &["--amplify", "off"]);
+    assert_eq!(r.cells.len(), 3, "one cell per watch recipe: {r:?}");
+    let trials = conformance::engine::WATCH_TRIALS as u64;
+    let burst = conformance::engine::burst_size(
+        std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events").ok().as_deref(),
+    );
+    let cell = |id: &str| {
+        let runs = runs(&r, id);
+        assert_eq!(runs.len(), 1, "{id}: natural only: {runs:?}");
+        let m = runs[0].1;
+        // the consumer was watching before every burst, and the whole burst was counted
+        assert_eq!(
+            (count(m, "trials"), count(m, "watching"), count(m, "worker_faults")),
+            (trials, trials, 0),
+            "{id}: {m:?}"
+        );
+        assert_eq!(count(m, "items"), trials * burst, "{id}: {m:?}");
+        m
+    };
+    // records nothing: every file is missed, and no trial is complete
+    let deaf = cell("watch.events-only");
+    assert_eq!(
+        (count(deaf, "missed_items"), count(deaf, "lossy"), count(deaf, "complete")),
+        (trials * burst, trials, 0)
+    );
+    // lists the folder: nothing missed, every trial complete, within the harness's deadline
+    let poll = cell("watch.poll");
+    assert_eq!((count(poll, "missed_items"), count(poll, "lossy"), count(poll, "complete")), (0, 0, trials));
+    assert!(count(poll, "ms_to_all_max") <= conformance::engine::WATCH_DEADLINE_MS, "{poll:?}");
+    assert_eq!((count(poll, "duplicate_sightings"), count(poll, "strays")), (0, 0));
+    let c = r.cells.iter().find(|c| c.variant == "watch.events-and-rescan").unwrap();
+    assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "{c:?}");
+}
+
+/// The runtimes whose probes have the watch recipes.
+const WATCH_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
+
+#[test]
+fn watch_on_session_runtimes() {
+    let _serial = one_at_a_time();
+    for name in WATCH_RUNTIMES {
+        if !available(name) {
+            continue;
+        }
+        let r = handoff("watch", name, "1", &[]);
+        assert_eq!(r.cells.len(), 3, "{name}: one cell per recipe: {r:?}");
+        for c in &r.cells {
+            for (mode, m) in runs(&r, &c.variant) {
+                let n = |k: &str| count(m, k);
+                assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");
+                assert_eq!(n("trials"), conformance::engine::WATCH_TRIALS as u64, "{name} {mode}: {c:?}");
+                assert_eq!(n("watching"), n("trials"), "{name} {mode}: the consumer watched every time: {c:?}");
+                assert!(n("missed_items") <= n("items") && n("lossy") <= n("watching"), "{name} {mode}: {c:?}");
+                assert_eq!(n("lossy") > 0, n("missed_items") > 0, "{name} {mode}: {c:?}");
+                assert!(n("complete") + n("lossy") <= n("watching"), "{name} {mode}: {c:?}");
+                eprintln!(
+                    "{name} {mode}: {} missed {}/{} all seen in {} ms (complete {}) strays {}",
+                    c.variant,
+                    n("missed_items"),
+                    n("items"),
+                    n("ms_to_all_max"),
+                    n("complete"),
+                    n("strays")
+                );
+            }
+        }
+    }
+    // cmd has no watch recipe: its cells say unsupported
+    if available("cmd") {
+        let r = handoff("watch", "cmd", "1", &[]);
+        assert_eq!(r.cells.len(), 3, "cmd: {r:?}");
         for c in &r.cells {
             assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
         }

@@ -11,6 +11,7 @@ mod ledger;
 mod os_lock;
 mod publish;
 mod update;
+mod watch;
 
 use crate::report::model::{CountersResult, Scenario};
 
@@ -35,7 +36,7 @@ pub struct Words {
 }
 
 /// Every hand-off scenario's words, in [`Scenario::HANDOFFS`] order (a unit test checks it).
-pub const WORDS: [Words; 8] = [
+pub const WORDS: [Words; 9] = [
     publish::WORDS,
     done::WORDS,
     claim::WORDS,
@@ -44,6 +45,7 @@ pub const WORDS: [Words; 8] = [
     ledger::WORDS,
     update::WORDS,
     os_lock::WORDS,
+    watch::WORDS,
 ];
 
 /// Appends `; <label> <count>` to `s` for each of `extras` (counter, label) whose count in `r`

@@ -1,0 +1,204 @@
+//! The folder-watch scenario (`docs/HANDOFF.md`, "watch"): per recipe, [`WATCH_TRIALS`] trials
+//! ([`WATCH_TRIALS_THOROUGH`] with `--thorough`), each of one consumer. The consumer watches an
+//! empty folder by the recipe (change notifications, a periodic listing, or both) and records
+//! every file it sees as a line of its record file; once it says it is watching (its marker),
+//! the harness stops it (`SIGSTOP`: a consumer busy elsewhere), creates a burst of empty files
+//! in the folder — a quarter more than the kernel queues notifications for
+//! (`/proc/sys/fs/inotify/max_queued_events`, `inotify(7)`) — resumes it, and watches its
+//! record grow until it names every file or [`DEADLINE_MS`] have passed. Then the consumer is
+//! stopped, and [`crate::verdict::watch`] counts from the record the files it never saw.
+
+use super::handoff;
+use super::trial::{Slot, TrialPlan};
+
+use super::Measurement;
+use crate::domain::Scenario;
+use crate::exec::contender::Contender;
+use crate::exec::driver::Control;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::PathStyle;
+use crate::handoff::Recipe;
+use crate::report::model::CountersResult;
+use crate::report::model::Finding;
+use crate::verdict::watch::{judge_watch, read_record, WatchTrial};
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Trials per watch recipe in the default run: one burst shows whether the recipe loses files
+/// once the queue overflows (each trial creates some 20,000 files).
+pub const WATCH_TRIALS: usize = 1;
+/// Trials per watch recipe with `--thorough`.
+pub const WATCH_TRIALS_THOROUGH: usize = 5;
+/// How often a listing recipe lists the folder (`params.rescan_ms`), ms.
+pub const RESCAN_MS: u64 = 100;
+/// How long after the resume the harness waits for the record to name every file, ms: twenty
+/// times the listing interval (a listing recipe saw all 20,480 files within 530 ms here), so
+/// a listing recipe is not cut short; what the record misses is read after the consumer
+/// stopped, whatever the deadline.
+pub const DEADLINE_MS: u64 = 2_000;
+/// How long the harness waits for the consumer's marker before the burst, ms.
+pub const READY_MS: u64 = 10_000;
+/// How often the harness reads the record while it waits, ms.
+const POLL_MS: u64 = 10;
+/// The watched folder's name in a trial's folder.
+pub const INCOMING: &str = "incoming";
+/// The consumer's record file in a trial's folder (one line per file seen).
+pub const RECORD: &str = "seen";
+/// The consumer's marker in a trial's folder, created once it watches.
+pub const WATCHING: &str = "watching";
+/// The kernel's notification queue, where it cannot be read (the Linux default, `inotify(7)`).
+const DEFAULT_QUEUE: u64 = 16_384;
+/// The largest burst, whatever the queue says.
+const MAX_BURST: u64 = 200_000;
+/// Where Linux says how many notifications it queues per watcher (`inotify(7)`).
+const QUEUE_SETTING: &str = "/proc/sys/fs/inotify/max_queued_events";
+
+/// The watch scenario for the engine: one consumer per trial, amplified only where the run asks
+/// for it (the burst, not a race, is what shows the failure).
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Watch,
+    slots: |_| 1,
+    measure: |b, p, m, f| handoff::measure_recipes(b, p, m, f, handoff::AmplifiedRun::WhenAsked, &mut watch_recipe),
+};
+
+/// The files of a burst: the kernel's queue as `setting` (the text of [`QUEUE_SETTING`], if it
+/// could be read) gives it, and a quarter more, at most [`MAX_BURST`].
+pub fn burst_size(setting: Option<&str>) -> u64 {
+    let queue = setting.and_then(|s| s.trim().parse::<u64>().ok()).filter(|q| *q > 0).unwrap_or(DEFAULT_QUEUE);
+    (queue + queue / 4).min(MAX_BURST)
+}
+
+/// What the harness saw during a trial.
+#[derive(Debug, Default)]
+struct Burst {
+    /// The consumer's marker came before the deadline.
+    watching: bool,
+    /// Time from the resume to the record naming every file.
+    ms_to_all: Option<u64>,
+    /// The harness could not create a file of the burst: why.
+    failed: Option<String>,
+}
+
+/// The harness's side of a trial in `dir` with the consumer `pool[0]`: waits for its marker,
+/// stops it, creates `names` in the watched folder, resumes it, and reads its record every
+/// [`POLL_MS`] until it names them all or [`DEADLINE_MS`] have passed.
+fn burst(pool: &mut [Contender], dir: &Path, names: &[String], set: &HashSet<String>) -> Burst {
+    let mut seen = Burst::default();
+    let ready = Instant::now() + Duration::from_millis(READY_MS);
+    while !dir.join(WATCHING).exists() {
+        if Instant::now() > ready {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    seen.watching = true;
+    // a consumer that cannot be stopped still gets the burst: it just has a better chance
+    let paused = pool[0].control(Control::Pause).is_ok();
+    let incoming = dir.join(INCOMING);
+    for name in names {
+        if let Err(e) = std::fs::OpenOptions::new().write(true).create_new(true).open(incoming.join(name)) {
+            seen.failed = Some(format!("could not create {name} of the burst: {e}"));
+            break;
+        }
+    }
+    if paused {
+        let _ = pool[0].control(Control::Resume);
+    }
+    let resumed = Instant::now();
+    let record = dir.join(RECORD);
+    while resumed.elapsed() < Duration::from_millis(DEADLINE_MS) {
+        let text = std::fs::read_to_string(&record).unwrap_or_default();
+        if read_record(&text, set).0 == names.len() as u64 {
+            seen.ms_to_all = Some(resumed.elapsed().as_millis() as u64);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(POLL_MS));
+    }
+    seen
+}
+
+/// One recipe's finding; `None` when the run was interrupted.
+fn watch_recipe(pool: &mut [Contender], recipe: &Recipe, style: PathStyle, m: &mut Measurement<'_>) -> Option<Finding> {
+    let started = Instant::now();
+    let v = recipe.as_variant();
+    let trials = if m.opts.adaptive { WATCH_TRIALS } else { WATCH_TRIALS_THOROUGH };
+    let n = burst_size(std::fs::read_to_string(QUEUE_SETTING).ok().as_deref());
+    let names: Vec<String> = (0..n).map(|i| format!("item-{i:06}")).collect();
+    let set: HashSet<String> = names.iter().cloned().collect();
+    let (done, evidence) = handoff::run_items(
+        m,
+        trials,
+        &mut |t, tdir, m| {
+            let id = m.next_id();
+            let incoming = tdir.join(INCOMING);
+            std::fs::create_dir(&incoming).map_err(|e| format!("could not create the watched folder: {e}"))?;
+            let slots = [Slot {
+                variant: &v,
+                style,
+                index: 0,
+                token: format!("{}-w{t}-consumer", m.nonce),
+                recipe: handoff::recipe_spec(
+                    Scenario::Watch,
+                    &recipe.id,
+                    "consumer",
+                    serde_json::json!({
+                        "dir": spell(&incoming, style),
+                        "record": spell(&tdir.join(RECORD), style),
+                        "watching": spell(&tdir.join(WATCHING), style),
+                        "rescan_ms": RESCAN_MS,
+                    }),
+                    true,
+                ),
+            }];
+            let side = RefCell::new(Burst::default());
+            let during = |pool: &mut [Contender]| *side.borrow_mut() = burst(pool, tdir, &names, &set);
+            let end = handoff::run_item_during(pool, tdir, &slots, TrialPlan::release(1, 0), id, Some(&during));
+            let side = side.into_inner();
+            if let Some(why) = side.failed {
+                return Err(why);
+            }
+            let text = std::fs::read_to_string(tdir.join(RECORD)).unwrap_or_default();
+            let (seen, duplicates, strays) = read_record(&text, &set);
+            let trial = WatchTrial {
+                watching: side.watching,
+                items: n,
+                seen,
+                duplicates,
+                strays,
+                ms_to_all: side.ms_to_all,
+                faults: Vec::new(),
+            };
+            Ok((end, trial))
+        },
+        &|_| false,
+    )?;
+    let mut result = CountersResult::default();
+    let mut judged = Vec::with_capacity(done.len());
+    for (attempts, mut seen) in done {
+        handoff::count_errors(&mut result, &attempts);
+        seen.faults = attempts.iter().map(handoff::faulted).collect();
+        for a in &attempts {
+            if let Some(r) = &a.recipe {
+                handoff::keep_sample(&mut result, &r.errors_sample);
+            }
+        }
+        judged.push(seen);
+    }
+    if !judged.is_empty() {
+        result.counters = judge_watch(&judged);
+    }
+    Some(handoff::finding(recipe, result, evidence, started))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_burst_is_a_quarter_more_than_the_queue() {
+        assert_eq!(super::burst_size(Some("16384\n")), 20_480);
+        assert_eq!(super::burst_size(Some("not a number")), 20_480, "the Linux default");
+        assert_eq!(super::burst_size(None), 20_480);
+        assert_eq!(super::burst_size(Some("1000000")), 200_000, "capped");
+    }
+}

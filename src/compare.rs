@@ -17,7 +17,10 @@
 //! race) and that found no failure measured nothing: it is listed as weak, not compared.
 //! Hand-off cells (counters) compare their state: `measured`, `unsupported` (no counters, the probe's reason in the evidence) or
 //! `harness-error`; their counts are natural rates that move from run to run (e.g. Deno's torn
-//! reads of `publish.direct`, 58/6,911 and 303/1,836 in two runs here), which `diff` weighs.
+//! reads of `publish.direct`, 58/6,911 and 303/1,836 in two runs here), which `diff` weighs —
+//! except in the scenarios whose trials the harness lays out instead of racing (holder,
+//! os-lock, watch), where a recipe's answer (`yes`, `no`, `undetermined`) that changed is a
+//! change, however few the trials.
 //! The races of rows against each other (`run --against`) are compared as race cells, pair by
 //! pair ([`pair_key`]). [`junit`] writes a comparison as JUnit XML.
 //!
@@ -495,6 +498,24 @@ fn counters_state(c: &Cell) -> &'static str {
     }
 }
 
+/// Compares the answers of two measured cells of a laid-out hand-off scenario
+/// ([`crate::report::handoff::Words::laid_out`]: holder, os-lock, watch), whose recipe does the
+/// same every time: a changed answer is a change, however few the trials. Other hand-offs'
+/// counts are rates, left to `diff`.
+fn judge_laid_out(b: &Cell, n: &Cell) -> Judged {
+    use crate::report::answers::{cell_recipe_answer, recipe_text};
+    if !crate::report::handoff::words(b.scenario).is_some_and(|w| w.laid_out) {
+        return Judged::Same;
+    }
+    match (cell_recipe_answer(b), cell_recipe_answer(n)) {
+        (Some(x), Some(y)) if x.verdict != y.verdict => Judged::Changed(
+            format!("{} ({})", x.verdict.as_str(), recipe_text(&x)),
+            format!("{} ({})", y.verdict.as_str(), recipe_text(&y)),
+        ),
+        _ => Judged::Same,
+    }
+}
+
 /// Compares one cell of both runs (see the module documentation).
 fn judge(b: &Cell, n: &Cell, ignore: &[Fact]) -> Judged {
     match (b.race(), n.race()) {
@@ -504,11 +525,10 @@ fn judge(b: &Cell, n: &Cell, ignore: &[Fact]) -> Judged {
         }
         _ if matches!(b.result, CellResult::Counters(_)) => {
             let (bs, ns) = (counters_state(b), counters_state(n));
-            if bs == ns {
-                Judged::Same
-            } else {
-                Judged::Changed(bs.into(), ns.into())
+            if bs != ns {
+                return Judged::Changed(bs.into(), ns.into());
             }
+            judge_laid_out(b, n)
         }
         _ => judge_second(b, n, ignore),
     }
@@ -622,6 +642,44 @@ mod tests {
         assert_eq!((d.changed[0].before.0.as_str(), d.changed[0].after.0.as_str()), ("measured", "unsupported"));
         new.cells[0].result = CellResult::Counters(CountersResult { harness_error: true, ..Default::default() });
         assert_eq!(compare(&base, &new).changed[0].after.0, "harness-error");
+    }
+
+    /// A laid-out scenario's recipe does the same every time: with its two trials, a second
+    /// holder let in where none got in before is a change (Fisher's test could never say so).
+    #[test]
+    fn a_laid_out_hand_off_cell_changes_with_its_answer() {
+        use crate::report::model::CountersResult;
+        let mut base = results();
+        let mut cell = base.cells[0].clone();
+        cell.scenario = crate::report::Scenario::OsLock;
+        cell.variant = "os-lock.flock".into();
+        let counts = |second: u64, foreign: u64| {
+            CellResult::Counters(CountersResult {
+                counters: [
+                    ("trials".to_string(), 2),
+                    ("locked".to_string(), 2),
+                    ("second_lock_through".to_string(), second),
+                    ("foreign_write_through".to_string(), foreign),
+                ]
+                .into(),
+                ..Default::default()
+            })
+        };
+        cell.result = counts(0, 2);
+        base.cells = vec![cell];
+        let mut new = base.clone();
+        // what the lock does not stop is shown, not judged: the same answer
+        new.cells[0].result = counts(0, 1);
+        assert!(!compare(&base, &new).differs());
+        new.cells[0].result = counts(2, 2);
+        let d = compare(&base, &new);
+        assert_eq!(d.changed.len(), 1, "{}", d.render());
+        assert!(
+            d.changed[0].before.0.starts_with("yes") && d.changed[0].after.0.starts_with("no"),
+            "{:?}",
+            d.changed[0]
+        );
+        assert!(!crate::diff::counters_differ(&base.cells[0], &new.cells[0]).is_empty());
     }
 
     #[test]

@@ -170,15 +170,19 @@ impl Report {
 }
 
 /// The failure counters of two hand-off cells that differ materially (Fisher's exact test,
-/// p < [`crate::stats::SIGNIFICANT_P`]), as `torn_reads 0/4888 → 120/4890`; empty when none
-/// does or a cell has no counts.
+/// p < [`crate::stats::SIGNIFICANT_P`]; in a laid-out scenario, whose recipe does the same
+/// every time ([`crate::report::handoff::Words::laid_out`]), any failure found in one and not
+/// the other), as `torn_reads 0/4888 → 120/4890`; empty when none does or a cell has no
+/// counts.
 pub fn counters_differ(a: &Cell, b: &Cell) -> Vec<String> {
     let (CellResult::Counters(x), CellResult::Counters(y)) = (&a.result, &b.result) else { return Vec::new() };
     if x.harness_error || y.harness_error {
         return Vec::new();
     }
     let mut out = Vec::new();
-    let failures = crate::report::handoff::words(a.scenario).map_or(&[][..], |w| w.failures);
+    let words = crate::report::handoff::words(a.scenario);
+    let laid_out = words.is_some_and(|w| w.laid_out);
+    let failures = words.map_or(&[][..], |w| w.failures);
     for &(fail, of) in failures {
         let (Some(&fa), Some(&fb)) = (x.counters.get(fail), y.counters.get(fail)) else { continue };
         let (ta, tb) = (x.counters.get(of).copied().unwrap_or(0), y.counters.get(of).copied().unwrap_or(0));
@@ -186,7 +190,7 @@ pub fn counters_differ(a: &Cell, b: &Cell) -> Vec<String> {
             continue;
         }
         let p = crate::stats::fisher_p(fa as usize, ta.max(fa) as usize, fb as usize, tb.max(fb) as usize);
-        if p < crate::stats::SIGNIFICANT_P {
+        if p < crate::stats::SIGNIFICANT_P || (laid_out && (fa == 0) != (fb == 0)) {
             out.push(format!("{fail} {fa}/{ta} → {fb}/{tb}"));
         }
     }

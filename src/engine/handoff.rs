@@ -102,6 +102,10 @@ pub(super) enum AmplifiedRun {
     /// every system call of every thread, is amplified only when asked: its five lease recipes
     /// took 24 s amplified against 3 s natural.
     Always,
+    /// Never: the harness lays the trial out and nothing in it is a race to widen; the reason,
+    /// which the cell gives instead of an amplified run (watch: Deno's watcher took over 10 s to
+    /// start under the tracer).
+    Never(&'static str),
 }
 
 /// One recipe of a scenario whose items take `workers` contenders each (lease, ledger): its
@@ -154,10 +158,12 @@ pub(super) fn measure_recipes(
         // not when the natural run could not start (its evidence already says why)
         let natural_ran = matches!(&f.result, CellResult::Counters(k) if !k.counters.is_empty());
         if natural_ran {
-            let amplified = match (pools.unusable(), &amplify, asked) {
-                // a runtime that is never amplified (cmd) says so, not that a flag would run it
-                (Some(why), _, _) => Err(NoAmplified::Unavailable(why.to_string())),
-                (None, Amplify::On(_), false) => Err(NoAmplified::NotRequested),
+            let amplified = match (pools.unusable(), &amplify, asked, amplified) {
+                // a scenario with nothing to amplify says why, not that a flag would run it
+                (_, Amplify::On(_), _, AmplifiedRun::Never(why)) => Err(NoAmplified::Unavailable(why.to_string())),
+                // a runtime that is never amplified (cmd) says so, likewise
+                (Some(why), _, _, _) => Err(NoAmplified::Unavailable(why.to_string())),
+                (None, Amplify::On(_), false, _) => Err(NoAmplified::NotRequested),
                 _ => match pools.amplified(&amplify) {
                     Ok(pool) => match run(&mut pool[..slots], recipe, adapter.path_style(), m) {
                         Some(a) => Ok(a),
@@ -300,12 +306,22 @@ pub(super) fn keep_sample(result: &mut CountersResult, raw: &[crate::domain::Raw
 }
 
 /// Counts the failed steps of `attempts` in `result`: each one's normalised code, and its raw
-/// error in the cell's sample ([`keep_sample`]).
+/// error in the cell's sample ([`keep_sample`]). A contender that crashed, timed out or hung
+/// ([`faulted`]) has no raw error of its own: what the harness saw of it (its evidence: the
+/// timeout, the stderr tail) goes in the sample instead, typed by how it ended, so that a
+/// cell's `worker_faults` says why.
 pub(super) fn count_errors(result: &mut CountersResult, attempts: &[Attempt]) {
     for a in attempts {
         if let Some(e) = super::attempt::error_info(a) {
             *result.errors.entry(e.code).or_insert(0) += 1;
             keep_sample(result, std::slice::from_ref(&e.raw));
+        } else if let (true, Some(why)) = (faulted(a), &a.evidence) {
+            let raw = crate::domain::RawError {
+                kind: a.report.as_str().to_string(),
+                message: why.clone(),
+                ..Default::default()
+            };
+            keep_sample(result, std::slice::from_ref(&raw));
         }
     }
 }

@@ -44,8 +44,10 @@ pub const RELOCKED: &str = "relocked";
 /// What a renamed file's new name adds to its old one.
 pub const MOVED_SUFFIX: &str = ".moved";
 /// How long the intruder waits for the holder's marker before it gives up (`params.wait_ms`),
-/// ms: a PowerShell holder on a busy machine takes a while to open a dozen files.
-pub const WAIT_MS: u64 = 10_000;
+/// ms: a PowerShell holder on a busy machine takes a while to open a dozen files; below the
+/// default attempt timeout (`--timeout`, 10 s), so that the intruder says why before it is
+/// killed.
+pub const WAIT_MS: u64 = 5_000;
 /// How long the intruder waits for a second lock that blocks instead of refusing (Deno's
 /// `FsFile.lock`) before it counts it refused (`params.relock_ms`), ms.
 pub const RELOCK_MS: u64 = 300;
@@ -120,10 +122,14 @@ fn go_at_files(dir: &Path) -> HarnessSide {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let inodes: Vec<u64> =
-            Intrusion::ALL.iter().filter_map(|i| std::fs::metadata(file_of(dir, *i)).ok().map(|m| m.ino())).collect();
+        // the device as /proc/locks prints it, MAJOR(st_dev):MINOR(st_dev) (makedev(3))
+        let files: Vec<_> = Intrusion::ALL
+            .iter()
+            .filter_map(|i| std::fs::metadata(file_of(dir, *i)).ok())
+            .map(|m| (nix::sys::stat::major(m.dev()), nix::sys::stat::minor(m.dev()), m.ino()))
+            .collect();
         if let Ok(text) = std::fs::read_to_string("/proc/locks") {
-            side.locks_seen = locks_on(&text, &inodes);
+            side.locks_seen = locks_on(&text, &files);
         }
     }
     let _ = std::fs::write(file_of(dir, Intrusion::ForeignWrite), "foreign\n");
@@ -243,6 +249,11 @@ fn os_lock_recipe(
     for (attempts, mut seen) in done {
         handoff::count_errors(&mut result, &attempts);
         seen.faults = attempts.iter().map(handoff::faulted).collect();
+        // an intruder that gave up waiting for the holder's marker went at nothing: whatever the
+        // harness then found, the trial measured no lock
+        if attempts.get(1).and_then(|a| a.recipe.as_ref()).is_some_and(|r| r.step.as_deref() == Some("wait")) {
+            seen.locked = false;
+        }
         // whether the runtime can map a file at all is the intruder's to say; what its mapped
         // write did is read from the file
         seen.mmap_tried = attempts

@@ -343,25 +343,32 @@ pub struct RecipeAnswerOf<'a> {
 
 /// The answers of one runtime's hand-off recipes, a recipe each, in the file's order.
 pub fn recipe_answers<'a>(results: &'a Results, runtime: &str) -> Vec<RecipeAnswerOf<'a>> {
+    results
+        .cells
+        .iter()
+        .filter(|c| c.runtime == runtime)
+        .filter_map(|c| {
+            cell_recipe_answer(c).map(|answer| RecipeAnswerOf { scenario: c.scenario, recipe: &c.variant, answer })
+        })
+        .collect()
+}
+
+/// The answer of hand-off cell `c` for its recipe, from its natural and amplified runs and
+/// its scenario's failure and fault counters; `None` for a cell that is not a hand-off's.
+pub fn cell_recipe_answer(c: &super::model::Cell) -> Option<crate::verdict::recipe::RecipeAnswer> {
     use crate::verdict::recipe::{answer_recipe, RecipeRun};
     use crate::verdict::RaceMode;
-    let mut out = Vec::new();
-    for c in results.cells.iter().filter(|c| c.runtime == runtime && c.scenario.is_handoff()) {
-        let (Some(words), super::model::CellResult::Counters(r)) = (super::handoff::words(c.scenario), &c.result)
-        else {
-            continue;
-        };
-        // a cell whose recipe the probe lacks, or that stopped before its first item, has no
-        // counters: no run
-        let runs: Vec<RecipeRun<'_>> = [(RaceMode::Natural, Some(r)), (RaceMode::Amplified, r.amplified.as_deref())]
-            .into_iter()
-            .filter_map(|(mode, run)| run.filter(|x| !x.counters.is_empty() || x.harness_error).map(|x| (mode, x)))
-            .map(|(mode, x)| RecipeRun { mode, counters: &x.counters, harness_error: x.harness_error })
-            .collect();
-        let answer = answer_recipe(&runs, words.failures, words.faults);
-        out.push(RecipeAnswerOf { scenario: c.scenario, recipe: &c.variant, answer });
-    }
-    out
+    let (Some(words), super::model::CellResult::Counters(r)) = (super::handoff::words(c.scenario), &c.result) else {
+        return None;
+    };
+    // a cell whose recipe the probe lacks, or that stopped before its first item, has no
+    // counters: no run
+    let runs: Vec<RecipeRun<'_>> = [(RaceMode::Natural, Some(r)), (RaceMode::Amplified, r.amplified.as_deref())]
+        .into_iter()
+        .filter_map(|(mode, run)| run.filter(|x| !x.counters.is_empty() || x.harness_error).map(|x| (mode, x)))
+        .map(|(mode, x)| RecipeRun { mode, counters: &x.counters, harness_error: x.harness_error })
+        .collect();
+    Some(answer_recipe(&runs, words.failures, words.faults))
 }
 
 /// A recipe's answer in a few words, for the lists: `held over 40 trials`, `duplicated 6/10

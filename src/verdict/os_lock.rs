@@ -178,13 +178,16 @@ impl LockSeen {
     }
 }
 
+/// A file as `/proc/locks` names it: its device's major and minor numbers and its inode number.
+pub type FileId = (u64, u64, u64);
+
 /// The kinds of lock `/proc/locks` (its text, `proc(5)`) lists as held (not waiting: the lines
-/// marked `->` are blocked requests) on a file whose inode number is in `inodes`.
+/// marked `->` are blocked requests) on one of `files`.
 ///
 /// A line reads `1: FLOCK  ADVISORY  WRITE 4711 00:2a:1234567 0 EOF`; the sixth field is
-/// `major:minor:inode` (the device in hex, the inode in decimal). A line that does not read so
-/// is skipped.
-pub fn locks_on(proc_locks: &str, inodes: &[u64]) -> Vec<LockSeen> {
+/// `major:minor:inode` (the device numbers in hex, the inode in decimal). A line that does not
+/// read so is skipped.
+pub fn locks_on(proc_locks: &str, files: &[FileId]) -> Vec<LockSeen> {
     let mut seen = Vec::new();
     for line in proc_locks.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
@@ -194,8 +197,15 @@ pub fn locks_on(proc_locks: &str, inodes: &[u64]) -> Vec<LockSeen> {
         let (Some(kind), Some(dev)) = (fields.get(1).and_then(|k| LockSeen::parse(k)), fields.get(5)) else {
             continue;
         };
-        let inode = dev.rsplit(':').next().and_then(|i| i.parse::<u64>().ok());
-        if inode.is_some_and(|i| inodes.contains(&i)) && !seen.contains(&kind) {
+        let id = match dev.split(':').collect::<Vec<_>>()[..] {
+            [major, minor, inode] => u64::from_str_radix(major, 16)
+                .ok()
+                .zip(u64::from_str_radix(minor, 16).ok())
+                .zip(inode.parse::<u64>().ok())
+                .map(|((a, b), c)| (a, b, c)),
+            _ => None,
+        };
+        if id.is_some_and(|i| files.contains(&i)) && !seen.contains(&kind) {
             seen.push(kind);
         }
     }
@@ -285,9 +295,11 @@ mod tests {
                     2: POSIX  ADVISORY  WRITE 4711 fd:01:99 0 EOF\n\
                     3: OFDLCK ADVISORY  READ  -1 00:2a:1234568 0 EOF\n\
                     garbage\n";
-        assert_eq!(locks_on(text, &[1234567]), vec![LockSeen::Flock]);
-        assert_eq!(locks_on(text, &[1234567, 99, 1234568]), vec![LockSeen::Flock, LockSeen::Posix, LockSeen::Ofd]);
-        assert_eq!(locks_on(text, &[5]), vec![]);
+        assert_eq!(locks_on(text, &[(0, 0x2a, 1234567)]), vec![LockSeen::Flock]);
+        let all = [(0, 0x2a, 1234567), (0xfd, 1, 99), (0, 0x2a, 1234568)];
+        assert_eq!(locks_on(text, &all), vec![LockSeen::Flock, LockSeen::Posix, LockSeen::Ofd]);
+        assert_eq!(locks_on(text, &[(0, 0x2a, 5)]), vec![]);
+        assert_eq!(locks_on(text, &[(0, 0x2b, 1234567)]), vec![], "the same inode on another device");
         let c = judge_os_lock(&[OsLockTrial { locks_seen: vec![LockSeen::Flock], ..locked(&[]) }]);
         assert_eq!((c["flock_seen"], c["posix_seen"], c["ofd_seen"]), (1, 0, 0));
     }

@@ -18,6 +18,7 @@ pub const WORDS: Words = Words {
     ],
     faults: &[counter::WORKER_FAULTS],
     intent: "claim files from a shared folder",
+    laid_out: false,
 };
 
 /// The text of one run (natural or amplified) of a claim cell: items processed more than once

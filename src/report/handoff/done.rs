@@ -13,6 +13,7 @@ pub const WORDS: Words = Words {
     failures: &[(counter::PREMATURE_CONSUMES, counter::CONSUMED), (counter::NEVER_CONSUMED, counter::ITEMS)],
     faults: &[counter::CONSUMER_FAULTS],
     intent: "tell a consumer a file is complete",
+    laid_out: false,
 };
 
 /// The text of one run (natural or amplified) of a done-marker cell: premature consumes over

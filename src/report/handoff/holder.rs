@@ -17,6 +17,7 @@ pub const WORDS: Words = Words {
     ],
     faults: &[counter::WORKER_FAULTS],
     intent: "keep a lease while working",
+    laid_out: true,
 };
 
 /// The text of one run (natural or amplified) of a holder cell: side effects after the loss

@@ -13,6 +13,7 @@ pub const WORDS: Words = Words {
     failures: &[(counter::DOUBLE_OWNERSHIP, counter::TRIALS), (counter::STUCK, counter::TRIALS)],
     faults: &[counter::TAKER_FAULTS],
     intent: "take over a stale lease",
+    laid_out: false,
 };
 
 /// The text of one run (natural or amplified) of a lease cell: trials with two holders or

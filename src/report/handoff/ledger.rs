@@ -13,6 +13,7 @@ pub const WORDS: Words = Words {
     failures: &[(counter::DUPLICATED, counter::TRIALS), (counter::UNPROCESSED, counter::TRIALS), (counter::UNRECORDED, counter::TRIALS)],
     faults: &[counter::WORKER_FAULTS],
     intent: "process an item once (idempotency)",
+    laid_out: false,
 };
 
 /// The text of one run (natural or amplified) of a ledger cell: trials with a duplicate side

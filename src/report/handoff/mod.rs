@@ -33,6 +33,11 @@ pub struct Words {
     /// What a person wants of its recipes, in words: the heading of its answer list
     /// (`take over a stale lease`).
     pub intent: &'static str,
+    /// Its trials are laid out by the harness (a pause, a wait for a marker), not raced: the
+    /// same recipe on the same runtime does the same every time, so `compare` takes a changed
+    /// answer as a change, however few the trials (a raced scenario's counts are rates that
+    /// move from run to run, which `diff` weighs).
+    pub laid_out: bool,
 }
 
 /// Every hand-off scenario's words, in [`Scenario::HANDOFFS`] order (a unit test checks it).

@@ -14,6 +14,7 @@ pub const WORDS: Words = Words {
     failures: &[(counter::SECOND_LOCK_THROUGH, counter::LOCKED)],
     faults: &[counter::WORKER_FAULTS, counter::NOT_LOCKED],
     intent: "lock a file with the OS (against a second holder)",
+    laid_out: true,
 };
 
 /// The text of one run (natural or amplified) of an OS-lock cell: second locks over the locked

@@ -20,6 +20,7 @@ pub const WORDS: Words = Words {
     ],
     faults: &[counter::READER_FAULTS],
     intent: "publish a file for readers",
+    laid_out: false,
 };
 
 /// The text of one run (natural or amplified) of a publish cell: torn reads over reads,

@@ -20,6 +20,7 @@ pub const WORDS: Words = Words {
     ],
     faults: &[counter::WORKER_FAULTS],
     intent: "update a shared file",
+    laid_out: false,
 };
 
 /// The text of one run (natural or amplified) of an update cell: increments lost over those

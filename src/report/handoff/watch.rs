@@ -13,6 +13,7 @@ pub const WORDS: Words = Words {
     failures: &[(counter::LOSSY, counter::WATCHING), (counter::MISSED_ITEMS, counter::ITEMS)],
     faults: &[counter::WORKER_FAULTS, counter::NOT_WATCHING],
     intent: "watch a folder for new files",
+    laid_out: true,
 };
 
 /// The text of one run (natural or amplified) of a watch cell: files missed over those created,

@@ -42,7 +42,9 @@ exit /b 0
 
 rem ---------------------------------------------------------------------------------
 rem A recipe's request (protocol 2): sets WHY when this loop cannot run it. RCP is the
-rem recipe, RL the label of recipes.cmd that runs it (empty: none), RM a claim method.
+rem recipe, RL the label of recipes.cmd that runs it (empty: none), RM a claim method, RU an
+rem update method. The recipes listed in the hello that have no faithful cmd form are
+rem answered here with the reason (README.md, Recipes).
 :recipe_checks
 set "_d=cmd cannot write a file in timed 4 KiB writes (copy and type write it in one go, in 64 KiB buffers under Wine) and has no clock finer than a second for the consumer (TIME has no seconds under Wine), so the done-marker recipes have no faithful cmd form"
 if "!RCP!"=="done.marker-after-data" (set "WHY=!_d!")
@@ -50,6 +52,15 @@ if "!RCP!"=="done.marker-before-data" (set "WHY=!_d!")
 if "!RCP!"=="done.size-stable" (set "WHY=!_d!")
 if "!RCP!"=="done.mtime-stable" (set "WHY=!_d!")
 if "!RCP!"=="consume.poll" (set "WHY=!_d!")
+set "_d=cmd has no exclusive create of a file: copy and a redirection overwrite an existing file (copy /-Y asks first), and if not exist is a check before the create, not one call; its one exclusive create, mkdir, makes a directory, which is another recipe (as lease.dir-mtime is beside the file leases), so a recipe whose shared file (the ledger key, the update lock) is created 'wx' has no faithful cmd form"
+if "!RCP!"=="ledger.key-first" (set "WHY=!_d!")
+if "!RCP!"=="ledger.check-process-create" (set "WHY=!_d!")
+if "!RCP!"=="update.locked-read-modify-write" (set "WHY=!_d!")
+if "!RCP!"=="update.locked-temp-rename" (set "WHY=!_d!")
+set "_d=a lease holder needs the time in ms, which cmd cannot read (TIME has no seconds under Wine, set /a is 32-bit): its renewal writes expiresAt in ms since the epoch, and the trial's taker, lease.expires-delete-create of the same runtime, compares expiresAt with the time; its work (params.work_ms, milliseconds) needs a sleep below a second, which cmd has not either (Wine 8 has no timeout command; ping -n waits a second per echo), so the holder recipes have no faithful cmd form"
+if "!RCP!"=="holder.no-check" (set "WHY=!_d!")
+if "!RCP!"=="holder.renew-blind" (set "WHY=!_d!")
+if "!RCP!"=="holder.check-owner" (set "WHY=!_d!")
 set "_d="
 if defined WHY (exit /b 0)
 if not defined RL (set "WHY=unknown recipe")
@@ -65,6 +76,12 @@ if "!RL!"=="read_poll" (if not exist "!Q!\reads\" (set "WHY=the harness made no 
 if "!RL!"=="claim" (if not defined RIN (set "WHY=claim workers need params.incoming and params.output"))
 if "!RL!"=="claim" (if not defined ROUT (set "WHY=claim workers need params.incoming and params.output"))
 if "!RM!"=="rename" (if not defined RPROC (set "WHY=claim.rename-claim needs params.processing"))
+if "!RL!"=="update" (if not defined RCNT (set "WHY=an update worker needs params.counter and params.increments"))
+if "!RL!"=="update" (if not defined RINC (set "WHY=an update worker needs params.counter and params.increments"))
+if "!RU!"=="temp" (if not defined RTMP (set "WHY=update.temp-rename needs params.temp"))
+if "!RL!"=="ledger_append" (if not defined RKEY (set "WHY=a ledger worker needs params.key, params.effect and params.list"))
+if "!RL!"=="ledger_append" (if not defined REFF (set "WHY=a ledger worker needs params.key, params.effect and params.list"))
+if "!RL!"=="ledger_append" (if not defined RLIST (set "WHY=a ledger worker needs params.key, params.effect and params.list"))
 exit /b 0
 
 rem conformance probe for cmd.exe, LOOP mode (protocol 1; see ../PROTOCOL.md, "Loop mode"):
@@ -162,7 +179,7 @@ exit 4
 rem The hello proves the request channel: it quotes the check file the harness wrote.
 set "_h="
 set /p "_h=" <"!Q!\check"
-echo {"protocol":2,"type":"hello","probe":"cmd","families":["cmd"],"mode":"loop","check":"!_h!","recipes":["publish.direct","publish.temp-rename","publish.temp-rename-cross-volume","read.poll","claim.list-then-open","claim.rename-claim","claim.exclusive-marker","done.marker-after-data","done.marker-before-data","done.size-stable","done.mtime-stable","consume.poll"]}
+echo {"protocol":2,"type":"hello","probe":"cmd","families":["cmd"],"mode":"loop","check":"!_h!","recipes":["publish.direct","publish.temp-rename","publish.temp-rename-cross-volume","read.poll","claim.list-then-open","claim.rename-claim","claim.exclusive-marker","done.marker-after-data","done.marker-before-data","done.size-stable","done.mtime-stable","consume.poll","holder.no-check","holder.renew-blind","holder.check-owner","ledger.key-first","ledger.check-process-append","ledger.check-process-create","update.read-modify-write","update.locked-read-modify-write","update.temp-rename","update.locked-temp-rename","update.append-line"]}
 set "_h="
 
 rem One pass per attempt. Stdin lines are signals only (`prepare`, `go ID`, `quit`); the
@@ -202,7 +219,7 @@ for /l %%n in (1,1,2147483647) do (
     >&2 echo probe: expected prepare or quit, got another line; stopping
     exit 3
   )
-  for %%v in (ID CONFORMANCE_VARIANT CONFORMANCE_TARGET CONFORMANCE_SOURCE CONFORMANCE_TOKEN CONFORMANCE_MARK TNAME RCP RL RM RTMP RIN RPROC ROUT CJ STEP) do set "%%v="
+  for %%v in (ID CONFORMANCE_VARIANT CONFORMANCE_TARGET CONFORMANCE_SOURCE CONFORMANCE_TOKEN CONFORMANCE_MARK TNAME RCP RL RM RU RTMP RIN RPROC ROUT RCNT REFF RLIST RKEY RINC CJ STEP) do set "%%v="
   <"!Q!\id" set /p "ID="
   <"!Q!\variant" set /p "CONFORMANCE_VARIANT="
   <"!Q!\target" set /p "CONFORMANCE_TARGET="
@@ -214,11 +231,16 @@ for /l %%n in (1,1,2147483647) do (
   if exist "!Q!\incoming" (<"!Q!\incoming" set /p "RIN=")
   if exist "!Q!\processing" (<"!Q!\processing" set /p "RPROC=")
   if exist "!Q!\output" (<"!Q!\output" set /p "ROUT=")
+  if exist "!Q!\counter" (<"!Q!\counter" set /p "RCNT=")
+  if exist "!Q!\effect" (<"!Q!\effect" set /p "REFF=")
+  if exist "!Q!\list" (<"!Q!\list" set /p "RLIST=")
+  if exist "!Q!\key" (<"!Q!\key" set /p "RKEY=")
+  if exist "!Q!\increments" (<"!Q!\increments" set /p "RINC=")
   set "_r="
   if exist "!Q!\target.root" (set "_r=1")
   if exist "!Q!\source.root" (set "_r=1")
   if exist "!Q!\mark.root" (set "_r=1")
-  for %%v in (temp incoming processing output) do (if exist "!Q!\%%v.root" (set "_r=1"))
+  for %%v in (temp incoming processing output counter effect list) do (if exist "!Q!\%%v.root" (set "_r=1"))
   if not defined ROOTBAD (
     if exist "!Q!\target.root" (set "CONFORMANCE_TARGET=!ROOT!!CONFORMANCE_TARGET!")
     if exist "!Q!\source.root" (set "CONFORMANCE_SOURCE=!ROOT!!CONFORMANCE_SOURCE!")
@@ -227,6 +249,9 @@ for /l %%n in (1,1,2147483647) do (
     if exist "!Q!\incoming.root" (set "RIN=!ROOT!!RIN!")
     if exist "!Q!\processing.root" (set "RPROC=!ROOT!!RPROC!")
     if exist "!Q!\output.root" (set "ROUT=!ROOT!!ROUT!")
+    if exist "!Q!\counter.root" (set "RCNT=!ROOT!!RCNT!")
+    if exist "!Q!\effect.root" (set "REFF=!ROOT!!REFF!")
+    if exist "!Q!\list.root" (set "RLIST=!ROOT!!RLIST!")
   )
   set "V=!CONFORMANCE_VARIANT!"
   set "T=!CONFORMANCE_TARGET!"
@@ -255,6 +280,11 @@ for /l %%n in (1,1,2147483647) do (
   if "!RCP!"=="claim.rename-claim" (set "RM=rename")
   if "!RCP!"=="claim.exclusive-marker" (set "RM=marker")
   if defined RM (set "RL=claim")
+  if "!RCP!"=="update.read-modify-write" (set "RU=rmw")
+  if "!RCP!"=="update.temp-rename" (set "RU=temp")
+  if "!RCP!"=="update.append-line" (set "RU=append")
+  if defined RU (set "RL=update")
+  if "!RCP!"=="ledger.check-process-append" (set "RL=ledger_append")
   if "!L!"=="ren" (set "NEEDS=1")
   if "!L!"=="move" (set "NEEDS=1")
   if "!L!"=="moveY" (set "NEEDS=1")

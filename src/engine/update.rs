@@ -60,11 +60,15 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
 
 /// Every content the counter file may hold between two whole steps of a recipe, for the
 /// reader (`params.expect`): a value recipe's `<n>\n` for n in 0..=`asked`, and an append
-/// recipe's [`START`] followed by `1\n` up to `asked` times.
+/// recipe's [`START`] followed by `1\n` up to `asked` times; and each of them with the line
+/// ends cmd's `echo` writes, CR LF, after the harness's [`START`] (`probes/cmd/README.md`).
 fn whole_contents(asked: u64) -> Vec<String> {
-    let values = (0..=asked).map(|n| format!("{n}\n"));
-    let lines = (1..=asked).map(|k| format!("{START}{}", "1\n".repeat(k as usize)));
-    values.chain(lines).collect()
+    let mut out = Vec::new();
+    for eol in ["\n", "\r\n"] {
+        out.extend((0..=asked).map(|n| format!("{n}{eol}")));
+        out.extend((1..=asked).map(|k| format!("{START}{}", format!("1{eol}").repeat(k as usize))));
+    }
+    out
 }
 
 /// One recipe's finding; `None` when the run was interrupted.
@@ -169,7 +173,9 @@ mod tests {
     #[test]
     fn the_reader_accepts_every_value_and_every_appended_length() {
         let w = whole_contents(3);
-        assert_eq!(w, ["0\n", "1\n", "2\n", "3\n", "0\n1\n", "0\n1\n1\n", "0\n1\n1\n1\n"]);
+        assert_eq!(&w[..7], ["0\n", "1\n", "2\n", "3\n", "0\n1\n", "0\n1\n1\n", "0\n1\n1\n1\n"]);
+        // cmd's echo ends its lines CR LF; the harness's start stays LF
+        assert_eq!(&w[7..], ["0\r\n", "1\r\n", "2\r\n", "3\r\n", "0\n1\r\n", "0\n1\r\n1\r\n", "0\n1\r\n1\r\n1\r\n"]);
         assert!(w.contains(&START.to_string()));
     }
 }

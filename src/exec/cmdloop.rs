@@ -348,7 +348,7 @@ enum LoopStart {
 /// The request files the probe reads, removed before each request is written (so that a
 /// value absent this time is not read from the last one): every value file and marker, and
 /// the clock stamps the last attempt left.
-const STALE: [&str; 24] = [
+const STALE: [&str; 32] = [
     "id",
     "variant",
     "target",
@@ -371,6 +371,14 @@ const STALE: [&str; 24] = [
     "processing.root",
     "output",
     "output.root",
+    "counter",
+    "counter.root",
+    "effect",
+    "effect.root",
+    "list",
+    "list.root",
+    "key",
+    "increments",
     "content",
     "stop",
 ];
@@ -397,17 +405,9 @@ fn request_files(spec: &Spec, root: &str, style: PathStyle) -> Result<Vec<(Strin
             Some(rest) if path && !root.is_empty() && rest.starts_with(sep) => (rest, true),
             _ => (value, false),
         };
-        if let Some(c) = value.chars().find(|c| !(' '..='~').contains(c)) {
-            return Err(Attempt::fault(
-                Report::Unsupported,
-                format!(
-                    "the cmd loop passes request values as ASCII text (its set /p decodes files in the console code \
-                     page), and the {name} {value:?} holds {c:?}"
-                ),
-            ));
-        }
+        let line = ascii_line(name, value)?;
         suspect |= value.contains(['!', '%']);
-        out.push((name.to_string(), format!("{value}\r\n").into_bytes()));
+        out.push((name.to_string(), line));
         if rooted {
             out.push((format!("{name}.root"), Vec::new()));
         }
@@ -434,13 +434,43 @@ fn request_files(spec: &Spec, root: &str, style: PathStyle) -> Result<Vec<(Strin
     Ok(out)
 }
 
+/// `value` as a request file's contents: the value followed by CR LF (cmd's `set /p` drops the
+/// line end). Errors: `Unsupported` when it is not ASCII (printable, U+0020 to U+007E): the
+/// loop's `set /p` decodes files in the console code page.
+fn ascii_line(name: &str, value: &str) -> Result<Vec<u8>, Attempt> {
+    if let Some(c) = value.chars().find(|c| !(' '..='~').contains(c)) {
+        return Err(Attempt::fault(
+            Report::Unsupported,
+            format!(
+                "the cmd loop passes request values as ASCII text (its set /p decodes files in the console code page), \
+                 and the {name} {value:?} holds {c:?}"
+            ),
+        ));
+    }
+    Ok(format!("{value}\r\n").into_bytes())
+}
+
+/// The path parameters a recipe's request carries, when given (`temp` also by default for the
+/// publish writers): claim's folders and output, the update worker's counter and temp, the
+/// ledger worker's effect file and processed list.
+const RECIPE_PATHS: [&str; 7] = ["temp", "incoming", "processing", "output", "counter", "effect", "list"];
+
+/// The path parameters the recipes read with `for /f` (`probes/cmd/recipes.cmd`: the update
+/// counter, the processed list), which names its file by `%`-expansion: Wine 8's `for /f`
+/// expands neither `!VAR!` nor a `for` variable in its file set (measured), and on Windows a
+/// `!` that `%`-expansion inserts would be eaten by delayed expansion. Such a path must hold
+/// neither `!` nor `%`.
+const FOR_F_PATHS: [&str; 2] = ["counter", "list"];
+
 /// The recipe's request files (protocol 2, `probes/PROTOCOL.md`, loop mode): `recipe`, its
-/// path parameters (`temp`, `incoming`, `processing`, `output`; spelled and rooted as
-/// [`request_files`] does), and for the publish writers `content`, the bytes to publish
-/// ([`crate::handoff::framed`] of the token and `params.size`, or the token), which the
-/// recipe copies: cmd cannot write given bytes itself. `temp` defaults to
+/// path parameters ([`RECIPE_PATHS`]; spelled and rooted as [`request_files`] does), its
+/// plain values (`key`, the ledger's idempotency key; `increments`, an update worker's count),
+/// and for the publish writers `content`, the bytes to publish ([`crate::handoff::framed`] of
+/// the token and `params.size`, or the token), which the recipe copies: cmd cannot write given
+/// bytes itself. `temp` defaults, for a publish writer, to
 /// `<folder of target>\.<name>.cmd.<id>.tmp`. Errors: `Unsupported` for a value that is not
-/// ASCII (see [`request_files`]) or a `size` out of range.
+/// ASCII (see [`request_files`]), a path of [`FOR_F_PATHS`] holding `!` or `%`, or a `size` out
+/// of range.
 fn recipe_files(
     spec: &Spec,
     r: &crate::exec::contender::RecipeSpec,
@@ -449,13 +479,21 @@ fn recipe_files(
 ) -> Result<Vec<(String, Vec<u8>)>, Attempt> {
     let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).map(str::to_string);
     let mut paths: Vec<(&str, String)> = Vec::new();
-    if r.recipe.starts_with("publish.") {
-        paths.push(("temp", text("temp").unwrap_or_else(|| default_temp(spec))));
-    }
-    for k in ["incoming", "processing", "output"] {
-        if let Some(v) = text(k) {
-            paths.push((k, v));
+    for k in RECIPE_PATHS {
+        match text(k) {
+            Some(v) => paths.push((k, v)),
+            None if k == "temp" && r.recipe.starts_with("publish.") => paths.push((k, default_temp(spec))),
+            None => {}
         }
+    }
+    if let Some((name, value)) = paths.iter().find(|(n, v)| FOR_F_PATHS.contains(n) && v.contains(['!', '%'])) {
+        return Err(Attempt::fault(
+            Report::Unsupported,
+            format!(
+                "the cmd recipe reads its {name} with for /f, which takes the file name by %-expansion (Wine's for /f \
+                 expands neither !VAR! nor a for variable there), and the path {value:?} holds ! or %"
+            ),
+        ));
     }
     let probe = Spec { recipe: None, mark: None, source: None, ..spec.clone() };
     let mut out: Vec<(String, Vec<u8>)> = Vec::new();
@@ -466,6 +504,13 @@ fn recipe_files(
             if let Some(rest) = n.strip_prefix("target") {
                 out.push((format!("{name}{rest}"), b));
             }
+        }
+    }
+    // the plain values, no paths
+    let increments = r.params.get("increments").and_then(serde_json::Value::as_u64).map(|n| n.to_string());
+    for (name, value) in [("key", text("key")), ("increments", increments)] {
+        if let Some(value) = value {
+            out.push((name.to_string(), ascii_line(name, &value)?));
         }
     }
     if let Some(content) = publish_content(spec, r)? {
@@ -846,6 +891,71 @@ mod tests {
             params: serde_json::json!({ "output": "Z:\\elsewhere\\日本\\out.txt", "incoming": "x" }),
             ..c
         };
+        assert_eq!(recipe_files(&s, &bad, root, PathStyle::Wine).unwrap_err().report, Report::Unsupported);
+    }
+
+    /// An update or ledger worker's request: its paths rooted like the target (the lock and the
+    /// ledger folder, which cmd's recipes do not use, stay out), the key and the number of
+    /// increments as plain values, no content; a path the recipe reads with `for /f` holding
+    /// `!` or `%`, or a key that is not ASCII, cannot travel.
+    #[test]
+    fn update_and_ledger_requests_carry_their_paths_and_values() {
+        let root = "Z:\\tmp\\x & 日本";
+        let dir = format!("{root}\\c4\\i0");
+        let s = spec(&format!("{dir}\\target"), None, None);
+        let u = crate::exec::contender::RecipeSpec {
+            scenario: "update".into(),
+            recipe: "update.temp-rename".into(),
+            role: "worker".into(),
+            params: serde_json::json!({
+                "counter": format!("{dir}\\target"),
+                "lock": format!("{dir}\\target.lock"),
+                "temp": format!("{dir}\\target.w1.tmp"),
+                "increments": 10,
+            }),
+            until_stopped: false,
+        };
+        let got = files(&recipe_files(&s, &u, root, PathStyle::Wine).unwrap());
+        let want: Vec<(String, String)> = [
+            ("recipe", "update.temp-rename\r\n"),
+            ("temp", "\\c4\\i0\\target.w1.tmp\r\n"),
+            ("temp.root", ""),
+            ("counter", "\\c4\\i0\\target\r\n"),
+            ("counter.root", ""),
+            ("increments", "10\r\n"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        assert_eq!(got, want);
+        let l = crate::exec::contender::RecipeSpec {
+            scenario: "ledger".into(),
+            recipe: "ledger.check-process-append".into(),
+            params: serde_json::json!({
+                "key": "order-42",
+                "effect": format!("{dir}\\effects\\w2"),
+                "ledger": format!("{dir}\\ledger"),
+                "list": format!("{dir}\\processed.txt"),
+            }),
+            ..u.clone()
+        };
+        let got = files(&recipe_files(&s, &l, root, PathStyle::Wine).unwrap());
+        let names: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["recipe", "effect", "effect.root", "list", "list.root", "key"]);
+        assert!(got.contains(&("key".into(), "order-42\r\n".into())), "{got:?}");
+        // for /f takes its file name by %-expansion: a counter or list with '!' or '%' is refused
+        for (k, v) in [("counter", "c4\\t!x!"), ("list", "c4\\%PATH%.txt")] {
+            let mut bad = u.clone();
+            bad.params[k] = serde_json::json!(v);
+            let err = recipe_files(&s, &bad, root, PathStyle::Wine).unwrap_err();
+            assert_eq!(err.report, Report::Unsupported, "{k}: {err:?}");
+        }
+        // an effect file may hold them (it is written through delayed expansion, as the target)
+        let mut ok = l.clone();
+        ok.params["effect"] = serde_json::json!("c4\\effects\\w!1!");
+        assert!(recipe_files(&s, &ok, root, PathStyle::Wine).is_ok());
+        let mut bad = l;
+        bad.params["key"] = serde_json::json!("順番-42");
         assert_eq!(recipe_files(&s, &bad, root, PathStyle::Wine).unwrap_err().report, Report::Unsupported);
     }
 

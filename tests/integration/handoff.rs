@@ -697,14 +697,7 @@ fn ledger_on_session_runtimes() {
             }
         }
     }
-    // cmd has no ledger recipe: its cells say unsupported
-    if available("cmd") {
-        let r = handoff("ledger", "cmd", "1", &[]);
-        assert_eq!(r.cells.len(), 3, "cmd: {r:?}");
-        for c in &r.cells {
-            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
-        }
-    }
+    // cmd's ledger recipes: tests/integration/cmd_handoff.rs
 }
 
 /// A run over several runtimes measures their hand-offs after every runtime's races, two
@@ -750,9 +743,6 @@ fn handoffs_of_several_runtimes_run_two_at_a_time_and_stay_with_their_runtime() 
         }
     }
 }
-
-/// The runtimes whose probes have the update recipes.
-const UPDATE_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
 
 /// The counters of each run of `recipe`'s update cell ([`runs`]), checked to add up for
 /// `workers` workers: increments asked are trials × workers × the increments per worker, a
@@ -806,50 +796,36 @@ fn broken_update_recipes_are_caught() {
     assert_eq!(answer("update.locked-temp-rename"), Some(("update a shared file", AnswerVerdict::Yes)), "{answers:?}");
 }
 
-#[test]
-fn update_on_session_runtimes() {
-    let _serial = one_at_a_time();
-    for name in UPDATE_RUNTIMES {
-        if !available(name) {
-            continue;
-        }
-        let r = handoff("update", name, "1", &["--workers", "3"]);
-        assert_eq!(r.cells.len(), 5, "{name}: one cell per recipe: {r:?}");
-        for c in &r.cells {
-            let runs = update_runs(&r, &c.variant, 3);
-            assert!(!runs.is_empty(), "{name}: {c:?}");
-            for (mode, m) in runs {
-                let trials = count(m, "trials") as usize;
-                assert_eq!(count(m, "worker_faults"), 0, "{name} {mode}: {c:?}");
-                // a worker that failed a step did so by the runtime's calls, never by the probe's
-                // own code (PowerShell's Get-Content -Raw of an empty file is $null, once a crash)
-                assert!(!c_errors_mention(c, "InvokeMethodOnNull"), "{name} {mode}: the probe crashed: {c:?}");
-                assert!(count(m, "reads") > 0, "{name} {mode}: the reader read nothing: {c:?}");
-                // adaptive trials: a recipe stops early only once a trial lost an update
-                if trials < conformance::engine::UPDATE_TRIALS {
-                    assert!(trials >= conformance::engine::UPDATE_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
-                    assert!(count(m, "lossy") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
-                } else {
-                    assert_eq!(trials, conformance::engine::UPDATE_TRIALS, "{name} {mode}: {c:?}");
-                }
-                // counts depend on the machine's timing: reported, not asserted
-                eprintln!(
-                    "{name} {mode}: {} lost {}/{} torn {}/{}",
-                    c.variant,
-                    count(m, "lost_updates"),
-                    count(m, "increments"),
-                    count(m, "torn_reads"),
-                    count(m, "reads")
-                );
+/// The update cells of runtime `name` in `r` (a run with `--workers 3`), checked.
+fn check_update(r: &Results, name: &str) {
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.variant.starts_with("update.")).collect();
+    assert_eq!(cells.len(), 5, "{name}: one cell per recipe: {r:?}");
+    for c in cells {
+        let runs = update_runs(r, &c.variant, 3);
+        assert!(!runs.is_empty(), "{name}: {c:?}");
+        for (mode, m) in runs {
+            let trials = count(m, "trials") as usize;
+            assert_eq!(count(m, "worker_faults"), 0, "{name} {mode}: {c:?}");
+            // a worker that failed a step did so by the runtime's calls, never by the probe's
+            // own code (PowerShell's Get-Content -Raw of an empty file is $null, once a crash)
+            assert!(!c_errors_mention(c, "InvokeMethodOnNull"), "{name} {mode}: the probe crashed: {c:?}");
+            assert!(count(m, "reads") > 0, "{name} {mode}: the reader read nothing: {c:?}");
+            // adaptive trials: a recipe stops early only once a trial lost an update
+            if trials < conformance::engine::UPDATE_TRIALS {
+                assert!(trials >= conformance::engine::UPDATE_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
+                assert!(count(m, "lossy") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
+            } else {
+                assert_eq!(trials, conformance::engine::UPDATE_TRIALS, "{name} {mode}: {c:?}");
             }
-        }
-    }
-    // cmd has no update recipe: its cells say unsupported
-    if available("cmd") {
-        let r = handoff("update", "cmd", "1", &[]);
-        assert_eq!(r.cells.len(), 5, "cmd: {r:?}");
-        for c in &r.cells {
-            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
+            // counts depend on the machine's timing: reported, not asserted
+            eprintln!(
+                "{name} {mode}: {} lost {}/{} torn {}/{}",
+                c.variant,
+                count(m, "lost_updates"),
+                count(m, "increments"),
+                count(m, "torn_reads"),
+                count(m, "reads")
+            );
         }
     }
 }
@@ -880,45 +856,28 @@ fn broken_holder_recipes_are_caught() {
     assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "{c:?}");
 }
 
-/// The runtimes whose probes have the holder recipes.
-const HOLDER_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
-
-#[test]
-fn holder_on_session_runtimes() {
-    let _serial = one_at_a_time();
-    for name in HOLDER_RUNTIMES {
-        if !available(name) {
-            continue;
-        }
-        let r = handoff("holder", name, "1", &[]);
-        assert_eq!(r.cells.len(), 3, "{name}: one cell per recipe: {r:?}");
-        for c in &r.cells {
-            for (mode, m) in runs(&r, &c.variant) {
-                let n = |k: &str| count(m, k);
-                assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");
-                assert_eq!(n("trials"), conformance::engine::HOLDER_TRIALS as u64, "{name} {mode}: {c:?}");
-                // the layout worked: the taker took the paused holder's lease over every time
-                assert_eq!(n("taken_over"), n("trials"), "{name} {mode}: {c:?}");
-                let after = n("effects_after_loss") + n("leases_overwritten") + n("leases_deleted");
-                assert!(after <= 3 * n("taken_over"), "{name} {mode}: {c:?}");
-                assert!(n("leases_overwritten") + n("leases_deleted") <= n("taken_over"), "{name} {mode}: {c:?}");
-                eprintln!(
-                    "{name} {mode}: {} after loss {}/{} overwritten {} deleted {}",
-                    c.variant,
-                    n("effects_after_loss"),
-                    n("taken_over"),
-                    n("leases_overwritten"),
-                    n("leases_deleted")
-                );
-            }
-        }
-    }
-    // cmd has no holder recipe: its cells say unsupported
-    if available("cmd") {
-        let r = handoff("holder", "cmd", "1", &[]);
-        assert_eq!(r.cells.len(), 3, "cmd: {r:?}");
-        for c in &r.cells {
-            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
+/// The holder cells of runtime `name` in `r`, checked.
+fn check_holder(r: &Results, name: &str) {
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.variant.starts_with("holder.")).collect();
+    assert_eq!(cells.len(), 3, "{name}: one cell per recipe: {r:?}");
+    for c in cells {
+        for (mode, m) in runs(r, &c.variant) {
+            let n = |k: &str| count(m, k);
+            assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");
+            assert_eq!(n("trials"), conformance::engine::HOLDER_TRIALS as u64, "{name} {mode}: {c:?}");
+            // the layout worked: the taker took the paused holder's lease over every time
+            assert_eq!(n("taken_over"), n("trials"), "{name} {mode}: {c:?}");
+            let after = n("effects_after_loss") + n("leases_overwritten") + n("leases_deleted");
+            assert!(after <= 3 * n("taken_over"), "{name} {mode}: {c:?}");
+            assert!(n("leases_overwritten") + n("leases_deleted") <= n("taken_over"), "{name} {mode}: {c:?}");
+            eprintln!(
+                "{name} {mode}: {} after loss {}/{} overwritten {} deleted {}",
+                c.variant,
+                n("effects_after_loss"),
+                n("taken_over"),
+                n("leases_overwritten"),
+                n("leases_deleted")
+            );
         }
     }
 }
@@ -982,55 +941,37 @@ const OS_LOCK_RUNTIMES: [(&str, &[&str]); 6] = [
     ("pwsh", &["os-lock.none", "os-lock.fileshare-none", "os-lock.filestream-lock"]),
 ];
 
-#[test]
-fn os_lock_on_session_runtimes() {
-    let _serial = one_at_a_time();
-    for (name, recipes) in OS_LOCK_RUNTIMES {
-        if !available(name) {
+/// The OS-lock cells of runtime `name` in `r`, checked: `recipes` are those its probe has.
+fn check_os_lock(r: &Results, name: &str, recipes: &[&str]) {
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.variant.starts_with("os-lock.")).collect();
+    assert_eq!(cells.len(), 4, "{name}: one cell per recipe: {r:?}");
+    for c in cells {
+        let unsupported = c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported"));
+        assert_eq!(!unsupported, recipes.contains(&c.variant.as_str()), "{name}: {c:?}");
+        if unsupported {
             continue;
         }
-        let r = handoff("os-lock", name, "1", &[]);
-        assert_eq!(r.cells.len(), 4, "{name}: one cell per recipe: {r:?}");
-        for c in &r.cells {
-            let unsupported = c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported"));
-            assert_eq!(!unsupported, recipes.contains(&c.variant.as_str()), "{name}: {c:?}");
-            if unsupported {
-                continue;
+        for (mode, m) in runs(r, &c.variant) {
+            let n = |k: &str| count(m, k);
+            assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");
+            assert_eq!(n("trials"), conformance::engine::OS_LOCK_TRIALS as u64, "{name} {mode}: {c:?}");
+            assert_eq!(n("locked") + n("not_locked"), n("trials"), "{name} {mode}: {c:?}");
+            assert_eq!(n("locked"), n("trials"), "{name} {mode}: the holder locked every time: {c:?}");
+            for (k, v) in m.iter().filter(|(k, _)| k.ends_with("_through") || k.ends_with("_seen")) {
+                assert!(*v <= n("locked"), "{name} {mode} {k}: {c:?}");
             }
-            for (mode, m) in runs(&r, &c.variant) {
-                let n = |k: &str| count(m, k);
-                assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");
-                assert_eq!(n("trials"), conformance::engine::OS_LOCK_TRIALS as u64, "{name} {mode}: {c:?}");
-                assert_eq!(n("locked") + n("not_locked"), n("trials"), "{name} {mode}: {c:?}");
-                assert_eq!(n("locked"), n("trials"), "{name} {mode}: the holder locked every time: {c:?}");
-                for (k, v) in m.iter().filter(|(k, _)| k.ends_with("_through") || k.ends_with("_seen")) {
-                    assert!(*v <= n("locked"), "{name} {mode} {k}: {c:?}");
+            assert!(n("mmap_through") <= n("mmap_tried"), "{name} {mode}: {c:?}");
+            if c.variant == "os-lock.none" {
+                // the detection control: with no lock, every intrusion must show (CoreCLR
+                // still takes a shared flock on every FileStream, which /proc/locks shows)
+                for k in ["write_through", "append_through", "rename_through", "delete_through", "second_lock_through"]
+                {
+                    assert_eq!(n(k), n("locked"), "{name} {mode} {k}: {c:?}");
                 }
-                assert!(n("mmap_through") <= n("mmap_tried"), "{name} {mode}: {c:?}");
-                if c.variant == "os-lock.none" {
-                    // the detection control: with no lock, every intrusion must show (CoreCLR
-                    // still takes a shared flock on every FileStream, which /proc/locks shows)
-                    for k in
-                        ["write_through", "append_through", "rename_through", "delete_through", "second_lock_through"]
-                    {
-                        assert_eq!(n(k), n("locked"), "{name} {mode} {k}: {c:?}");
-                    }
-                }
-                let through: Vec<String> = m
-                    .iter()
-                    .filter(|(k, v)| k.ends_with("_through") && **v > 0)
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
-                eprintln!("{name} {mode}: {} {}", c.variant, through.join(" "));
             }
-        }
-    }
-    // cmd has no OS-lock recipe: its cells say unsupported
-    if available("cmd") {
-        let r = handoff("os-lock", "cmd", "1", &[]);
-        assert_eq!(r.cells.len(), 4, "cmd: {r:?}");
-        for c in &r.cells {
-            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
+            let through: Vec<String> =
+                m.iter().filter(|(k, v)| k.ends_with("_through") && **v > 0).map(|(k, v)| format!("{k}={v}")).collect();
+            eprintln!("{name} {mode}: {} {}", c.variant, through.join(" "));
         }
     }
 }
@@ -1073,43 +1014,53 @@ fn broken_watch_recipes_are_caught() {
     assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "{c:?}");
 }
 
-/// The runtimes whose probes have the watch recipes.
-const WATCH_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
+/// The watch cells of runtime `name` in `r`, checked.
+fn check_watch(r: &Results, name: &str) {
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.variant.starts_with("watch.")).collect();
+    assert_eq!(cells.len(), 3, "{name}: one cell per recipe: {r:?}");
+    for c in cells {
+        for (mode, m) in runs(r, &c.variant) {
+            let n = |k: &str| count(m, k);
+            assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");
+            assert_eq!(n("trials"), conformance::engine::WATCH_TRIALS as u64, "{name} {mode}: {c:?}");
+            assert_eq!(n("watching"), n("trials"), "{name} {mode}: the consumer watched every time: {c:?}");
+            assert!(n("missed_items") <= n("items") && n("lossy") <= n("watching"), "{name} {mode}: {c:?}");
+            assert_eq!(n("lossy") > 0, n("missed_items") > 0, "{name} {mode}: {c:?}");
+            assert!(n("complete") + n("lossy") <= n("watching"), "{name} {mode}: {c:?}");
+            eprintln!(
+                "{name} {mode}: {} missed {}/{} all seen in {} ms (complete {}) strays {}",
+                c.variant,
+                n("missed_items"),
+                n("items"),
+                n("ms_to_all_max"),
+                n("complete"),
+                n("strays")
+            );
+        }
+    }
+}
 
+/// The laid-out hand-offs and the shared-file update on every session runtime, one run per
+/// runtime (one start-up of its probes for the four scenarios: the CI run's time), each
+/// scenario's cells checked by its own function.
 #[test]
-fn watch_on_session_runtimes() {
+fn holder_update_os_lock_and_watch_on_session_runtimes() {
     let _serial = one_at_a_time();
-    for name in WATCH_RUNTIMES {
+    for (name, os_lock_recipes) in OS_LOCK_RUNTIMES {
         if !available(name) {
             continue;
         }
-        let r = handoff("watch", name, "1", &[]);
-        assert_eq!(r.cells.len(), 3, "{name}: one cell per recipe: {r:?}");
-        for c in &r.cells {
-            for (mode, m) in runs(&r, &c.variant) {
-                let n = |k: &str| count(m, k);
-                assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");
-                assert_eq!(n("trials"), conformance::engine::WATCH_TRIALS as u64, "{name} {mode}: {c:?}");
-                assert_eq!(n("watching"), n("trials"), "{name} {mode}: the consumer watched every time: {c:?}");
-                assert!(n("missed_items") <= n("items") && n("lossy") <= n("watching"), "{name} {mode}: {c:?}");
-                assert_eq!(n("lossy") > 0, n("missed_items") > 0, "{name} {mode}: {c:?}");
-                assert!(n("complete") + n("lossy") <= n("watching"), "{name} {mode}: {c:?}");
-                eprintln!(
-                    "{name} {mode}: {} missed {}/{} all seen in {} ms (complete {}) strays {}",
-                    c.variant,
-                    n("missed_items"),
-                    n("items"),
-                    n("ms_to_all_max"),
-                    n("complete"),
-                    n("strays")
-                );
-            }
-        }
+        let r = handoff("holder,update,os-lock,watch", name, "1", &["--workers", "3"]);
+        check_holder(&r, name);
+        check_update(&r, name);
+        check_os_lock(&r, name, os_lock_recipes);
+        check_watch(&r, name);
     }
-    // cmd has no watch recipe: its cells say unsupported
+    // cmd has no holder, OS-lock or watch recipe: its cells say unsupported (its update
+    // recipes: tests/integration/cmd_handoff.rs)
     if available("cmd") {
-        let r = handoff("watch", "cmd", "1", &[]);
-        assert_eq!(r.cells.len(), 3, "cmd: {r:?}");
+        let r = handoff("holder,os-lock,watch", "cmd", "1", &[]);
+        assert_eq!(r.cells.len(), 10, "cmd: {r:?}");
         for c in &r.cells {
             assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
         }

@@ -3,6 +3,7 @@
 
 mod cells;
 mod cli;
+mod cmd_handoff;
 mod common;
 mod diff;
 mod docs;

@@ -326,6 +326,17 @@ pub(super) fn count_errors(result: &mut CountersResult, attempts: &[Attempt]) {
     }
 }
 
+/// Counts the errors of one item's `attempts` in `result` ([`count_errors`], and the raw
+/// errors each probe sampled itself), and returns per contender whether it faulted
+/// ([`faulted`]).
+pub(super) fn errors_and_faults(result: &mut CountersResult, attempts: &[Attempt]) -> Vec<bool> {
+    count_errors(result, attempts);
+    for r in attempts.iter().filter_map(|a| a.recipe.as_ref()) {
+        keep_sample(result, &r.errors_sample);
+    }
+    attempts.iter().map(faulted).collect()
+}
+
 /// True when a contender crashed, timed out or reported no counts (a recipe that ran and failed
 /// a step reported its counts: that is an outcome, not a fault).
 pub(super) fn faulted(a: &Attempt) -> bool {

@@ -172,8 +172,7 @@ fn holder_recipe(
     let mut result = CountersResult::default();
     let mut judged = Vec::with_capacity(done.len());
     for (attempts, mut seen) in done {
-        handoff::count_errors(&mut result, &attempts);
-        seen.faults = attempts.iter().map(handoff::faulted).collect();
+        seen.faults = handoff::errors_and_faults(&mut result, &attempts);
         judged.push(seen);
     }
     if !judged.is_empty() {

@@ -247,8 +247,7 @@ fn os_lock_recipe(
     let mut result = CountersResult::default();
     let mut judged = Vec::with_capacity(done.len());
     for (attempts, mut seen) in done {
-        handoff::count_errors(&mut result, &attempts);
-        seen.faults = attempts.iter().map(handoff::faulted).collect();
+        seen.faults = handoff::errors_and_faults(&mut result, &attempts);
         // an intruder that gave up waiting for the holder's marker went at nothing: whatever the
         // harness then found, the trial measured no lock
         if attempts.get(1).and_then(|a| a.recipe.as_ref()).is_some_and(|r| r.step.as_deref() == Some("wait")) {
@@ -260,11 +259,6 @@ fn os_lock_recipe(
             .get(1)
             .and_then(|a| a.recipe.as_ref())
             .is_some_and(|r| r.counters.get("mmap_tried").is_some_and(|n| *n > 0));
-        for a in &attempts {
-            if let Some(r) = &a.recipe {
-                handoff::keep_sample(&mut result, &r.errors_sample);
-            }
-        }
         judged.push(seen);
     }
     if !judged.is_empty() {

@@ -69,9 +69,10 @@ const NEVER_AMPLIFIED: handoff::AmplifiedRun = handoff::AmplifiedRun::Never(
     "not amplified: the harness lays the burst out, there is no race to widen (and Deno's watcher took over 10 s to start under the tracer)",
 );
 
-/// The files of a burst: the kernel's queue as `setting` (the text of [`QUEUE_SETTING`], if it
-/// could be read) gives it, and a quarter more. Errors: the burst would be larger than
-/// [`MAX_BURST`] (a machine whose queue is that long cannot be overflowed here), with why.
+/// The files of a burst: the kernel's queue as `setting` (the text of
+/// `/proc/sys/fs/inotify/max_queued_events`, if it could be read; 16,384 otherwise, the Linux
+/// default) gives it, and a quarter more. Errors: the burst would be larger than 200,000 files
+/// (a machine whose queue is that long cannot be overflowed here), with why.
 pub fn burst_size(setting: Option<&str>) -> Result<u64, String> {
     let queue = setting.and_then(|s| s.trim().parse::<u64>().ok()).filter(|q| *q > 0).unwrap_or(DEFAULT_QUEUE);
     let burst = queue.saturating_add(queue / 4);
@@ -198,13 +199,7 @@ fn watch_recipe(pool: &mut [Contender], recipe: &Recipe, style: PathStyle, m: &m
     let mut result = CountersResult::default();
     let mut judged = Vec::with_capacity(done.len());
     for (attempts, mut seen) in done {
-        handoff::count_errors(&mut result, &attempts);
-        seen.faults = attempts.iter().map(handoff::faulted).collect();
-        for a in &attempts {
-            if let Some(r) = &a.recipe {
-                handoff::keep_sample(&mut result, &r.errors_sample);
-            }
-        }
+        seen.faults = handoff::errors_and_faults(&mut result, &attempts);
         judged.push(seen);
     }
     if !judged.is_empty() {

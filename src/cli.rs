@@ -45,6 +45,9 @@ pub const DEFAULT_ITEMS: u32 = 40;
 
 /// Default workers of the claim scenario (`--workers`).
 pub const DEFAULT_WORKERS: u32 = 3;
+/// The mutex scenario's takeover wait (`--takeover-wait`), seconds: above the 10 s default
+/// staleness of proper-lockfile (`stale`, https://github.com/moxystudio/node-proper-lockfile#lockfile-options).
+pub const DEFAULT_TAKEOVER_WAIT_SECS: u64 = 12;
 
 /// Default readers per published file (`--readers`).
 pub const DEFAULT_READERS: u32 = 2;
@@ -107,6 +110,13 @@ pub enum Command {
     /// Race contenders from different runtimes and variants for one name, e.g.
     /// `-c node:node.writeFileSync.wx -c deno:deno.writeFileSync.createNew -c cmd:cmd.mkdir`.
     Race(RaceArgs),
+    /// Race your own lock code: a JavaScript or TypeScript module exporting `acquire(path,
+    /// owner)` (true when it took the lock, or a Promise of that) and `release(path, owner)`,
+    /// raced on Node, Bun and Deno like the built-in lock recipes (the mutex scenario); prints
+    /// the tables, one verdict line per runtime and a reproduction line. Exit 0 safe, 1 unsafe
+    /// (two holders at once, or a release by someone else that freed the lock), 6 undetermined.
+    #[command(after_long_help = CHECK_AFTER_HELP)]
+    Check(CheckArgs),
     /// List the runtimes found (name, version, path, status), and the versions installed in
     /// the cache (`bun@1.3.14`). A runtime is `found` only when its probes start and say
     /// hello, as `run` checks before measuring; otherwise `broken` with the reason.
@@ -137,6 +147,25 @@ pub enum Command {
     #[command(after_long_help = DOCS_HELP)]
     Docs(DocsArgs),
 }
+
+const CHECK_AFTER_HELP: &str = "\
+A lock module (lock.mjs):
+  import fs from 'node:fs';
+  export function acquire(path, owner) {
+    try { fs.writeFileSync(path, owner, { flag: 'wx' }); return true; }
+    catch (e) { if (e.code === 'EEXIST') return false; throw e; }
+  }
+  export function release(path, owner) {
+    if (fs.readFileSync(path, 'utf8') === owner) fs.unlinkSync(path);
+  }
+
+  conformance check lock.mjs                 # node, bun and deno; natural and amplified
+  conformance check lock.mjs -r node --thorough --takeover-wait 20
+
+Your code runs inside the probes, never inside the harness; what it throws, how it hangs or
+exits is reported with its stack or stderr, and the run goes on. Its console.log goes to
+stderr. Verdicts come from a log the contenders append to while they believe they hold the
+lock, read by the harness afterwards (docs/HANDOFF.md, \"mutex\").";
 
 const DOCS_HELP: &str = "\
 Markers (each on a line of its own; lines inside ``` or ~~~ fences are not markers):
@@ -349,6 +378,46 @@ pub struct AttemptArgs {
     pub hold_ms: u64,
 }
 
+/// `check` flags.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Your lock module: .mjs, .js, .cjs (Node, Bun, Deno) or .ts, .mts (Deno, Bun), exporting
+    /// acquire(path, owner) and release(path, owner), as named exports or on its default export.
+    #[arg(value_name = "MODULE")]
+    pub module: PathBuf,
+    /// Runtimes to race it on (names, NAME@VERSION, NAME=PATH, as `run -r`). Default: node,
+    /// bun and deno for JavaScript, deno and bun for TypeScript; those not found are skipped
+    /// and said so.
+    #[arg(long, short = 'r', value_name = "LIST")]
+    pub runtime: Vec<String>,
+    /// Contenders per trial (separate processes).
+    #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
+    pub workers: u32,
+    /// Seconds the others keep trying to take the lock of a killed or paused holder; set it
+    /// above your lock's staleness threshold, or a lock that takes stale locks over shows as
+    /// stuck.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub takeover_wait: u64,
+    /// Five rounds of trials instead of one (65 per mode instead of 13).
+    #[arg(long)]
+    pub thorough: bool,
+    /// Also fail (exit 1) when nobody took a killed holder's lock over within --takeover-wait.
+    #[arg(long)]
+    pub require_takeover: bool,
+    /// Per-attempt timeout in seconds: user code that takes longer is reported as hanging.
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
+    pub timeout: f64,
+    /// Output folder for results.json and summary.md (default: reports/runs/<UTC timestamp>/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Replace the results of an earlier run in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar or status lines.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
 /// `run` flags.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -381,6 +450,14 @@ pub struct RunArgs {
     /// Publish scenario: payload bytes per file (written in 4 KiB chunks, with a header and a trailer).
     #[arg(long, default_value_t = DEFAULT_SIZE, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
     pub size: u32,
+    /// Mutex scenario: seconds the others keep trying to take the lock of a killed or paused
+    /// holder; a killed holder's lock nobody took by then is `stuck`. Above the lock's own
+    /// staleness threshold, or a lock that takes stale locks over shows as stuck.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub takeover_wait: u64,
+    /// The user's lock module `mutex.module` races (set by `conformance check`, absolute).
+    #[arg(skip)]
+    pub lock_module: Option<std::path::PathBuf>,
     /// Target states for the second comer, comma-separated: absent, file, empty-dir, dir (the
     /// default); self, self-hardlink, self-symlink (the target is the variant's own source;
     /// variants with a file source only); symlink-to-file, symlink-to-dir, dangling-symlink.

@@ -267,11 +267,15 @@ pub enum Scenario {
     /// paused while a burst of new files larger than the kernel's notification queue lands
     /// (`docs/HANDOFF.md`).
     Watch,
+    /// Contenders take one lock by a lock implementation's `acquire`/`release` (built-in lock
+    /// code, a library, or the user's own module under `conformance check`), around a critical
+    /// section, with holders killed, paused and released by someone else (`docs/HANDOFF.md`).
+    Mutex,
 }
 
 impl Scenario {
     /// The hand-off scenarios, in the order a run measures them and the reports show them.
-    pub const HANDOFFS: [Scenario; 9] = [
+    pub const HANDOFFS: [Scenario; 10] = [
         Scenario::Publish,
         Scenario::DoneMarker,
         Scenario::Claim,
@@ -281,10 +285,11 @@ impl Scenario {
         Scenario::Update,
         Scenario::OsLock,
         Scenario::Watch,
+        Scenario::Mutex,
     ];
 
     /// Every scenario: the two of a matrix row, then [`Scenario::HANDOFFS`].
-    pub const ALL: [Scenario; 11] = [
+    pub const ALL: [Scenario; 12] = [
         Scenario::SecondComer,
         Scenario::Race,
         Scenario::Publish,
@@ -296,6 +301,7 @@ impl Scenario {
         Scenario::Update,
         Scenario::OsLock,
         Scenario::Watch,
+        Scenario::Mutex,
     ];
 
     /// True for a hand-off scenario ([`Scenario::HANDOFFS`]): its cells measure recipes and
@@ -323,6 +329,7 @@ impl Scenario {
             Scenario::Update => "update",
             Scenario::OsLock => "os-lock",
             Scenario::Watch => "watch",
+            Scenario::Mutex => "mutex",
         }
     }
 
@@ -339,6 +346,7 @@ impl Scenario {
             Scenario::Update => Some("update"),
             Scenario::OsLock => Some("os-lock"),
             Scenario::Watch => Some("watch"),
+            Scenario::Mutex => Some("mutex"),
             Scenario::SecondComer | Scenario::Race => None,
         }
     }
@@ -366,6 +374,9 @@ impl Scenario {
             }
             Scenario::Watch => {
                 "A consumer watches a folder by each recipe while a burst larger than the notification queue lands (hand-off)"
+            }
+            Scenario::Mutex => {
+                "Contenders take one lock by each lock implementation's acquire/release, with holders killed, paused and released by others (hand-off; not in `all`)"
             }
         }
     }

@@ -8,7 +8,9 @@
 pub const OK: i32 = 0;
 /// The command completed, but a measured outcome differs from the expectation (`run --expect`)
 /// or from the baseline (`compare`), or a cell differs between the two runs of `diff`; or a
-/// cell the new run asked for is missing from it, or the two runs share no cell.
+/// cell the new run asked for is missing from it, or the two runs share no cell; or (`check`)
+/// the lock code let two holders in (or, with `--require-takeover`, nobody took a killed
+/// holder's lock over).
 pub const DIFFERENCES: i32 = 1;
 /// Bad input: an unknown flag or value, an unknown runtime name, a variant pattern that selects
 /// nothing, a malformed matrix, expectation or results file. The message names the file, line or flag.
@@ -23,6 +25,9 @@ pub const NO_RUNTIME: i32 = 4;
 /// `--require` named a runtime that is missing or broken (used by CI so that an absent
 /// runtime fails the run instead of being skipped).
 pub const REQUIRED_MISSING: i32 = 5;
+/// `check`: the lock code could not be judged on some runtime (it faulted, hung, did not load,
+/// or the probe lacks it) and was unsafe on none.
+pub const UNDETERMINED: i32 = 6;
 /// The run was interrupted (Ctrl-C, SIGTERM); partial results were written.
 pub const INTERRUPTED: i32 = 130;
 /// An unexpected internal failure (a bug): the message says what failed.

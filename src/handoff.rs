@@ -89,6 +89,10 @@ pub struct Recipe {
     pub lock: LockKind,
 }
 
+/// The mutex recipe that races the user's own lock module (`conformance check FILE`); planned
+/// only when a module is given.
+pub const USER_LOCK_RECIPE: &str = "mutex.module";
+
 /// The file of `matrices/handoff/recipes.toml`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

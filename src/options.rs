@@ -64,6 +64,9 @@ pub struct Options {
     pub sizes: HandoffSizes,
     /// The hand-off recipes selected (`--variant` matches recipe ids too).
     pub recipes: Vec<String>,
+    /// The user's lock module that `mutex.module` races (`conformance check FILE`): an
+    /// absolute path, handed to the probes as data; `None` outside `check`.
+    pub lock_module: Option<String>,
     /// Adaptive trials (the default run; off with `--thorough`): a race run stops once it has
     /// shown a multi-winner trial and every ordering has had
     /// [`crate::engine::DISPROOF_TRIALS_PER_ORDERING`] trials, or after a trial in which a contender was
@@ -222,4 +225,7 @@ pub struct HandoffSizes {
     /// Publish and done-marker: payload bytes of each data file (which holds a header and a
     /// trailer besides).
     pub size: usize,
+    /// Mutex: how long the others keep trying to take the lock of a killed or paused holder
+    /// (`--takeover-wait`), ms; a killed trial nobody took it in by then is `stuck`.
+    pub takeover_wait_ms: u64,
 }

@@ -1065,6 +1065,197 @@ function watchConsumer(method) {
   };
 }
 
+// ---- mutex (lock code) --------------------------------------------------------------------
+
+/**
+ * The built-in lock implementations of the mutex scenario (docs/HANDOFF.md, "mutex"), by recipe
+ * id, each `{ acquire(path, owner) -> boolean, release(path, owner) }` as a user's module
+ * exports them (`mutex.module`):
+ * - check-then-create: the lock file absent (existsSync) -> create it with the owner id; release
+ *   unlinks it (the anti-pattern: the check and the create are two calls);
+ * - exclusive-create: create it 'wx' (O_CREAT|O_EXCL) with the owner id, EEXIST -> not acquired;
+ *   release unlinks it only while it holds the owner id. Neither takes a stale lock over.
+ */
+export const LOCKS = {
+  'mutex.check-then-create': {
+    acquire(p, owner) {
+      if (fs.existsSync(p)) return false;
+      fs.writeFileSync(p, owner);
+      return true;
+    },
+    release(p) {
+      try { fs.unlinkSync(p); } catch (e) { if (!isCode(e, 'ENOENT')) throw e; }
+    },
+  },
+  'mutex.exclusive-create': {
+    acquire(p, owner) {
+      try {
+        fs.writeFileSync(p, owner, { flag: 'wx' });
+        return true;
+      } catch (e) {
+        if (isCode(e, 'EEXIST')) return false;
+        throw e;
+      }
+    },
+    release(p, owner) {
+      let seen;
+      try { seen = fs.readFileSync(p, 'utf8'); } catch (e) { if (isCode(e, 'ENOENT')) return; throw e; }
+      if (seen === owner) fs.unlinkSync(p);
+    },
+  },
+};
+
+/** The user's modules loaded so far, by path (one import per probe process). */
+const userModules = {};
+
+/** `p` (an absolute POSIX path) as a file: URL, every segment percent-encoded (`%`, `#`, `?`, spaces, non-ASCII). */
+function fileUrl(p) {
+  return 'file://' + p.split('/').map(encodeURIComponent).join('/');
+}
+
+/**
+ * The lock of recipe `id`: LOCKS[id], or for `mutex.module` the module at params.module — its
+ * named exports `acquire` and `release`, or those of its default export. The user's code runs
+ * here, in the probe, never in the harness; its console.log/info/debug go to stderr so that
+ * they cannot break the protocol on stdout. Throws when the module cannot be loaded or exports
+ * no such functions (the step `load`).
+ */
+async function lockOf(id, req) {
+  if (id !== 'mutex.module') return LOCKS[id];
+  const p = req.params.module;
+  if (!hasOwn(userModules, p)) {
+    const quiet = (...a) => console.error(...a);
+    console.log = quiet;
+    console.info = quiet;
+    console.debug = quiet;
+    userModules[p] = await import(fileUrl(p));
+  }
+  const m = userModules[p];
+  const lock = m.default && typeof m.default.acquire === 'function' ? m.default : m;
+  if (typeof lock.acquire !== 'function' || typeof lock.release !== 'function') {
+    throw new Error(`${p} exports no acquire(path, owner) and release(path, owner)`);
+  }
+  return lock;
+}
+
+/** A raw error of `e` as ctx.rawError spells it, its message the stack where there is one (user code's faults say where). */
+function userError(ctx, e) {
+  const r = ctx.rawError(e);
+  if (e && typeof e.stack === 'string') r.message = e.stack.slice(0, 2000);
+  return r;
+}
+
+/** True when the log at `log` holds a line starting `prefix`. */
+function logHas(log, prefix) {
+  let text;
+  try { text = fs.readFileSync(log, 'utf8'); } catch (e) { if (isCode(e, 'ENOENT')) return false; throw e; }
+  return text.split('\n').some((l) => l.startsWith(prefix));
+}
+
+/** Waits (async, 1 ms steps) until `ready()`; throws after `ms` milliseconds. */
+async function waitUntil(ready, ms, what) {
+  const until = nowMs() + ms;
+  while (!ready()) {
+    if (nowMs() > until) throw new Error(`${what} did not come within ${ms} ms`);
+    await sleepAsync(1);
+  }
+}
+
+/**
+ * A contender of the mutex scenario with the lock of recipe `id` (lockOf), in role req.role:
+ * - `contender`: (after params.go exists, when given) acquire — again every params.retry_ms
+ *   while it returns false, for params.wait_ms at most —, then, holding the lock, append
+ *   `enter <token> <ms>` to params.log, sleep params.hold_ms, append `leave <token> <ms>`,
+ *   release;
+ * - `holder`: the same, but it holds until the harness stops it (a loop recipe: the harness
+ *   kills or pauses it meanwhile);
+ * - `releaser`: waits for params.holder's `enter` line, calls release(lock, its own token) —
+ *   someone else's release —, creates params.released, then goes on as a contender.
+ * Every role ends by appending `done <token> <ms>`. The log (O_APPEND, one write per line) is
+ * what the harness judges; <ms> is the wall clock (Date.now()). counters: acquired, released,
+ * tries (acquire calls), foreign_release (1 when the releaser's release returned). Steps: load,
+ * wait, release-other, acquire, enter, hold, leave, release.
+ */
+function mutexWorker(id) {
+  return {
+    prepare(req, ctx) {
+      const lockPath = stringParam(req, 'lock', null);
+      const log = stringParam(req, 'log', null);
+      if (lockPath === null || log === null) unsupported('a mutex contender needs params.lock and params.log');
+      if (id === 'mutex.module' && stringParam(req, 'module', null) === null) {
+        unsupported('mutex.module races the lock module of params.module (conformance check FILE)');
+      }
+      if (id !== 'mutex.module' && !hasOwn(LOCKS, id)) unsupported(`no ${id} here`);
+      const role = req.role;
+      if (role !== 'contender' && role !== 'holder' && role !== 'releaser') unsupported(`no mutex role ${role}`);
+      const waitMs = orDefault(req.params.wait_ms, 0);
+      const retryMs = positiveParam(req, 'retry_ms', 10000);
+      const holdMs = positiveParam(req, 'hold_ms', 600000);
+      const goWaitMs = positiveParam(req, 'go_wait_ms', 3600000);
+      const go = stringParam(req, 'go', null);
+      const holderToken = stringParam(req, 'holder', null);
+      const released = stringParam(req, 'released', null);
+      if (role === 'releaser' && (holderToken === null || released === null)) unsupported('a releaser needs params.holder and params.released');
+      if (role === 'holder') {
+        const why = ctx.reader.pollReason();
+        if (why !== null) unsupported(why);
+      }
+      return async () => {
+        const c = { acquired: 0, released: 0, tries: 0, foreign_release: 0 };
+        const line = (what) => fs.appendFileSync(log, `${what} ${req.token} ${Date.now()}\n`);
+        let step = 'load';
+        let failed = null;
+        try {
+          const lock = await lockOf(id, req);
+          if (go !== null) {
+            step = 'wait';
+            await waitUntil(() => fs.existsSync(go), goWaitMs, `the go marker ${go}`);
+          }
+          if (role === 'releaser') {
+            step = 'wait';
+            await waitUntil(() => logHas(log, `enter ${holderToken} `), goWaitMs, 'the holder\'s enter line');
+            step = 'release-other';
+            await lock.release(lockPath, req.token);
+            c.foreign_release = 1;
+            fs.writeFileSync(released, req.token, { flag: 'wx' });
+          }
+          step = 'acquire';
+          const until = nowMs() + waitMs;
+          for (;;) {
+            c.tries++;
+            if ((await lock.acquire(lockPath, req.token)) === true) {
+              c.acquired = 1;
+              break;
+            }
+            if (nowMs() >= until) break;
+            await sleepAsync(retryMs);
+          }
+          if (c.acquired === 1) {
+            step = 'enter';
+            line('enter');
+            step = 'hold';
+            if (role === 'holder') {
+              while (!ctx.stopRequested()) await sleepAsync(2);
+            } else {
+              await sleepAsync(holdMs);
+            }
+            step = 'leave';
+            line('leave');
+            step = 'release';
+            await lock.release(lockPath, req.token);
+            c.released = 1;
+          }
+        } catch (e) {
+          failed = { e, step };
+        }
+        try { line('done'); } catch (e) { if (failed === null) failed = { e, step: 'done' }; }
+        if (failed !== null) return { ok: false, error: userError(ctx, failed.e), step: failed.step, counters: c };
+        return { ok: true, error: null, step: null, counters: c };
+      };
+    },
+  };
+}
+
 export const RECIPES = {
   // The same steps with params.temp on another file system (the harness's second scratch
   // folder): renameSync then fails with EXDEV where the runtime does not copy instead.
@@ -1320,6 +1511,12 @@ export const RECIPES = {
   'watch.events-only': watchConsumer('events'),
   'watch.events-and-rescan': watchConsumer('events-and-rescan'),
   'watch.poll': watchConsumer('poll'),
+
+  // The mutex contenders (mutexWorker): built-in lock code, and the user's module of
+  // params.module (conformance check FILE), raced around a critical section.
+  'mutex.check-then-create': mutexWorker('mutex.check-then-create'),
+  'mutex.exclusive-create': mutexWorker('mutex.exclusive-create'),
+  'mutex.module': mutexWorker('mutex.module'),
 
 };
 

@@ -4,6 +4,7 @@
 //! progress bar, refusing an output that names an input).
 
 mod against;
+mod check;
 mod compare;
 mod diff;
 mod docs;
@@ -37,7 +38,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     // nothing to clean up, so the signal's default action ends them at once, as `timeout`, a
     // CI cancel or systemd expect.
     let measures = match &cli.command {
-        Command::Run(_) | Command::Race(_) | Command::Runtimes(_) | Command::Install(_) => true,
+        Command::Run(_) | Command::Check(_) | Command::Race(_) | Command::Runtimes(_) | Command::Install(_) => true,
         Command::Diff(a) => !a.runtime.is_empty(),
         Command::Variants(_) | Command::Compare(_) | Command::Report(_) | Command::Merge(_) | Command::Docs(_) => false,
     };
@@ -47,6 +48,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     let paths = Paths::of(&cli);
     match cli.command {
         Command::Run(a) => run::cmd_run(&a, &paths),
+        Command::Check(a) => check::cmd_check(&a, &paths),
         Command::Race(a) => race::cmd_race(&a, &paths),
         Command::Runtimes(a) => runtimes::cmd_runtimes(&a, &paths),
         Command::Install(a) => install::cmd_install(&a, &paths),

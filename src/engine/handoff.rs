@@ -1,4 +1,4 @@
-//! What the hand-off scenarios (publish, done-marker, claim, lease, holder, ledger, update, os-lock, watch) share: probes of the runtime's
+//! What the hand-off scenarios (publish, done-marker, claim, lease, holder, ledger, update, os-lock, watch, mutex) share: probes of the runtime's
 //! first family in one pool, one finding per selected recipe, and the way a recipe's items
 //! (trials) end.
 
@@ -47,7 +47,7 @@ pub(super) type MeasureBatch =
     fn(&Batch<'_>, &mut Pools, &mut Measurement<'_>, &mut dyn FnMut(&Finding)) -> Vec<Finding>;
 
 /// Every hand-off scenario the engine runs.
-pub(super) const RUNNERS: [Runner; 9] = [
+pub(super) const RUNNERS: [Runner; 10] = [
     super::publish::RUNNER,
     super::done::RUNNER,
     super::claim::RUNNER,
@@ -57,6 +57,7 @@ pub(super) const RUNNERS: [Runner; 9] = [
     super::update::RUNNER,
     super::os_lock::RUNNER,
     super::watch::RUNNER,
+    super::mutex::RUNNER,
 ];
 
 /// The runner of `scenario`, if it is a hand-off scenario.

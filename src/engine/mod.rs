@@ -28,6 +28,8 @@ pub use holder::{HOLDER_TRIALS, HOLDER_TRIALS_THOROUGH};
 mod os_lock;
 pub use os_lock::{OS_LOCK_TRIALS, OS_LOCK_TRIALS_THOROUGH};
 mod watch;
+mod mutex;
+pub use mutex::{MUTEX_ROUNDS, MUTEX_ROUNDS_THOROUGH, KINDS_PER_ROUND as MUTEX_KINDS_PER_ROUND};
 pub use watch::{burst_size, DEADLINE_MS as WATCH_DEADLINE_MS, WATCH_TRIALS, WATCH_TRIALS_THOROUGH};
 mod lease;
 mod ledger;

@@ -287,7 +287,12 @@ impl Driver for Session {
     }
 
     fn control(&mut self, control: Control) -> Result<(), Attempt> {
-        control_child(self.child.as_mut(), control)
+        let r = control_child(self.child.as_mut(), control);
+        if control == Control::Kill {
+            // a killed probe is gone: the next attempt starts a new one
+            self.child = None;
+        }
+        r
     }
 
     fn hello(&self) -> Option<&FromProbe> {

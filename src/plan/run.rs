@@ -85,7 +85,12 @@ impl RunPlan {
             select_variants(all.into_iter().chain(recipe_rows).collect(), &a.variant)?
                 .into_iter()
                 .partition(|v| crate::handoff::Recipe::find(&v.id).is_some());
-        let recipes: Vec<String> = recipes.into_iter().map(|v| v.id).collect();
+        // the user's own lock code is raced only when `check` gave it
+        let recipes: Vec<String> = recipes
+            .into_iter()
+            .map(|v| v.id)
+            .filter(|id| a.lock_module.is_some() || id != crate::handoff::USER_LOCK_RECIPE)
+            .collect();
         // a variant measured with several kinds of source (`sources`) is one variant per kind,
         // each its own cells and table row
         let variants = select_sources(variants.iter().flat_map(Variant::per_source).collect(), &a.variant)?;
@@ -103,7 +108,8 @@ impl RunPlan {
         let named = |s: Scenario| a.scenario.contains(&ScenarioArg::One(s));
         let all = a.scenario.contains(&ScenarioArg::All);
         let wants = |s: Scenario| named(s) || all;
-        let handoff = |s: Scenario| named(s) || (all && !threads);
+        // the mutex scenario's trials wait out takeovers: it runs only when named (or by `check`)
+        let handoff = |s: Scenario| named(s) || (all && !threads && s != Scenario::Mutex);
         let shape = Shape {
             contenders: a.contenders as usize,
             trials,
@@ -118,8 +124,10 @@ impl RunPlan {
                 readers: a.readers as usize,
                 workers: a.workers as usize,
                 size: a.size as usize,
+                takeover_wait_ms: a.takeover_wait * 1000,
             },
             recipes: recipes.clone(),
+            lock_module: a.lock_module.as_ref().map(|p| p.display().to_string()),
             adaptive: !a.thorough,
             races: match a.races {
                 Some(r) => r.scope(),

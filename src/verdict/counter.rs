@@ -134,3 +134,25 @@ pub const COMPLETE: &str = "complete";
 /// Watch: the longest time (ms), over the complete trials, from the consumer's resume to its
 /// record naming every file: a maximum, not a sum.
 pub const MS_TO_ALL_MAX: &str = "ms_to_all_max";
+/// Mutex: trials in which a holder was killed (`SIGKILL`) before the others tried.
+pub const KILLED_TRIALS: &str = "killed_trials";
+/// Mutex: the longest time (ms), over the killed trials someone took the lock in, from the
+/// kill to the first taker's `enter` line: a maximum, not a sum.
+pub const TAKEOVER_MS_MAX: &str = "takeover_ms_max";
+/// Mutex: trials in which a holder was paused (`SIGSTOP`) while the others tried.
+pub const PAUSED_TRIALS: &str = "paused_trials";
+/// Mutex: paused trials in which another contender entered while the paused holder, alive,
+/// still believed it held the lock (a takeover of a live holder's lock).
+pub const TAKEN_FROM_PAUSED: &str = "taken_from_paused";
+/// Mutex: trials in which someone released the lock with its own owner id while a holder held it.
+pub const FOREIGN_TRIALS: &str = "foreign_trials";
+/// Mutex: foreign trials in which that release freed the holder's lock: the releaser entered
+/// while the holder was inside.
+pub const RELEASED_BY_OTHER: &str = "released_by_other";
+/// Mutex: `enter` lines (times a contender believed it took the lock).
+pub const ACQUISITIONS: &str = "acquisitions";
+/// Mutex: trials in which the free lock was not taken (nobody took it in a together-trial, or
+/// the holder did not in the others).
+pub const NONE_ACQUIRED: &str = "none_acquired";
+/// Mutex: lines of the log that do not read as `enter|leave|done <token> <ms>`.
+pub const GARBLED_LINES: &str = "garbled_lines";

@@ -29,6 +29,7 @@ pub mod holder;
 pub mod lease;
 pub mod ledger;
 pub mod lock;
+pub mod mutex;
 pub mod os_lock;
 pub mod publish;
 pub mod race;

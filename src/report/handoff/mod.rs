@@ -12,6 +12,7 @@ mod os_lock;
 mod publish;
 mod update;
 mod watch;
+mod mutex;
 
 use crate::report::model::{CountersResult, Scenario};
 
@@ -41,7 +42,7 @@ pub struct Words {
 }
 
 /// Every hand-off scenario's words, in [`Scenario::HANDOFFS`] order (a unit test checks it).
-pub const WORDS: [Words; 9] = [
+pub const WORDS: [Words; 10] = [
     publish::WORDS,
     done::WORDS,
     claim::WORDS,
@@ -51,6 +52,7 @@ pub const WORDS: [Words; 9] = [
     update::WORDS,
     os_lock::WORDS,
     watch::WORDS,
+    mutex::WORDS,
 ];
 
 /// Appends `; <label> <count>` to `s` for each of `extras` (counter, label) whose count in `r`

@@ -1,0 +1,183 @@
+//! `conformance check MODULE`: the user's own lock code raced as the mutex scenario's
+//! `mutex.module` recipe on the runtimes that load it, then one verdict line per runtime, the
+//! whole check's verdict and a reproduction line.
+
+use std::path::{Path, PathBuf};
+
+use super::run::measure_run;
+use crate::cli::{CheckArgs, Cli, Command, RunArgs};
+use crate::error::{Error, Result};
+use crate::handoff::USER_LOCK_RECIPE;
+use crate::plan::Paths;
+use crate::report::model::{Cell, CellResult, Results};
+use crate::verdict::mutex::CheckVerdict;
+
+/// The language of a lock module, from its file name's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Language {
+    /// `.mjs`, `.js`, `.cjs`: Node, Bun and Deno load it.
+    JavaScript,
+    /// `.ts`, `.mts`: Deno and Bun load it (Node 20 does not strip types).
+    TypeScript,
+}
+
+impl Language {
+    /// The language of `module`; the usage error says which extensions are known.
+    fn of(module: &Path) -> Result<Language> {
+        let ext = module.extension().and_then(|e| e.to_str()).unwrap_or("");
+        match ext {
+            "mjs" | "js" | "cjs" => Ok(Language::JavaScript),
+            "ts" | "mts" => Ok(Language::TypeScript),
+            "cs" | "ps1" => Err(usage(format!(
+                "{}: C# and PowerShell lock code cannot be checked yet; give a JavaScript or TypeScript module (.mjs, .js, .cjs, .ts, .mts)",
+                module.display()
+            ))),
+            _ => Err(usage(format!(
+                "{}: not a JavaScript or TypeScript module (.mjs, .js, .cjs, .ts, .mts)",
+                module.display()
+            ))),
+        }
+    }
+
+    /// The runtimes a check races it on when `-r` is not given.
+    fn default_runtimes(self) -> &'static str {
+        match self {
+            Language::JavaScript => "node,bun,deno",
+            Language::TypeScript => "deno,bun",
+        }
+    }
+}
+
+/// A usage error about the MODULE argument.
+fn usage(message: String) -> Error {
+    Error::Usage { flag: "MODULE".into(), message }
+}
+
+/// The `run` that races `module` (absolute) as `a` asks.
+fn run_args(a: &CheckArgs, module: PathBuf, language: Language) -> Result<RunArgs> {
+    let runtimes = if a.runtime.is_empty() { language.default_runtimes().to_string() } else { a.runtime.join(",") };
+    let mut argv: Vec<String> = ["conformance", "run", "--scenario", "mutex", "--variant", USER_LOCK_RECIPE, "--runtime"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    argv.push(runtimes);
+    argv.extend(["--workers".into(), a.workers.to_string()]);
+    argv.extend(["--takeover-wait".into(), a.takeover_wait.to_string()]);
+    argv.extend(["--timeout".into(), a.timeout.to_string()]);
+    if let Some(out) = &a.out {
+        argv.push("--out".into());
+        argv.push(out.display().to_string());
+    }
+    for (on, flag) in [(a.thorough, "--thorough"), (a.force, "--force"), (a.quiet, "--quiet")] {
+        if on {
+            argv.push(flag.into());
+        }
+    }
+    let cli = <Cli as clap::Parser>::try_parse_from(&argv).map_err(|e| Error::Internal(format!("check's run did not parse: {e}")))?;
+    match cli.command {
+        Command::Run(mut r) => {
+            r.lock_module = Some(module);
+            Ok(r)
+        }
+        _ => Err(Error::Internal("check's run parsed as another command".into())),
+    }
+}
+
+/// `check`: validates MODULE, races it, prints the verdicts; returns the exit code
+/// ([`CheckVerdict::exit_code`], or `run`'s own when nothing was measured).
+///
+/// Errors: [`Error::Usage`] for a MODULE that is missing, not a file, or not JavaScript or
+/// TypeScript; then those of `run` ([`measure_run`]).
+pub(super) fn cmd_check(a: &CheckArgs, paths: &Paths) -> Result<i32> {
+    let module = std::fs::canonicalize(&a.module)
+        .map_err(|e| usage(format!("{}: cannot read the lock module: {e}", a.module.display())))?;
+    if !module.is_file() {
+        return Err(usage(format!("{}: not a file", a.module.display())));
+    }
+    let language = Language::of(&module)?;
+    let args = run_args(a, module.clone(), language)?;
+    let (code, results) = measure_run(&args, paths, true)?;
+    let Some(results) = results else { return Ok(code) };
+    let lines = verdict_lines(&results);
+    let verdicts: Vec<CheckVerdict> = lines.iter().map(|(v, _)| *v).collect();
+    let exit = CheckVerdict::exit_code(&verdicts, a.require_takeover);
+    let mut text = format!("\ncheck: {}\n", module.display());
+    for (_, line) in &lines {
+        text.push_str(&format!("  {line}\n"));
+    }
+    if lines.is_empty() {
+        text.push_str("  no runtime measured it\n");
+    }
+    let overall = match exit {
+        crate::exit_code::OK => "safe: no two holders at once, no release by someone else that freed the lock",
+        crate::exit_code::DIFFERENCES if verdicts.contains(&CheckVerdict::Unsafe) => {
+            "UNSAFE: two holders at once, or a release by someone else freed the lock"
+        }
+        crate::exit_code::DIFFERENCES => "stuck: nobody took a killed holder's lock over (--require-takeover)",
+        _ => "undetermined: the code could not be judged everywhere",
+    };
+    text.push_str(&format!("verdict: {overall} (exit {exit})\n"));
+    text.push_str(&format!("repro: {}\n", repro(a, &module, &results)));
+    crate::status::emit(&crate::report::table::escape_controls_but(&text, &['\n']));
+    Ok(exit)
+}
+
+/// Per measured `mutex.module` cell of `results`: its verdict and its line (`node 20.20.2:
+/// UNSAFE — double-owned 4/13 trials; …`).
+fn verdict_lines(results: &Results) -> Vec<(CheckVerdict, String)> {
+    results
+        .cells
+        .iter()
+        .filter(|c| c.variant == USER_LOCK_RECIPE)
+        .filter_map(|c| {
+            let answer = crate::report::answers::cell_recipe_answer(c)?;
+            let verdict = CheckVerdict::of(&answer);
+            Some((verdict, format!("{} {}: {} — {}", c.runtime_name, c.runtime_version, verdict.as_str(), details(c))))
+        })
+        .collect()
+}
+
+/// What a cell counted, natural and amplified, or why it has no counts (its evidence, the
+/// first raw error its probes reported: the user code's stack).
+fn details(c: &Cell) -> String {
+    let CellResult::Counters(r) = &c.result else {
+        return c.evidence.clone().unwrap_or_default();
+    };
+    let words = crate::report::handoff::words(c.scenario).expect("mutex has words");
+    let mut s = if r.counters.is_empty() {
+        c.evidence.clone().unwrap_or_else(|| "no trial ran".into())
+    } else {
+        format!("natural: {}", (words.counts)(r))
+    };
+    match (&r.amplified, &r.amplified_unavailable) {
+        (Some(a), _) => s.push_str(&format!("; amplified: {}", (words.counts)(a))),
+        (None, Some(why)) => s.push_str(&format!("; amplified: {}", why.text())),
+        (None, None) => {}
+    }
+    if let Some(e) = r.errors_sample.first().or_else(|| r.amplified.as_ref().and_then(|a| a.errors_sample.first())) {
+        let first = e.message.lines().take(3).collect::<Vec<_>>().join(" | ");
+        s.push_str(&format!("; first error: {} {first}", e.kind));
+    }
+    s
+}
+
+/// The command that measures the same again, on the executables measured (`NAME=PATH`, as
+/// `run_info` recorded them), with more trials.
+fn repro(a: &CheckArgs, module: &Path, results: &Results) -> String {
+    let mut runtimes: Vec<String> = results
+        .cells
+        .iter()
+        .filter(|c| c.variant == USER_LOCK_RECIPE)
+        .map(|c| {
+            let exe = results.run_info.runtimes.iter().find(|i| i.label == c.runtime).and_then(|i| i.path.as_deref());
+            exe.map_or_else(|| c.runtime_name.clone(), |p| format!("{}={p}", c.runtime_name))
+        })
+        .collect();
+    runtimes.dedup();
+    let mut words = vec!["conformance".to_string(), "check".into(), module.display().to_string()];
+    for r in runtimes {
+        words.extend(["-r".into(), r]);
+    }
+    words.extend(["--takeover-wait".into(), a.takeover_wait.to_string(), "--thorough".into()]);
+    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+}

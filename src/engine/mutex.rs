@@ -1,0 +1,234 @@
+//! The mutex scenario (`docs/HANDOFF.md`, "mutex"): lock code raced around a critical
+//! section. Per recipe (stopping after the first trial in which every contender hung, crashed
+//! or could not load the code), [`MUTEX_ROUNDS`] rounds ([`MUTEX_ROUNDS_THOROUGH`] with `--thorough`)
+//! of [`KINDS_PER_ROUND`] trials: one trial per release ordering of the lease scenario with
+//! every contender acquiring, holding [`HOLD_MS`] and releasing; one with a holder killed
+//! (`SIGKILL`) once it holds the lock, before the others try; one with a holder paused
+//! (`SIGSTOP`) while they try, resumed afterwards; one in which another contender calls
+//! `release` with its own owner id while the holder holds, then tries to acquire. Contenders
+//! append `enter`/`leave`/`done` lines to one log; [`crate::verdict::mutex`] judges the log.
+
+use super::handoff;
+use super::lease::ORDERINGS;
+use super::trial::{Slot, TrialPlan};
+
+use super::Measurement;
+use crate::domain::Scenario;
+use crate::exec::contender::Contender;
+use crate::exec::driver::Control;
+use crate::exec::scratch::spell;
+use crate::exec::scratch::PathStyle;
+use crate::handoff::Recipe;
+use crate::report::model::CountersResult;
+use crate::report::model::Finding;
+use crate::verdict::mutex::{judge_mutex, parse_log, MutexTrial, TrialKind};
+use std::cell::Cell;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Rounds per mutex recipe in a default run (each [`KINDS_PER_ROUND`] trials).
+pub const MUTEX_ROUNDS: usize = 1;
+/// Rounds per mutex recipe with `--thorough`.
+pub const MUTEX_ROUNDS_THOROUGH: usize = 5;
+/// Trials per round: every ordering of the lease scenario, then a killed holder, a paused
+/// holder and a foreign release.
+pub const KINDS_PER_ROUND: usize = ORDERINGS.len() + 3;
+/// How long a contender of a together-trial holds the lock, ms: longer than a natural release
+/// spread and than an amplified run's delayed steps, so that two holders would overlap.
+pub const HOLD_MS: u64 = 20;
+/// How long a contender of a together-trial keeps trying to acquire (again every
+/// [`RETRY_MS`] while `acquire` returns false), ms: time for every other contender's turn.
+pub const TOGETHER_WAIT_MS: u64 = 2_000;
+/// The pause between two `acquire` calls of one contender, ms.
+pub const RETRY_MS: u64 = 5;
+/// How long the releaser of a foreign trial tries to acquire after its release, ms.
+pub const FOREIGN_WAIT_MS: u64 = 200;
+/// How long the harness (and a releaser) waits for the holder's `enter` line, ms.
+pub const HOLDER_WAIT_MS: u64 = 5_000;
+/// How long the harness waits past the takeover wait for the takers' `done` lines, ms.
+pub const DONE_MARGIN_MS: u64 = 2_000;
+/// The lock's name in a trial's folder.
+pub const LOCK: &str = "lock";
+/// The log's name in a trial's folder.
+pub const LOG: &str = "log";
+/// The marker the harness creates once it killed or paused the holder: the takers start then.
+pub const GO: &str = "go";
+/// The marker the releaser of a foreign trial creates after its release.
+pub const RELEASED: &str = "released";
+
+/// The mutex scenario for the engine: `--workers` contenders per trial, amplified wherever
+/// amplification is on (a contender paused inside a delayed call shows a check-then-act lock).
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Mutex,
+    slots: |o| o.sizes.workers,
+    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, mutex_recipe),
+};
+
+/// The kind of trial `n` of a recipe.
+fn kind_of(n: usize) -> TrialKind {
+    match n % KINDS_PER_ROUND {
+        i if i < ORDERINGS.len() => TrialKind::Together,
+        i if i == ORDERINGS.len() => TrialKind::Killed,
+        i if i == ORDERINGS.len() + 1 => TrialKind::Paused,
+        _ => TrialKind::Foreign,
+    }
+}
+
+/// True when the log at `log` has a line starting `prefix`.
+fn log_has(log: &Path, prefix: &str) -> bool {
+    std::fs::read_to_string(log).is_ok_and(|t| t.lines().any(|l| l.starts_with(prefix)))
+}
+
+/// Waits (1 ms steps) until `ready()` or `ms` milliseconds passed; true when it was ready.
+fn wait_until(ms: u64, ready: impl Fn() -> bool) -> bool {
+    let until = Instant::now() + Duration::from_millis(ms);
+    loop {
+        if ready() {
+            return true;
+        }
+        if Instant::now() > until || crate::interrupt::requested() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// True when contender `a` could not load the lock code (its step `load` failed: a module that
+/// does not parse, or exports no `acquire` and `release`).
+fn not_loaded(a: &crate::exec::contender::Attempt) -> bool {
+    a.recipe.as_ref().is_some_and(|r| r.step.as_deref() == Some("load"))
+}
+
+/// One recipe's finding; `None` when the run was interrupted.
+fn mutex_recipe(
+    pool: &mut [Contender],
+    recipe: &Recipe,
+    style: PathStyle,
+    workers: usize,
+    m: &mut Measurement<'_>,
+) -> Option<Finding> {
+    let started = Instant::now();
+    let v = recipe.as_variant();
+    let rounds = if m.opts.adaptive { MUTEX_ROUNDS } else { MUTEX_ROUNDS_THOROUGH };
+    let takeover_ms = m.opts.sizes.takeover_wait_ms;
+    let module = m.opts.lock_module.clone();
+    let (done, evidence) = handoff::run_items(
+        m,
+        rounds * KINDS_PER_ROUND,
+        &mut |n, tdir, m| {
+            let id = m.next_id();
+            let kind = kind_of(n);
+            let lock = tdir.join(LOCK);
+            let log = tdir.join(LOG);
+            let go = tdir.join(GO);
+            let tokens: Vec<String> = (0..workers).map(|w| format!("{}-m{n}-w{w}", m.nonce)).collect();
+            let holder = tokens[0].clone();
+            // who does what: the holder (slot 0) of a killed, paused or foreign trial holds until
+            // stopped; a foreign trial's releaser is slot 1 and nobody else takes part
+            let used = if kind == TrialKind::Foreign { 2 } else { workers };
+            let slots: Vec<Slot<'_>> = tokens[..used]
+                .iter()
+                .enumerate()
+                .map(|(w, token)| {
+                    let mut params = serde_json::json!({
+                        "lock": spell(&lock, style),
+                        "log": spell(&log, style),
+                        "hold_ms": HOLD_MS,
+                        "retry_ms": RETRY_MS,
+                        "go_wait_ms": HOLDER_WAIT_MS + takeover_ms,
+                    });
+                    if let Some(module) = &module {
+                        params["module"] = module.clone().into();
+                    }
+                    let (role, until_stopped) = match (kind, w) {
+                        (TrialKind::Together, _) => {
+                            params["wait_ms"] = TOGETHER_WAIT_MS.into();
+                            ("contender", false)
+                        }
+                        (_, 0) => {
+                            params["wait_ms"] = HOLDER_WAIT_MS.into();
+                            ("holder", true)
+                        }
+                        (TrialKind::Foreign, _) => {
+                            params["wait_ms"] = FOREIGN_WAIT_MS.into();
+                            params["holder"] = holder.clone().into();
+                            params["released"] = spell(&tdir.join(RELEASED), style).into();
+                            ("releaser", false)
+                        }
+                        _ => {
+                            // the takers start at the harness's go, and run alongside it (loop
+                            // recipes that end by themselves) while it holds the holder still
+                            params["wait_ms"] = takeover_ms.into();
+                            params["go"] = spell(&go, style).into();
+                            ("contender", true)
+                        }
+                    };
+                    let spec = handoff::recipe_spec(Scenario::Mutex, &recipe.id, role, params, until_stopped);
+                    Slot { variant: &v, style, index: w, token: token.clone(), recipe: spec }
+                })
+                .collect();
+            let plan = match kind {
+                TrialKind::Together => ORDERINGS[n % KINDS_PER_ROUND].plan(workers),
+                _ => TrialPlan::release(used, 0),
+            };
+            let held = Cell::new(true);
+            let stopped_ms = Cell::new(None);
+            let during = |pool: &mut [Contender]| {
+                let control = match kind {
+                    TrialKind::Killed => Control::Kill,
+                    TrialKind::Paused => Control::Pause,
+                    _ => return,
+                };
+                held.set(wait_until(HOLDER_WAIT_MS, || log_has(&log, &format!("enter {holder} "))));
+                stopped_ms.set(Some(super::lease::epoch_ms(SystemTime::now())));
+                let _ = pool[0].control(control);
+                if std::fs::write(&go, "").is_ok() {
+                    let takers = &tokens[1..used];
+                    wait_until(takeover_ms + DONE_MARGIN_MS, || {
+                        takers.iter().all(|t| log_has(&log, &format!("done {t} ")))
+                    });
+                }
+                if control == Control::Pause {
+                    let _ = pool[0].control(Control::Resume);
+                }
+            };
+            let end = handoff::run_item_during(&mut pool[..used], tdir, &slots, plan, id, Some(&during));
+            let (lines, garbled) = parse_log(&std::fs::read_to_string(&log).unwrap_or_default());
+            let holder_in = match kind {
+                TrialKind::Together => true,
+                TrialKind::Foreign => lines.iter().any(|l| l.token == holder),
+                _ => held.get(),
+            };
+            let seen = MutexTrial {
+                kind,
+                lines,
+                garbled,
+                holder: (kind != TrialKind::Together).then(|| holder.clone()),
+                holder_in,
+                stopped_ms: stopped_ms.get(),
+                faults: Vec::new(),
+            };
+            Ok((end, seen))
+        },
+        // code that every contender hung or crashed in, or could not load, gives nothing more to
+        // judge: one such trial says it (a hang costs the attempt timeout) and the run goes on
+        &|done| done.last().is_some_and(|(attempts, _)| attempts.iter().all(|a| handoff::faulted(a) || not_loaded(a))),
+    )?;
+    let mut result = CountersResult::default();
+    let mut judged = Vec::with_capacity(done.len());
+    for (attempts, mut seen) in done {
+        seen.faults = if seen.kind == TrialKind::Killed {
+            // the holder the harness killed ended as it was made to: not a fault, no evidence
+            let mut f = vec![false];
+            f.extend(handoff::errors_and_faults(&mut result, attempts.get(1..).unwrap_or_default()));
+            f
+        } else {
+            handoff::errors_and_faults(&mut result, &attempts)
+        };
+        judged.push(seen);
+    }
+    if !judged.is_empty() {
+        result.counters = judge_mutex(&judged);
+    }
+    Some(handoff::finding(recipe, result, evidence, started))
+}

@@ -34,6 +34,7 @@ pub(super) fn options(trials: usize) -> Options {
         handoffs: Vec::new(),
         sizes: Default::default(),
         recipes: Vec::new(),
+        lock_module: None,
         adaptive: false,
         races: crate::domain::RaceScope::All,
         handoff_amplified: false,

@@ -2,6 +2,7 @@
 //! One test binary (ripgrep's `autotests = false` layout).
 
 mod cells;
+mod check;
 mod cli;
 mod cmd_handoff;
 mod common;

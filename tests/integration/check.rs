@@ -1,0 +1,209 @@
+//! `conformance check MODULE`: the user's own lock code raced end to end on the JavaScript
+//! runtimes (the mutex scenario's `mutex.module`), with lock modules wrong, right, hanging and
+//! unloadable by construction (`tests/fixtures/locks/`).
+
+use crate::common::{available, conformance, fixtures, one_at_a_time, read_results, required_runtimes};
+use conformance::report::model::{Cell, CellResult, Results};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+type Counters = BTreeMap<String, u64>;
+
+/// The JavaScript runtimes a check races a module on by default.
+const JS_RUNTIMES: [&str; 3] = ["node", "bun", "deno"];
+
+/// The lock module `name` of the fixtures.
+fn lock(name: &str) -> std::path::PathBuf {
+    fixtures().join("locks").join(name)
+}
+
+/// The available runtimes of `names` (a missing one is a visible skip locally, a failure in CI).
+fn present(names: &[&str]) -> Vec<String> {
+    names.iter().filter(|n| available(n)).map(|n| n.to_string()).collect()
+}
+
+/// Runs `check MODULE` on `runtimes` with `extra` flags into a fresh folder, expecting exit
+/// `code`; returns the results and stdout.
+fn check(module: &Path, runtimes: &[String], extra: &[&str], code: i32) -> (Results, String) {
+    let out = tempfile::tempdir().expect("tempdir");
+    let a = conformance()
+        .arg("check")
+        .arg(module)
+        .args(["-r", &runtimes.join(","), "--takeover-wait", "1", "-q", "--out"])
+        .arg(out.path())
+        .args(extra)
+        .assert()
+        .code(code);
+    let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    (read_results(&out.path().join("results.json")), stdout)
+}
+
+/// The `mutex.module` cell of `runtime` in `r`.
+fn cell<'a>(r: &'a Results, runtime: &str) -> &'a Cell {
+    r.cells
+        .iter()
+        .find(|c| c.variant == "mutex.module" && c.runtime_name == runtime)
+        .unwrap_or_else(|| panic!("no mutex.module cell of {runtime}: {r:?}"))
+}
+
+/// The natural counters of `c` and its amplified ones where they ran (under CI, where strace
+/// is installed, they must have).
+fn runs(c: &Cell) -> (&Counters, Option<&Counters>) {
+    let CellResult::Counters(k) = &c.result else { panic!("not a counters cell: {c:?}") };
+    let amplified = k.amplified.as_ref().map(|a| &a.counters);
+    if amplified.is_none() {
+        let why = k.amplified_unavailable.as_ref().map(|w| w.text().to_string()).unwrap_or_default();
+        assert!(required_runtimes().is_empty(), "CI checks lock code amplified too: {c:?}");
+        eprintln!("SKIPPED: {} amplified: {why}", c.runtime_name);
+    }
+    (&k.counters, amplified)
+}
+
+fn n(m: &Counters, k: &str) -> u64 {
+    *m.get(k).unwrap_or_else(|| panic!("{k} in {m:?}"))
+}
+
+#[test]
+fn check_then_create_lock_code_is_unsafe_in_both_modes_on_every_javascript_runtime() {
+    let _serial = one_at_a_time();
+    let rts = present(&JS_RUNTIMES);
+    if rts.is_empty() {
+        return;
+    }
+    let (r, stdout) = check(&lock("check-then-create.mjs"), &rts, &[], 1);
+    let mut natural_double = 0;
+    for name in &rts {
+        let c = cell(&r, name);
+        let (nat, amp) = runs(c);
+        for m in std::iter::once(nat).chain(amp) {
+            assert_eq!(n(m, "trials"), conformance::engine::MUTEX_KINDS_PER_ROUND as u64, "{name}: {m:?}");
+            assert_eq!(n(m, "worker_faults"), 0, "{name}: {c:?}");
+            // release() unlinks whatever lock is there: the releaser always gets in
+            assert_eq!(n(m, "released_by_other"), n(m, "foreign_trials"), "{name}: {m:?}");
+            assert_eq!(n(m, "foreign_trials"), 1, "{name}: {m:?}");
+            // no takeover of a stale lock: a killed holder's lock stays
+            assert_eq!(n(m, "stuck"), n(m, "killed_trials"), "{name}: {m:?}");
+        }
+        // every file-system call delayed: the check and the create of two contenders interleave
+        if let Some(amp) = amp {
+            assert!(n(amp, "double_ownership") > 0, "{name} amplified: {amp:?}");
+        }
+        natural_double += n(nat, "double_ownership");
+        eprintln!("{name}: double-owned natural {}/13, amplified {:?}", n(nat, "double_ownership"), amp.map(|a| n(a, "double_ownership")));
+        assert!(stdout.contains(&format!("{name} {}: UNSAFE — natural: double-owned", c.runtime_version)), "{stdout}");
+    }
+    // natural races show it too (a few trials in 13 per runtime here): over the runtimes
+    assert!(natural_double > 0, "no natural double ownership on {rts:?}: {r:?}");
+    assert!(stdout.contains("verdict: UNSAFE"), "{stdout}");
+    assert!(stdout.contains("repro: conformance check "), "{stdout}");
+}
+
+#[test]
+fn exclusive_create_lock_code_is_safe_but_stuck_even_from_a_hostile_folder() {
+    let _serial = one_at_a_time();
+    let rts = present(&JS_RUNTIMES);
+    if rts.is_empty() {
+        return;
+    }
+    // the module's path reaches the probes as data (a file: URL built in the probe)
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hostile = dir.path().join("ロック & 100% ^!'\"q #1");
+    std::fs::create_dir(&hostile).expect("mkdir");
+    let module = hostile.join("lock.mjs");
+    std::fs::copy(lock("exclusive-create.mjs"), &module).expect("copy");
+    let (r, stdout) = check(&module, &rts, &[], 0);
+    for name in &rts {
+        let c = cell(&r, name);
+        let (nat, amp) = runs(c);
+        for m in std::iter::once(nat).chain(amp) {
+            assert_eq!(n(m, "trials"), conformance::engine::MUTEX_KINDS_PER_ROUND as u64, "{name}: {m:?}");
+            assert_eq!(
+                (n(m, "double_ownership"), n(m, "released_by_other"), n(m, "worker_faults"), n(m, "none_acquired")),
+                (0, 0, 0, 0),
+                "{name}: {c:?}"
+            );
+            // every contender of a together-trial got the lock in turn
+            assert!(n(m, "acquisitions") >= 10 * 3, "{name}: {m:?}");
+            assert_eq!((n(m, "stuck"), n(m, "killed_trials")), (1, 1), "{name}: {m:?}");
+        }
+        assert!(stdout.contains(&format!("{name} {}: safe, but stuck after a killed holder", c.runtime_version)), "{stdout}");
+    }
+    assert!(stdout.contains("verdict: safe"), "{stdout}");
+    // --require-takeover makes a stuck lock fail the check: the same module on one runtime
+    let (_, stdout) = check(&module, &rts[..1], &["--require-takeover"], 1);
+    assert!(stdout.contains("verdict: stuck"), "{stdout}");
+}
+
+#[test]
+fn typescript_lock_code_runs_on_deno_and_bun() {
+    let _serial = one_at_a_time();
+    let rts = present(&["deno", "bun"]);
+    if rts.is_empty() {
+        return;
+    }
+    let (r, stdout) = check(&lock("exclusive-create.ts"), &rts, &[], 0);
+    for name in &rts {
+        let (nat, _) = runs(cell(&r, name));
+        assert_eq!((n(nat, "double_ownership"), n(nat, "worker_faults")), (0, 0), "{name}: {nat:?}");
+    }
+    assert!(stdout.contains("verdict: safe"), "{stdout}");
+}
+
+#[test]
+fn hanging_or_unloadable_lock_code_is_a_fault_and_the_check_goes_on() {
+    let _serial = one_at_a_time();
+    if !available("node") {
+        return;
+    }
+    // acquire never settles: each contender times out, is killed with its tree, and the cell
+    // stops after that trial instead of paying the timeout 26 times
+    let (r, stdout) = check(&lock("hangs.mjs"), &["node".into()], &["--timeout", "2"], 6);
+    let c = cell(&r, "node");
+    let (nat, _) = runs(c);
+    assert_eq!(n(nat, "trials"), 1, "{c:?}");
+    assert!(n(nat, "worker_faults") > 0, "{c:?}");
+    assert!(stdout.contains("undetermined — ") && stdout.contains("timeout"), "{stdout}");
+    // its console.log went to stderr (it would have broken the protocol on stdout): the
+    // evidence carries it
+    assert!(stdout.contains("acquire called: this line must not reach the protocol"), "{stdout}");
+    assert!(stdout.contains("verdict: undetermined"), "{stdout}");
+    // a module without acquire and release: said, on every runtime asked, the run going on
+    let rts = present(&["node", "deno"]);
+    let (r, stdout) = check(&lock("no-exports.mjs"), &rts, &[], 6);
+    for name in &rts {
+        let (nat, _) = runs(cell(&r, name));
+        assert_eq!(n(nat, "trials"), 1, "{name}: {nat:?}");
+    }
+    assert!(stdout.contains("exports no acquire(path, owner) and release(path, owner)"), "{stdout}");
+}
+
+#[test]
+fn check_refuses_a_missing_or_foreign_module_naming_it() {
+    let a = conformance().args(["check", "no/such/lock.mjs"]).assert().code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("MODULE") && err.contains("no/such/lock.mjs"), "{err}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, words) in [("Lock.cs", "C# and PowerShell lock code cannot be checked yet"), ("lock.py", "not a JavaScript")] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, "").expect("write");
+        let a = conformance().arg("check").arg(&p).assert().code(2);
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(err.contains(words) && err.contains(name), "{err}");
+    }
+}
+
+#[test]
+fn the_mutex_scenario_runs_only_when_named_and_the_user_recipe_only_under_check() {
+    if !available("node") {
+        return;
+    }
+    let planned = |args: &[&str]| -> Vec<String> {
+        crate::common::Run::new().runtime("node").args(args).planned().into_iter().map(|(id, _)| id).collect()
+    };
+    let all = planned(&[]);
+    assert!(!all.is_empty() && !all.iter().any(|id| id.contains("mutex.")), "{all:?}");
+    let named = planned(&["--scenario", "mutex"]);
+    assert!(named.iter().any(|id| id.contains("mutex.check-then-create")), "{named:?}");
+    assert!(named.iter().any(|id| id.contains("mutex.exclusive-create")), "{named:?}");
+    assert!(!named.iter().any(|id| id.contains("mutex.module")), "{named:?}");
+}

@@ -112,7 +112,8 @@ pub enum Command {
     Race(RaceArgs),
     /// Race your own lock code: a JavaScript or TypeScript module exporting `acquire(path,
     /// owner)` (true when it took the lock, or a Promise of that) and `release(path, owner)`,
-    /// raced on Node, Bun and Deno like the built-in lock recipes (the mutex scenario); prints
+    /// or a C# file with static `Acquire`/`Release`, raced on Node, Bun and Deno (or CoreCLR
+    /// and Mono) like the built-in lock recipes (the mutex scenario); prints
     /// the tables, one verdict line per runtime and a reproduction line. Exit 0 safe, 1 unsafe
     /// (two holders at once, or a release by someone else that freed the lock), 6 undetermined.
     #[command(after_long_help = CHECK_AFTER_HELP)]
@@ -381,13 +382,16 @@ pub struct AttemptArgs {
 /// `check` flags.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Your lock module: .mjs, .js, .cjs (Node, Bun, Deno) or .ts, .mts (Deno, Bun), exporting
-    /// acquire(path, owner) and release(path, owner), as named exports or on its default export.
+    /// Your lock code: .mjs, .js, .cjs (Node, Bun, Deno) or .ts, .mts (Deno, Bun), exporting
+    /// acquire(path, owner) and release(path, owner), as named exports or on its default export;
+    /// or .cs (CoreCLR, Mono; compiled first with Mono's mcs or the .NET SDK), a public type with
+    /// public static bool Acquire(string path, string owner) (or Task<bool>) and Release(string
+    /// path, string owner).
     #[arg(value_name = "MODULE")]
     pub module: PathBuf,
     /// Runtimes to race it on (names, NAME@VERSION, NAME=PATH, as `run -r`). Default: node,
-    /// bun and deno for JavaScript, deno and bun for TypeScript; those not found are skipped
-    /// and said so.
+    /// bun and deno for JavaScript, deno and bun for TypeScript, coreclr and mono for C#;
+    /// those not found are skipped and said so.
     #[arg(long, short = 'r', value_name = "LIST")]
     pub runtime: Vec<String>,
     /// Contenders per trial (separate processes).

@@ -22,6 +22,7 @@ using System.Globalization;
 using System.IO;
 using System.IO.MemoryMappedFiles;
 using System.Reflection;
+using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
 
@@ -296,6 +297,23 @@ sealed class RawJson
 }
 
 // An ordered JSON object, so replies read in the protocol's documented field order.
+// The libc calls .NET has no equivalent of: open(2) with O_APPEND (Linux flag values).
+static class Libc
+{
+    public const int O_WRONLY = 0x1;
+    public const int O_CREAT = 0x40;
+    public const int O_APPEND = 0x400;
+
+    [DllImport("libc", SetLastError = true)]
+    public static extern int open(string path, int flags, int mode);
+
+    [DllImport("libc", SetLastError = true)]
+    public static extern IntPtr write(int fd, byte[] buf, IntPtr count);
+
+    [DllImport("libc", SetLastError = true)]
+    public static extern int close(int fd);
+}
+
 sealed class Obj : List<KeyValuePair<string, object>>
 {
     public Obj Set(string key, object value)
@@ -439,6 +457,7 @@ sealed class RecipeRequest
     public string Token;
     public byte[] Data;     // the token's UTF-8 bytes
     public Dictionary<string, object> Params;
+    public string Role;     // the prepare's role (the mutex scenario's contender, holder, releaser)
 }
 
 // What a recipe's run returns: `step` names the step that failed (null on success), `error`
@@ -500,6 +519,9 @@ static class Recipes
         "watch.events-only",
         "watch.events-and-rescan",
         "watch.poll",
+        "mutex.check-then-create",
+        "mutex.exclusive-create",
+        "mutex.module",
     };
 
     // At most this many raw errors travel in a result's errors_sample.
@@ -562,6 +584,10 @@ static class Recipes
             case "watch.events-only": return WatchConsumer("events", req);
             case "watch.events-and-rescan": return WatchConsumer("events-and-rescan", req);
             case "watch.poll": return WatchConsumer("poll", req);
+            case "mutex.check-then-create":
+            case "mutex.exclusive-create":
+            case "mutex.module":
+                return MutexWorker(name, req);
             default: throw new Unsupported("unknown recipe " + name);
         }
     }
@@ -1362,6 +1388,228 @@ static class Recipes
                 return new RecipeOutcome { Ok = false, Step = step, Error = Raw(e), Counters = counters() };
             }
         };
+    }
+
+    // ---- mutex (lock code) ---------------------------------------------------------------------
+
+    // A lock implementation: acquire(path, owner) -> took it; release(path, owner).
+    sealed class LockCode
+    {
+        public Func<string, string, bool> Acquire;
+        public Action<string, string> Release;
+    }
+
+    // The built-in locks of session.mjs (LOCKS), with the calls a C# integrator would use:
+    // - check-then-create: File.Exists, then File.WriteAllText with the owner id; release:
+    //   File.Delete (the anti-pattern: two calls);
+    // - exclusive-create: FileMode.CreateNew with the owner id, IOException with the file there
+    //   -> not acquired; release: File.Delete while it holds the owner id.
+    static LockCode BuiltinLock(string id)
+    {
+        if (id == "mutex.check-then-create")
+            return new LockCode
+            {
+                Acquire = (p, owner) =>
+                {
+                    if (File.Exists(p)) return false;
+                    File.WriteAllText(p, owner);
+                    return true;
+                },
+                Release = (p, owner) => File.Delete(p),
+            };
+        return new LockCode
+        {
+            Acquire = (p, owner) =>
+            {
+                try
+                {
+                    using (var f = OpenWx(p)) { byte[] b = Utf8.GetBytes(owner); f.Write(b, 0, b.Length); }
+                    return true;
+                }
+                catch (IOException) when (File.Exists(p)) { return false; }
+            },
+            Release = (p, owner) =>
+            {
+                string seen;
+                try { seen = File.ReadAllText(p); }
+                catch (Exception e) when (IsAbsent(e)) { return; }
+                if (seen == owner) File.Delete(p);
+            },
+        };
+    }
+
+    // The user's compiled lock code (conformance check Lock.cs: the harness compiled it to
+    // params.module, a library): the first public type with public static Acquire(string path,
+    // string owner) returning bool or Task<bool>, and Release(string path, string owner)
+    // returning void or Task. An exception of the user's code comes out as itself (not wrapped
+    // in TargetInvocationException), its stack in the raw error.
+    static readonly Dictionary<string, LockCode> UserLocks = new Dictionary<string, LockCode>(StringComparer.Ordinal);
+
+    static LockCode UserLock(string dll)
+    {
+        LockCode found;
+        if (UserLocks.TryGetValue(dll, out found)) return found;
+        Assembly a = Assembly.LoadFrom(dll);
+        Type[] sig = { typeof(string), typeof(string) };
+        foreach (Type t in a.GetExportedTypes())
+        {
+            MethodInfo acquire = t.GetMethod("Acquire", BindingFlags.Public | BindingFlags.Static, null, sig, null);
+            MethodInfo release = t.GetMethod("Release", BindingFlags.Public | BindingFlags.Static, null, sig, null);
+            if (acquire == null || release == null) continue;
+            if (acquire.ReturnType != typeof(bool) && acquire.ReturnType != typeof(System.Threading.Tasks.Task<bool>)) continue;
+            Func<MethodInfo, string, string, object> call = (m, p, o) =>
+            {
+                try { return m.Invoke(null, new object[] { p, o }); }
+                catch (TargetInvocationException e) when (e.InnerException != null)
+                {
+                    System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(e.InnerException).Throw();
+                    throw;
+                }
+            };
+            found = new LockCode
+            {
+                Acquire = (p, o) =>
+                {
+                    object r = call(acquire, p, o);
+                    var task = r as System.Threading.Tasks.Task<bool>;
+                    return task != null ? task.GetAwaiter().GetResult() : (bool)r;
+                },
+                Release = (p, o) =>
+                {
+                    var task = call(release, p, o) as System.Threading.Tasks.Task;
+                    if (task != null) task.GetAwaiter().GetResult();
+                },
+            };
+            UserLocks[dll] = found;
+            return found;
+        }
+        throw new InvalidOperationException(dll + " has no public type with public static bool Acquire(string path, string owner) and Release(string path, string owner)");
+    }
+
+    // One line appended with O_APPEND (open(2) O_WRONLY|O_CREAT|O_APPEND, one write(2)): .NET's
+    // FileMode.Append seeks to the end it saw instead on Unix CoreCLR
+    // (https://github.com/dotnet/runtime/pull/55465, closed unmerged), and two contenders'
+    // lines would overwrite each other.
+    static void AppendLine(string path, string line)
+    {
+        byte[] b = Utf8.GetBytes(line + "\n");
+        int fd = Libc.open(path, Libc.O_WRONLY | Libc.O_CREAT | Libc.O_APPEND, 420);
+        if (fd < 0) throw new IOException("open " + path + ": errno " + Marshal.GetLastWin32Error());
+        try
+        {
+            long n = (long)Libc.write(fd, b, (IntPtr)b.Length);
+            if (n != b.Length) throw new IOException("write " + path + ": " + n + " of " + b.Length + " bytes, errno " + Marshal.GetLastWin32Error());
+        }
+        finally { Libc.close(fd); }
+    }
+
+    static bool LogHas(string log, string prefix)
+    {
+        string text;
+        try { text = File.ReadAllText(log); }
+        catch (Exception e) when (IsAbsent(e)) { return false; }
+        foreach (string l in text.Split('\n')) if (l.StartsWith(prefix, StringComparison.Ordinal)) return true;
+        return false;
+    }
+
+    static void WaitUntil(Func<bool> ready, long ms, string what)
+    {
+        double until = NowMs() + ms;
+        while (!ready())
+        {
+            if (NowMs() > until) throw new TimeoutException(what + " did not come within " + ms + " ms");
+            Thread.Sleep(1);
+        }
+    }
+
+    // The mutex contenders of session.mjs (mutexWorker): the same roles (contender, holder,
+    // releaser), parameters, log lines (`enter|leave|done <token> <ms>`, <ms> the wall clock,
+    // DateTimeOffset.UtcNow), counters (acquired, released, tries, foreign_release) and steps
+    // (load, wait, release-other, acquire, enter, hold, leave, release).
+    static RecipeRun MutexWorker(string id, RecipeRequest req)
+    {
+        string lockPath = StringParam(req, "lock", null);
+        string log = StringParam(req, "log", null);
+        if (lockPath == null || log == null) throw new Unsupported("a mutex contender needs params.lock and params.log");
+        string module = StringParam(req, "module", null);
+        if (id == "mutex.module" && module == null) throw new Unsupported("mutex.module races the lock code of params.module (conformance check FILE)");
+        string role = req.Role;
+        if (role != "contender" && role != "holder" && role != "releaser") throw new Unsupported("no mutex role " + role);
+        long waitMs = IntParam(req, "wait_ms", 0, 0, 3600000, "params.wait_ms must be an integer from 0 to 3600000");
+        long retryMs = IntParam(req, "retry_ms", 5, 1, 10000, "params.retry_ms must be an integer from 1 to 10000");
+        long holdMs = IntParam(req, "hold_ms", 20, 1, 600000, "params.hold_ms must be an integer from 1 to 600000");
+        long goWaitMs = IntParam(req, "go_wait_ms", 600000, 1, 3600000, "params.go_wait_ms must be an integer from 1 to 3600000");
+        string go = StringParam(req, "go", null);
+        string holder = StringParam(req, "holder", null);
+        string releasedMarker = StringParam(req, "released", null);
+        if (role == "releaser" && (holder == null || releasedMarker == null)) throw new Unsupported("a releaser needs params.holder and params.released");
+        return () =>
+        {
+            long acquired = 0, released = 0, tries = 0, foreign = 0;
+            Action<string> line = what => AppendLine(log, what + " " + req.Token + " " + DateTimeOffset.UtcNow.ToUnixTimeMilliseconds().ToString(CultureInfo.InvariantCulture));
+            string step = "load";
+            Exception failed = null;
+            string failedStep = null;
+            try
+            {
+                LockCode code = id == "mutex.module" ? UserLock(module) : BuiltinLock(id);
+                if (go != null)
+                {
+                    step = "wait";
+                    WaitUntil(() => File.Exists(go), goWaitMs, "the go marker " + go);
+                }
+                if (role == "releaser")
+                {
+                    step = "wait";
+                    WaitUntil(() => LogHas(log, "enter " + holder + " "), goWaitMs, "the holder's enter line");
+                    step = "release-other";
+                    code.Release(lockPath, req.Token);
+                    foreign = 1;
+                    using (var f = OpenWx(releasedMarker)) f.Write(req.Data, 0, req.Data.Length);
+                }
+                step = "acquire";
+                double until = NowMs() + waitMs;
+                for (;;)
+                {
+                    tries++;
+                    if (code.Acquire(lockPath, req.Token)) { acquired = 1; break; }
+                    if (NowMs() >= until) break;
+                    Thread.Sleep((int)retryMs);
+                }
+                if (acquired == 1)
+                {
+                    step = "enter";
+                    line("enter");
+                    step = "hold";
+                    if (role == "holder") { while (!Probe.StopRequested()) Thread.Sleep(2); }
+                    else Thread.Sleep((int)holdMs);
+                    step = "leave";
+                    line("leave");
+                    step = "release";
+                    code.Release(lockPath, req.Token);
+                    released = 1;
+                }
+            }
+            catch (Exception e)
+            {
+                failed = e;
+                failedStep = step;
+            }
+            try { line("done"); }
+            catch (Exception e) { if (failed == null) { failed = e; failedStep = "done"; } }
+            var c = new Obj().Set("acquired", acquired).Set("released", released).Set("tries", tries).Set("foreign_release", foreign);
+            if (failed != null) return new RecipeOutcome { Ok = false, Step = failedStep, Error = UserRaw(failed), Counters = c };
+            return new RecipeOutcome { Ok = true, Counters = c };
+        };
+    }
+
+    // The raw error of `e` with its stack as the message (user code's faults say where).
+    static Obj UserRaw(Exception e)
+    {
+        Obj raw = Raw(e);
+        for (int i = 0; i < raw.Count; i++)
+            if (raw[i].Key == "message") raw[i] = new KeyValuePair<string, object>("message", e.ToString());
+        return raw;
     }
 
     // ---- os-lock ------------------------------------------------------------------------------
@@ -2305,6 +2553,7 @@ static class Probe
                         Token = token,
                         Data = data,
                         Params = ps as Dictionary<string, object> ?? new Dictionary<string, object>(StringComparer.Ordinal),
+                        Role = msg.ContainsKey("role") ? msg["role"] as string : null,
                     };
                     RecipeRun run;
                     try

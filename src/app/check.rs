@@ -1,5 +1,6 @@
-//! `conformance check MODULE`: the user's own lock code raced as the mutex scenario's
-//! `mutex.module` recipe on the runtimes that load it, then one verdict line per runtime, the
+//! `conformance check MODULE`: the user's own lock code (a JavaScript or TypeScript module, or
+//! a C# file the harness compiles first) raced as the mutex scenario's `mutex.module` recipe on
+//! the runtimes that load it, then one verdict line per runtime, the
 //! whole check's verdict and a reproduction line.
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,8 @@ enum Language {
     JavaScript,
     /// `.ts`, `.mts`: Deno and Bun load it (Node 20 does not strip types).
     TypeScript,
+    /// `.cs`: compiled by the harness into a library the C# probe loads (CoreCLR, Mono).
+    CSharp,
 }
 
 impl Language {
@@ -28,12 +31,13 @@ impl Language {
         match ext {
             "mjs" | "js" | "cjs" => Ok(Language::JavaScript),
             "ts" | "mts" => Ok(Language::TypeScript),
-            "cs" | "ps1" => Err(usage(format!(
-                "{}: C# and PowerShell lock code cannot be checked yet; give a JavaScript or TypeScript module (.mjs, .js, .cjs, .ts, .mts)",
+            "cs" => Ok(Language::CSharp),
+            "ps1" => Err(usage(format!(
+                "{}: PowerShell lock code cannot be checked yet; give a JavaScript, TypeScript or C# file (.mjs, .js, .cjs, .ts, .mts, .cs)",
                 module.display()
             ))),
             _ => Err(usage(format!(
-                "{}: not a JavaScript or TypeScript module (.mjs, .js, .cjs, .ts, .mts)",
+                "{}: not JavaScript, TypeScript or C# (.mjs, .js, .cjs, .ts, .mts, .cs)",
                 module.display()
             ))),
         }
@@ -44,6 +48,7 @@ impl Language {
         match self {
             Language::JavaScript => "node,bun,deno",
             Language::TypeScript => "deno,bun",
+            Language::CSharp => "coreclr,mono",
         }
     }
 }
@@ -95,7 +100,13 @@ pub(super) fn cmd_check(a: &CheckArgs, paths: &Paths) -> Result<i32> {
         return Err(usage(format!("{}: not a file", a.module.display())));
     }
     let language = Language::of(&module)?;
-    let args = run_args(a, module.clone(), language)?;
+    // C# is compiled first (once per content, in the cache): the probes load the library
+    let code = match language {
+        Language::CSharp => crate::runtime::build_user_lock(&module, &paths.cache)
+            .map_err(|why| usage(format!("{}: {why}", a.module.display())))?,
+        _ => module.clone(),
+    };
+    let args = run_args(a, code, language)?;
     let (code, results) = measure_run(&args, paths, true)?;
     let Some(results) = results else { return Ok(code) };
     let lines = verdict_lines(&results);

@@ -200,6 +200,89 @@ fn build_mcs(ctx: &ProbeContext) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
+/// The file name of a user's compiled lock code ([`build_user_lock`]).
+pub const USER_LOCK_DLL: &str = "UserLock.dll";
+
+/// The project that builds a user's lock code with the .NET SDK where Mono's `mcs` is missing:
+/// a class library of `UserLock.cs`, for .NET 8 and later.
+const USER_LOCK_CSPROJ: &str = r#"<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup>
+    <OutputType>Library</OutputType>
+    <TargetFramework>net8.0</TargetFramework>
+    <AssemblyName>UserLock</AssemblyName>
+    <EnableDefaultCompileItems>false</EnableDefaultCompileItems>
+    <Nullable>disable</Nullable>
+  </PropertyGroup>
+  <ItemGroup>
+    <Compile Include="UserLock.cs" />
+  </ItemGroup>
+</Project>
+"#;
+
+/// Compiles a user's C# lock code (`conformance check Lock.cs`: a public type with public
+/// static `Acquire(string path, string owner)` and `Release(string path, string owner)`) into
+/// a library the C# probe loads (`params.module`): with Mono's `mcs -target:library` where it
+/// is on PATH (the library then loads on Mono and CoreCLR alike, as the mcs-built probe
+/// does), else with the .NET SDK (`dotnet build`, CoreCLR only). Built once per content into
+/// `<cache>/dotnet/userlock-<hash>/`. Returns the library's path.
+///
+/// Errors: no compiler, or the compiler's first error line (the user's file and line).
+pub fn build_user_lock(src: &Path, cache_dir: &Path) -> Result<PathBuf, String> {
+    let dir = cache_dir.join("dotnet").join(format!("userlock-{}", source_hash(&[src.to_path_buf()])?));
+    let dll = dir.join(USER_LOCK_DLL);
+    if dll.is_file() {
+        return Ok(dll);
+    }
+    let parent = dir.parent().expect("has parent");
+    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".build-")
+        .tempdir_in(parent)
+        .map_err(|e| format!("cannot create a build folder in {}: {e}", parent.display()))?;
+    let out = tmp.path().join(USER_LOCK_DLL);
+    let (l, timeout) = if let Ok(mcs) = which::which("mcs") {
+        let mut arg_out = std::ffi::OsString::from("-out:");
+        arg_out.push(&out);
+        (Launch::new(mcs, [arg_out, "-target:library".into(), "-nologo".into(), src.as_os_str().to_owned()]), 180)
+    } else if let Ok(dotnet) = which::which("dotnet") {
+        let proj = tmp.path().join("src");
+        std::fs::create_dir_all(&proj).map_err(|e| format!("cannot create {}: {e}", proj.display()))?;
+        std::fs::copy(src, proj.join("UserLock.cs")).map_err(|e| format!("cannot copy {}: {e}", src.display()))?;
+        std::fs::write(proj.join("UserLock.csproj"), USER_LOCK_CSPROJ)
+            .map_err(|e| format!("cannot write {}: {e}", proj.display()))?;
+        let args = [
+            std::ffi::OsString::from("build"),
+            proj.join("UserLock.csproj").into(),
+            "-c".into(),
+            "Release".into(),
+            "-o".into(),
+            tmp.path().into(),
+            "-nologo".into(),
+        ];
+        (Launch::new(dotnet, args).with_env("DOTNET_CLI_TELEMETRY_OPTOUT", "1").with_env("DOTNET_NOLOGO", "1"), 600)
+    } else {
+        return Err("no C# compiler: neither Mono's mcs nor a .NET SDK is on PATH".into());
+    };
+    let (ok, stdout, stderr) =
+        crate::exec::process::run_capture(&l, tmp.path(), std::time::Duration::from_secs(timeout))?;
+    if !ok || !out.is_file() {
+        let msg = format!("{stdout}\n{stderr}");
+        // the compiler's own error (file, line, CS code) before its summary
+        let err = msg
+            .lines()
+            .find(|l| l.contains("error CS"))
+            .or_else(|| msg.lines().find(|l| l.contains("error")))
+            .unwrap_or_else(|| msg.trim());
+        return Err(format!("{} did not compile: {}", src.display(), err.trim()));
+    }
+    let kept = tmp.keep();
+    if std::fs::rename(&kept, &dir).is_err() && !dll.is_file() {
+        return Err(format!("cannot publish the built lock code to {}", dir.display()));
+    }
+    let _ = std::fs::remove_dir_all(&kept);
+    Ok(dll)
+}
+
 /// Builds `Probe.csproj` with the .NET SDK into `<cache>/dotnet/sdk-<hash>/out/Probe.dll`.
 fn build_sdk(dotnet: &Path, ctx: &ProbeContext) -> Result<PathBuf, String> {
     let srcdir = ctx.probes_dir.join("dotnet");

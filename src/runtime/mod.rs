@@ -10,6 +10,7 @@ mod bun;
 mod cmd;
 pub mod discover;
 mod dotnet;
+pub use dotnet::build_user_lock;
 pub mod install;
 mod node;
 mod normalize;

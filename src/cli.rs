@@ -46,7 +46,7 @@ pub const DEFAULT_ITEMS: u32 = 40;
 /// Default workers of the claim scenario (`--workers`).
 pub const DEFAULT_WORKERS: u32 = 3;
 /// The mutex scenario's takeover wait (`--takeover-wait`), seconds: above the 10 s default
-/// staleness of proper-lockfile (`stale`, https://github.com/moxystudio/node-proper-lockfile#lockfile-options).
+/// staleness of proper-lockfile (`stale`, <https://github.com/moxystudio/node-proper-lockfile#lockfile-options>).
 pub const DEFAULT_TAKEOVER_WAIT_SECS: u64 = 12;
 
 /// Default readers per published file (`--readers`).
@@ -385,8 +385,8 @@ pub struct CheckArgs {
     /// Your lock code: .mjs, .js, .cjs (Node, Bun, Deno) or .ts, .mts (Deno, Bun), exporting
     /// acquire(path, owner) and release(path, owner), as named exports or on its default export;
     /// or .cs (CoreCLR, Mono; compiled first with Mono's mcs or the .NET SDK), a public type with
-    /// public static bool Acquire(string path, string owner) (or Task<bool>) and Release(string
-    /// path, string owner).
+    /// `public static bool Acquire(string path, string owner)` (or `Task<bool>`) and
+    /// `Release(string path, string owner)`.
     #[arg(value_name = "MODULE")]
     pub module: PathBuf,
     /// Runtimes to race it on (names, NAME@VERSION, NAME=PATH, as `run -r`). Default: node,
@@ -411,7 +411,7 @@ pub struct CheckArgs {
     /// Per-attempt timeout in seconds: user code that takes longer is reported as hanging.
     #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
     pub timeout: f64,
-    /// Output folder for results.json and summary.md (default: reports/runs/<UTC timestamp>/).
+    /// Output folder for results.json and summary.md (default: reports/runs/TIMESTAMP/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Replace the results of an earlier run in --out.

@@ -61,10 +61,11 @@ fn usage(message: String) -> Error {
 /// The `run` that races `module` (absolute) as `a` asks.
 fn run_args(a: &CheckArgs, module: PathBuf, language: Language) -> Result<RunArgs> {
     let runtimes = if a.runtime.is_empty() { language.default_runtimes().to_string() } else { a.runtime.join(",") };
-    let mut argv: Vec<String> = ["conformance", "run", "--scenario", "mutex", "--variant", USER_LOCK_RECIPE, "--runtime"]
-        .into_iter()
-        .map(String::from)
-        .collect();
+    let mut argv: Vec<String> =
+        ["conformance", "run", "--scenario", "mutex", "--variant", USER_LOCK_RECIPE, "--runtime"]
+            .into_iter()
+            .map(String::from)
+            .collect();
     argv.push(runtimes);
     argv.extend(["--workers".into(), a.workers.to_string()]);
     argv.extend(["--takeover-wait".into(), a.takeover_wait.to_string()]);
@@ -78,7 +79,8 @@ fn run_args(a: &CheckArgs, module: PathBuf, language: Language) -> Result<RunArg
             argv.push(flag.into());
         }
     }
-    let cli = <Cli as clap::Parser>::try_parse_from(&argv).map_err(|e| Error::Internal(format!("check's run did not parse: {e}")))?;
+    let cli = <Cli as clap::Parser>::try_parse_from(&argv)
+        .map_err(|e| Error::Internal(format!("check's run did not parse: {e}")))?;
     match cli.command {
         Command::Run(mut r) => {
             r.lock_module = Some(module);

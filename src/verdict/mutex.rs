@@ -75,7 +75,8 @@ pub fn parse_log(text: &str) -> (Vec<LogLine>, usize) {
     let mut garbled = 0;
     for l in text.split('\n').filter(|l| !l.is_empty()) {
         let mut parts = l.split(' ');
-        let line = match (parts.next().and_then(Mark::parse), parts.next(), parts.next().map(str::parse), parts.next()) {
+        let line = match (parts.next().and_then(Mark::parse), parts.next(), parts.next().map(str::parse), parts.next())
+        {
             (Some(mark), Some(token), Some(Ok(ms)), None) if !token.is_empty() => {
                 Some(LogLine { mark, token: token.to_string(), ms })
             }
@@ -284,7 +285,13 @@ mod tests {
             trial(TrialKind::Foreign, "enter h 1\nenter r 2\nleave r 3\nleave h 4\n"),
         ]);
         assert_eq!(
-            (c["paused_trials"], c["taken_from_paused"], c["foreign_trials"], c["released_by_other"], c["double_ownership"]),
+            (
+                c["paused_trials"],
+                c["taken_from_paused"],
+                c["foreign_trials"],
+                c["released_by_other"],
+                c["double_ownership"]
+            ),
             (2, 1, 1, 1, 0)
         );
     }
@@ -294,10 +301,12 @@ mod tests {
         use super::CheckVerdict;
         use crate::verdict::recipe::answer_recipe;
         use crate::verdict::RaceMode;
-        let failures = [("double_ownership", "trials"), ("released_by_other", "foreign_trials"), ("stuck", "killed_trials")];
+        let failures =
+            [("double_ownership", "trials"), ("released_by_other", "foreign_trials"), ("stuck", "killed_trials")];
         let verdict = |pairs: &[(&str, u64)]| {
             let c: std::collections::BTreeMap<String, u64> = pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect();
-            let runs = [crate::verdict::recipe::RecipeRun { mode: RaceMode::Natural, counters: &c, harness_error: false }];
+            let runs =
+                [crate::verdict::recipe::RecipeRun { mode: RaceMode::Natural, counters: &c, harness_error: false }];
             CheckVerdict::of(&answer_recipe(&runs, &failures, &["worker_faults"]))
         };
         let base = [("trials", 13), ("foreign_trials", 1), ("killed_trials", 1)];

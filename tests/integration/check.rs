@@ -89,7 +89,11 @@ fn check_then_create_lock_code_is_unsafe_in_both_modes_on_every_javascript_runti
             assert!(n(amp, "double_ownership") > 0, "{name} amplified: {amp:?}");
         }
         natural_double += n(nat, "double_ownership");
-        eprintln!("{name}: double-owned natural {}/13, amplified {:?}", n(nat, "double_ownership"), amp.map(|a| n(a, "double_ownership")));
+        eprintln!(
+            "{name}: double-owned natural {}/13, amplified {:?}",
+            n(nat, "double_ownership"),
+            amp.map(|a| n(a, "double_ownership"))
+        );
         assert!(stdout.contains(&format!("{name} {}: UNSAFE — natural: double-owned", c.runtime_version)), "{stdout}");
     }
     // natural races show it too (a few trials in 13 per runtime here): over the runtimes
@@ -126,7 +130,10 @@ fn exclusive_create_lock_code_is_safe_but_stuck_even_from_a_hostile_folder() {
             assert!(n(m, "acquisitions") >= 10 * 3, "{name}: {m:?}");
             assert_eq!((n(m, "stuck"), n(m, "killed_trials")), (1, 1), "{name}: {m:?}");
         }
-        assert!(stdout.contains(&format!("{name} {}: safe, but stuck after a killed holder", c.runtime_version)), "{stdout}");
+        assert!(
+            stdout.contains(&format!("{name} {}: safe, but stuck after a killed holder", c.runtime_version)),
+            "{stdout}"
+        );
     }
     assert!(stdout.contains("verdict: safe"), "{stdout}");
     // --require-takeover makes a stuck lock fail the check: the same module on one runtime
@@ -147,6 +154,54 @@ fn typescript_lock_code_runs_on_deno_and_bun() {
         assert_eq!((n(nat, "double_ownership"), n(nat, "worker_faults")), (0, 0), "{name}: {nat:?}");
     }
     assert!(stdout.contains("verdict: safe"), "{stdout}");
+}
+
+#[test]
+fn csharp_lock_code_is_compiled_and_raced_on_coreclr_and_mono() {
+    let _serial = one_at_a_time();
+    let rts = present(&["coreclr", "mono"]);
+    if rts.is_empty() {
+        return;
+    }
+    let (r, stdout) = check(&lock("CheckThenCreate.cs"), &rts, &[], 1);
+    let mut natural_double = 0;
+    for name in &rts {
+        let c = cell(&r, name);
+        let (nat, amp) = runs(c);
+        for m in std::iter::once(nat).chain(amp) {
+            assert_eq!((n(m, "worker_faults"), n(m, "released_by_other")), (0, 1), "{name}: {c:?}");
+        }
+        if let Some(amp) = amp {
+            assert!(n(amp, "double_ownership") > 0, "{name} amplified: {amp:?}");
+        }
+        natural_double += n(nat, "double_ownership");
+    }
+    assert!(natural_double > 0, "no natural double ownership on {rts:?}: {r:?}");
+    assert!(stdout.contains("verdict: UNSAFE"), "{stdout}");
+    let (r, stdout) = check(&lock("ExclusiveCreate.cs"), &rts, &[], 0);
+    for name in &rts {
+        let c = cell(&r, name);
+        let (nat, amp) = runs(c);
+        for m in std::iter::once(nat).chain(amp) {
+            assert_eq!(
+                (n(m, "double_ownership"), n(m, "released_by_other"), n(m, "worker_faults"), n(m, "stuck")),
+                (0, 0, 0, 1),
+                "{name}: {c:?}"
+            );
+        }
+    }
+    assert!(stdout.contains("verdict: safe"), "{stdout}");
+    // code that does not compile: a usage error naming the file and line, nothing measured
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("Bad.cs");
+    std::fs::write(
+        &bad,
+        "public static class Bad {\n  public static bool Acquire(string p, string o) { return nope; }\n}\n",
+    )
+    .expect("write");
+    let a = conformance().arg("check").arg(&bad).assert().code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("did not compile") && err.contains("Bad.cs(2,"), "{err}");
 }
 
 #[test]
@@ -183,7 +238,9 @@ fn check_refuses_a_missing_or_foreign_module_naming_it() {
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(err.contains("MODULE") && err.contains("no/such/lock.mjs"), "{err}");
     let dir = tempfile::tempdir().expect("tempdir");
-    for (name, words) in [("Lock.cs", "C# and PowerShell lock code cannot be checked yet"), ("lock.py", "not a JavaScript")] {
+    for (name, words) in
+        [("lock.ps1", "PowerShell lock code cannot be checked yet"), ("lock.py", "not JavaScript, TypeScript or C#")]
+    {
         let p = dir.path().join(name);
         std::fs::write(&p, "").expect("write");
         let a = conformance().arg("check").arg(&p).assert().code(2);

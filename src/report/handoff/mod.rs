@@ -8,11 +8,11 @@ mod done;
 mod holder;
 mod lease;
 mod ledger;
+mod mutex;
 mod os_lock;
 mod publish;
 mod update;
 mod watch;
-mod mutex;
 
 use crate::report::model::{CountersResult, Scenario};
 

@@ -54,7 +54,14 @@ mod tests {
     #[test]
     fn a_run_gives_each_kind_of_trial_and_faults_only_when_there_are() {
         let mut r = CountersResult::default();
-        for (k, v) in [("trials", 13), ("double_ownership", 4), ("killed_trials", 1), ("paused_trials", 1), ("foreign_trials", 1), ("released_by_other", 1)] {
+        for (k, v) in [
+            ("trials", 13),
+            ("double_ownership", 4),
+            ("killed_trials", 1),
+            ("paused_trials", 1),
+            ("foreign_trials", 1),
+            ("released_by_other", 1),
+        ] {
             r.counters.insert(k.to_string(), v);
         }
         assert_eq!(

@@ -378,7 +378,15 @@ pub fn measure_with(
             // weak at this delay: the machine's scheduling noise may outgrow it; race the
             // control again with a longer one, and race the family with the delay that worked
             let mut escalations = Vec::new();
-            while let (false, RaceMode::Amplified, Amplify::On(a)) = (d.worked, d.mode, m.amplify().clone()) {
+            // contenders that never answered (every amplified trial a fault: a hang, a crash)
+            // answer no better with a longer delay: each raise would only pay their timeouts again
+            let answered = |c: &Finding| match &c.result {
+                CellResult::Race(r) => r.amplified.as_ref().is_some_and(|a| a.stats.trials > a.stats.fault_trials),
+                _ => false,
+            };
+            while let (false, RaceMode::Amplified, Amplify::On(a), true) =
+                (d.worked, d.mode, m.amplify().clone(), answered(&c))
+            {
                 let longer = a.delay_us() * crate::exec::amplify::ESCALATION_FACTOR;
                 if longer > crate::exec::amplify::MAX_ESCALATED_DELAY_US || stop(&out) {
                     break;

@@ -63,7 +63,10 @@ fn crashing_probe_is_recorded_with_its_stderr() {
 #[test]
 fn hanging_probe_times_out_and_its_tree_is_killed() {
     let root = tempfile::tempdir().unwrap();
-    let r = run_fake("hang", &["--target", "file"], root.path());
+    // natural races only: a contender that never answers gives an amplified race nothing to
+    // widen, and each of its trials costs the timeouts again (the harness no longer raises the
+    // delay for such a control, src/engine/mod.rs)
+    let r = run_fake("hang", &["--target", "file", "--amplify", "off"], root.path());
     let second = of(&r, Scenario::SecondComer)[0];
     assert_eq!(second.outcome(), Some(Outcome::Timeout), "{second:?}");
     assert_eq!(of(&r, Scenario::Race)[0].verdict(), Some(RaceVerdict::Inconclusive));

@@ -111,7 +111,7 @@ pub enum Command {
     /// `-c node:node.writeFileSync.wx -c deno:deno.writeFileSync.createNew -c cmd:cmd.mkdir`.
     Race(RaceArgs),
     /// Race your own lock code: a JavaScript or TypeScript module exporting `acquire(path,
-    /// owner)` (true when it took the lock, or a Promise of that) and `release(path, owner)`,
+    /// owner)` (truthy when it took the lock, or a Promise of that) and `release(path, owner)`,
     /// or a C# file with static `Acquire`/`Release`, raced on Node, Bun and Deno (or CoreCLR
     /// and Mono) like the built-in lock recipes (the mutex scenario); prints
     /// the tables, one verdict line per runtime and a reproduction line. Exit 0 safe, 1 unsafe

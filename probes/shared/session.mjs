@@ -1164,7 +1164,7 @@ async function waitUntil(ready, ms, what) {
 /**
  * A contender of the mutex scenario with the lock of recipe `id` (lockOf), in role req.role:
  * - `contender`: (after params.go exists, when given) acquire — again every params.retry_ms
- *   while it returns false, for params.wait_ms at most —, then, holding the lock, append
+ *   while it returns something falsy, for params.wait_ms at most —, then, holding the lock, append
  *   `enter <token> <ms>` to params.log, sleep params.hold_ms, append `leave <token> <ms>`,
  *   release;
  * - `holder`: the same, but it holds until the harness stops it (a loop recipe: the harness
@@ -1189,6 +1189,7 @@ function mutexWorker(id) {
       const role = req.role;
       if (role !== 'contender' && role !== 'holder' && role !== 'releaser') unsupported(`no mutex role ${role}`);
       const waitMs = orDefault(req.params.wait_ms, 0);
+      if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > 3600000) unsupported('params.wait_ms must be an integer from 0 to 3600000');
       const retryMs = positiveParam(req, 'retry_ms', 10000);
       const holdMs = positiveParam(req, 'hold_ms', 600000);
       const goWaitMs = positiveParam(req, 'go_wait_ms', 3600000);
@@ -1223,7 +1224,8 @@ function mutexWorker(id) {
           const until = nowMs() + waitMs;
           for (;;) {
             c.tries++;
-            if ((await lock.acquire(lockPath, req.token)) === true) {
+            // truthy: took it (a boolean, or a handle such as a library's release function)
+            if (await lock.acquire(lockPath, req.token)) {
               c.acquired = 1;
               break;
             }

@@ -87,6 +87,11 @@ pub struct Recipe {
     /// Lease recipes: what the lock is.
     #[serde(default)]
     pub lock: LockKind,
+    /// Mutex recipes that race a library: its npm package and exact version
+    /// (`proper-lockfile@4.1.2`), installed into the cache before the run
+    /// ([`crate::runtime::library::ensure`]).
+    #[serde(default)]
+    pub library: Option<String>,
 }
 
 /// The mutex recipe that races the user's own lock module (`conformance check FILE`); planned
@@ -125,6 +130,15 @@ pub fn parse_recipes(text: &str) -> Result<Vec<Recipe>, String> {
         }
         if r.lock != LockKind::default() && r.scenario != Scenario::Lease {
             return Err(format!("{}: `lock` is a lease setting", r.id));
+        }
+        if let Some(lib) = &r.library {
+            if r.scenario != Scenario::Mutex {
+                return Err(format!("{}: `library` is a mutex setting", r.id));
+            }
+            let exact = lib.rsplit_once('@').is_some_and(|(name, v)| !name.is_empty() && semver::Version::parse(v).is_ok());
+            if !exact {
+                return Err(format!("{}: `library` is NAME@VERSION with an exact version, not {lib}", r.id));
+            }
         }
     }
     Ok(file.recipe)

@@ -64,6 +64,10 @@ pub struct Options {
     pub sizes: HandoffSizes,
     /// The hand-off recipes selected (`--variant` matches recipe ids too).
     pub recipes: Vec<String>,
+    /// The libraries of the selected recipes that race one, by recipe id: the `node_modules`
+    /// folder it was installed into ([`crate::runtime::library::ensure`]), or why it could not
+    /// be (the recipe's cells then say so). Filled before measuring.
+    pub libraries: std::collections::BTreeMap<String, Result<String, String>>,
     /// The user's lock module that `mutex.module` races (`conformance check FILE`): an
     /// absolute path, handed to the probes as data; `None` outside `check`.
     pub lock_module: Option<String>,

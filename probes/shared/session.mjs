@@ -1105,6 +1105,87 @@ export const LOCKS = {
   },
 };
 
+/**
+ * Lock code of libraries people use, by recipe id: `make(require)` -> { acquire, release }, with
+ * `require` loading from the library's installed node_modules folder (params.library, installed
+ * by the harness at the recipe's pinned version):
+ * - proper-lockfile: lock(path, {stale: 2000 (its minimum), retries: 0, realpath: false}) (a
+ *   directory `<path>.lock`, its mtime refreshed every stale/2; an older one is taken over),
+ *   ELOCKED -> not acquired; unlock(path, {realpath: false}). Its onCompromised, which throws
+ *   from a timer (ending the process) by default, does nothing here: the log shows the rest;
+ * - lockfile: lockSync(path, {stale: 2000}) (O_EXCL; an older lock is unlinked and taken),
+ *   EEXIST -> not acquired; unlockSync(path) (whoever holds it);
+ * - @rushstack/node-core-library: LockFile.tryAcquire(dirname(path), basename(path)) (a file
+ *   `<name>#<pid>.lock`, others' pids checked alive), undefined -> not acquired; release: the
+ *   LockFile this process took for that owner, if any.
+ */
+const LIBRARY_LOCKS = {
+  'mutex.proper-lockfile': (require) => {
+    const pl = require('proper-lockfile');
+    return {
+      async acquire(p) {
+        try {
+          await pl.lock(p, { stale: 2000, retries: 0, realpath: false, onCompromised() {} });
+          return true;
+        } catch (e) {
+          if (isCode(e, 'ELOCKED')) return false;
+          throw e;
+        }
+      },
+      async release(p) {
+        await pl.unlock(p, { realpath: false });
+      },
+    };
+  },
+  'mutex.lockfile': (require) => {
+    const lf = require('lockfile');
+    return {
+      acquire(p) {
+        try {
+          lf.lockSync(p, { stale: 2000 });
+          return true;
+        } catch (e) {
+          if (isCode(e, 'EEXIST')) return false;
+          throw e;
+        }
+      },
+      release(p) {
+        lf.unlockSync(p);
+      },
+    };
+  },
+  'mutex.rushstack-lockfile': (require) => {
+    const { LockFile } = require('@rushstack/node-core-library');
+    const held = {};
+    return {
+      acquire(p, owner) {
+        const l = LockFile.tryAcquire(path.dirname(p), path.basename(p));
+        if (!l) return false;
+        held[owner] = l;
+        return true;
+      },
+      release(p, owner) {
+        const l = held[owner];
+        if (l) {
+          delete held[owner];
+          l.release();
+        }
+      },
+    };
+  },
+};
+
+/** The libraries' locks made so far, by recipe id and folder. */
+const libraryLocks = {};
+
+/** `require` from the node_modules folder `dir` (node:module's createRequire). */
+async function requireFrom(dir) {
+  let m;
+  try { m = await import('node:module'); } catch { m = await import('module'); }
+  const createRequire = m.createRequire || (m.default && m.default.createRequire);
+  return createRequire(path.join(dir, 'conformance-library.js'));
+}
+
 /** The user's modules loaded so far, by path (one import per probe process). */
 const userModules = {};
 
@@ -1121,6 +1202,11 @@ function fileUrl(p) {
  * no such functions (the step `load`).
  */
 async function lockOf(id, req) {
+  if (hasOwn(LIBRARY_LOCKS, id)) {
+    const key = `${id} ${req.params.library}`;
+    if (!hasOwn(libraryLocks, key)) libraryLocks[key] = LIBRARY_LOCKS[id](await requireFrom(req.params.library));
+    return libraryLocks[key];
+  }
   if (id !== 'mutex.module') return LOCKS[id];
   const p = req.params.module;
   if (!hasOwn(userModules, p)) {
@@ -1185,7 +1271,10 @@ function mutexWorker(id) {
       if (id === 'mutex.module' && stringParam(req, 'module', null) === null) {
         unsupported('mutex.module races the lock module of params.module (conformance check FILE)');
       }
-      if (id !== 'mutex.module' && !hasOwn(LOCKS, id)) unsupported(`no ${id} here`);
+      if (hasOwn(LIBRARY_LOCKS, id) && stringParam(req, 'library', null) === null) {
+        unsupported(`${id} needs params.library, the node_modules folder the harness installed it into`);
+      }
+      if (id !== 'mutex.module' && !hasOwn(LOCKS, id) && !hasOwn(LIBRARY_LOCKS, id)) unsupported(`no ${id} here`);
       const role = req.role;
       if (role !== 'contender' && role !== 'holder' && role !== 'releaser') unsupported(`no mutex role ${role}`);
       const waitMs = orDefault(req.params.wait_ms, 0);
@@ -1519,6 +1608,9 @@ export const RECIPES = {
   'mutex.check-then-create': mutexWorker('mutex.check-then-create'),
   'mutex.exclusive-create': mutexWorker('mutex.exclusive-create'),
   'mutex.module': mutexWorker('mutex.module'),
+  'mutex.proper-lockfile': mutexWorker('mutex.proper-lockfile'),
+  'mutex.lockfile': mutexWorker('mutex.lockfile'),
+  'mutex.rushstack-lockfile': mutexWorker('mutex.rushstack-lockfile'),
 
 };
 

@@ -113,6 +113,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         return Ok((exit_code::OK, None));
     };
 
+    install_libraries(&mut plan.options, plan.quiet, paths);
     let cells = plan.cells(&found);
     // --thorough (no adaptive trials) may take long: its bar says about how long is left
     let bar = progress_bar(cells.len(), plan.quiet, !plan.options.adaptive);
@@ -371,4 +372,21 @@ fn handoff_lanes<'r, 'p, 'm>(
     // the runtimes no lane took (a scratch folder failed): their pools go back unmeasured
     let left = queue.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
     done.into_iter().chain(left.map(|(rt, planned, h)| (rt, planned, h, engine::Measured::default()))).collect()
+}
+
+/// Installs the libraries the selected recipes race (`library` in the recipes' data) into the
+/// cache, once, before anything is measured; a library that cannot be had is said (its cells
+/// say why) and the run goes on.
+fn install_libraries(options: &mut crate::options::Options, quiet: bool, paths: &Paths) {
+    for id in options.recipes.clone() {
+        let Some(r) = crate::handoff::Recipe::find(&id) else { continue };
+        let (Some(lib), true) = (&r.library, options.runs(r.scenario)) else { continue };
+        let got = crate::runtime::library::ensure(lib, &paths.cache, paths.offline).map(|p| p.display().to_string());
+        match &got {
+            Ok(dir) if !quiet => eprintln!("library  {lib:<22} {}", table::escape_controls(dir)),
+            Ok(_) => {}
+            Err(why) => eprintln!("skip     {id}: {}", table::escape_controls(why)),
+        }
+        options.libraries.insert(id, got);
+    }
 }

@@ -112,6 +112,16 @@ fn mutex_recipe(
     let rounds = if m.opts.adaptive { MUTEX_ROUNDS } else { MUTEX_ROUNDS_THOROUGH };
     let takeover_ms = m.opts.sizes.takeover_wait_ms;
     let module = m.opts.lock_module.clone();
+    // a library recipe races the library installed before the run; one that could not be
+    // installed is unsupported here, with the reason
+    let library = match m.opts.libraries.get(&recipe.id) {
+        Some(Ok(dir)) => Some(dir.clone()),
+        Some(Err(why)) => {
+            let stopped = handoff::Stopped { why: format!("unsupported: {why}"), harness: false };
+            return Some(handoff::finding(recipe, CountersResult::default(), Some(stopped), started));
+        }
+        None => None,
+    };
     let (done, evidence) = handoff::run_items(
         m,
         rounds * KINDS_PER_ROUND,
@@ -139,6 +149,9 @@ fn mutex_recipe(
                     });
                     if let Some(module) = &module {
                         params["module"] = module.clone().into();
+                    }
+                    if let Some(library) = &library {
+                        params["library"] = library.clone().into();
                     }
                     let (role, until_stopped) = match (kind, w) {
                         (TrialKind::Together, _) => {

@@ -35,6 +35,7 @@ pub(super) fn options(trials: usize) -> Options {
         sizes: Default::default(),
         recipes: Vec::new(),
         lock_module: None,
+        libraries: Default::default(),
         adaptive: false,
         races: crate::domain::RaceScope::All,
         handoff_amplified: false,

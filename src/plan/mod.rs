@@ -183,6 +183,7 @@ impl Common {
             sizes: shape.sizes,
             recipes: shape.recipes,
             lock_module: shape.lock_module,
+            libraries: std::collections::BTreeMap::new(),
             adaptive: shape.adaptive,
             races: shape.races,
             handoff_amplified: !shape.adaptive || self.amplify == AmplifyArg::On,

@@ -423,7 +423,7 @@ pub struct Npm {
 }
 
 /// How an npm call failed.
-enum NpmFailure {
+pub(crate) enum NpmFailure {
     /// The registry has no such package or version (npm's `E404`, or `npm view` printing
     /// nothing for a version that does not exist).
     NotFound(String),
@@ -444,7 +444,7 @@ impl Npm {
 
     /// Runs `npm ARGS` in `cwd` with its cache in `cache` and [`NPM_FLAGS`]; returns stdout. Errors: [`NpmFailure`] from npm's JSON error
     /// object (`--json`) or its `npm error` lines.
-    fn run(&self, args: &[&str], cwd: &Path, cache: &Path) -> std::result::Result<String, NpmFailure> {
+    pub(crate) fn run(&self, args: &[&str], cwd: &Path, cache: &Path) -> std::result::Result<String, NpmFailure> {
         let mut all: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
         all.push("--cache".into());
         all.push(cache.into());

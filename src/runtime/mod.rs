@@ -12,6 +12,7 @@ pub mod discover;
 mod dotnet;
 pub use dotnet::build_user_lock;
 pub mod install;
+pub mod library;
 mod node;
 mod normalize;
 pub mod nuget;

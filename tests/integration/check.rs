@@ -264,3 +264,60 @@ fn the_mutex_scenario_runs_only_when_named_and_the_user_recipe_only_under_check(
     assert!(named.iter().any(|id| id.contains("mutex.exclusive-create")), "{named:?}");
     assert!(!named.iter().any(|id| id.contains("mutex.module")), "{named:?}");
 }
+
+#[test]
+fn lock_libraries_are_installed_from_npm_and_raced_as_rows() {
+    let _serial = one_at_a_time();
+    if !available("node") {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tempdir");
+    let a = conformance()
+        .args(["run", "--scenario", "mutex", "-v", "mutex.proper-lockfile,mutex.lockfile,mutex.rushstack-lockfile"])
+        // natural only: what is asserted is laid out (who takes over, whose release frees), and
+        // the amplified pass would double the test's time
+        .args(["-r", "node", "--takeover-wait", "4", "--amplify", "off", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    for lib in ["proper-lockfile@4.1.2", "lockfile@1.0.4", "@rushstack/node-core-library@5.25.3"] {
+        assert!(err.contains(&format!("library  {lib}")), "{lib} installed and said: {err}");
+    }
+    let r = read_results(&out.path().join("results.json"));
+    let recipe = |id: &str| -> (&Counters, Option<&Counters>) {
+        let c = r.cells.iter().find(|c| c.variant == id).unwrap_or_else(|| panic!("no {id}: {r:?}"));
+        let CellResult::Counters(k) = &c.result else { panic!("not a counters cell: {c:?}") };
+        (&k.counters, k.amplified.as_ref().map(|a| &a.counters))
+    };
+    // laid-out facts of each library, the same in both modes: who takes a killed holder's lock
+    // over, who takes a paused (live) holder's, whose release frees another's lock
+    for (id, from_paused, by_other) in
+        [("mutex.proper-lockfile", 1, 0), ("mutex.lockfile", 1, 1), ("mutex.rushstack-lockfile", 0, 0)]
+    {
+        let (nat, amp) = recipe(id);
+        for m in std::iter::once(nat).chain(amp) {
+            assert_eq!(n(m, "trials"), conformance::engine::MUTEX_KINDS_PER_ROUND as u64, "{id}: {m:?}");
+            assert_eq!((n(m, "worker_faults"), n(m, "none_acquired")), (0, 0), "{id}: {m:?}");
+            // every one takes a killed holder's lock over (staleness 2 s; rushstack: its pid is gone)
+            assert_eq!(n(m, "stuck"), 0, "{id}: {m:?}");
+            assert_eq!(n(m, "taken_from_paused"), from_paused, "{id}: {m:?}");
+            assert_eq!(n(m, "released_by_other"), by_other, "{id}: {m:?}");
+            eprintln!("{id}: double-owned {}/13, takeover {} ms", n(m, "double_ownership"), n(m, "takeover_ms_max"));
+        }
+    }
+    // a library that cannot be had is said, and its cells are unsupported: offline, not installed
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = tempfile::tempdir().expect("tempdir");
+    let a = conformance()
+        .env("CONFORMANCE_CACHE_DIR", cache.path())
+        .args(["--offline", "run", "--scenario", "mutex", "-v", "mutex.lockfile", "-r", "node", "-q", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("skip     mutex.lockfile: lockfile@1.0.4 is not installed"), "{err}");
+    let r = read_results(&out.path().join("results.json"));
+    let c = r.cells.iter().find(|c| c.variant == "mutex.lockfile").expect("cell");
+    assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported: lockfile@1.0.4 is not installed")), "{c:?}");
+}

@@ -402,7 +402,7 @@ pub struct CheckArgs {
     /// stuck.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub takeover_wait: u64,
-    /// Five rounds of trials instead of one (65 per mode instead of 13).
+    /// Five rounds of trials instead of one (165 per mode instead of 33).
     #[arg(long)]
     pub thorough: bool,
     /// Also fail (exit 1) when nobody took a killed holder's lock over within --takeover-wait.

@@ -135,7 +135,8 @@ pub fn parse_recipes(text: &str) -> Result<Vec<Recipe>, String> {
             if r.scenario != Scenario::Mutex {
                 return Err(format!("{}: `library` is a mutex setting", r.id));
             }
-            let exact = lib.rsplit_once('@').is_some_and(|(name, v)| !name.is_empty() && semver::Version::parse(v).is_ok());
+            let exact =
+                lib.rsplit_once('@').is_some_and(|(name, v)| !name.is_empty() && semver::Version::parse(v).is_ok());
             if !exact {
                 return Err(format!("{}: `library` is NAME@VERSION with an exact version, not {lib}", r.id));
             }

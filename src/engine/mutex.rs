@@ -1,8 +1,8 @@
 //! The mutex scenario (`docs/HANDOFF.md`, "mutex"): lock code raced around a critical
 //! section. Per recipe (stopping after the first trial in which every contender hung, crashed
 //! or could not load the code), [`MUTEX_ROUNDS`] rounds ([`MUTEX_ROUNDS_THOROUGH`] with `--thorough`)
-//! of [`KINDS_PER_ROUND`] trials: one trial per release ordering of the lease scenario with
-//! every contender acquiring, holding [`HOLD_MS`] and releasing; one with a holder killed
+//! of [`KINDS_PER_ROUND`] trials: [`TOGETHER_PER_ORDERING`] trials per release ordering of the
+//! lease scenario with every contender acquiring, holding [`HOLD_MS`] and releasing; one with a holder killed
 //! (`SIGKILL`) once it holds the lock, before the others try; one with a holder paused
 //! (`SIGSTOP`) while they try, resumed afterwards; one in which another contender calls
 //! `release` with its own owner id while the holder holds, then tries to acquire. Contenders
@@ -30,9 +30,15 @@ use std::time::{Duration, Instant, SystemTime};
 pub const MUTEX_ROUNDS: usize = 1;
 /// Rounds per mutex recipe with `--thorough`.
 pub const MUTEX_ROUNDS_THOROUGH: usize = 5;
-/// Trials per round: every ordering of the lease scenario, then a killed holder, a paused
-/// holder and a foreign release.
-pub const KINDS_PER_ROUND: usize = ORDERINGS.len() + 3;
+/// Together-trials per release ordering in a round: they cost about 0.1 s each, and a
+/// check-then-act lock's natural window is narrow (1–8 of 10 trials here), so a round holds
+/// three of each for the natural race to show it too.
+pub const TOGETHER_PER_ORDERING: usize = 3;
+/// Together-trials per round.
+const TOGETHER: usize = TOGETHER_PER_ORDERING * ORDERINGS.len();
+/// Trials per round: the together-trials, then a killed holder, a paused holder and a foreign
+/// release.
+pub const KINDS_PER_ROUND: usize = TOGETHER + 3;
 /// How long a contender of a together-trial holds the lock, ms: longer than a natural release
 /// spread and than an amplified run's delayed steps, so that two holders would overlap.
 pub const HOLD_MS: u64 = 20;
@@ -67,9 +73,9 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
 /// The kind of trial `n` of a recipe.
 fn kind_of(n: usize) -> TrialKind {
     match n % KINDS_PER_ROUND {
-        i if i < ORDERINGS.len() => TrialKind::Together,
-        i if i == ORDERINGS.len() => TrialKind::Killed,
-        i if i == ORDERINGS.len() + 1 => TrialKind::Paused,
+        i if i < TOGETHER => TrialKind::Together,
+        i if i == TOGETHER => TrialKind::Killed,
+        i if i == TOGETHER + 1 => TrialKind::Paused,
         _ => TrialKind::Foreign,
     }
 }
@@ -181,7 +187,7 @@ fn mutex_recipe(
                 })
                 .collect();
             let plan = match kind {
-                TrialKind::Together => ORDERINGS[n % KINDS_PER_ROUND].plan(workers),
+                TrialKind::Together => ORDERINGS[(n % KINDS_PER_ROUND) % ORDERINGS.len()].plan(workers),
                 _ => TrialPlan::release(used, 0),
             };
             let held = Cell::new(true);

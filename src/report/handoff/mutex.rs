@@ -8,7 +8,7 @@ use crate::verdict::counter;
 /// The mutex scenario's words.
 pub const WORDS: Words = Words {
     scenario: Scenario::Mutex,
-    intro: "Lock code raced around a critical section: each contender calls the recipe's `acquire(path, owner)` (again every 5 ms while it returns false) and, while it believes it holds the lock, appends `enter` and `leave` lines to one log, holding 20 ms between them, then calls `release(path, owner)`. Trials: all released together (ten orderings: a few hundred µs to 2 ms apart, or the last one paused early), a holder killed (`SIGKILL`) once it holds the lock before the others try, a holder paused (`SIGSTOP`) while the others try (resumed afterwards), and another contender calling `release` with its own owner id while the holder holds, then trying to acquire. `double-owned`: trials in which a contender entered while another was inside (the log's order, no clock; a killed holder is not inside); `stuck`: killed-holder trials nobody took the lock in within `--takeover-wait`; `taken from a paused holder`: another entered while the paused holder, alive, believed it held the lock (what any lock with stale takeover does without fencing: shown, not judged); `released by another`: the foreign release freed the holder's lock.",
+    intro: "Lock code raced around a critical section: each contender calls the recipe's `acquire(path, owner)` (again every 5 ms while it returns false) and, while it believes it holds the lock, appends `enter` and `leave` lines to one log, holding 20 ms between them, then calls `release(path, owner)`. Trials: all released together (thirty, three in each of ten orderings: a few hundred µs to 2 ms apart, or the last one paused early), a holder killed (`SIGKILL`) once it holds the lock before the others try, a holder paused (`SIGSTOP`) while the others try (resumed afterwards), and another contender calling `release` with its own owner id while the holder holds, then trying to acquire. `double-owned`: trials in which a contender entered while another was inside (the log's order, no clock; a killed holder is not inside); `stuck`: killed-holder trials nobody took the lock in within `--takeover-wait`; `taken from a paused holder`: another entered while the paused holder, alive, believed it held the lock (what any lock with stale takeover does without fencing: shown, not judged); `released by another`: the foreign release freed the holder's lock.",
     counts,
     failures: &[
         (counter::DOUBLE_OWNERSHIP, counter::TRIALS),
@@ -22,7 +22,7 @@ pub const WORDS: Words = Words {
 
 /// The text of one run (natural or amplified) of a mutex cell: double ownership over the
 /// trials, then the killed holder's, the paused holder's and the foreign release's trials, and
-/// whatever else happened only when it did: `double-owned 0/13 trials; killed holder: stuck
+/// whatever else happened only when it did: `double-owned 0/33 trials; killed holder: stuck
 /// 1/1; paused holder: taken 0/1; released by another 0/1`.
 fn counts(r: &CountersResult) -> String {
     let n = |k: &str| r.counters.get(k).copied().unwrap_or(0);

@@ -115,7 +115,9 @@ pub enum Command {
     /// or a C# file with static `Acquire`/`Release`, raced on Node, Bun and Deno (or CoreCLR
     /// and Mono) like the built-in lock recipes (the mutex scenario); prints
     /// the tables, one verdict line per runtime and a reproduction line. Exit 0 safe, 1 unsafe
-    /// (two holders at once, or a release by someone else that freed the lock), 6 undetermined.
+    /// (two holders at once, or a release by someone else that freed the lock) or stuck (nobody
+    /// could take a killed holder's lock), 2 code that does not load, 6 undetermined (it hung,
+    /// crashed or threw).
     #[command(after_long_help = CHECK_AFTER_HELP)]
     Check(CheckArgs),
     /// List the runtimes found (name, version, path, status), and the versions installed in
@@ -405,9 +407,10 @@ pub struct CheckArgs {
     /// Five rounds of trials instead of one (165 per mode instead of 33).
     #[arg(long)]
     pub thorough: bool,
-    /// Also fail (exit 1) when nobody took a killed holder's lock over within --takeover-wait.
+    /// Pass (exit 0) a lock that nobody could take after its holder was killed (no stale-lock
+    /// takeover within --takeover-wait): for a lock meant to wait for an operator after a crash.
     #[arg(long)]
-    pub require_takeover: bool,
+    pub allow_stuck: bool,
     /// Per-attempt timeout in seconds: user code that takes longer is reported as hanging.
     #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
     pub timeout: f64,

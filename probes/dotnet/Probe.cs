@@ -1451,12 +1451,23 @@ static class Recipes
         if (UserLocks.TryGetValue(dll, out found)) return found;
         Assembly a = Assembly.LoadFrom(dll);
         Type[] sig = { typeof(string), typeof(string) };
+        // more than one candidate is refused: racing the first would judge code the user did
+        // not mean
+        var candidates = new List<string>();
+        foreach (Type t in a.GetExportedTypes())
+        {
+            MethodInfo acq = t.GetMethod("Acquire", BindingFlags.Public | BindingFlags.Static, null, sig, null);
+            if (acq != null && t.GetMethod("Release", BindingFlags.Public | BindingFlags.Static, null, sig, null) != null) candidates.Add(t.FullName);
+        }
+        if (candidates.Count > 1)
+            throw new InvalidOperationException("more than one public type has static Acquire(string, string) and Release(string, string): " + string.Join(", ", candidates) + "; keep one in the file");
         foreach (Type t in a.GetExportedTypes())
         {
             MethodInfo acquire = t.GetMethod("Acquire", BindingFlags.Public | BindingFlags.Static, null, sig, null);
             MethodInfo release = t.GetMethod("Release", BindingFlags.Public | BindingFlags.Static, null, sig, null);
             if (acquire == null || release == null) continue;
-            if (acquire.ReturnType != typeof(bool) && acquire.ReturnType != typeof(System.Threading.Tasks.Task<bool>)) continue;
+            if (acquire.ReturnType != typeof(bool) && acquire.ReturnType != typeof(System.Threading.Tasks.Task<bool>))
+                throw new InvalidOperationException(t.FullName + ".Acquire returns " + acquire.ReturnType + "; it must return bool or Task<bool>");
             Func<MethodInfo, string, string, object> call = (m, p, o) =>
             {
                 try { return m.Invoke(null, new object[] { p, o }); }
@@ -1545,7 +1556,7 @@ static class Recipes
         if (role == "releaser" && (holder == null || releasedMarker == null)) throw new Unsupported("a releaser needs params.holder and params.released");
         return () =>
         {
-            long acquired = 0, released = 0, tries = 0, foreign = 0;
+            long acquired = 0, released = 0, tries = 0, foreign = 0, refused = 0;
             Action<string> line = what => AppendLine(log, what + " " + req.Token + " " + DateTimeOffset.UtcNow.ToUnixTimeMilliseconds().ToString(CultureInfo.InvariantCulture));
             string step = "load";
             Exception failed = null;
@@ -1563,8 +1574,9 @@ static class Recipes
                     step = "wait";
                     WaitUntil(() => LogHas(log, "enter " + holder + " "), goWaitMs, "the holder's enter line");
                     step = "release-other";
-                    code.Release(lockPath, req.Token);
-                    foreign = 1;
+                    // a lock that refuses someone else's release by throwing does its job
+                    try { code.Release(lockPath, req.Token); foreign = 1; }
+                    catch (Exception) { refused = 1; }
                     using (var f = OpenWx(releasedMarker)) f.Write(req.Data, 0, req.Data.Length);
                 }
                 step = "acquire";
@@ -1597,7 +1609,7 @@ static class Recipes
             }
             try { line("done"); }
             catch (Exception e) { if (failed == null) { failed = e; failedStep = "done"; } }
-            var c = new Obj().Set("acquired", acquired).Set("released", released).Set("tries", tries).Set("foreign_release", foreign);
+            var c = new Obj().Set("acquired", acquired).Set("released", released).Set("tries", tries).Set("foreign_release", foreign).Set("foreign_refused", refused);
             if (failed != null) return new RecipeOutcome { Ok = false, Step = failedStep, Error = UserRaw(failed), Counters = c };
             return new RecipeOutcome { Ok = true, Counters = c };
         };

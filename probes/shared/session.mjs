@@ -1259,7 +1259,8 @@ async function waitUntil(ready, ms, what) {
  *   someone else's release —, creates params.released, then goes on as a contender.
  * Every role ends by appending `done <token> <ms>`. The log (O_APPEND, one write per line) is
  * what the harness judges; <ms> is the wall clock (Date.now()). counters: acquired, released,
- * tries (acquire calls), foreign_release (1 when the releaser's release returned). Steps: load,
+ * tries (acquire calls), foreign_release (1 when the releaser's release returned),
+ * foreign_refused (1 when it threw: the releaser goes on). Steps: load,
  * wait, release-other, acquire, enter, hold, leave, release.
  */
 function mutexWorker(id) {
@@ -1291,7 +1292,7 @@ function mutexWorker(id) {
         if (why !== null) unsupported(why);
       }
       return async () => {
-        const c = { acquired: 0, released: 0, tries: 0, foreign_release: 0 };
+        const c = { acquired: 0, released: 0, tries: 0, foreign_release: 0, foreign_refused: 0 };
         const line = (what) => fs.appendFileSync(log, `${what} ${req.token} ${Date.now()}\n`);
         let step = 'load';
         let failed = null;
@@ -1305,8 +1306,14 @@ function mutexWorker(id) {
             step = 'wait';
             await waitUntil(() => logHas(log, `enter ${holderToken} `), goWaitMs, 'the holder\'s enter line');
             step = 'release-other';
-            await lock.release(lockPath, req.token);
-            c.foreign_release = 1;
+            // a lock that refuses someone else's release by throwing does its job: noted, and
+            // the releaser goes on to try the lock
+            try {
+              await lock.release(lockPath, req.token);
+              c.foreign_release = 1;
+            } catch (e) {
+              c.foreign_refused = 1;
+            }
             fs.writeFileSync(released, req.token, { flag: 'wx' });
           }
           step = 'acquire';

@@ -43,6 +43,14 @@ impl Language {
         }
     }
 
+    /// The runtimes that can load it (`-r` may name only these).
+    fn runtimes(self) -> &'static [&'static str] {
+        match self {
+            Language::JavaScript | Language::TypeScript => &["node", "bun", "deno"],
+            Language::CSharp => &["coreclr", "mono"],
+        }
+    }
+
     /// The runtimes a check races it on when `-r` is not given.
     fn default_runtimes(self) -> &'static str {
         match self {
@@ -102,6 +110,20 @@ pub(super) fn cmd_check(a: &CheckArgs, paths: &Paths) -> Result<i32> {
         return Err(usage(format!("{}: not a file", a.module.display())));
     }
     let language = Language::of(&module)?;
+    // a runtime that cannot load the code would race nothing: refused before anything starts
+    for item in a.runtime.iter().flat_map(|r| r.split(',')) {
+        let name = item.split(['@', '=']).next().unwrap_or("").trim();
+        if !name.is_empty() && !language.runtimes().contains(&name) {
+            return Err(Error::Usage {
+                flag: "--runtime".into(),
+                message: format!(
+                    "{name} cannot load {}: it takes {}",
+                    a.module.display(),
+                    language.runtimes().join(", ")
+                ),
+            });
+        }
+    }
     // C# is compiled first (once per content, in the cache): the probes load the library
     let code = match language {
         Language::CSharp => crate::runtime::build_user_lock(&module, &paths.cache)
@@ -111,9 +133,12 @@ pub(super) fn cmd_check(a: &CheckArgs, paths: &Paths) -> Result<i32> {
     let args = run_args(a, code, language)?;
     let (code, results) = measure_run(&args, paths, true)?;
     let Some(results) = results else { return Ok(code) };
-    let lines = verdict_lines(&results);
+    let lines = verdict_lines(&results, &module);
     let verdicts: Vec<CheckVerdict> = lines.iter().map(|(v, _)| *v).collect();
-    let exit = CheckVerdict::exit_code(&verdicts, a.require_takeover);
+    // code that no runtime could load is bad input, not an undetermined lock
+    let unloadable =
+        !lines.is_empty() && results.cells.iter().filter(|c| c.variant == USER_LOCK_RECIPE).all(never_loaded);
+    let exit = if unloadable { crate::exit_code::USAGE } else { CheckVerdict::exit_code(&verdicts, a.allow_stuck) };
     let mut text = format!("\ncheck: {}\n", module.display());
     for (_, line) in &lines {
         text.push_str(&format!("  {line}\n"));
@@ -122,12 +147,18 @@ pub(super) fn cmd_check(a: &CheckArgs, paths: &Paths) -> Result<i32> {
         text.push_str("  no runtime measured it\n");
     }
     let overall = match exit {
-        crate::exit_code::OK => "safe: no two holders at once, no release by someone else that freed the lock",
+        crate::exit_code::OK if verdicts.contains(&CheckVerdict::Stuck) => {
+            "safe, but stuck: no two holders at once, no release by someone else freed the lock; nobody could take a killed holder's lock (--allow-stuck)"
+        }
+        crate::exit_code::OK => "safe: no two holders at once, no release by someone else freed the lock, a killed holder's lock taken over",
+        crate::exit_code::USAGE => "the code did not load on any runtime (see the first error above)",
         crate::exit_code::DIFFERENCES if verdicts.contains(&CheckVerdict::Unsafe) => {
             "UNSAFE: two holders at once, or a release by someone else freed the lock"
         }
-        crate::exit_code::DIFFERENCES => "stuck: nobody took a killed holder's lock over (--require-takeover)",
-        _ => "undetermined: the code could not be judged everywhere",
+        crate::exit_code::DIFFERENCES => {
+            "STUCK: nobody took a killed holder's lock within --takeover-wait (--allow-stuck passes a lock meant to wait for an operator)"
+        }
+        _ => "undetermined: the code hung, crashed or threw, and what did not run is not vouched for",
     };
     text.push_str(&format!("verdict: {overall} (exit {exit})\n"));
     text.push_str(&format!("repro: {}\n", repro(a, &module, &results)));
@@ -136,23 +167,52 @@ pub(super) fn cmd_check(a: &CheckArgs, paths: &Paths) -> Result<i32> {
 }
 
 /// Per measured `mutex.module` cell of `results`: its verdict and its line (`node 20.20.2:
-/// UNSAFE — double-owned 4/13 trials; …`).
-fn verdict_lines(results: &Results) -> Vec<(CheckVerdict, String)> {
+/// UNSAFE — double-owned 4/33 trials; …`); `module` is the user's file, whose frames an error's
+/// stack shows first.
+fn verdict_lines(results: &Results, module: &Path) -> Vec<(CheckVerdict, String)> {
     results
         .cells
         .iter()
         .filter(|c| c.variant == USER_LOCK_RECIPE)
         .filter_map(|c| {
             let answer = crate::report::answers::cell_recipe_answer(c)?;
-            let verdict = CheckVerdict::of(&answer);
-            Some((verdict, format!("{} {}: {} — {}", c.runtime_name, c.runtime_version, verdict.as_str(), details(c))))
+            let verdict = CheckVerdict::of(&answer, faulted(c));
+            let line =
+                format!("{} {}: {} — {}", c.runtime_name, c.runtime_version, verdict.as_str(), details(c, module));
+            Some((verdict, line))
         })
         .collect()
 }
 
+/// The runs (natural, amplified) of cell `c`'s counters.
+fn runs_of(c: &Cell) -> Vec<&crate::report::model::CountersResult> {
+    match &c.result {
+        CellResult::Counters(r) => std::iter::once(r).chain(r.amplified.as_deref()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// True when a run of `c` counted one of the mutex scenario's faults (or the harness failed).
+fn faulted(c: &Cell) -> bool {
+    let words = crate::report::handoff::words(c.scenario).expect("mutex has words");
+    runs_of(c)
+        .iter()
+        .any(|r| r.harness_error || words.faults.iter().any(|k| r.counters.get(*k).is_some_and(|n| *n > 0)))
+}
+
+/// True when no contender of `c` ever loaded the code (every run stopped at `load`).
+fn never_loaded(c: &Cell) -> bool {
+    let n = |r: &crate::report::model::CountersResult, k: &str| r.counters.get(k).copied().unwrap_or(0);
+    let runs = runs_of(c);
+    !runs.is_empty()
+        && runs
+            .iter()
+            .all(|r| n(r, crate::verdict::counter::NOT_LOADED) > 0 && n(r, crate::verdict::counter::ACQUISITIONS) == 0)
+}
+
 /// What a cell counted, natural and amplified, or why it has no counts (its evidence, the
 /// first raw error its probes reported: the user code's stack).
-fn details(c: &Cell) -> String {
+fn details(c: &Cell, module: &Path) -> String {
     let CellResult::Counters(r) = &c.result else {
         return c.evidence.clone().unwrap_or_default();
     };
@@ -168,10 +228,24 @@ fn details(c: &Cell) -> String {
         (None, None) => {}
     }
     if let Some(e) = r.errors_sample.first().or_else(|| r.amplified.as_ref().and_then(|a| a.errors_sample.first())) {
-        let first = e.message.lines().take(3).collect::<Vec<_>>().join(" | ");
-        s.push_str(&format!("; first error: {} {first}", e.kind));
+        s.push_str(&format!("; first error: {}", error_text(e, module)));
     }
     s
+}
+
+/// A raw error in a line: its message's first line (its kind first unless the message already
+/// starts with it), then the frames of its stack that name the user's file — else the first two
+/// — joined by ` | `.
+fn error_text(e: &crate::domain::RawError, module: &Path) -> String {
+    let mut lines = e.message.lines().map(str::trim).filter(|l| !l.is_empty());
+    let head = lines.next().unwrap_or("");
+    let head =
+        if head.starts_with(&e.kind) || e.kind.is_empty() { head.to_string() } else { format!("{} {head}", e.kind) };
+    let rest: Vec<&str> = lines.collect();
+    let name = module.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let own: Vec<&str> = rest.iter().copied().filter(|l| !name.is_empty() && l.contains(&name)).take(3).collect();
+    let frames = if own.is_empty() { rest.into_iter().take(2).collect() } else { own };
+    std::iter::once(head.as_str()).chain(frames).collect::<Vec<_>>().join(" | ")
 }
 
 /// The command that measures the same again, on the executables measured (`NAME=PATH`, as
@@ -191,6 +265,17 @@ fn repro(a: &CheckArgs, module: &Path, results: &Results) -> String {
     for r in runtimes {
         words.extend(["-r".into(), r]);
     }
-    words.extend(["--takeover-wait".into(), a.takeover_wait.to_string(), "--thorough".into()]);
+    words.extend(["--takeover-wait".into(), a.takeover_wait.to_string()]);
+    // the flags that change what is measured or judged, as given; then more trials
+    if a.workers != crate::cli::DEFAULT_WORKERS {
+        words.extend(["--workers".into(), a.workers.to_string()]);
+    }
+    if a.timeout != crate::cli::DEFAULT_TIMEOUT_SECS {
+        words.extend(["--timeout".into(), a.timeout.to_string()]);
+    }
+    if a.allow_stuck {
+        words.push("--allow-stuck".into());
+    }
+    words.push("--thorough".into());
     shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
 }

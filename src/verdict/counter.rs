@@ -154,5 +154,11 @@ pub const ACQUISITIONS: &str = "acquisitions";
 /// Mutex: trials in which the free lock was not taken (nobody took it in a together-trial, or
 /// the holder did not in the others).
 pub const NONE_ACQUIRED: &str = "none_acquired";
+/// Mutex: contenders whose lock code threw (a failed step other than waiting for the holder; a
+/// refused release of someone else's lock is the lock doing its job, not counted).
+pub const CODE_ERRORS: &str = "code_errors";
+/// Mutex: contenders that could not load the lock code (the step `load`: a module that does not
+/// parse or exports no `acquire` and `release`).
+pub const NOT_LOADED: &str = "not_loaded";
 /// Mutex: lines of the log that do not read as `enter|leave|done <token> <ms>`.
 pub const GARBLED_LINES: &str = "garbled_lines";

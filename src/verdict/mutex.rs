@@ -15,7 +15,8 @@
 //!   the log);
 //! - `paused_trials`, `taken_from_paused` (another entered while the paused holder was inside);
 //! - `foreign_trials`, `released_by_other` (the releaser entered while the holder was inside);
-//! - `acquisitions` (`enter` lines), `garbled_lines`, `worker_faults`.
+//! - `acquisitions` (`enter` lines), `garbled_lines`, `worker_faults`, `code_errors` (contenders
+//!   whose lock code threw), `not_loaded` (contenders that could not load it).
 
 use super::counter;
 use std::collections::BTreeMap;
@@ -109,6 +110,10 @@ pub struct MutexTrial {
     /// Per contender: `true` when it crashed, timed out or reported no counts (a holder the
     /// harness killed is left out).
     pub faults: Vec<bool>,
+    /// Contenders whose lock code threw ([`counter::CODE_ERRORS`]).
+    pub code_errors: usize,
+    /// Contenders that could not load the lock code ([`counter::NOT_LOADED`]).
+    pub not_loaded: usize,
 }
 
 /// The counters of a mutex cell over `trials` (see the module documentation).
@@ -127,12 +132,16 @@ pub fn judge_mutex(trials: &[MutexTrial]) -> BTreeMap<String, u64> {
         counter::ACQUISITIONS,
         counter::GARBLED_LINES,
         counter::WORKER_FAULTS,
+        counter::CODE_ERRORS,
+        counter::NOT_LOADED,
     ]);
     for t in trials {
         let mut add = |k: &str, n: u64| *c.get_mut(k).expect("every counter is listed") += n;
         add(counter::TRIALS, 1);
         add(counter::GARBLED_LINES, t.garbled as u64);
         add(counter::WORKER_FAULTS, t.faults.iter().filter(|f| **f).count() as u64);
+        add(counter::CODE_ERRORS, t.code_errors as u64);
+        add(counter::NOT_LOADED, t.not_loaded as u64);
         let holder = t.holder.as_deref();
         // a killed holder is gone before the others try: its lines are not anyone inside
         let lines: Vec<&LogLine> =
@@ -189,47 +198,52 @@ pub enum CheckVerdict {
     /// Two holders at once ([`counter::DOUBLE_OWNERSHIP`]) or a release by someone else that
     /// freed the holder's lock ([`counter::RELEASED_BY_OTHER`]), in some run.
     Unsafe,
-    /// No ownership failure, but nobody took a killed holder's lock within the wait
-    /// ([`counter::STUCK`]).
+    /// No ownership failure and no fault, but nobody took a killed holder's lock within the
+    /// wait ([`counter::STUCK`]): the lock stays after a crash.
     Stuck,
     /// Every run had trials and counted no failure and no fault.
     Safe,
-    /// Nothing to judge: the code faulted, hung or did not load, or the probe lacks it.
+    /// No ownership failure, but the code faulted (hung, crashed, threw, did not load) or the
+    /// probe lacks it: what did not run is not vouched for.
     Undetermined,
 }
 
 impl CheckVerdict {
     /// The verdict of a cell whose recipe answer is `a` (the mutex scenario's failures and
-    /// faults, [`crate::verdict::recipe::answer_recipe`]).
-    pub fn of(a: &super::recipe::RecipeAnswer) -> CheckVerdict {
+    /// faults, [`crate::verdict::recipe::answer_recipe`]) and whose runs counted a fault
+    /// (`faulted`: one of the scenario's fault counters above 0, or a harness error). Two
+    /// holders seen are unsafe whatever else happened; a fault otherwise leaves it
+    /// undetermined, also where the answer counted `stuck` (a crashed taker takes nothing over).
+    pub fn of(a: &super::recipe::RecipeAnswer, faulted: bool) -> CheckVerdict {
         use super::answer::AnswerVerdict;
         let ownership = |f: &super::recipe::RecipeFailure| f.counter != counter::STUCK;
         match a.verdict {
             AnswerVerdict::No if a.failures.iter().any(ownership) => CheckVerdict::Unsafe,
+            _ if faulted => CheckVerdict::Undetermined,
             AnswerVerdict::No => CheckVerdict::Stuck,
             AnswerVerdict::Yes => CheckVerdict::Safe,
             AnswerVerdict::Undetermined => CheckVerdict::Undetermined,
         }
     }
 
-    /// `UNSAFE`, `safe, but stuck after a killed holder`, `safe`, `undetermined`: the words a
-    /// verdict line starts with.
+    /// `UNSAFE`, `STUCK`, `safe`, `undetermined`: the word a verdict line starts with.
     pub fn as_str(self) -> &'static str {
         match self {
             CheckVerdict::Unsafe => "UNSAFE",
-            CheckVerdict::Stuck => "safe, but stuck after a killed holder",
+            CheckVerdict::Stuck => "STUCK",
             CheckVerdict::Safe => "safe",
             CheckVerdict::Undetermined => "undetermined",
         }
     }
 
     /// The exit code of a check whose runtimes gave `verdicts`: [`crate::exit_code::DIFFERENCES`]
-    /// when any is unsafe (or stuck, with `require_takeover`), else
-    /// [`crate::exit_code::UNDETERMINED`] when any is undetermined or there is none, else
-    /// [`crate::exit_code::OK`].
-    pub fn exit_code(verdicts: &[CheckVerdict], require_takeover: bool) -> i32 {
+    /// when any is unsafe or stuck (unless `allow_stuck`: a lock meant to wait for an operator
+    /// after a crash), else [`crate::exit_code::UNDETERMINED`] when any is undetermined or there
+    /// is none, else [`crate::exit_code::OK`]. The same rule as the answer's, where `stuck` is a
+    /// failure.
+    pub fn exit_code(verdicts: &[CheckVerdict], allow_stuck: bool) -> i32 {
         let any = |v: CheckVerdict| verdicts.contains(&v);
-        if any(CheckVerdict::Unsafe) || (require_takeover && any(CheckVerdict::Stuck)) {
+        if any(CheckVerdict::Unsafe) || (!allow_stuck && any(CheckVerdict::Stuck)) {
             crate::exit_code::DIFFERENCES
         } else if verdicts.is_empty() || any(CheckVerdict::Undetermined) {
             crate::exit_code::UNDETERMINED
@@ -246,7 +260,17 @@ mod tests {
     fn trial(kind: TrialKind, log: &str) -> MutexTrial {
         let (lines, garbled) = parse_log(log);
         let holder = (kind != TrialKind::Together).then(|| "h".to_string());
-        MutexTrial { kind, lines, garbled, holder, holder_in: true, stopped_ms: Some(1000), faults: vec![false; 3] }
+        MutexTrial {
+            kind,
+            lines,
+            garbled,
+            holder,
+            holder_in: true,
+            stopped_ms: Some(1000),
+            faults: vec![false; 3],
+            code_errors: 0,
+            not_loaded: 0,
+        }
     }
 
     #[test]
@@ -307,16 +331,27 @@ mod tests {
             let c: std::collections::BTreeMap<String, u64> = pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect();
             let runs =
                 [crate::verdict::recipe::RecipeRun { mode: RaceMode::Natural, counters: &c, harness_error: false }];
-            CheckVerdict::of(&answer_recipe(&runs, &failures, &["worker_faults"]))
+            let faulted = c.get("worker_faults").is_some_and(|n| *n > 0);
+            CheckVerdict::of(&answer_recipe(&runs, &failures, &["worker_faults"]), faulted)
         };
         let base = [("trials", 13), ("foreign_trials", 1), ("killed_trials", 1)];
         assert_eq!(verdict(&base), CheckVerdict::Safe);
         assert_eq!(verdict(&[base[0], base[1], base[2], ("stuck", 1)]), CheckVerdict::Stuck);
         assert_eq!(verdict(&[base[0], base[1], base[2], ("stuck", 1), ("released_by_other", 1)]), CheckVerdict::Unsafe);
         assert_eq!(verdict(&[base[0], base[1], base[2], ("worker_faults", 2)]), CheckVerdict::Undetermined);
-        let code = |v: &[CheckVerdict], strict| CheckVerdict::exit_code(v, strict);
-        assert_eq!(code(&[CheckVerdict::Safe, CheckVerdict::Stuck], false), crate::exit_code::OK);
-        assert_eq!(code(&[CheckVerdict::Safe, CheckVerdict::Stuck], true), crate::exit_code::DIFFERENCES);
+        // a crashed taker takes nothing over: stuck with a fault is undetermined, not stuck
+        assert_eq!(
+            verdict(&[base[0], base[1], base[2], ("stuck", 1), ("worker_faults", 2)]),
+            CheckVerdict::Undetermined
+        );
+        // two holders seen are unsafe whatever else happened
+        assert_eq!(
+            verdict(&[base[0], base[1], base[2], ("double_ownership", 1), ("worker_faults", 2)]),
+            CheckVerdict::Unsafe
+        );
+        let code = |v: &[CheckVerdict], allow_stuck| CheckVerdict::exit_code(v, allow_stuck);
+        assert_eq!(code(&[CheckVerdict::Safe, CheckVerdict::Stuck], true), crate::exit_code::OK);
+        assert_eq!(code(&[CheckVerdict::Safe, CheckVerdict::Stuck], false), crate::exit_code::DIFFERENCES);
         assert_eq!(code(&[CheckVerdict::Undetermined, CheckVerdict::Unsafe], false), crate::exit_code::DIFFERENCES);
         assert_eq!(code(&[CheckVerdict::Undetermined, CheckVerdict::Safe], false), crate::exit_code::UNDETERMINED);
         assert_eq!(code(&[], false), crate::exit_code::UNDETERMINED);

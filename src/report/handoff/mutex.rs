@@ -15,7 +15,7 @@ pub const WORDS: Words = Words {
         (counter::RELEASED_BY_OTHER, counter::FOREIGN_TRIALS),
         (counter::STUCK, counter::KILLED_TRIALS),
     ],
-    faults: &[counter::WORKER_FAULTS, counter::NONE_ACQUIRED],
+    faults: &[counter::WORKER_FAULTS, counter::NONE_ACQUIRED, counter::CODE_ERRORS, counter::NOT_LOADED],
     intent: "lock around a critical section (lock code, libraries, your own)",
     laid_out: false,
 };
@@ -42,6 +42,8 @@ fn counts(r: &CountersResult) -> String {
         (counter::NONE_ACQUIRED, "lock not taken when free"),
         (counter::GARBLED_LINES, "garbled log lines"),
         (counter::WORKER_FAULTS, "worker faults"),
+        (counter::CODE_ERRORS, "lock code threw"),
+        (counter::NOT_LOADED, "not loaded"),
     ];
     super::push_nonzero(&mut s, r, &extras);
     s

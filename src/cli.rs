@@ -404,7 +404,7 @@ pub struct CheckArgs {
     /// stuck.
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub takeover_wait: u64,
-    /// Five rounds of trials instead of one (165 per mode instead of 33).
+    /// Five rounds of trials instead of one (up to 175 per mode instead of 35).
     #[arg(long)]
     pub thorough: bool,
     /// Pass (exit 0) a lock that nobody could take after its holder was killed (no stale-lock

@@ -178,12 +178,7 @@ fn build_mcs(ctx: &ProbeContext) -> Result<PathBuf, String> {
     }
     let mcs =
         which::which("mcs").map_err(|_| "no C# compiler: neither a .NET SDK nor Mono's mcs is on PATH".to_string())?;
-    let parent = dir.parent().expect("has parent");
-    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".build-")
-        .tempdir_in(parent)
-        .map_err(|e| format!("cannot create a build folder in {}: {e}", parent.display()))?;
+    let tmp = super::staging_beside(&dir, ".build-")?;
     let out = tmp.path().join("Probe.exe");
     let mut arg_out = std::ffi::OsString::from("-out:");
     arg_out.push(&out);
@@ -192,11 +187,7 @@ fn build_mcs(ctx: &ProbeContext) -> Result<PathBuf, String> {
     if !ok || !out.is_file() {
         return Err(format!("mcs failed to build the C# probe: {}", first_line(&format!("{stdout}\n{stderr}"))));
     }
-    let kept = tmp.keep();
-    if std::fs::rename(&kept, &dir).is_err() && !dir.join("Probe.exe").is_file() {
-        return Err(format!("cannot publish the built probe to {}", dir.display()));
-    }
-    let _ = std::fs::remove_dir_all(&kept);
+    super::publish_staged(tmp, &dir, &dir.join("Probe.exe"))?;
     Ok(dir)
 }
 
@@ -233,12 +224,7 @@ pub fn build_user_lock(src: &Path, cache_dir: &Path) -> Result<PathBuf, String> 
     if dll.is_file() {
         return Ok(dll);
     }
-    let parent = dir.parent().expect("has parent");
-    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".build-")
-        .tempdir_in(parent)
-        .map_err(|e| format!("cannot create a build folder in {}: {e}", parent.display()))?;
+    let tmp = super::staging_beside(&dir, ".build-")?;
     let out = tmp.path().join(USER_LOCK_DLL);
     let (l, timeout) = if let Ok(mcs) = which::which("mcs") {
         let mut arg_out = std::ffi::OsString::from("-out:");
@@ -275,11 +261,7 @@ pub fn build_user_lock(src: &Path, cache_dir: &Path) -> Result<PathBuf, String> 
             .unwrap_or_else(|| msg.trim());
         return Err(format!("{} did not compile: {}", src.display(), err.trim()));
     }
-    let kept = tmp.keep();
-    if std::fs::rename(&kept, &dir).is_err() && !dll.is_file() {
-        return Err(format!("cannot publish the built lock code to {}", dir.display()));
-    }
-    let _ = std::fs::remove_dir_all(&kept);
+    super::publish_staged(tmp, &dir, &dll)?;
     Ok(dll)
 }
 

@@ -28,12 +28,7 @@ pub fn ensure(spec: &str, cache: &Path, offline: bool) -> Result<PathBuf, String
         return Err(format!("{spec} is not installed in {} and --offline forbids the registry", dir.display()));
     }
     let npm = Npm::locate()?;
-    let parent = dir.parent().expect("has parent");
-    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".install-")
-        .tempdir_in(parent)
-        .map_err(|e| format!("cannot create a staging folder in {}: {e}", parent.display()))?;
+    let staging = super::staging_beside(&dir, ".install-")?;
     let prefix = staging.path().to_string_lossy().to_string();
     let npm_cache = staging.path().join(".npm-cache");
     let args = [
@@ -57,11 +52,7 @@ pub fn ensure(spec: &str, cache: &Path, offline: bool) -> Result<PathBuf, String
     if !staging.path().join("node_modules").is_dir() {
         return Err(format!("npm install {spec} made no node_modules folder"));
     }
-    let kept = staging.keep();
-    if std::fs::rename(&kept, &dir).is_err() && !modules.is_dir() {
-        return Err(format!("cannot publish {spec} to {}", dir.display()));
-    }
-    let _ = std::fs::remove_dir_all(&kept);
+    super::publish_staged(staging, &dir, &modules)?;
     Ok(modules)
 }
 

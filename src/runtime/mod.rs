@@ -218,6 +218,30 @@ pub(crate) fn first_line(s: &str) -> String {
     s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").to_string()
 }
 
+/// A staging folder (prefix `prefix`) beside `dir`, to build or install into before
+/// [`publish_staged`] renames it to `dir`, so that concurrent runs never see half of it.
+/// Errors: the folder or its parent cannot be made.
+pub(crate) fn staging_beside(dir: &Path, prefix: &str) -> Result<tempfile::TempDir, String> {
+    let parent = dir.parent().expect("has parent");
+    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(parent)
+        .map_err(|e| format!("cannot create a staging folder in {}: {e}", parent.display()))
+}
+
+/// Renames the finished staging folder `tmp` to `dir`; where another run published `dir` first
+/// (`ready` exists), keeps theirs and removes `tmp`. Errors: neither worked.
+pub(crate) fn publish_staged(tmp: tempfile::TempDir, dir: &Path, ready: &Path) -> Result<(), String> {
+    let kept = tmp.keep();
+    if std::fs::rename(&kept, dir).is_err() && !ready.exists() {
+        let _ = std::fs::remove_dir_all(&kept);
+        return Err(format!("cannot publish {} to {}", kept.display(), dir.display()));
+    }
+    let _ = std::fs::remove_dir_all(&kept);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;

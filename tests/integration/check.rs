@@ -111,7 +111,8 @@ fn check_then_create_lock_code_is_unsafe_in_both_modes_on_every_javascript_runti
 
 #[test]
 fn exclusive_create_lock_code_is_stuck_but_never_double_owned_even_from_a_hostile_folder() {
-    let _serial = one_at_a_time();
+    // mostly waiting (holds, takeovers, timeouts) and asserting nothing a busy machine moves
+    // (a correct lock never double-owns; who takes over is laid out): not serialised
     let rts = present(&JS_RUNTIMES);
     if rts.is_empty() {
         return;
@@ -155,7 +156,8 @@ fn exclusive_create_lock_code_is_stuck_but_never_double_owned_even_from_a_hostil
 
 #[test]
 fn typescript_lock_code_runs_on_deno_and_bun() {
-    let _serial = one_at_a_time();
+    // mostly waiting (holds, takeovers, timeouts) and asserting nothing a busy machine moves
+    // (a correct lock never double-owns; who takes over is laid out): not serialised
     let rts = present(&["deno", "bun"]);
     if rts.is_empty() {
         return;
@@ -219,7 +221,8 @@ fn csharp_lock_code_is_compiled_and_raced_on_coreclr_and_mono() {
 
 #[test]
 fn hanging_or_unloadable_lock_code_is_a_fault_and_the_check_goes_on() {
-    let _serial = one_at_a_time();
+    // mostly waiting (holds, takeovers, timeouts) and asserting nothing a busy machine moves
+    // (a correct lock never double-owns; who takes over is laid out): not serialised
     if !available("node") {
         return;
     }
@@ -281,7 +284,8 @@ fn the_mutex_scenario_runs_only_when_named_and_the_user_recipe_only_under_check(
 
 #[test]
 fn lock_libraries_are_installed_from_npm_and_raced_as_rows() {
-    let _serial = one_at_a_time();
+    // mostly waiting (holds, takeovers, timeouts) and asserting nothing a busy machine moves
+    // (a correct lock never double-owns; who takes over is laid out): not serialised
     if !available("node") {
         return;
     }

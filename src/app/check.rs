@@ -184,26 +184,17 @@ fn verdict_lines(results: &Results, module: &Path) -> Vec<(CheckVerdict, String)
         .collect()
 }
 
-/// The runs (natural, amplified) of cell `c`'s counters.
-fn runs_of(c: &Cell) -> Vec<&crate::report::model::CountersResult> {
-    match &c.result {
-        CellResult::Counters(r) => std::iter::once(r).chain(r.amplified.as_deref()).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// True when a run of `c` counted one of the mutex scenario's faults (or the harness failed).
+/// True when a run of `c` counted one of the mutex scenario's faults (or the harness failed),
+/// by the answer's own rule ([`crate::verdict::recipe::faulted`]).
 fn faulted(c: &Cell) -> bool {
-    let words = crate::report::handoff::words(c.scenario).expect("mutex has words");
-    runs_of(c)
-        .iter()
-        .any(|r| r.harness_error || words.faults.iter().any(|k| r.counters.get(*k).is_some_and(|n| *n > 0)))
+    crate::report::answers::cell_recipe_runs(c)
+        .is_some_and(|(runs, words)| crate::verdict::recipe::faulted(&runs, words.faults))
 }
 
 /// True when no contender of `c` ever loaded the code (every run stopped at `load`).
 fn never_loaded(c: &Cell) -> bool {
-    let n = |r: &crate::report::model::CountersResult, k: &str| r.counters.get(k).copied().unwrap_or(0);
-    let runs = runs_of(c);
+    let Some((runs, _)) = crate::report::answers::cell_recipe_runs(c) else { return false };
+    let n = |r: &crate::verdict::recipe::RecipeRun<'_>, k: &str| r.counters.get(k).copied().unwrap_or(0);
     !runs.is_empty()
         && runs
             .iter()

@@ -223,6 +223,22 @@ pub(super) fn run_item_during(
     run_trial(pool, &setup, id)
 }
 
+/// Waits (1 ms steps) until `ready()`, for `ms` milliseconds at most, or until the run is
+/// interrupted: how the harness waits for a marker a probe makes during a trial. True when it
+/// was ready.
+pub(super) fn wait_for(ms: u64, ready: impl Fn() -> bool) -> bool {
+    let until = Instant::now() + std::time::Duration::from_millis(ms);
+    loop {
+        if ready() {
+            return true;
+        }
+        if Instant::now() > until || crate::interrupt::requested() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// A recipe to run in a slot of a `scenario` trial.
 pub(super) fn recipe_spec(
     scenario: Scenario,

@@ -24,7 +24,7 @@ use crate::report::model::Finding;
 use crate::verdict::mutex::{judge_mutex, parse_log, Mark, MutexTrial, TrialKind};
 use std::cell::Cell;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 /// Rounds per mutex recipe in a default run (each [`KINDS_PER_ROUND`] trials).
 pub const MUTEX_ROUNDS: usize = 1;
@@ -95,20 +95,6 @@ fn code_error(a: &crate::exec::contender::Attempt) -> bool {
 /// True when the log at `log` has a line starting `prefix`.
 fn log_has(log: &Path, prefix: &str) -> bool {
     std::fs::read_to_string(log).is_ok_and(|t| t.lines().any(|l| l.starts_with(prefix)))
-}
-
-/// Waits (1 ms steps) until `ready()` or `ms` milliseconds passed; true when it was ready.
-fn wait_until(ms: u64, ready: impl Fn() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_millis(ms);
-    loop {
-        if ready() {
-            return true;
-        }
-        if Instant::now() > until || crate::interrupt::requested() {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }
 
 /// True when contender `a` could not load the lock code (its step `load` failed: a module that
@@ -218,12 +204,12 @@ fn mutex_recipe(
                     TrialKind::Paused => Control::Pause,
                     _ => return,
                 };
-                held.set(wait_until(HOLDER_WAIT_MS, || log_has(&log, &format!("enter {holder} "))));
+                held.set(handoff::wait_for(HOLDER_WAIT_MS, || log_has(&log, &format!("enter {holder} "))));
                 stopped_ms.set(Some(super::lease::epoch_ms(SystemTime::now())));
                 let _ = pool[0].control(control);
                 if std::fs::write(&go, "").is_ok() {
                     let takers = &tokens[1..used];
-                    wait_until(takeover_ms + DONE_MARGIN_MS, || {
+                    handoff::wait_for(takeover_ms + DONE_MARGIN_MS, || {
                         takers.iter().all(|t| log_has(&log, &format!("done {t} ")))
                     });
                 }

@@ -101,12 +101,8 @@ struct Burst {
 /// [`POLL_MS`] until it names them all or [`DEADLINE_MS`] have passed.
 fn burst(pool: &mut [Contender], dir: &Path, names: &[String], set: &HashSet<String>) -> Burst {
     let mut seen = Burst::default();
-    let ready = Instant::now() + Duration::from_millis(READY_MS);
-    while !dir.join(WATCHING).exists() {
-        if Instant::now() > ready || crate::interrupt::requested() {
-            return seen;
-        }
-        std::thread::sleep(Duration::from_millis(1));
+    if !handoff::wait_for(READY_MS, || dir.join(WATCHING).exists()) {
+        return seen;
     }
     // a consumer that cannot be stopped gets the burst while it runs: a trial of another kind,
     // which does not count as watched

@@ -356,19 +356,29 @@ pub fn recipe_answers<'a>(results: &'a Results, runtime: &str) -> Vec<RecipeAnsw
 /// The answer of hand-off cell `c` for its recipe, from its natural and amplified runs and
 /// its scenario's failure and fault counters; `None` for a cell that is not a hand-off's.
 pub fn cell_recipe_answer(c: &super::model::Cell) -> Option<crate::verdict::recipe::RecipeAnswer> {
-    use crate::verdict::recipe::{answer_recipe, RecipeRun};
+    let (runs, words) = cell_recipe_runs(c)?;
+    Some(crate::verdict::recipe::answer_recipe(&runs, words.failures, words.faults))
+}
+
+/// The runs of hand-off cell `c` its answer is made from (natural, then amplified; a run
+/// without counters and without a harness error is none), with its scenario's words; `None`
+/// for a cell that is not a hand-off's.
+pub fn cell_recipe_runs(
+    c: &super::model::Cell,
+) -> Option<(Vec<crate::verdict::recipe::RecipeRun<'_>>, &'static super::handoff::Words)> {
+    use crate::verdict::recipe::RecipeRun;
     use crate::verdict::RaceMode;
     let (Some(words), super::model::CellResult::Counters(r)) = (super::handoff::words(c.scenario), &c.result) else {
         return None;
     };
     // a cell whose recipe the probe lacks, or that stopped before its first item, has no
     // counters: no run
-    let runs: Vec<RecipeRun<'_>> = [(RaceMode::Natural, Some(r)), (RaceMode::Amplified, r.amplified.as_deref())]
+    let runs = [(RaceMode::Natural, Some(r)), (RaceMode::Amplified, r.amplified.as_deref())]
         .into_iter()
         .filter_map(|(mode, run)| run.filter(|x| !x.counters.is_empty() || x.harness_error).map(|x| (mode, x)))
         .map(|(mode, x)| RecipeRun { mode, counters: &x.counters, harness_error: x.harness_error })
         .collect();
-    Some(answer_recipe(&runs, words.failures, words.faults))
+    Some((runs, words))
 }
 
 /// A recipe's answer in a few words, for the lists: `held over 40 trials`, `duplicated 6/10

@@ -62,6 +62,12 @@ pub struct RecipeAnswer {
     pub unsettled: Option<Unsettled>,
 }
 
+/// True when one of `runs` counted one of the `faults` counters above 0, or the harness failed
+/// in it: what the answer (and `check`'s verdict) does not vouch for.
+pub fn faulted(runs: &[RecipeRun<'_>], faults: &[&str]) -> bool {
+    runs.iter().any(|r| r.harness_error || faults.iter().any(|k| r.counters.get(*k).is_some_and(|n| *n > 0)))
+}
+
 /// The answer for a recipe whose cell ran `runs` (none: the probe lacks it, or the cell
 /// stopped before its first item), given its scenario's `failures` (counter, the counter it is
 /// out of) and `faults` counters (see the module documentation).
@@ -86,8 +92,7 @@ pub fn answer_recipe(runs: &[RecipeRun<'_>], failures: &[(&str, &str)], faults: 
     if runs.is_empty() {
         return answer(AnswerVerdict::Undetermined, Some(Unsettled::Unsupported));
     }
-    let faulted = runs.iter().any(|r| r.harness_error || faults.iter().any(|k| n(r, k) > 0));
-    if faulted {
+    if faulted(runs, faults) {
         return answer(AnswerVerdict::Undetermined, Some(Unsettled::Fault));
     }
     let exercised = runs.iter().all(|r| failures.iter().any(|(_, of)| n(r, of) > 0));

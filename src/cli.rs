@@ -624,7 +624,10 @@ pub struct RuntimesArgs {
 #[derive(Debug, Args)]
 pub struct InstallArgs {
     /// Versions as NAME@VERSION: node, bun or deno at an exact version (1.3.14), a range (22,
-    /// 22.11, ^1.3, '>=1.1 <1.2': the highest published) or latest.
+    /// 22.11, ^1.3, '>=1.1 <1.2': the highest published) or latest; or a library that a
+    /// hand-off recipe races (proper-lockfile, lockfile, @rushstack/node-core-library,
+    /// write-file-atomic, steno, atomically, fs-extra) at an exact version, which `run -r` then
+    /// races.
     #[arg(required = true, value_name = "NAME@VERSION")]
     pub versions: Vec<String>,
     /// Print what was installed as JSON.

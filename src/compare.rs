@@ -498,22 +498,34 @@ fn counters_state(c: &Cell) -> &'static str {
     }
 }
 
-/// Compares the answers of two measured cells of a laid-out hand-off scenario
+/// Compares the answers of two measured hand-off cells. In a laid-out scenario
 /// ([`crate::report::handoff::Words::laid_out`]: holder, os-lock, watch), whose recipe does the
-/// same every time: a changed answer is a change, however few the trials. Other hand-offs'
-/// counts are rates, left to `diff`.
-fn judge_laid_out(b: &Cell, n: &Cell) -> Judged {
-    use crate::report::answers::{cell_recipe_answer, recipe_text};
-    if !crate::report::handoff::words(b.scenario).is_some_and(|w| w.laid_out) {
-        return Judged::Same;
+/// same every time, a changed answer is a change, however few the trials. In the others the
+/// counts are rates: a recipe that held (`yes`) and now failed (`no`) changed — a failure seen
+/// is proof, as a race's multi-winner trial is — while one that failed and now held in fewer
+/// trials may have been lucky, left to `diff`'s test of the counts.
+fn judge_answers(b: &Cell, n: &Cell) -> Judged {
+    let laid_out = crate::report::handoff::words(b.scenario).is_some_and(|w| w.laid_out);
+    match answer_change(b, n, laid_out) {
+        Some((before, after)) => Judged::Changed(before, after),
+        None => Judged::Same,
     }
-    match (cell_recipe_answer(b), cell_recipe_answer(n)) {
-        (Some(x), Some(y)) if x.verdict != y.verdict => Judged::Changed(
+}
+
+/// The answers of hand-off cells `b` then `n` as `yes (none in 70 trials)` and `no (double
+/// ownership 4/35 trials (nat))` when they differ: any change with `both_ways`, else only a
+/// `yes` that became `no`; `None` otherwise, and for cells that are not a hand-off's.
+pub fn answer_change(b: &Cell, n: &Cell, both_ways: bool) -> Option<(String, String)> {
+    use crate::report::answers::{cell_recipe_answer, recipe_text};
+    use crate::verdict::answer::AnswerVerdict::{No, Yes};
+    let (x, y) = (cell_recipe_answer(b)?, cell_recipe_answer(n)?);
+    let counts = x.verdict != y.verdict && (both_ways || (x.verdict == Yes && y.verdict == No));
+    counts.then(|| {
+        (
             format!("{} ({})", x.verdict.as_str(), recipe_text(&x)),
             format!("{} ({})", y.verdict.as_str(), recipe_text(&y)),
-        ),
-        _ => Judged::Same,
-    }
+        )
+    })
 }
 
 /// Compares one cell of both runs (see the module documentation).
@@ -528,7 +540,7 @@ fn judge(b: &Cell, n: &Cell, ignore: &[Fact]) -> Judged {
             if bs != ns {
                 return Judged::Changed(bs.into(), ns.into());
             }
-            judge_laid_out(b, n)
+            judge_answers(b, n)
         }
         _ => judge_second(b, n, ignore),
     }
@@ -680,6 +692,48 @@ mod tests {
             d.changed[0]
         );
         assert!(!crate::diff::counters_differ(&base.cells[0], &new.cells[0]).is_empty());
+    }
+
+    /// A rate-counted recipe (mutex) that held and now failed changed: one double-owned trial
+    /// is proof. One that failed and now held is left to `diff` (it may have been lucky), which
+    /// shows the answer either way.
+    #[test]
+    fn a_recipe_that_held_and_now_failed_changed() {
+        use crate::report::model::CountersResult;
+        let mut base = results();
+        let mut cell = base.cells[0].clone();
+        cell.scenario = crate::report::Scenario::Mutex;
+        cell.variant = "mutex.rushstack-lockfile".into();
+        let counts = |double: u64| {
+            CellResult::Counters(CountersResult {
+                counters: [
+                    ("trials".to_string(), 35),
+                    ("double_ownership".to_string(), double),
+                    ("foreign_trials".to_string(), 1),
+                    ("released_by_other".to_string(), 0),
+                    ("killed_trials".to_string(), 3),
+                    ("stuck".to_string(), 0),
+                ]
+                .into(),
+                ..Default::default()
+            })
+        };
+        cell.result = counts(0);
+        base.cells = vec![cell];
+        let mut new = base.clone();
+        new.cells[0].result = counts(4);
+        let d = compare(&base, &new);
+        assert_eq!(d.changed.len(), 1, "{}", d.render());
+        assert!(
+            d.changed[0].before.0.starts_with("yes (") && d.changed[0].after.0.starts_with("no ("),
+            "{:?}",
+            d.changed
+        );
+        // the other way: not a regression
+        assert!(!compare(&new, &base).differs(), "{}", compare(&new, &base).render());
+        let r = crate::diff::diff(&new, &base, "a", "b", &Default::default(), &[]);
+        assert_eq!(r.groups.len(), 1, "{r:#?}");
+        assert_eq!(r.groups[0].cells[0].what, crate::diff::What::Answer);
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub enum What {
     Returned,
     /// A hand-off cell's failure counters.
     Counters,
+    /// A hand-off recipe's answer (use, don't use).
+    Answer,
 }
 
 impl What {
@@ -47,6 +49,7 @@ impl What {
             What::Delivery => "delivery",
             What::Returned => "returned value",
             What::Counters => "counters",
+            What::Answer => "answer",
         }
     }
 }
@@ -125,6 +128,45 @@ pub struct Report {
     /// Races of two rows against each other (`run --against`) whose verdict changed, keyed by
     /// [`compare::pair_key`]: before and after, with the pair's label.
     pub pairs: Vec<compare::Change>,
+    /// The libraries whose raced version differs between A and B ([`Cell::library`]).
+    pub libraries: Vec<LibraryChange>,
+}
+
+/// A library raced at different versions in A and B.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LibraryChange {
+    /// Its npm name (`proper-lockfile`).
+    pub name: String,
+    /// The version A raced, if A raced it.
+    pub a: Option<String>,
+    /// The version B raced, if B raced it.
+    pub b: Option<String>,
+}
+
+/// The libraries raced at different versions by the cells of `a` and `b`, by name.
+fn library_changes(a: &Results, b: &Results) -> Vec<LibraryChange> {
+    let versions = |r: &Results| -> BTreeMap<String, String> {
+        r.cells
+            .iter()
+            .filter_map(|c| crate::runtime::library::LibrarySpec::parse(c.library.as_deref()?).ok())
+            .map(|l| (l.name, l.version.to_string()))
+            .collect()
+    };
+    let (va, vb) = (versions(a), versions(b));
+    let names: std::collections::BTreeSet<&String> = va.keys().chain(vb.keys()).collect();
+    names
+        .into_iter()
+        .filter(|n| va.get(*n) != vb.get(*n))
+        .map(|n| LibraryChange { name: n.clone(), a: va.get(n).cloned(), b: vb.get(n).cloned() })
+        .collect()
+}
+
+/// `libraries: proper-lockfile 4.1.1 ⇒ 4.1.2, …` (`-` for a side that raced none), or `None`.
+fn libraries_line(r: &Report) -> Option<String> {
+    let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let items: Vec<String> =
+        r.libraries.iter().map(|l| format!("{} {} ⇒ {}", l.name, side(&l.a), side(&l.b))).collect();
+    (!items.is_empty()).then(|| format!("libraries: {}", items.join(", ")))
 }
 
 impl Report {
@@ -317,6 +359,7 @@ pub fn diff(
                     None => (what, cell_text(x), cell_text(y)),
                 }
             }
+            (s, true) if s.is_handoff() => (What::Answer, c.before.0.clone(), c.after.0.clone()),
             _ => (What::Outcome, c.before.0.clone(), c.after.0.clone()),
         };
         changed.extend(make(&c.key, what, before, after));
@@ -328,6 +371,9 @@ pub fn diff(
         // compare's
         let extra = if let Some((ca, cb)) = codes_differ(x, y).filter(|_| !ignore.contains(&compare::Fact::ErrorCode)) {
             Some((What::ErrorCode, format!("{} {ca}", x.word()), format!("{} {cb}", y.word())))
+        } else if let Some((before, after)) = compare::answer_change(x, y, true) {
+            // A and B are two runs, neither the baseline: an answer that changed either way
+            Some((What::Answer, before, after))
         } else {
             let cs = counters_differ(x, y);
             (!cs.is_empty()).then(|| (What::Counters, table::handoff_text(x), table::handoff_text(y)))
@@ -367,6 +413,7 @@ pub fn diff(
         added: d.added,
         weak: d.weak,
         pairs,
+        libraries: library_changes(a, b),
     }
 }
 
@@ -440,6 +487,9 @@ pub fn render_text(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "A = {}", e(&r.a));
     let _ = writeln!(s, "B = {}", e(&r.b));
+    if let Some(line) = libraries_line(r) {
+        let _ = writeln!(s, "{}", e(&line));
+    }
     let width = r.groups.iter().flat_map(|g| &g.cells).map(|c| c.scenario.as_str().len() + 1 + c.target.len()).max();
     for g in &r.groups {
         let _ = writeln!(s, "\n{}  {}", e(&g.variant), e(&g.call));
@@ -495,6 +545,9 @@ pub fn render_markdown(r: &Report) -> String {
     let _ = writeln!(s, "# conformance diff\n");
     let _ = writeln!(s, "- A: {}", cell(&r.a));
     let _ = writeln!(s, "- B: {}", cell(&r.b));
+    if let Some(line) = libraries_line(r) {
+        let _ = writeln!(s, "- {}", cell(&line));
+    }
     if r.changed() > 0 {
         let _ = writeln!(s, "- runtimes: {} → {}", cell(&labels(r, |c| &c.a)), cell(&labels(r, |c| &c.b)));
     }
@@ -569,6 +622,25 @@ mod tests {
             .iter_mut()
             .find(|c| c.variant == variant && c.scenario == Scenario::SecondComer && c.target == target)
             .expect("cell")
+    }
+
+    /// The versions of a library raced on each side are said where they differ, whether or not
+    /// a cell's counts changed.
+    #[test]
+    fn library_versions_that_differ_are_named() {
+        let mut a = base();
+        let mut b = base();
+        a.cells[0].library = Some("proper-lockfile@4.1.1".into());
+        b.cells[0].library = Some("proper-lockfile@4.1.2".into());
+        a.cells[1].library = Some("lockfile@1.0.4".into());
+        b.cells[1].library = Some("lockfile@1.0.4".into());
+        let d = diff(&a, &b, "a.json", "b.json", &sources(), &[]);
+        let libs: Vec<(&str, Option<&str>, Option<&str>)> =
+            d.libraries.iter().map(|l| (l.name.as_str(), l.a.as_deref(), l.b.as_deref())).collect();
+        assert_eq!(libs, [("proper-lockfile", Some("4.1.1"), Some("4.1.2"))]);
+        assert!(render_text(&d).contains("libraries: proper-lockfile 4.1.1 ⇒ 4.1.2\n"), "{}", render_text(&d));
+        assert!(render_markdown(&d).contains("- libraries: proper-lockfile 4.1.1 ⇒ 4.1.2"), "{}", render_markdown(&d));
+        assert!(!d.differs(), "a version alone is not a changed cell");
     }
 
     #[test]

@@ -87,11 +87,19 @@ pub struct Recipe {
     /// Lease recipes: what the lock is.
     #[serde(default)]
     pub lock: LockKind,
-    /// Mutex recipes that race a library: its npm package and exact version
+    /// Recipes that race a library (mutex, publish, claim): its npm package and exact version
     /// (`proper-lockfile@4.1.2`), installed into the cache before the run
-    /// ([`crate::runtime::library::ensure`]).
-    #[serde(default)]
-    pub library: Option<String>,
+    /// ([`crate::runtime::library::ensure`]); `-r NAME@VERSION` races another version.
+    #[serde(default, deserialize_with = "library_spec")]
+    pub library: Option<crate::runtime::library::LibrarySpec>,
+}
+
+/// Reads `library = "NAME@VERSION"` ([`crate::runtime::library::LibrarySpec::parse`]).
+fn library_spec<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<crate::runtime::library::LibrarySpec>, D::Error> {
+    let text = String::deserialize(d)?;
+    crate::runtime::library::LibrarySpec::parse(&text).map(Some).map_err(serde::de::Error::custom)
 }
 
 /// The mutex recipe that races the user's own lock module (`conformance check FILE`); planned
@@ -131,15 +139,8 @@ pub fn parse_recipes(text: &str) -> Result<Vec<Recipe>, String> {
         if r.lock != LockKind::default() && r.scenario != Scenario::Lease {
             return Err(format!("{}: `lock` is a lease setting", r.id));
         }
-        if let Some(lib) = &r.library {
-            if r.scenario != Scenario::Mutex {
-                return Err(format!("{}: `library` is a mutex setting", r.id));
-            }
-            let exact =
-                lib.rsplit_once('@').is_some_and(|(name, v)| !name.is_empty() && semver::Version::parse(v).is_ok());
-            if !exact {
-                return Err(format!("{}: `library` is NAME@VERSION with an exact version, not {lib}", r.id));
-            }
+        if r.library.is_some() && !matches!(r.scenario, Scenario::Mutex | Scenario::Publish | Scenario::Claim) {
+            return Err(format!("{}: `library` is a mutex, publish or claim setting", r.id));
         }
     }
     Ok(file.recipe)

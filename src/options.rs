@@ -64,10 +64,13 @@ pub struct Options {
     pub sizes: HandoffSizes,
     /// The hand-off recipes selected (`--variant` matches recipe ids too).
     pub recipes: Vec<String>,
-    /// The libraries of the selected recipes that race one, by recipe id: the `node_modules`
-    /// folder it was installed into ([`crate::runtime::library::ensure`]), or why it could not
-    /// be (the recipe's cells then say so). Filled before measuring.
-    pub libraries: std::collections::BTreeMap<String, Result<String, String>>,
+    /// The libraries of the selected recipes that race one, by recipe id: the version raced
+    /// and where it was installed, or why it could not be (the recipe's cells then say so).
+    /// Filled before measuring.
+    pub libraries: std::collections::BTreeMap<String, LibraryUse>,
+    /// Library versions chosen with `-r NAME@VERSION` (`proper-lockfile@4.1.1`), raced instead
+    /// of the version a recipe pins (`library` in `matrices/handoff/recipes.toml`).
+    pub library_versions: Vec<crate::runtime::library::LibrarySpec>,
     /// The user's lock module that `mutex.module` races (`conformance check FILE`): an
     /// absolute path, handed to the probes as data; `None` outside `check`.
     pub lock_module: Option<String>,
@@ -232,4 +235,14 @@ pub struct HandoffSizes {
     /// Mutex: how long the others keep trying to take the lock of a killed or paused holder
     /// (`--takeover-wait`), ms; a killed trial nobody took it in by then is `stuck`.
     pub takeover_wait_ms: u64,
+}
+
+/// The library a recipe races in this run ([`Options::libraries`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibraryUse {
+    /// The version raced: the recipe's pin, or the one `-r NAME@VERSION` chose.
+    pub spec: crate::runtime::library::LibrarySpec,
+    /// The `node_modules` folder it was installed into ([`crate::runtime::library::ensure`]),
+    /// or why it could not be.
+    pub dir: Result<String, String>,
 }

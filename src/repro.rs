@@ -63,11 +63,16 @@ pub fn line(cell: &Cell, ctx: Context<'_>) -> String {
 
 /// `conformance run -r NAME=PATH -v ID --scenario S [--target T]`: the harness measures the
 /// one cell again with the same probe. `runtime` is the executable, or the selector itself when
-/// it is the runtime's name (`cmd`, found by discovery).
+/// it is the runtime's name (`cmd`, found by discovery). A recipe that raced a library names
+/// its version too (`-r proper-lockfile@4.1.1`).
 pub fn harness(cell: &Cell, runtime: &str) -> String {
     let selector =
         if runtime == cell.runtime_name { runtime.to_string() } else { format!("{}={runtime}", cell.runtime_name) };
-    let mut words = vec!["conformance", "run", "-r", &selector, "-v", &cell.variant, "--scenario"];
+    let mut words = vec!["conformance", "run", "-r", &selector];
+    if let Some(lib) = &cell.library {
+        words.extend(["-r", lib]);
+    }
+    words.extend(["-v", &cell.variant, "--scenario"]);
     words.push(cell.scenario.as_str());
     if cell.scenario == Scenario::SecondComer {
         words.extend(["--target", cell.target.as_str()]);
@@ -268,6 +273,19 @@ mod tests {
         c.target = target;
         c.form = Form::Sync;
         c
+    }
+
+    /// A library recipe's repro races the same version of the library.
+    #[test]
+    fn a_library_recipe_names_its_version() {
+        let mut c = crate::report::fixture("base.json").cells.remove(0);
+        c.variant = "mutex.lockfile".into();
+        c.scenario = Scenario::Mutex;
+        c.library = Some("lockfile@1.0.3".into());
+        assert_eq!(
+            super::harness(&c, "/usr/bin/node"),
+            "conformance run -r 'node=/usr/bin/node' -r lockfile@1.0.3 -v mutex.lockfile --scenario mutex"
+        );
     }
 
     #[test]

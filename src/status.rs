@@ -49,7 +49,7 @@ pub fn listed(rt: &Runtime) -> Listed {
 /// A version `install` installed or found installed, as it lists it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Installation {
-    /// The registry name (`bun`).
+    /// The registry name (`bun`), or a library's npm name (`proper-lockfile`).
     pub runtime: String,
     /// The version (`1.3.14`).
     pub version: String,
@@ -75,6 +75,24 @@ impl Installation {
             package: i.manifest.package.clone(),
             integrity: i.manifest.integrity.clone(),
             path: i.exe.display().to_string(),
+            fetched,
+        }
+    }
+
+    /// The listing of library `spec`, installed in `dir` (its `node_modules` folder); `fetched`
+    /// when it was installed now.
+    pub fn of_library(
+        spec: &crate::runtime::library::LibrarySpec,
+        dir: &std::path::Path,
+        fetched: bool,
+    ) -> Installation {
+        Installation {
+            runtime: spec.name.clone(),
+            version: spec.version.to_string(),
+            select: spec.to_string(),
+            package: format!("npm {spec}"),
+            integrity: None,
+            path: dir.display().to_string(),
             fetched,
         }
     }

@@ -66,12 +66,16 @@ pub(super) fn cmd_diff(a: &DiffArgs, paths: &Paths) -> Result<i32> {
 
 /// `diff -r A -r B`: checks that both runtimes can be had (installing `NAME@VERSION` items on
 /// first use) and are found, then measures A into `RUNS/a/` and B into `RUNS/b/` as `run`
-/// would, printing nothing on stdout. Returns both results and how each is named in the
-/// report, or `None` when interrupted.
+/// would, printing nothing on stdout. Two versions of one library (`-r proper-lockfile@4.1.1
+/// -r proper-lockfile@4.1.2`) are A and B instead, each raced by the recipes that race that
+/// library (unless `-v`/`--scenario` say otherwise) on the runtimes given besides them (the
+/// default ones without). Returns both results and how each is named in the report, or `None`
+/// when interrupted.
 ///
-/// Errors: [`Error::Usage`] unless exactly two different items are given, those of
-/// [`Requested::parse`] and [`Requested::locate_versions`], [`Error::NoRuntime`] naming a
-/// runtime that is not found or broken, and those of [`measure_run`].
+/// Errors: [`Error::Usage`] unless exactly two different runtimes (or two versions of one
+/// library) are given, those of [`Requested::parse`] and [`Requested::locate_versions`],
+/// [`Error::NoRuntime`] naming a runtime that is not found or broken, and those of
+/// [`measure_run`].
 pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Results, Results, String, String)>> {
     let items: Vec<String> = a
         .runtime
@@ -82,25 +86,62 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
         .map(String::from)
         .collect();
     let usage = |message: String| Error::Usage { flag: "--runtime".into(), message };
-    if items.len() != 2 {
+    let (libraries, runtimes): (Vec<String>, Vec<String>) =
+        items.iter().cloned().partition(|i| crate::runtime::library::is_library_item(i));
+    // A and B: two versions of one library (the runtimes shared), else two runtimes (the
+    // libraries shared)
+    let by_library = libraries.len() == 2;
+    let (sides, shared) = if by_library { (&libraries, &runtimes) } else { (&runtimes, &libraries) };
+    if sides.len() != 2 {
         return Err(usage(format!(
-            "diff measures two runtimes, A then B (e.g. -r bun@1.1.44 -r bun@1.4.5); got {}: {}",
+            "diff measures two runtimes, A then B (e.g. -r bun@1.1.44 -r bun@1.4.5), or two versions of a library (-r proper-lockfile@4.1.1 -r proper-lockfile@4.1.2); got {}: {}",
             items.len(),
             items.join(", ")
         )));
     }
-    if items[0] == items[1] || items.iter().any(|i| i == "all") {
-        return Err(usage(format!("A and B must be two different runtimes; got {} and {}", items[0], items[1])));
+    if sides[0] == sides[1] || sides.iter().any(|i| i == "all") {
+        return Err(usage(format!("A and B must be two different runtimes; got {} and {}", sides[0], sides[1])));
     }
+    let (variant, scenario) = if by_library {
+        let [la, lb] = [&libraries[0], &libraries[1]].map(|l| crate::runtime::library::LibrarySpec::parse(l));
+        let (la, lb) = (la.map_err(usage)?, lb.map_err(usage)?);
+        if la.name != lb.name {
+            return Err(usage(format!("A and B must be two versions of one library; got {la} and {lb}")));
+        }
+        // by default, the recipes that race the library, in their scenarios
+        let of_lib: Vec<&crate::handoff::Recipe> = crate::handoff::recipes()
+            .iter()
+            .filter(|r| r.library.as_ref().is_some_and(|l| l.name == la.name))
+            .collect();
+        let variant =
+            if a.variant.is_empty() { of_lib.iter().map(|r| r.id.clone()).collect() } else { a.variant.clone() };
+        let default_scenario = a.scenario == [crate::cli::ScenarioArg::All];
+        let scenario = if default_scenario {
+            let mut s: Vec<crate::cli::ScenarioArg> = Vec::new();
+            for r in &of_lib {
+                if !s.contains(&crate::cli::ScenarioArg::One(r.scenario)) {
+                    s.push(crate::cli::ScenarioArg::One(r.scenario));
+                }
+            }
+            s
+        } else {
+            a.scenario.clone()
+        };
+        (variant, scenario)
+    } else {
+        (a.variant.clone(), a.scenario.clone())
+    };
     // both can be had before anything is measured: a missing B must not cost A's run
-    let mut both = Requested::parse(&items)?;
+    // (the libraries are installed by each run; one run races one version of a library)
+    let mut both = Requested::parse(if by_library { &runtimes } else { &items })?;
     locate_versions(&mut both, paths, "--runtime")?;
     if crate::interrupt::requested() {
         return Ok(None);
     }
     let missing: Vec<String> =
         discover(&both).runtimes.iter().filter(|r| r.status != Status::Found).map(status_line).collect();
-    if !missing.is_empty() {
+    // (with no runtime named, the default ones are measured as `run` measures them)
+    if !missing.is_empty() && both.names.is_some() {
         return Err(Error::no_runtime(missing.join("; "), &paths.cache));
     }
     let runs = a.runs_dir.clone().unwrap_or_else(|| {
@@ -111,13 +152,14 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
         refuse_earlier_results(&runs.join(sub), false, "--runs-dir")?;
     }
     let mut measured = Vec::new();
-    for (item, sub) in items.iter().zip(["a", "b"]) {
+    for (item, sub) in sides.iter().zip(["a", "b"]) {
         // a NAME=PATH item is required by its name, NAME and NAME@VERSION as given
-        let require = item.split_once('=').map_or(item.as_str(), |(n, _)| n).to_string();
+        let name = |i: &String| i.split_once('=').map_or(i.as_str(), |(n, _)| n).to_string();
+        let require = if by_library { runtimes.iter().map(name).collect() } else { vec![name(item)] };
         let args = RunArgs {
-            runtime: vec![item.clone()],
-            variant: a.variant.clone(),
-            scenario: a.scenario.clone(),
+            runtime: std::iter::once(item.clone()).chain(shared.iter().cloned()).collect(),
+            variant: variant.clone(),
+            scenario: scenario.clone(),
             target: a.target.clone(),
             scratch: a.scratch.clone(),
             trials: a.trials,
@@ -128,7 +170,7 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
             thorough: a.thorough,
             quick: a.quick,
             no_relative: a.no_relative,
-            require: vec![require],
+            require,
             quiet: a.quiet,
             ..RunArgs::defaults()
         };

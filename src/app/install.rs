@@ -19,10 +19,23 @@ use crate::status::{self, emit};
 /// the download (exit 130) and leaves no half-made version.
 pub(super) fn cmd_install(a: &InstallArgs, paths: &Paths) -> Result<i32> {
     let flag = "NAME@VERSION";
-    let requests = a
+    let items: Vec<String> = a
         .versions
         .iter()
         .flat_map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    // a library's versions are for the recipes that race it, not runtimes
+    let (libraries, items): (Vec<String>, Vec<String>) =
+        items.into_iter().partition(|i| crate::runtime::library::is_library_item(i));
+    let libraries = libraries
+        .iter()
+        .map(|l| {
+            crate::runtime::library::LibrarySpec::parse(l)
+                .map_err(|message| Error::Usage { flag: flag.into(), message })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let requests = items
+        .into_iter()
         .map(|item| {
             if item.contains('@') {
                 VersionRequest::parse(&item, flag)
@@ -64,6 +77,27 @@ pub(super) fn cmd_install(a: &InstallArgs, paths: &Paths) -> Result<i32> {
             spinner.say(&format!("install  {}: {} already installed in {}", r.text, i.selector(), i.dir.display()));
         }
         rows.push(status::Installation::of(&i, fetched));
+    }
+    for spec in &libraries {
+        if crate::interrupt::requested() {
+            spinner.done();
+            eprintln!("interrupted: {spec} was not installed; the versions before it were");
+            return Ok(exit_code::INTERRUPTED);
+        }
+        let before = crate::runtime::library::folder(spec, &paths.cache).join("node_modules").is_dir();
+        if !before {
+            spinner.say(&format!("install  {spec}: npm install"));
+        }
+        let dir = crate::runtime::library::ensure(spec, &paths.cache, paths.offline).map_err(|e| match e {
+            crate::runtime::library::LibraryError::NotPublished(message) => Error::Usage { flag: flag.into(), message },
+            crate::runtime::library::LibraryError::Unavailable(why) => {
+                Error::RuntimeUnavailable { what: spec.to_string(), why }
+            }
+        })?;
+        if before {
+            spinner.say(&format!("install  {spec}: already installed in {}", dir.display()));
+        }
+        rows.push(status::Installation::of_library(spec, &dir, !before));
     }
     spinner.done();
     if a.json {

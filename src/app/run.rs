@@ -374,19 +374,22 @@ fn handoff_lanes<'r, 'p, 'm>(
     done.into_iter().chain(left.map(|(rt, planned, h)| (rt, planned, h, engine::Measured::default()))).collect()
 }
 
-/// Installs the libraries the selected recipes race (`library` in the recipes' data) into the
-/// cache, once, before anything is measured; a library that cannot be had is said (its cells
-/// say why) and the run goes on.
+/// Installs the libraries the selected recipes race (`library` in the recipes' data, or the
+/// version `-r NAME@VERSION` chose) into the cache, once, before anything is measured; a
+/// library that cannot be had is said (its cells say why) and the run goes on.
 fn install_libraries(options: &mut crate::options::Options, quiet: bool, paths: &Paths) {
     for id in options.recipes.clone() {
         let Some(r) = crate::handoff::Recipe::find(&id) else { continue };
-        let (Some(lib), true) = (&r.library, options.runs(r.scenario)) else { continue };
-        let got = crate::runtime::library::ensure(lib, &paths.cache, paths.offline).map(|p| p.display().to_string());
-        match &got {
-            Ok(dir) if !quiet => eprintln!("library  {lib:<22} {}", table::escape_controls(dir)),
+        let (Some(pinned), true) = (&r.library, options.runs(r.scenario)) else { continue };
+        let spec = options.library_versions.iter().find(|l| l.name == pinned.name).unwrap_or(pinned).clone();
+        let dir = crate::runtime::library::ensure(&spec, &paths.cache, paths.offline)
+            .map(|p| p.display().to_string())
+            .map_err(|e| e.to_string());
+        match &dir {
+            Ok(dir) if !quiet => eprintln!("library  {:<22} {}", spec.to_string(), table::escape_controls(dir)),
             Ok(_) => {}
             Err(why) => eprintln!("skip     {id}: {}", table::escape_controls(why)),
         }
-        options.libraries.insert(id, got);
+        options.libraries.insert(id, crate::options::LibraryUse { spec, dir });
     }
 }

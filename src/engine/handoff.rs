@@ -155,6 +155,8 @@ pub(super) fn measure_recipes(
         let Some(mut f) = run(&mut pools.natural[..slots], recipe, adapter.path_style(), m) else { break };
         // how the probes were driven (the cmd loop, or one-shot after it did not start)
         f.driver = pools.natural[..slots].iter().find_map(Contender::note);
+        // the library version raced, for the tables and `diff`
+        f.library = m.opts.libraries.get(&recipe.id).map(|u| u.spec.to_string());
         // the same items again with every file-system call delayed, reported beside them;
         // not when the natural run could not start (its evidence already says why)
         let natural_ran = matches!(&f.result, CellResult::Counters(k) if !k.counters.is_empty());
@@ -431,6 +433,7 @@ pub(super) fn finding(
         evidence: stopped.map(|s| s.why),
         driver: None,
         contenders: ContenderKind::Processes,
+        library: None,
         elapsed_ms: ms(started.elapsed()),
         result: CellResult::Counters(result),
     }

@@ -623,6 +623,7 @@ impl CellBase<'_> {
             evidence: None,
             driver: None,
             contenders: self.kind,
+            library: None,
             elapsed_ms: 0.0,
             result,
         }

@@ -118,7 +118,7 @@ fn mutex_recipe(
     let module = m.opts.lock_module.clone();
     // a library recipe races the library installed before the run; one that could not be
     // installed is unsupported here, with the reason
-    let library = match m.opts.libraries.get(&recipe.id) {
+    let library = match m.opts.libraries.get(&recipe.id).map(|u| &u.dir) {
         Some(Ok(dir)) => Some(dir.clone()),
         Some(Err(why)) => {
             let stopped = handoff::Stopped { why: format!("unsupported: {why}"), harness: false };

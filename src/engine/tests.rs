@@ -36,6 +36,7 @@ pub(super) fn options(trials: usize) -> Options {
         recipes: Vec::new(),
         lock_module: None,
         libraries: Default::default(),
+        library_versions: Vec::new(),
         adaptive: false,
         races: crate::domain::RaceScope::All,
         handoff_amplified: false,

@@ -104,7 +104,7 @@ impl RacePlan {
                 _ => {}
             }
         }
-        Requested { names: Some(names), explicit: Vec::new(), versions, located: Vec::new() }
+        Requested { names: Some(names), explicit: Vec::new(), versions, libraries: Vec::new(), located: Vec::new() }
     }
 
     /// The runtime of `found` (discovered from [`RacePlan::requested`], located as `req`) that

@@ -128,6 +128,7 @@ impl RunPlan {
             },
             recipes: recipes.clone(),
             lock_module: a.lock_module.as_ref().map(|p| p.display().to_string()),
+            library_versions: requested.libraries.clone(),
             adaptive: !a.thorough,
             races: match a.races {
                 Some(r) => r.scope(),
@@ -141,6 +142,21 @@ impl RunPlan {
         // natural counts
         let amplify = common.detect_amplifier(shape.race || !shape.handoffs.is_empty());
         let options = common.options(shape, amplify);
+        // a library version that nothing selected races would be measured nowhere: say so
+        for lib in &options.library_versions {
+            let of_lib: Vec<&crate::handoff::Recipe> = crate::handoff::recipes()
+                .iter()
+                .filter(|r| r.library.as_ref().is_some_and(|l| l.name == lib.name))
+                .collect();
+            if !of_lib.iter().any(|r| options.runs(r.scenario) && options.recipes.contains(&r.id)) {
+                let names: Vec<String> =
+                    of_lib.iter().map(|r| format!("{} (--scenario {})", r.id, r.scenario.as_str())).collect();
+                return Err(Error::Usage {
+                    flag: "--runtime".into(),
+                    message: format!("{lib}: no selected recipe races {}; its recipes: {}", lib.name, names.join(", ")),
+                });
+            }
+        }
         // pairs are raced as processes, after the rows they rest on
         let threads = a.contender_kind == crate::cli::ContenderKindArg::Thread;
         if let (Some(x), true) = (a.against, !options.race || threads) {

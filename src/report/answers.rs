@@ -337,8 +337,21 @@ pub struct RecipeAnswerOf<'a> {
     pub scenario: crate::domain::Scenario,
     /// The recipe id.
     pub recipe: &'a str,
+    /// The library version it raced ([`super::model::Cell::library`]).
+    pub library: Option<&'a str>,
     /// The answer.
     pub answer: crate::verdict::recipe::RecipeAnswer,
+}
+
+impl RecipeAnswerOf<'_> {
+    /// The recipe as the lists name it: its id, then the library version it raced
+    /// (`mutex.proper-lockfile [proper-lockfile@4.1.2]`).
+    pub fn name(&self) -> String {
+        match self.library {
+            Some(lib) => format!("{} [{lib}]", self.recipe),
+            None => self.recipe.to_string(),
+        }
+    }
 }
 
 /// The answers of one runtime's hand-off recipes, a recipe each, in the file's order.
@@ -348,7 +361,12 @@ pub fn recipe_answers<'a>(results: &'a Results, runtime: &str) -> Vec<RecipeAnsw
         .iter()
         .filter(|c| c.runtime == runtime)
         .filter_map(|c| {
-            cell_recipe_answer(c).map(|answer| RecipeAnswerOf { scenario: c.scenario, recipe: &c.variant, answer })
+            cell_recipe_answer(c).map(|answer| RecipeAnswerOf {
+                scenario: c.scenario,
+                recipe: &c.variant,
+                library: c.library.as_deref(),
+                answer,
+            })
         })
         .collect()
 }
@@ -416,7 +434,7 @@ fn render_recipes(results: &Results, runtime: &str, width: usize) -> String {
             let items: Vec<String> = recipes
                 .iter()
                 .filter(|r| r.scenario == scenario && r.answer.verdict == verdict)
-                .map(|r| format!("{} ({})", r.recipe, recipe_text(&r.answer)))
+                .map(|r| format!("{} ({})", r.name(), recipe_text(&r.answer)))
                 .collect();
             if let (false, Some(words)) = (items.is_empty(), super::handoff::words(scenario)) {
                 let _ = writeln!(block, "    {}:", words.intent);
@@ -434,7 +452,7 @@ fn render_recipes(results: &Results, runtime: &str, width: usize) -> String {
             .iter()
             .filter(|r| r.answer.verdict == AnswerVerdict::Undetermined)
             .filter(|r| (r.answer.unsettled == Some(Unsettled::Unsupported)) == missing)
-            .map(|r| if missing { r.recipe.to_string() } else { format!("{} {}", r.recipe, recipe_text(&r.answer)) })
+            .map(|r| if missing { r.name() } else { format!("{} {}", r.name(), recipe_text(&r.answer)) })
             .collect()
     };
     for (missing, head) in [(false, "undetermined"), (true, "not in this runtime")] {
@@ -657,6 +675,9 @@ pub struct RecipeAnswerRecord {
     pub intent: String,
     /// The recipe id.
     pub recipe: String,
+    /// The library version it raced (`proper-lockfile@4.1.2`), for a recipe that races one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
     /// The answer in a few words, as the lists show it (`duplicated 6/10 trials (amp)`).
     pub how: String,
     /// The answer.
@@ -675,6 +696,7 @@ pub fn recipe_records(results: &Results) -> Vec<RecipeAnswerRecord> {
                 scenario: r.scenario,
                 intent: super::handoff::words(r.scenario).map_or("", |w| w.intent).to_string(),
                 recipe: r.recipe.to_string(),
+                library: r.library.map(str::to_string),
                 how: recipe_text(&r.answer),
                 answer: r.answer,
             });

@@ -340,6 +340,7 @@ mod tests {
             evidence: None,
             driver: None,
             contenders: Default::default(),
+            library: None,
             elapsed_ms: 1.0,
             result,
         };

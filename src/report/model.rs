@@ -238,6 +238,11 @@ pub struct Cell {
     /// never match it with a process cell.
     #[serde(default, skip_serializing_if = "crate::domain::ContenderKind::is_processes")]
     pub contenders: crate::domain::ContenderKind,
+    /// A hand-off recipe that races a library: the version raced, `NAME@VERSION`
+    /// (`proper-lockfile@4.1.2`; the recipe's pin, or the one `-r` chose). Not part of the
+    /// cell's id, so that `diff` matches two versions' cells and shows what changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
     /// Wall time of the cell, in milliseconds.
     pub elapsed_ms: f64,
     /// What the cell found, by kind (`"kind": "second-comer" | "race" | "counters"`).
@@ -269,6 +274,8 @@ pub struct Finding {
     pub driver: Option<String>,
     /// What the contenders were ([`Cell::contenders`]).
     pub contenders: crate::domain::ContenderKind,
+    /// The library version a hand-off recipe raced ([`Cell::library`]).
+    pub library: Option<String>,
     /// Wall time, in milliseconds.
     pub elapsed_ms: f64,
     /// What was found.
@@ -435,6 +442,7 @@ impl Cell {
             evidence: f.evidence,
             driver: f.driver,
             contenders: f.contenders,
+            library: f.library,
             elapsed_ms: f.elapsed_ms,
             result: f.result,
             machine: None,

@@ -430,6 +430,12 @@ pub fn scenario_rows(
             recipes.push((&c.variant, &c.call, c.anti_pattern));
         }
     }
+    // a library recipe's row names the version raced
+    let label = |id: &str| match cells.iter().find_map(|c| (c.variant == id).then_some(c.library.as_deref()).flatten())
+    {
+        Some(lib) => format!("{id} ({lib})"),
+        None => id.to_string(),
+    };
     let mut header = vec!["recipe".to_string()];
     if with_steps {
         header.push("steps".into());
@@ -438,7 +444,7 @@ pub fn scenario_rows(
     let mut rows = Vec::new();
     for (id, steps, anti) in &recipes {
         let of = |rt: &&str| cells.iter().find(|c| c.variant == *id && c.runtime == *rt);
-        let mut row = vec![if *anti { format!("{id} (anti-pattern)") } else { id.to_string() }];
+        let mut row = vec![if *anti { format!("{} (anti-pattern)", label(id)) } else { label(id) }];
         if with_steps {
             row.push(steps.to_string());
         }
@@ -448,7 +454,7 @@ pub fn scenario_rows(
         let amp: Vec<Option<String>> =
             runtimes.iter().map(|rt| of(rt).and_then(|c| amplified_handoff_text(c))).collect();
         if amp.iter().any(Option::is_some) {
-            let mut row = vec![format!("{id} · amplified")];
+            let mut row = vec![format!("{} · amplified", label(id))];
             if with_steps {
                 row.push("the same, every file-system call delayed".into());
             }

@@ -16,6 +16,9 @@ pub struct Requested {
     pub explicit: Vec<(&'static str, PathBuf)>,
     /// `NAME@VERSION` items, in the order given, repeats dropped.
     pub versions: Vec<VersionRequest>,
+    /// `LIBRARY@VERSION` items ([`super::library::is_library_item`]): library versions to race
+    /// instead of the ones the recipes pin, in the order given, repeats dropped.
+    pub libraries: Vec<super::library::LibrarySpec>,
     /// What [`Requested::locate_versions`] found for each of [`Requested::versions`], in the
     /// same order: the installed version, or why there is none. Empty until then.
     pub located: Vec<Located>,
@@ -65,9 +68,22 @@ impl Requested {
         let mut names = Vec::new();
         let mut explicit = Vec::new();
         let mut versions: Vec<VersionRequest> = Vec::new();
+        let mut libraries = Vec::new();
         for item in values.iter().flat_map(|v| split_items(v)).map(str::trim) {
             if item.is_empty() {
                 return Err(Error::Usage { flag: flag.into(), message: "empty runtime name".into() });
+            }
+            if super::library::is_library_item(item) {
+                let spec = super::library::LibrarySpec::parse(item)
+                    .map_err(|message| Error::Usage { flag: flag.into(), message })?;
+                if libraries.iter().any(|l: &super::library::LibrarySpec| l.name == spec.name) {
+                    return Err(Error::Usage {
+                        flag: flag.into(),
+                        message: format!("{} is given twice: a run races one version of a library", spec.name),
+                    });
+                }
+                libraries.push(spec);
+                continue;
             }
             if is_versioned(item) {
                 let r = VersionRequest::parse(item, flag)?;
@@ -110,7 +126,9 @@ impl Requested {
                 }
             }
         }
-        Ok(Requested { names: Some(names), explicit, versions, located: Vec::new() })
+        // only library versions: the runtimes are the default ones
+        let names = (!(names.is_empty() && explicit.is_empty() && versions.is_empty())).then_some(names);
+        Ok(Requested { names, explicit, versions, libraries, located: Vec::new() })
     }
 
     /// Finds each `NAME@VERSION` item's version in `store` — an exact version, or the highest
@@ -189,7 +207,7 @@ fn is_versioned(item: &str) -> bool {
 pub fn split_items(value: &str) -> Vec<&str> {
     let starts_item = |piece: &str| {
         let name = piece.split(['=', '@']).next().unwrap_or(piece).trim();
-        name == "all" || adapter(name).is_some()
+        name == "all" || adapter(name).is_some() || super::library::is_library_item(piece.trim())
     };
     let mut items: Vec<&str> = Vec::new();
     let mut start = 0;
@@ -377,6 +395,24 @@ mod tests {
         assert_eq!(r.versions[0].text, "node@22");
         let e = Requested::parse_for(&["bun@1.x.y.z".into()], "--require").unwrap_err().to_string();
         assert!(e.starts_with("invalid value for --require: 'bun@1.x.y.z'"), "{e}");
+    }
+
+    /// A library's `NAME@VERSION` sits beside runtimes (a scoped name too, after a range);
+    /// given alone, the runtimes stay the default ones; its version is exact and given once.
+    #[test]
+    fn parses_library_versions_beside_runtimes() {
+        let r = Requested::parse(&["node@20,proper-lockfile@4.1.1,@rushstack/node-core-library@5.20.0,deno".into()])
+            .unwrap();
+        let libs: Vec<String> = r.libraries.iter().map(ToString::to_string).collect();
+        assert_eq!(libs, ["proper-lockfile@4.1.1", "@rushstack/node-core-library@5.20.0"]);
+        assert_eq!(r.versions.iter().map(|v| v.text.as_str()).collect::<Vec<_>>(), ["node@20"]);
+        assert_eq!(r.names, Some(vec!["deno"]));
+        let alone = Requested::parse(&["lockfile@1.0.3".into()]).unwrap();
+        assert_eq!((alone.names, alone.libraries.len()), (None, 1));
+        let e = Requested::parse(&["lockfile@1".into()]).unwrap_err().to_string();
+        assert!(e.contains("--runtime") && e.contains("exact"), "{e}");
+        let e = Requested::parse(&["lockfile@1.0.3,lockfile@1.0.4".into()]).unwrap_err().to_string();
+        assert!(e.contains("lockfile is given twice"), "{e}");
     }
 
     /// Without a network: an installed version is found, a missing one is not found with the

@@ -467,7 +467,12 @@ fn npm_failure(out: &str, err: &str) -> NpmFailure {
         let e = &v["error"];
         if let Some(code) = e["code"].as_str() {
             let summary = e["summary"].as_str().unwrap_or("").to_string();
-            return if code == "E404" { NotFound(summary) } else { Other(format!("npm error {code}: {summary}")) };
+            // E404: no such package; ETARGET: no such version of it
+            return if code == "E404" || code == "ETARGET" {
+                NotFound(summary)
+            } else {
+                Other(format!("npm error {code}: {summary}"))
+            };
         }
     }
     let lines: Vec<&str> = err
@@ -480,7 +485,7 @@ fn npm_failure(out: &str, err: &str) -> NpmFailure {
     } else {
         lines[..lines.len().min(3)].join("; ")
     };
-    if lines.contains(&"code E404") {
+    if lines.contains(&"code E404") || lines.contains(&"code ETARGET") {
         NotFound(text)
     } else {
         Other(text)

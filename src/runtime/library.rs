@@ -5,30 +5,112 @@
 //! staging folder so that concurrent runs never see half an installation. The probes load it
 //! from there (`params.library`, the `node_modules` folder) with `createRequire`.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::install::{Npm, NpmFailure};
 
+/// One version of an npm library: `proper-lockfile@4.1.2`, `@rushstack/node-core-library@5.25.3`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LibrarySpec {
+    /// The npm package name, with its scope if any (`@rushstack/node-core-library`).
+    pub name: String,
+    /// The exact version.
+    pub version: semver::Version,
+}
+
+impl LibrarySpec {
+    /// Parses `NAME@VERSION` with an exact version (a scoped name keeps its leading `@`).
+    ///
+    /// Errors: why `text` is not that (no `@VERSION`, an empty name, a range or tag such as
+    /// `4`, `^4.1.0`, `latest`).
+    pub fn parse(text: &str) -> Result<LibrarySpec, String> {
+        let (name, version) = text
+            .rsplit_once('@')
+            .filter(|(name, _)| !name.is_empty())
+            .ok_or_else(|| format!("'{text}' is not NAME@VERSION"))?;
+        let version = semver::Version::parse(version)
+            .map_err(|_| format!("'{text}': a library's version is exact (e.g. {name}@4.1.2), not '{version}'"))?;
+        Ok(LibrarySpec { name: name.to_string(), version })
+    }
+}
+
+impl fmt::Display for LibrarySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.name, self.version)
+    }
+}
+
+/// The npm names of the libraries the built-in recipes race (`library` in
+/// `matrices/handoff/recipes.toml`), in the recipes' order, each once: the names `-r` and
+/// `install` take as `NAME@VERSION` besides runtimes.
+pub fn known() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for r in crate::handoff::recipes() {
+        if let Some(lib) = &r.library {
+            if !names.contains(&lib.name.as_str()) {
+                names.push(&lib.name);
+            }
+        }
+    }
+    names
+}
+
+/// True when `item` (an item of `-r` or `install`) names a library of [`known`]: `NAME@…`
+/// with NAME one of them.
+pub fn is_library_item(item: &str) -> bool {
+    item.rsplit_once('@').is_some_and(|(name, _)| known().contains(&name))
+}
+
 /// The folder, inside the cache, of the installed libraries.
 pub const LIBRARIES: &str = "libraries";
 
-/// The `node_modules` folder of library `spec` (`name@version`, the version exact) in the
-/// cache under `cache`, installing it first when it is not there; `offline` never asks the
-/// registry.
+/// Why a library version cannot be had ([`ensure`]); its text names the version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LibraryError {
+    /// The registry does not publish that version (npm's `E404`/`ETARGET`, in npm's words).
+    NotPublished(String),
+    /// Anything else: offline and not installed, no npm, the registry unreachable, a folder
+    /// that cannot be written.
+    Unavailable(String),
+}
+
+impl fmt::Display for LibraryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LibraryError::NotPublished(why) | LibraryError::Unavailable(why) => f.write_str(why),
+        }
+    }
+}
+
+/// The folder of library `spec` in the cache under `cache` (`<cache>/libraries/<name>@<version>`;
+/// its `node_modules` holds the library once installed).
+pub fn folder(spec: &LibrarySpec, cache: &Path) -> PathBuf {
+    cache.join(LIBRARIES).join(folder_name(&spec.to_string()))
+}
+
+/// The `node_modules` folder of library `spec` in the cache under `cache`, installing it first
+/// when it is not there; `offline` never asks the registry.
 ///
-/// Errors: why it cannot be had — offline and not installed, no npm, the registry's or npm's
-/// own words (`E404` for a version it does not publish).
-pub fn ensure(spec: &str, cache: &Path, offline: bool) -> Result<PathBuf, String> {
-    let dir = cache.join(LIBRARIES).join(folder_name(spec));
+/// Errors: [`LibraryError::NotPublished`] for a version the registry does not publish,
+/// [`LibraryError::Unavailable`] otherwise (offline and not installed, no npm, npm's own
+/// words).
+pub fn ensure(spec: &LibrarySpec, cache: &Path, offline: bool) -> Result<PathBuf, LibraryError> {
+    use LibraryError::Unavailable;
+    let dir = folder(spec, cache);
     let modules = dir.join("node_modules");
     if modules.is_dir() {
         return Ok(modules);
     }
     if offline {
-        return Err(format!("{spec} is not installed in {} and --offline forbids the registry", dir.display()));
+        return Err(Unavailable(format!(
+            "{spec} is not installed in {} and --offline forbids the registry",
+            dir.display()
+        )));
     }
-    let npm = Npm::locate()?;
-    let staging = super::staging_beside(&dir, ".install-")?;
+    let npm = Npm::locate().map_err(Unavailable)?;
+    let spec_text = spec.to_string();
+    let staging = super::staging_beside(&dir, ".install-").map_err(Unavailable)?;
     let prefix = staging.path().to_string_lossy().to_string();
     let npm_cache = staging.path().join(".npm-cache");
     let args = [
@@ -41,18 +123,20 @@ pub fn ensure(spec: &str, cache: &Path, offline: bool) -> Result<PathBuf, String
         "--no-audit",
         "--no-fund",
         "--json",
-        spec,
+        &spec_text,
     ];
     match npm.run(&args, staging.path(), &npm_cache) {
         Ok(_) => {}
-        Err(NpmFailure::NotFound(why)) => return Err(format!("the npm registry has no {spec}: {why}")),
-        Err(NpmFailure::Other(why)) => return Err(format!("npm could not install {spec}: {why}")),
+        Err(NpmFailure::NotFound(why)) => {
+            return Err(LibraryError::NotPublished(format!("the npm registry has no {spec}: {why}")))
+        }
+        Err(NpmFailure::Other(why)) => return Err(Unavailable(format!("npm could not install {spec}: {why}"))),
     }
     let _ = std::fs::remove_dir_all(&npm_cache);
     if !staging.path().join("node_modules").is_dir() {
-        return Err(format!("npm install {spec} made no node_modules folder"));
+        return Err(Unavailable(format!("npm install {spec} made no node_modules folder")));
     }
-    super::publish_staged(staging, &dir, &modules)?;
+    super::publish_staged(staging, &dir, &modules).map_err(Unavailable)?;
     Ok(modules)
 }
 
@@ -71,9 +155,30 @@ mod tests {
     }
 
     #[test]
+    fn a_spec_is_an_exact_version() {
+        let s = super::LibrarySpec::parse("@rushstack/node-core-library@5.25.3").unwrap();
+        assert_eq!((s.name.as_str(), s.version.to_string().as_str()), ("@rushstack/node-core-library", "5.25.3"));
+        assert_eq!(s.to_string(), "@rushstack/node-core-library@5.25.3");
+        for bad in
+            ["proper-lockfile", "proper-lockfile@4", "proper-lockfile@^4.1.0", "proper-lockfile@latest", "@4.1.2"]
+        {
+            assert!(super::LibrarySpec::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_recipes_libraries_are_known_by_name() {
+        let known = super::known();
+        assert!(known.contains(&"proper-lockfile") && known.contains(&"@rushstack/node-core-library"), "{known:?}");
+        assert!(super::is_library_item("proper-lockfile@4.1.1"));
+        assert!(!super::is_library_item("node@20") && !super::is_library_item("proper-lockfile"));
+    }
+
+    #[test]
     fn offline_without_the_library_says_so() {
         let cache = tempfile::tempdir().unwrap();
-        let e = super::ensure("lockfile@1.0.4", cache.path(), true).unwrap_err();
+        let spec = super::LibrarySpec::parse("lockfile@1.0.4").unwrap();
+        let e = super::ensure(&spec, cache.path(), true).unwrap_err().to_string();
         assert!(e.contains("--offline") && e.contains("lockfile@1.0.4"), "{e}");
     }
 }

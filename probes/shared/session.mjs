@@ -314,15 +314,20 @@ export function defaultTempName(target, id, pid) {
 const CLAIM_STUCK_ROUNDS = 100000;
 
 function claimWorker(method) {
+  const moves = method === 'rename' || method === 'fs-extra';
   return {
     prepare(req, ctx) {
       const incoming = stringParam(req, 'incoming', null);
       const output = stringParam(req, 'output', null);
-      const processing = method === 'rename' ? stringParam(req, 'processing', null) : null;
-      if (incoming === null || output === null || (method === 'rename' && processing === null)) {
-        unsupported('claim workers need params.incoming, params.output (and params.processing to rename into)');
+      const processing = moves ? stringParam(req, 'processing', null) : null;
+      if (incoming === null || output === null || (moves && processing === null)) {
+        unsupported('claim workers need params.incoming, params.output (and params.processing to move into)');
       }
-      return () => {
+      const library = method === 'fs-extra' ? stringParam(req, 'library', null) : null;
+      if (method === 'fs-extra' && library === null) {
+        unsupported('claim.fs-extra-move needs params.library, the node_modules folder the harness installed fs-extra into');
+      }
+      const work = (move) => {
         const c = { rounds: 0, listed: 0, claimed: 0, claim_failed: 0, delete_failed: 0, processed: 0 };
         const sample = [];
         const fail = (e) => { if (sample.length < ERRORS_SAMPLE_MAX) sample.push(ctx.rawError(e)); };
@@ -353,6 +358,9 @@ function claimWorker(method) {
                 if (method === 'rename') {
                   at = path.join(processing, name);
                   fs.renameSync(item, at);
+                } else if (method === 'fs-extra') {
+                  at = path.join(processing, name);
+                  move(item, at);
                 } else if (method === 'marker') {
                   fs.closeSync(fs.openSync(`${item}.claim`, 'wx'));
                 }
@@ -382,6 +390,18 @@ function claimWorker(method) {
           fs.closeSync(out);
         }
         return { ok: true, error: null, step: null, counters: c, errors_sample: sample };
+      };
+      if (method !== 'fs-extra') return () => work(null);
+      // fs-extra's moveSync(src, dest) (overwrite: false, its default: it refuses an existing dest)
+      return async () => {
+        let move;
+        try {
+          const fse = (await requireFrom(library))('fs-extra');
+          move = (src, dest) => fse.moveSync(src, dest);
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step: 'load', counters: {}, errors_sample: [] };
+        }
+        return work(move);
       };
     },
   };
@@ -1175,6 +1195,70 @@ const LIBRARY_LOCKS = {
   },
 };
 
+/**
+ * The publish recipes that hand the content to a library (params.library, the node_modules
+ * folder the harness installed it into), by recipe id: each a function of the folder that
+ * resolves to `write(target, data)`.
+ * - write-file-atomic: writeFileAtomic.sync(target, data) (a temp file `<target>.<hash>`,
+ *   fsync, rename);
+ * - steno (ESM): new Writer(target).write(data) (a temp file `.<name>.tmp` beside it, rename);
+ * - atomically (ESM): writeFile(target, data) (a temp file `<target>.tmp-<time><random>`,
+ *   fsync, rename).
+ */
+const LIBRARY_PUBLISHERS = {
+  'publish.write-file-atomic': async (dir) => {
+    const wfa = (await requireFrom(dir))('write-file-atomic');
+    return (target, data) => wfa.sync(target, data);
+  },
+  'publish.steno': async (dir) => {
+    const { Writer } = await importFrom(dir, 'steno');
+    return (target, data) => new Writer(target).write(data);
+  },
+  'publish.atomically': async (dir) => {
+    const { writeFile } = await importFrom(dir, 'atomically');
+    return (target, data) => writeFile(target, data);
+  },
+};
+
+/** The libraries' publishers made so far, by recipe id and folder. */
+const libraryPublishers = {};
+
+/** A publish recipe of LIBRARY_PUBLISHERS (see there). */
+function libraryPublisher(id) {
+  return {
+    prepare(req, ctx) {
+      const dir = stringParam(req, 'library', null);
+      if (dir === null) unsupported(`${id} needs params.library, the node_modules folder the harness installed it into`);
+      const data = publishContent(req);
+      return async () => {
+        let write;
+        try {
+          const key = `${id} ${dir}`;
+          if (!hasOwn(libraryPublishers, key)) libraryPublishers[key] = await LIBRARY_PUBLISHERS[id](dir);
+          write = libraryPublishers[key];
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step: 'load' };
+        }
+        try {
+          await write(req.target, data);
+          return { ok: true, error: null, step: null };
+        } catch (e) {
+          return { ok: false, error: ctx.rawError(e), step: 'write' };
+        }
+      };
+    },
+  };
+}
+
+/**
+ * The ES module `name` of the node_modules folder `dir`: its entry as `require.resolve` finds
+ * it there (the package's `exports`), imported by file URL.
+ */
+async function importFrom(dir, name) {
+  const entry = (await requireFrom(dir)).resolve(name);
+  return import(fileUrl(entry));
+}
+
 /** The libraries' locks made so far, by recipe id and folder. */
 const libraryLocks = {};
 
@@ -1488,6 +1572,13 @@ export const RECIPES = {
     },
   },
 
+  // The libraries' publishers (LIBRARY_PUBLISHERS): the content (publishContent) handed to
+  // the library's one call, which writes a temp file beside the target and renames it. params:
+  // library (the node_modules folder), size. Steps: load, write.
+  'publish.write-file-atomic': libraryPublisher('publish.write-file-atomic'),
+  'publish.steno': libraryPublisher('publish.steno'),
+  'publish.atomically': libraryPublisher('publish.atomically'),
+
   // Rename the prepared source onto the target (one step, `rename`). Needs `source`.
   'claim.rename': {
     prepare(req, ctx) {
@@ -1570,6 +1661,7 @@ export const RECIPES = {
   'claim.rename-claim': claimWorker('rename'),
   'claim.list-then-open': claimWorker('list-then-open'),
   'claim.exclusive-marker': claimWorker('marker'),
+  'claim.fs-extra-move': claimWorker('fs-extra'),
 
   // The lease takers (leaseTaker): each tries to take a stale lease over and, if it believes
   // it did, writes its own marker; the harness counts double holders from the markers.

@@ -64,6 +64,11 @@ fn claim_recipe(
 ) -> Option<Finding> {
     let started = Instant::now();
     let v = recipe.as_variant();
+    // a library recipe's workers load the library installed before the run
+    let library = match handoff::library_dir(recipe, m, started) {
+        Ok(dir) => dir,
+        Err(unsupported) => return Some(unsupported),
+    };
     let (done, evidence) = handoff::run_items(
         m,
         CLAIM_TRIALS,
@@ -83,11 +88,14 @@ fn claim_recipe(
             let output = |w: usize| tdir.join(format!("out-{w}.txt"));
             let slots: Vec<Slot<'_>> = (0..o.workers)
                 .map(|w| {
-                    let params = serde_json::json!({
+                    let mut params = serde_json::json!({
                         "incoming": spell(&incoming, style),
                         "processing": spell(&processing(w), style),
                         "output": spell(&output(w), style),
                     });
+                    if let Some(dir) = &library {
+                        params["library"] = dir.clone().into();
+                    }
                     let token = format!("{}-b{n}-w{w}", m.nonce);
                     let recipe = handoff::recipe_spec(Scenario::Claim, &recipe.id, "worker", params, false);
                     Slot { variant: &v, style, index: w, token, recipe }

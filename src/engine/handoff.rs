@@ -258,6 +258,20 @@ pub(super) fn recipe_spec(
     })
 }
 
+/// The `node_modules` folder of the library `recipe` races, for its probes' `params.library`:
+/// `Ok(None)` for a recipe that races none, `Err` with the recipe's finding (`unsupported`,
+/// with the reason) when the library could not be installed before the run.
+pub(super) fn library_dir(recipe: &Recipe, m: &Measurement<'_>, started: Instant) -> Result<Option<String>, Finding> {
+    match m.opts.libraries.get(&recipe.id).map(|u| &u.dir) {
+        Some(Ok(dir)) => Ok(Some(dir.clone())),
+        Some(Err(why)) => {
+            let stopped = Stopped { why: format!("unsupported: {why}"), harness: false };
+            Err(finding(recipe, CountersResult::default(), Some(stopped), started))
+        }
+        None => Ok(None),
+    }
+}
+
 /// How one item of a recipe ended, for the recipe's loop.
 pub(super) enum ItemEnd {
     /// Every contender was released: their attempts.

@@ -118,13 +118,9 @@ fn mutex_recipe(
     let module = m.opts.lock_module.clone();
     // a library recipe races the library installed before the run; one that could not be
     // installed is unsupported here, with the reason
-    let library = match m.opts.libraries.get(&recipe.id).map(|u| &u.dir) {
-        Some(Ok(dir)) => Some(dir.clone()),
-        Some(Err(why)) => {
-            let stopped = handoff::Stopped { why: format!("unsupported: {why}"), harness: false };
-            return Some(handoff::finding(recipe, CountersResult::default(), Some(stopped), started));
-        }
-        None => None,
+    let library = match handoff::library_dir(recipe, m, started) {
+        Ok(dir) => dir,
+        Err(unsupported) => return Some(unsupported),
     };
     let kinds = schedule(rounds);
     // the next trial's place in `kinds`, and whether a killed holder's lock stayed untaken

@@ -90,6 +90,11 @@ fn publish_recipe(
         },
         TempPlace::Beside => None,
     };
+    // a library recipe's writer loads the library installed before the run
+    let library = match handoff::library_dir(recipe, m, started) {
+        Ok(dir) => dir,
+        Err(unsupported) => return Some(unsupported),
+    };
     let (done, evidence) = handoff::run_items(
         m,
         p.items,
@@ -104,6 +109,9 @@ fn publish_recipe(
             let mut writer_params = serde_json::json!({ "size": p.size });
             if let Some(o) = &other {
                 writer_params["temp"] = spell(&o.path().join(format!("{token}.tmp")), style).into();
+            }
+            if let Some(dir) = &library {
+                writer_params["library"] = dir.clone().into();
             }
             let mut slots = vec![Slot {
                 variant: &v,
@@ -143,9 +151,14 @@ fn publish_recipe(
             if let Some(r) = &writer.recipe {
                 handoff::keep_sample(&mut result, &r.errors_sample);
             }
+            // a failed write's own error, so that the cell says why (a library that would not load)
+            let writer_error = error_info(writer);
+            if let Some(e) = &writer_error {
+                handoff::keep_sample(&mut result, std::slice::from_ref(&e.raw));
+            }
             PublishItem {
                 writer: writer.report,
-                writer_error: error_info(writer).map(|e| e.code),
+                writer_error: writer_error.map(|e| e.code),
                 readers: attempts[1..]
                     .iter()
                     .map(|a| a.recipe.as_ref().filter(|_| a.report == Report::Success).map(|r| r.counters.clone()))

@@ -62,6 +62,13 @@ impl Adapter for Deno {
             ctx.probes_dir.join("node").join("probe.mjs")
         };
         let mut args: Vec<std::ffi::OsString> = vec!["run".into(), "-A".into(), "--quiet".into(), "--no-config".into()];
+        // Deno 2 and later: an npm library loaded from a node_modules folder (the libraries the
+        // hand-off recipes race, a user's lock module) resolves its own dependencies from
+        // there, as under Node; without it, atomically@2.1.1's `import "stubborn-fs"` fails
+        // with `Import "stubborn-fs" not a dependency` (Deno 2.9.6). Deno 1 has no `manual`.
+        if rt.version.split('.').next().and_then(|m| m.parse::<u32>().ok()).is_some_and(|m| m >= 2) {
+            args.push("--node-modules-dir=manual".into());
+        }
         args.push(script.into());
         let mut l = Launch::new(rt.path.clone().unwrap_or_default(), args);
         // keep Deno's module cache inside the scratch folder: the harness writes nowhere else

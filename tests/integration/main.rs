@@ -15,6 +15,7 @@ mod handoff;
 mod harness;
 mod install;
 mod layers;
+mod libraries;
 mod outputs;
 mod progress;
 mod protocol;

@@ -414,7 +414,8 @@ pub struct CheckArgs {
     /// Per-attempt timeout in seconds: user code that takes longer is reported as hanging.
     #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
     pub timeout: f64,
-    /// Output folder for results.json and summary.md (default: reports/runs/TIMESTAMP/).
+    /// Output folder for results.json, summary.md and check.json (default:
+    /// reports/runs/TIMESTAMP/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Replace the results of an earlier run in --out.
@@ -423,6 +424,10 @@ pub struct CheckArgs {
     /// No progress bar or status lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Print only the check's report as JSON (module, verdict, exit_code, runtimes, repro,
+    /// results), as check.json holds it; no tables, no status lines.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `run` flags.

@@ -114,7 +114,8 @@ pub struct Report {
     pub groups: Vec<Group>,
     /// Compared cells that did not change: key and B's word.
     pub unchanged: Vec<(String, String)>,
-    /// Natural races whose verdict changed within noise (not a difference).
+    /// Natural races whose verdict changed, and hand-off recipes whose answer changed, within
+    /// noise (Fisher's exact test, p ≥ [`crate::stats::SIGNIFICANT_P`]): not a difference.
     pub within_noise: Vec<compare::Noise>,
     /// Cells only in A that B asked for (its runtimes and selection, see
     /// [`compare::compare`]): gone from B.
@@ -148,7 +149,7 @@ fn library_changes(a: &Results, b: &Results) -> Vec<LibraryChange> {
     let versions = |r: &Results| -> BTreeMap<String, String> {
         r.cells
             .iter()
-            .filter_map(|c| crate::runtime::library::LibrarySpec::parse(c.library.as_deref()?).ok())
+            .filter_map(|c| crate::handoff::LibrarySpec::parse(c.library.as_deref()?).ok())
             .map(|l| (l.name, l.version.to_string()))
             .collect()
     };
@@ -237,6 +238,34 @@ pub fn counters_differ(a: &Cell, b: &Cell) -> Vec<String> {
         }
     }
     out
+}
+
+/// Two hand-off cells whose recipe answers are `yes` in one and `no` in the other: both
+/// answers as the lists show them (`no (double ownership 4/35 trials (nat))`) and Fisher's
+/// exact two-tailed p of the failure that differs most — each failure counter of the scenario
+/// over its trials, natural and amplified runs pooled ([`crate::report::handoff::Words`]).
+/// `None` for any other pair (the same answer, an undetermined one, not a hand-off's).
+fn answer_flip(a: &Cell, b: &Cell) -> Option<(String, String, f64)> {
+    use crate::verdict::answer::AnswerVerdict::{No, Yes};
+    let (x, y) = (crate::report::answers::cell_recipe_answer(a)?, crate::report::answers::cell_recipe_answer(b)?);
+    if !matches!((x.verdict, y.verdict), (Yes, No) | (No, Yes)) {
+        return None;
+    }
+    let (ra, words) = crate::report::answers::cell_recipe_runs(a)?;
+    let (rb, _) = crate::report::answers::cell_recipe_runs(b)?;
+    let pooled = |runs: &[crate::verdict::recipe::RecipeRun<'_>], k: &str| -> usize {
+        runs.iter().map(|r| r.counters.get(k).copied().unwrap_or(0) as usize).sum()
+    };
+    let p = words
+        .failures
+        .iter()
+        .map(|&(fail, of)| {
+            let (fa, fb) = (pooled(&ra, fail), pooled(&rb, fail));
+            crate::stats::fisher_p(fa, pooled(&ra, of).max(fa), fb, pooled(&rb, of).max(fb))
+        })
+        .fold(1.0, f64::min);
+    let (before, after) = compare::answer_change(a, b)?;
+    Some((before, after, p))
 }
 
 /// The normalised error codes of a second comer: the call's and its relative repeat's.
@@ -365,15 +394,22 @@ pub fn diff(
         changed.extend(make(&c.key, what, before, after));
     }
     let mut unchanged = Vec::new();
+    let mut within_noise = d.within_noise.clone();
     for (k, word) in &d.same {
         let (Some(x), Some(y)) = (m.base.get(k), m.new.get(k)) else { continue };
         // the relative repeat's error code (the tables do not show it); the absolute one is
         // compare's
         let extra = if let Some((ca, cb)) = codes_differ(x, y).filter(|_| !ignore.contains(&compare::Fact::ErrorCode)) {
             Some((What::ErrorCode, format!("{} {ca}", x.word()), format!("{} {cb}", y.word())))
-        } else if let Some((before, after)) = compare::answer_change(x, y, true) {
-            // A and B are two runs, neither the baseline: an answer that changed either way
-            Some((What::Answer, before, after))
+        } else if let Some((before, after, p)) = answer_flip(x, y) {
+            // a recipe's answer between use and don't use: a change where the failures differ
+            // significantly, else a rare failure that one run happened to see
+            if p < crate::stats::SIGNIFICANT_P {
+                Some((What::Answer, before, after))
+            } else {
+                within_noise.push(compare::Noise { key: k.clone(), before, after, p });
+                None
+            }
         } else {
             let cs = counters_differ(x, y);
             (!cs.is_empty()).then(|| (What::Counters, table::handoff_text(x), table::handoff_text(y)))
@@ -407,7 +443,7 @@ pub fn diff(
         compared: d.compared,
         groups,
         unchanged,
-        within_noise: d.within_noise,
+        within_noise,
         missing: d.missing,
         not_asked: d.not_asked,
         added: d.added,
@@ -463,7 +499,7 @@ fn labels(r: &Report, pick: impl Fn(&Changed) -> &CellSide) -> String {
 /// the runs share no cell.
 fn count_line(r: &Report) -> String {
     let mut s = format!(
-        "{} of {} compared cells differ; {} only in A, {} only in B, {} within noise (natural races), {} weak races; {} of A not asked for by B",
+        "{} of {} compared cells differ; {} only in A, {} only in B, {} within noise, {} weak races; {} of A not asked for by B",
         r.changed(),
         r.compared,
         r.missing.len(),
@@ -504,6 +540,13 @@ pub fn render_text(r: &Report) -> String {
         let _ = writeln!(s, "\nraces against other parties' calls:");
         for c in &r.pairs {
             let _ = writeln!(s, "  {}  {} ⇒ {}", e(&c.before.1), e(&c.before.0), e(&c.after.0));
+        }
+    }
+    if !r.within_noise.is_empty() {
+        let _ =
+            writeln!(s, "\nwithin noise (not a difference: Fisher's exact test, p ≥ {}):", crate::stats::SIGNIFICANT_P);
+        for n in &r.within_noise {
+            let _ = writeln!(s, "  {}  {} ⇒ {} (p = {:.3})", e(&n.key), e(&n.before), e(&n.after), n.p);
         }
     }
     if !r.missing.is_empty() {

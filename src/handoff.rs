@@ -7,6 +7,7 @@
 //! Nothing here says what a recipe should achieve: the counts come from the file system and
 //! from what the probes read ([`crate::verdict::publish`]).
 
+use std::fmt;
 use std::sync::LazyLock;
 
 use serde::Deserialize;
@@ -91,15 +92,65 @@ pub struct Recipe {
     /// (`proper-lockfile@4.1.2`), installed into the cache before the run
     /// ([`crate::runtime::library::ensure`]); `-r NAME@VERSION` races another version.
     #[serde(default, deserialize_with = "library_spec")]
-    pub library: Option<crate::runtime::library::LibrarySpec>,
+    pub library: Option<LibrarySpec>,
 }
 
-/// Reads `library = "NAME@VERSION"` ([`crate::runtime::library::LibrarySpec::parse`]).
-fn library_spec<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<crate::runtime::library::LibrarySpec>, D::Error> {
+/// Reads `library = "NAME@VERSION"` ([`LibrarySpec::parse`]).
+fn library_spec<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<LibrarySpec>, D::Error> {
     let text = String::deserialize(d)?;
-    crate::runtime::library::LibrarySpec::parse(&text).map(Some).map_err(serde::de::Error::custom)
+    LibrarySpec::parse(&text).map(Some).map_err(serde::de::Error::custom)
+}
+
+/// One version of an npm library: `proper-lockfile@4.1.2`, `@rushstack/node-core-library@5.25.3`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LibrarySpec {
+    /// The npm package name, with its scope if any (`@rushstack/node-core-library`).
+    pub name: String,
+    /// The exact version.
+    pub version: semver::Version,
+}
+
+impl LibrarySpec {
+    /// Parses `NAME@VERSION` with an exact version (a scoped name keeps its leading `@`).
+    ///
+    /// Errors: why `text` is not that (no `@VERSION`, an empty name, a range or tag such as
+    /// `4`, `^4.1.0`, `latest`).
+    pub fn parse(text: &str) -> Result<LibrarySpec, String> {
+        let (name, version) = text
+            .rsplit_once('@')
+            .filter(|(name, _)| !name.is_empty())
+            .ok_or_else(|| format!("'{text}' is not NAME@VERSION"))?;
+        let version = semver::Version::parse(version)
+            .map_err(|_| format!("'{text}': a library's version is exact (e.g. {name}@4.1.2), not '{version}'"))?;
+        Ok(LibrarySpec { name: name.to_string(), version })
+    }
+}
+
+impl fmt::Display for LibrarySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.name, self.version)
+    }
+}
+
+/// The npm names of the libraries the built-in recipes race (`library` in
+/// `matrices/handoff/recipes.toml`), in the recipes' order, each once: the names `-r` and
+/// `install` take as `NAME@VERSION` besides runtimes.
+pub fn known_libraries() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for r in recipes() {
+        if let Some(lib) = &r.library {
+            if !names.contains(&lib.name.as_str()) {
+                names.push(&lib.name);
+            }
+        }
+    }
+    names
+}
+
+/// True when `item` (an item of `-r` or `install`) names a library of [`known_libraries`]: `NAME@…`
+/// with NAME one of them.
+pub fn is_library_item(item: &str) -> bool {
+    item.rsplit_once('@').is_some_and(|(name, _)| known_libraries().contains(&name))
 }
 
 /// The mutex recipe that races the user's own lock module (`conformance check FILE`); planned
@@ -222,8 +273,12 @@ mod tests {
 
     #[test]
     fn the_built_in_recipes_parse_and_each_scenario_has_some() {
-        assert_eq!(Recipe::of(Scenario::Publish).count(), 3);
-        assert_eq!(Recipe::of(Scenario::Claim).count(), 3);
+        assert_eq!(Recipe::of(Scenario::Publish).count(), 6);
+        assert_eq!(Recipe::of(Scenario::Claim).count(), 4);
+        // the libraries' rows name an exact version of an npm package
+        let libraries: Vec<String> =
+            Recipe::of(Scenario::Publish).filter_map(|r| r.library.as_ref().map(ToString::to_string)).collect();
+        assert_eq!(libraries, ["write-file-atomic@7.0.1", "steno@4.0.2", "atomically@2.1.1"]);
         assert_eq!(Recipe::of(Scenario::DoneMarker).count(), 4);
         assert_eq!(Recipe::of(Scenario::Lease).count(), 5);
         assert_eq!(Recipe::find("lease.dir-mtime").map(|r| r.lock), Some(LockKind::Dir));
@@ -244,6 +299,11 @@ mod tests {
             ("id = \"claim.x\"\nscenario = \"claim\"\ntemp = \"other-volume\"", "a publish setting"),
             ("id = \"claim.x\"\nscenario = \"claim\"\nlock = \"dir\"", "a lease setting"),
             ("id = \"claim.x\"\nscenario = \"claim\"\nspeed = 1", "unknown field `speed`"),
+            (
+                "id = \"lease.x\"\nscenario = \"lease\"\nlibrary = \"lockfile@1.0.4\"",
+                "a mutex, publish or claim setting",
+            ),
+            ("id = \"mutex.x\"\nscenario = \"mutex\"\nlibrary = \"lockfile@1\"", "a library's version is exact"),
         ] {
             let e = one(fields).unwrap_err();
             assert!(e.contains(says), "{fields}: {e}");

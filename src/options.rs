@@ -70,7 +70,7 @@ pub struct Options {
     pub libraries: std::collections::BTreeMap<String, LibraryUse>,
     /// Library versions chosen with `-r NAME@VERSION` (`proper-lockfile@4.1.1`), raced instead
     /// of the version a recipe pins (`library` in `matrices/handoff/recipes.toml`).
-    pub library_versions: Vec<crate::runtime::library::LibrarySpec>,
+    pub library_versions: Vec<crate::handoff::LibrarySpec>,
     /// The user's lock module that `mutex.module` races (`conformance check FILE`): an
     /// absolute path, handed to the probes as data; `None` outside `check`.
     pub lock_module: Option<String>,
@@ -241,7 +241,7 @@ pub struct HandoffSizes {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LibraryUse {
     /// The version raced: the recipe's pin, or the one `-r NAME@VERSION` chose.
-    pub spec: crate::runtime::library::LibrarySpec,
+    pub spec: crate::handoff::LibrarySpec,
     /// The `node_modules` folder it was installed into ([`crate::runtime::library::ensure`]),
     /// or why it could not be.
     pub dir: Result<String, String>,

@@ -81,11 +81,7 @@ impl Installation {
 
     /// The listing of library `spec`, installed in `dir` (its `node_modules` folder); `fetched`
     /// when it was installed now.
-    pub fn of_library(
-        spec: &crate::runtime::library::LibrarySpec,
-        dir: &std::path::Path,
-        fetched: bool,
-    ) -> Installation {
+    pub fn of_library(spec: &crate::handoff::LibrarySpec, dir: &std::path::Path, fetched: bool) -> Installation {
         Installation {
             runtime: spec.name.clone(),
             version: spec.version.to_string(),

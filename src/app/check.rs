@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
 use super::run::measure_run;
 use crate::cli::{CheckArgs, Cli, Command, RunArgs};
 use crate::error::{Error, Result};
@@ -67,7 +69,7 @@ fn usage(message: String) -> Error {
 }
 
 /// The `run` that races `module` (absolute) as `a` asks.
-fn run_args(a: &CheckArgs, module: PathBuf, language: Language) -> Result<RunArgs> {
+fn run_args(a: &CheckArgs, module: PathBuf, language: Language, out: &Path) -> Result<RunArgs> {
     let runtimes = if a.runtime.is_empty() { language.default_runtimes().to_string() } else { a.runtime.join(",") };
     let mut argv: Vec<String> =
         ["conformance", "run", "--scenario", "mutex", "--variant", USER_LOCK_RECIPE, "--runtime"]
@@ -78,11 +80,10 @@ fn run_args(a: &CheckArgs, module: PathBuf, language: Language) -> Result<RunArg
     argv.extend(["--workers".into(), a.workers.to_string()]);
     argv.extend(["--takeover-wait".into(), a.takeover_wait.to_string()]);
     argv.extend(["--timeout".into(), a.timeout.to_string()]);
-    if let Some(out) = &a.out {
-        argv.push("--out".into());
-        argv.push(out.display().to_string());
-    }
-    for (on, flag) in [(a.thorough, "--thorough"), (a.force, "--force"), (a.quiet, "--quiet")] {
+    argv.push("--out".into());
+    argv.push(out.display().to_string());
+    // --json prints nothing but the report on stdout: no status lines either
+    for (on, flag) in [(a.thorough, "--thorough"), (a.force, "--force"), (a.quiet || a.json, "--quiet")] {
         if on {
             argv.push(flag.into());
         }
@@ -130,46 +131,133 @@ pub(super) fn cmd_check(a: &CheckArgs, paths: &Paths) -> Result<i32> {
             .map_err(|why| usage(format!("{}: {why}", a.module.display())))?,
         _ => module.clone(),
     };
-    let args = run_args(a, code, language)?;
-    let (code, results) = measure_run(&args, paths, true)?;
+    // the output folder is known here, so that check.json goes beside results.json
+    let out = a.out.clone().unwrap_or_else(|| {
+        let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+        paths.home.join("reports").join("runs").join(stamp)
+    });
+    let args = run_args(a, code, language, &out)?;
+    let (code, results) = measure_run(&args, paths, !a.json)?;
     let Some(results) = results else { return Ok(code) };
     let lines = verdict_lines(&results, &module);
-    let verdicts: Vec<CheckVerdict> = lines.iter().map(|(v, _)| *v).collect();
+    let verdicts: Vec<CheckVerdict> = lines.iter().map(|(v, _, _)| *v).collect();
     // code that no runtime could load is bad input, not an undetermined lock
     let unloadable =
         !lines.is_empty() && results.cells.iter().filter(|c| c.variant == USER_LOCK_RECIPE).all(never_loaded);
     let exit = if unloadable { crate::exit_code::USAGE } else { CheckVerdict::exit_code(&verdicts, a.allow_stuck) };
-    let mut text = format!("\ncheck: {}\n", module.display());
-    for (_, line) in &lines {
-        text.push_str(&format!("  {line}\n"));
+    let overall = Overall::of(exit, &verdicts);
+    let report = CheckReport {
+        module: module.display().to_string(),
+        verdict: overall,
+        exit_code: exit,
+        runtimes: lines.into_iter().map(|(verdict, runtime, line)| CheckRuntime { runtime, verdict, line }).collect(),
+        repro: repro(a, &module, &results),
+        results: out.join("results.json").display().to_string(),
+    };
+    // beside results.json, for a CI job to read (a failure to write it is the run's output error)
+    let json = serde_json::to_string_pretty(&report).expect("serialises") + "\n";
+    super::output(Some(&out.join(CHECK_JSON)), &json)?;
+    if a.json {
+        crate::status::emit(&json);
+        return Ok(exit);
     }
-    if lines.is_empty() {
+    let mut text = format!("\ncheck: {}\n", report.module);
+    for r in &report.runtimes {
+        text.push_str(&format!("  {}\n", r.line));
+    }
+    if report.runtimes.is_empty() {
         text.push_str("  no runtime measured it\n");
     }
-    let overall = match exit {
-        crate::exit_code::OK if verdicts.contains(&CheckVerdict::Stuck) => {
-            "safe, but stuck: no two holders at once, no release by someone else freed the lock; nobody could take a killed holder's lock (--allow-stuck)"
-        }
-        crate::exit_code::OK => "safe: no two holders at once, no release by someone else freed the lock, a killed holder's lock taken over",
-        crate::exit_code::USAGE => "the code did not load on any runtime (see the first error above)",
-        crate::exit_code::DIFFERENCES if verdicts.contains(&CheckVerdict::Unsafe) => {
-            "UNSAFE: two holders at once, or a release by someone else freed the lock"
-        }
-        crate::exit_code::DIFFERENCES => {
-            "STUCK: nobody took a killed holder's lock within --takeover-wait (--allow-stuck passes a lock meant to wait for an operator)"
-        }
-        _ => "undetermined: the code hung, crashed or threw, and what did not run is not vouched for",
-    };
-    text.push_str(&format!("verdict: {overall} (exit {exit})\n"));
-    text.push_str(&format!("repro: {}\n", repro(a, &module, &results)));
+    text.push_str(&format!("verdict: {} (exit {exit})\n", overall.text()));
+    text.push_str(&format!("repro: {}\n", report.repro));
     crate::status::emit(&crate::report::table::escape_controls_but(&text, &['\n']));
     Ok(exit)
+}
+
+/// The file `check` writes beside results.json: its [`CheckReport`].
+pub const CHECK_JSON: &str = "check.json";
+
+/// What a check found, as `--json` prints it and `check.json` holds it.
+#[derive(Debug, Serialize)]
+struct CheckReport {
+    /// The lock module, absolute.
+    module: String,
+    /// The check's verdict.
+    verdict: Overall,
+    /// The exit code `check` ends with.
+    exit_code: i32,
+    /// Per measured runtime: its verdict and line.
+    runtimes: Vec<CheckRuntime>,
+    /// A command line that measures the same again with more trials.
+    repro: String,
+    /// The results.json of the run.
+    results: String,
+}
+
+/// One runtime's part of a [`CheckReport`].
+#[derive(Debug, Serialize)]
+struct CheckRuntime {
+    /// Its row label (`node 20.20.2`).
+    runtime: String,
+    /// Its verdict.
+    verdict: CheckVerdict,
+    /// The line the text output shows (`node 20.20.2: UNSAFE — natural: …`).
+    line: String,
+}
+
+/// The verdict of a whole check: the worst of its runtimes' ([`CheckVerdict::exit_code`]),
+/// or code that loaded nowhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Overall {
+    /// Every runtime safe (exit 0).
+    Safe,
+    /// Safe, and stuck after a killed holder, passed by `--allow-stuck` (exit 0).
+    SafeButStuck,
+    /// Two holders at once or a foreign release that freed the lock somewhere (exit 1).
+    Unsafe,
+    /// Nobody took a killed holder's lock somewhere (exit 1).
+    Stuck,
+    /// Some runtime's code hung, crashed or threw (exit 6).
+    Undetermined,
+    /// The code loaded on no runtime (exit 2).
+    NotLoaded,
+}
+
+impl Overall {
+    /// The verdict of a check that ends with `exit` and whose runtimes gave `verdicts`.
+    fn of(exit: i32, verdicts: &[CheckVerdict]) -> Overall {
+        match exit {
+            crate::exit_code::OK if verdicts.contains(&CheckVerdict::Stuck) => Overall::SafeButStuck,
+            crate::exit_code::OK => Overall::Safe,
+            crate::exit_code::USAGE => Overall::NotLoaded,
+            crate::exit_code::DIFFERENCES if verdicts.contains(&CheckVerdict::Unsafe) => Overall::Unsafe,
+            crate::exit_code::DIFFERENCES => Overall::Stuck,
+            _ => Overall::Undetermined,
+        }
+    }
+
+    /// The verdict line's words.
+    fn text(self) -> &'static str {
+        match self {
+            Overall::SafeButStuck => {
+                "safe, but stuck: no two holders at once, no release by someone else freed the lock; nobody could take a killed holder's lock (--allow-stuck)"
+            }
+            Overall::Safe => "safe: no two holders at once, no release by someone else freed the lock, a killed holder's lock taken over",
+            Overall::NotLoaded => "the code did not load on any runtime (see the first error above)",
+            Overall::Unsafe => "UNSAFE: two holders at once, or a release by someone else freed the lock",
+            Overall::Stuck => {
+                "STUCK: nobody took a killed holder's lock within --takeover-wait (--allow-stuck passes a lock meant to wait for an operator)"
+            }
+            Overall::Undetermined => "undetermined: the code hung, crashed or threw, and what did not run is not vouched for",
+        }
+    }
 }
 
 /// Per measured `mutex.module` cell of `results`: its verdict and its line (`node 20.20.2:
 /// UNSAFE — double-owned 4/33 trials; …`); `module` is the user's file, whose frames an error's
 /// stack shows first.
-fn verdict_lines(results: &Results, module: &Path) -> Vec<(CheckVerdict, String)> {
+fn verdict_lines(results: &Results, module: &Path) -> Vec<(CheckVerdict, String, String)> {
     results
         .cells
         .iter()
@@ -179,7 +267,7 @@ fn verdict_lines(results: &Results, module: &Path) -> Vec<(CheckVerdict, String)
             let verdict = CheckVerdict::of(&answer, faulted(c));
             let line =
                 format!("{} {}: {} — {}", c.runtime_name, c.runtime_version, verdict.as_str(), details(c, module));
-            Some((verdict, line))
+            Some((verdict, c.runtime.clone(), line))
         })
         .collect()
 }

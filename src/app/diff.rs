@@ -87,7 +87,7 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
         .collect();
     let usage = |message: String| Error::Usage { flag: "--runtime".into(), message };
     let (libraries, runtimes): (Vec<String>, Vec<String>) =
-        items.iter().cloned().partition(|i| crate::runtime::library::is_library_item(i));
+        items.iter().cloned().partition(|i| crate::handoff::is_library_item(i));
     // A and B: two versions of one library (the runtimes shared), else two runtimes (the
     // libraries shared)
     let by_library = libraries.len() == 2;
@@ -103,7 +103,7 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
         return Err(usage(format!("A and B must be two different runtimes; got {} and {}", sides[0], sides[1])));
     }
     let (variant, scenario) = if by_library {
-        let [la, lb] = [&libraries[0], &libraries[1]].map(|l| crate::runtime::library::LibrarySpec::parse(l));
+        let [la, lb] = [&libraries[0], &libraries[1]].map(|l| crate::handoff::LibrarySpec::parse(l));
         let (la, lb) = (la.map_err(usage)?, lb.map_err(usage)?);
         if la.name != lb.name {
             return Err(usage(format!("A and B must be two versions of one library; got {la} and {lb}")));

@@ -26,13 +26,10 @@ pub(super) fn cmd_install(a: &InstallArgs, paths: &Paths) -> Result<i32> {
         .collect();
     // a library's versions are for the recipes that race it, not runtimes
     let (libraries, items): (Vec<String>, Vec<String>) =
-        items.into_iter().partition(|i| crate::runtime::library::is_library_item(i));
+        items.into_iter().partition(|i| crate::handoff::is_library_item(i));
     let libraries = libraries
         .iter()
-        .map(|l| {
-            crate::runtime::library::LibrarySpec::parse(l)
-                .map_err(|message| Error::Usage { flag: flag.into(), message })
-        })
+        .map(|l| crate::handoff::LibrarySpec::parse(l).map_err(|message| Error::Usage { flag: flag.into(), message }))
         .collect::<Result<Vec<_>>>()?;
     let requests = items
         .into_iter()

@@ -84,7 +84,10 @@ fn earlier_results(dir: &Path) -> Option<String> {
             Err(_) => "results.json".to_string(),
         });
     }
-    summary.exists().then(|| "summary.md".to_string())
+    if summary.exists() {
+        return Some("summary.md".to_string());
+    }
+    dir.join(check::CHECK_JSON).exists().then(|| check::CHECK_JSON.to_string())
 }
 
 /// Refuses to measure into `dir` when it holds an earlier run's results, unless `force`:

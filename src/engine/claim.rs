@@ -67,7 +67,7 @@ fn claim_recipe(
     // a library recipe's workers load the library installed before the run
     let library = match handoff::library_dir(recipe, m, started) {
         Ok(dir) => dir,
-        Err(unsupported) => return Some(unsupported),
+        Err(unsupported) => return Some(*unsupported),
     };
     let (done, evidence) = handoff::run_items(
         m,

@@ -261,12 +261,16 @@ pub(super) fn recipe_spec(
 /// The `node_modules` folder of the library `recipe` races, for its probes' `params.library`:
 /// `Ok(None)` for a recipe that races none, `Err` with the recipe's finding (`unsupported`,
 /// with the reason) when the library could not be installed before the run.
-pub(super) fn library_dir(recipe: &Recipe, m: &Measurement<'_>, started: Instant) -> Result<Option<String>, Finding> {
+pub(super) fn library_dir(
+    recipe: &Recipe,
+    m: &Measurement<'_>,
+    started: Instant,
+) -> Result<Option<String>, Box<Finding>> {
     match m.opts.libraries.get(&recipe.id).map(|u| &u.dir) {
         Some(Ok(dir)) => Ok(Some(dir.clone())),
         Some(Err(why)) => {
             let stopped = Stopped { why: format!("unsupported: {why}"), harness: false };
-            Err(finding(recipe, CountersResult::default(), Some(stopped), started))
+            Err(Box::new(finding(recipe, CountersResult::default(), Some(stopped), started)))
         }
         None => Ok(None),
     }

@@ -120,7 +120,7 @@ fn mutex_recipe(
     // installed is unsupported here, with the reason
     let library = match handoff::library_dir(recipe, m, started) {
         Ok(dir) => dir,
-        Err(unsupported) => return Some(unsupported),
+        Err(unsupported) => return Some(*unsupported),
     };
     let kinds = schedule(rounds);
     // the next trial's place in `kinds`, and whether a killed holder's lock stayed untaken

@@ -93,7 +93,7 @@ fn publish_recipe(
     // a library recipe's writer loads the library installed before the run
     let library = match handoff::library_dir(recipe, m, started) {
         Ok(dir) => dir,
-        Err(unsupported) => return Some(unsupported),
+        Err(unsupported) => return Some(*unsupported),
     };
     let (done, evidence) = handoff::run_items(
         m,

@@ -286,7 +286,7 @@ struct Shape {
     recipes: Vec<String>,
     lock_module: Option<String>,
     /// Library versions to race instead of the recipes' pins (`-r NAME@VERSION`).
-    library_versions: Vec<crate::runtime::library::LibrarySpec>,
+    library_versions: Vec<crate::handoff::LibrarySpec>,
     adaptive: bool,
     races: RaceScope,
     contender_kind: crate::domain::ContenderKind,

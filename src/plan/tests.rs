@@ -270,7 +270,7 @@ fn the_dry_run_counts_hand_off_recipes_once() {
     let plan = run_plan(&["-r", "bun", "-v", "publish.*", "--scenario", "publish", "--amplify", "off"]).unwrap();
     let text = super::dry_run_text(&plan.dry_run_report(&[bun()]));
     assert_eq!(text.matches("hand-off recipe(s)").count(), 1, "{text}");
-    assert!(text.contains("3 cells; estimated attempts: 0 second-comer, 0 race, and 3 hand-off recipe(s)"), "{text}");
+    assert!(text.contains("6 cells; estimated attempts: 0 second-comer, 0 race, and 6 hand-off recipe(s)"), "{text}");
 }
 
 #[test]

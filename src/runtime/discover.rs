@@ -16,9 +16,9 @@ pub struct Requested {
     pub explicit: Vec<(&'static str, PathBuf)>,
     /// `NAME@VERSION` items, in the order given, repeats dropped.
     pub versions: Vec<VersionRequest>,
-    /// `LIBRARY@VERSION` items ([`super::library::is_library_item`]): library versions to race
+    /// `LIBRARY@VERSION` items ([`crate::handoff::is_library_item`]): library versions to race
     /// instead of the ones the recipes pin, in the order given, repeats dropped.
-    pub libraries: Vec<super::library::LibrarySpec>,
+    pub libraries: Vec<crate::handoff::LibrarySpec>,
     /// What [`Requested::locate_versions`] found for each of [`Requested::versions`], in the
     /// same order: the installed version, or why there is none. Empty until then.
     pub located: Vec<Located>,
@@ -73,10 +73,10 @@ impl Requested {
             if item.is_empty() {
                 return Err(Error::Usage { flag: flag.into(), message: "empty runtime name".into() });
             }
-            if super::library::is_library_item(item) {
-                let spec = super::library::LibrarySpec::parse(item)
+            if crate::handoff::is_library_item(item) {
+                let spec = crate::handoff::LibrarySpec::parse(item)
                     .map_err(|message| Error::Usage { flag: flag.into(), message })?;
-                if libraries.iter().any(|l: &super::library::LibrarySpec| l.name == spec.name) {
+                if libraries.iter().any(|l: &crate::handoff::LibrarySpec| l.name == spec.name) {
                     return Err(Error::Usage {
                         flag: flag.into(),
                         message: format!("{} is given twice: a run races one version of a library", spec.name),
@@ -207,7 +207,7 @@ fn is_versioned(item: &str) -> bool {
 pub fn split_items(value: &str) -> Vec<&str> {
     let starts_item = |piece: &str| {
         let name = piece.split(['=', '@']).next().unwrap_or(piece).trim();
-        name == "all" || adapter(name).is_some() || super::library::is_library_item(piece.trim())
+        name == "all" || adapter(name).is_some() || crate::handoff::is_library_item(piece.trim())
     };
     let mut items: Vec<&str> = Vec::new();
     let mut start = 0;

@@ -8,59 +8,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use crate::handoff::LibrarySpec;
+
 use super::install::{Npm, NpmFailure};
-
-/// One version of an npm library: `proper-lockfile@4.1.2`, `@rushstack/node-core-library@5.25.3`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct LibrarySpec {
-    /// The npm package name, with its scope if any (`@rushstack/node-core-library`).
-    pub name: String,
-    /// The exact version.
-    pub version: semver::Version,
-}
-
-impl LibrarySpec {
-    /// Parses `NAME@VERSION` with an exact version (a scoped name keeps its leading `@`).
-    ///
-    /// Errors: why `text` is not that (no `@VERSION`, an empty name, a range or tag such as
-    /// `4`, `^4.1.0`, `latest`).
-    pub fn parse(text: &str) -> Result<LibrarySpec, String> {
-        let (name, version) = text
-            .rsplit_once('@')
-            .filter(|(name, _)| !name.is_empty())
-            .ok_or_else(|| format!("'{text}' is not NAME@VERSION"))?;
-        let version = semver::Version::parse(version)
-            .map_err(|_| format!("'{text}': a library's version is exact (e.g. {name}@4.1.2), not '{version}'"))?;
-        Ok(LibrarySpec { name: name.to_string(), version })
-    }
-}
-
-impl fmt::Display for LibrarySpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}@{}", self.name, self.version)
-    }
-}
-
-/// The npm names of the libraries the built-in recipes race (`library` in
-/// `matrices/handoff/recipes.toml`), in the recipes' order, each once: the names `-r` and
-/// `install` take as `NAME@VERSION` besides runtimes.
-pub fn known() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = Vec::new();
-    for r in crate::handoff::recipes() {
-        if let Some(lib) = &r.library {
-            if !names.contains(&lib.name.as_str()) {
-                names.push(&lib.name);
-            }
-        }
-    }
-    names
-}
-
-/// True when `item` (an item of `-r` or `install`) names a library of [`known`]: `NAME@…`
-/// with NAME one of them.
-pub fn is_library_item(item: &str) -> bool {
-    item.rsplit_once('@').is_some_and(|(name, _)| known().contains(&name))
-}
 
 /// The folder, inside the cache, of the installed libraries.
 pub const LIBRARIES: &str = "libraries";
@@ -168,10 +118,10 @@ mod tests {
 
     #[test]
     fn the_recipes_libraries_are_known_by_name() {
-        let known = super::known();
+        let known = crate::handoff::known_libraries();
         assert!(known.contains(&"proper-lockfile") && known.contains(&"@rushstack/node-core-library"), "{known:?}");
-        assert!(super::is_library_item("proper-lockfile@4.1.1"));
-        assert!(!super::is_library_item("node@20") && !super::is_library_item("proper-lockfile"));
+        assert!(crate::handoff::is_library_item("proper-lockfile@4.1.1"));
+        assert!(!crate::handoff::is_library_item("node@20") && !crate::handoff::is_library_item("proper-lockfile"));
     }
 
     #[test]

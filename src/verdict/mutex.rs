@@ -192,8 +192,10 @@ pub fn judge_mutex(trials: &[MutexTrial]) -> BTreeMap<String, u64> {
     c
 }
 
-/// What `conformance check` says of one runtime's cell of the user's lock code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What `conformance check` says of one runtime's cell of the user's lock code (in JSON:
+/// `unsafe`, `stuck`, `safe`, `undetermined`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CheckVerdict {
     /// Two holders at once ([`counter::DOUBLE_OWNERSHIP`]) or a release by someone else that
     /// freed the holder's lock ([`counter::RELEASED_BY_OTHER`]), in some run.

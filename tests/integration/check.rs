@@ -35,6 +35,12 @@ fn check(module: &Path, runtimes: &[String], extra: &[&str], code: i32) -> (Resu
         .assert()
         .code(code);
     let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    // check.json beside results.json: the verdict for a CI job, with the exit code it ended with
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("check.json")).expect("check.json"))
+            .expect("check.json is JSON");
+    assert_eq!(report["exit_code"], code, "{report}");
+    assert_eq!(report["module"], std::fs::canonicalize(module).unwrap().display().to_string(), "{report}");
     (read_results(&out.path().join("results.json")), stdout)
 }
 
@@ -148,10 +154,18 @@ fn exclusive_create_lock_code_is_stuck_but_never_double_owned_even_from_a_hostil
         );
     }
     assert!(stdout.contains("verdict: STUCK"), "{stdout}");
-    // --allow-stuck passes it (a lock meant to wait for an operator): the same module on one runtime
-    let (_, stdout) = check(&module, &rts[..1], &["--allow-stuck"], 0);
-    assert!(stdout.contains("verdict: safe, but stuck"), "{stdout}");
-    assert!(stdout.contains("--allow-stuck --thorough"), "the repro keeps the flag: {stdout}");
+    // --allow-stuck passes it (a lock meant to wait for an operator): the same module on one
+    // runtime, the report as JSON alone on stdout
+    let (_, stdout) = check(&module, &rts[..1], &["--allow-stuck", "--json"], 0);
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("--json prints JSON alone");
+    assert_eq!(report["verdict"], "safe-but-stuck", "{report}");
+    assert_eq!(report["runtimes"][0]["verdict"], "stuck", "{report}");
+    assert!(report["runtimes"][0]["line"].as_str().unwrap().contains(": STUCK — natural: double-owned 0/"), "{report}");
+    assert!(
+        report["repro"].as_str().unwrap().contains("--allow-stuck --thorough"),
+        "the repro keeps the flag: {report}"
+    );
+    assert!(report["results"].as_str().unwrap().ends_with("results.json"), "{report}");
 }
 
 #[test]

@@ -22,6 +22,7 @@ Exit codes:
   4  no selected runtime could be found, so nothing was measured; or (install) a runtime
      version cannot be installed: --offline, npm or the registry unreachable, a failed check
   5  a runtime named by --require is missing or broken
+  6  (check) the lock code hung, crashed or threw on some runtime: undetermined
  70  internal error (a bug)
 130  interrupted (Ctrl-C, SIGTERM); partial results were written";
 
@@ -88,8 +89,9 @@ pub struct Cli {
     /// Folder holding the variant matrices (default: the matrices built into this binary).
     #[arg(long, global = true, env = "CONFORMANCE_MATRICES", value_name = "DIR")]
     pub matrices: Option<PathBuf>,
-    /// The harness's cache: installed runtime versions (runtimes/), the built C# probe, the
-    /// Wine prefix (default: the user's cache folder, e.g. ~/.cache/conformance).
+    /// The harness's cache: installed runtime versions (runtimes/), the npm libraries the
+    /// recipes race (libraries/), the built C# probe and user lock code, the Wine prefix
+    /// (default: the user's cache folder, e.g. ~/.cache/conformance).
     #[arg(long, global = true, env = "CONFORMANCE_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Never ask the npm registry: a NAME@VERSION that is not installed is not found.
@@ -114,10 +116,11 @@ pub enum Command {
     /// owner)` (truthy when it took the lock, or a Promise of that) and `release(path, owner)`,
     /// or a C# file with static `Acquire`/`Release`, raced on Node, Bun and Deno (or CoreCLR
     /// and Mono) like the built-in lock recipes (the mutex scenario); prints
-    /// the tables, one verdict line per runtime and a reproduction line. Exit 0 safe, 1 unsafe
-    /// (two holders at once, or a release by someone else that freed the lock) or stuck (nobody
-    /// could take a killed holder's lock), 2 code that does not load, 6 undetermined (it hung,
-    /// crashed or threw).
+    /// the tables, one verdict line per runtime and a reproduction line (`--json`: the report
+    /// as JSON; check.json in --out either way). Exit 0 safe, 1 unsafe (two holders at once, or
+    /// a release by someone else that freed the lock) or stuck (nobody could take a killed
+    /// holder's lock), 2 code that loads on no runtime or `-r` naming a runtime that cannot
+    /// load it, 6 undetermined (it hung, crashed or threw).
     #[command(after_long_help = CHECK_AFTER_HELP)]
     Check(CheckArgs),
     /// List the runtimes found (name, version, path, status), and the versions installed in
@@ -126,7 +129,9 @@ pub enum Command {
     Runtimes(RuntimesArgs),
     /// Install runtime versions into the cache (node, bun, deno from the npm registry, coreclr
     /// from NuGet), e.g. `install node@22.11.0 bun@1.3.14 deno@2 coreclr@8`; `run` then
-    /// measures them beside what is on PATH, and `run -r bun@1.3.14` that version alone.
+    /// measures them beside what is on PATH, and `run -r bun@1.3.14` that version alone. Also
+    /// a version of a library a recipe races (`install proper-lockfile@4.1.1`), which `run -r
+    /// proper-lockfile@4.1.1` then races.
     Install(InstallArgs),
     /// List the variants in the matrices.
     Variants(VariantsArgs),
@@ -135,7 +140,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Show only the cells that differ between two runs, grouped by variant, with both raw
     /// errors and a reproduction line: `diff A.json B.json`, or `diff -r bun@1.1.44 -r
-    /// bun@1.4.5 -v 'node.cp*'`, which measures both runtimes first; exit 1 when a cell differs.
+    /// bun@1.4.5 -v 'node.cp*'`, which measures both runtimes first, or `diff -r
+    /// lockfile@1.0.3 -r lockfile@1.0.4`, two versions of a library; exit 1 when a cell differs.
     #[command(after_long_help = DIFF_AFTER_HELP)]
     Diff(DiffArgs),
     /// Re-render a results.json (single or merged) as a table, Markdown, HTML, CSV, JSON, or
@@ -438,8 +444,11 @@ pub struct RunArgs {
     /// coreclr from NuGet) for a version from the cache, installed on first use (a range such
     /// as `node@22` takes the highest installed one, else the registry's); comma-separated or
     /// repeated. A comma inside a PATH or range is kept unless a runtime name follows it: `-r
-    /// node=/opt/a,b/node,deno` is that node and deno. Default: all on PATH and every version
-    /// installed in the cache (`conformance runtimes` lists them).
+    /// node=/opt/a,b/node,deno` is that node and deno. LIBRARY@VERSION (an exact version of a
+    /// library a recipe races: proper-lockfile, lockfile, @rushstack/node-core-library,
+    /// write-file-atomic, steno, atomically, fs-extra) races that version instead of the
+    /// recipe's pin, installed on first use. Default: all on PATH and every version installed
+    /// in the cache (`conformance runtimes` lists them).
     #[arg(long, short = 'r', value_name = "LIST")]
     pub runtime: Vec<String>,
     /// Variant ids to run, as glob patterns (e.g. 'node.*.wx', '*mkdir*'); comma-separated or repeated.
@@ -450,7 +459,7 @@ pub struct RunArgs {
     pub scenario: Vec<ScenarioArg>,
     /// Claim scenario: workers (separate processes) taking items; lease scenario: takers of
     /// the stale lease; ledger: workers given the same item; update: workers adding to the
-    /// counter (a reader besides).
+    /// counter (a reader besides); mutex: contenders for the lock.
     #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub workers: u32,
     /// Publish: files published per recipe (one trial each); claim: items in incoming/ per trial.
@@ -681,7 +690,9 @@ pub struct DiffArgs {
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT")]
     pub ignore: Vec<crate::compare::Fact>,
     /// Two runtimes to measure and compare, A then B, as for `run --runtime` (NAME,
-    /// NAME@VERSION installed on first use, NAME=PATH); repeated or comma-separated.
+    /// NAME@VERSION installed on first use, NAME=PATH); or two versions of one library
+    /// (`-r lockfile@1.0.3 -r lockfile@1.0.4`, with the runtimes to race them on besides:
+    /// default all); repeated or comma-separated.
     #[arg(long, short = 'r', value_name = "RUNTIME")]
     pub runtime: Vec<String>,
     /// With -r: variant ids to run, as glob patterns (e.g. 'node.cp*'); comma-separated or

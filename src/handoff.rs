@@ -121,7 +121,7 @@ impl LibrarySpec {
             .filter(|(name, _)| !name.is_empty())
             .ok_or_else(|| format!("'{text}' is not NAME@VERSION"))?;
         let version = semver::Version::parse(version)
-            .map_err(|_| format!("'{text}': a library's version is exact (e.g. {name}@4.1.2), not '{version}'"))?;
+            .map_err(|_| format!("'{text}': a library's version is exact (MAJOR.MINOR.PATCH), not '{version}'"))?;
         Ok(LibrarySpec { name: name.to_string(), version })
     }
 }

@@ -100,7 +100,10 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
         )));
     }
     if sides[0] == sides[1] || sides.iter().any(|i| i == "all") {
-        return Err(usage(format!("A and B must be two different runtimes; got {} and {}", sides[0], sides[1])));
+        return Err(usage(format!(
+            "A and B must be two different runtimes (or versions of a library); got {} and {}",
+            sides[0], sides[1]
+        )));
     }
     let (variant, scenario) = if by_library {
         let [la, lb] = [&libraries[0], &libraries[1]].map(|l| crate::handoff::LibrarySpec::parse(l));

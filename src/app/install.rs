@@ -39,7 +39,9 @@ pub(super) fn cmd_install(a: &InstallArgs, paths: &Paths) -> Result<i32> {
             } else {
                 Err(Error::Usage {
                     flag: flag.into(),
-                    message: format!("'{item}' is not NAME@VERSION (e.g. bun@1.3.14, node@22, deno@latest)"),
+                    message: format!(
+                        "'{item}' is not NAME@VERSION (e.g. bun@1.3.14, node@22, deno@latest, coreclr@8, or a library: proper-lockfile@4.1.2)"
+                    ),
                 })
             }
         })

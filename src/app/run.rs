@@ -113,7 +113,12 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         return Ok((exit_code::OK, None));
     };
 
-    install_libraries(&mut plan.options, plan.quiet, paths);
+    let mut outdir = outdir;
+    if let Err(e) = install_libraries(&mut plan.options, plan.quiet, paths) {
+        cleanup_runtimes(&found, &ctx);
+        outdir.abandon();
+        return Err(e);
+    }
     let cells = plan.cells(&found);
     // --thorough (no adaptive trials) may take long: its bar says about how long is left
     let bar = progress_bar(cells.len(), plan.quiet, !plan.options.adaptive);
@@ -377,14 +382,23 @@ fn handoff_lanes<'r, 'p, 'm>(
 /// Installs the libraries the selected recipes race (`library` in the recipes' data, or the
 /// version `-r NAME@VERSION` chose) into the cache, once, before anything is measured; a
 /// library that cannot be had is said (its cells say why) and the run goes on.
-fn install_libraries(options: &mut crate::options::Options, quiet: bool, paths: &Paths) {
+///
+/// Errors: [`Error::Usage`] naming `--runtime` when a version `-r` chose is not published (as
+/// for a runtime's version): nothing is measured.
+fn install_libraries(options: &mut crate::options::Options, quiet: bool, paths: &Paths) -> Result<()> {
+    use crate::runtime::library::{ensure, LibraryError};
     for id in options.recipes.clone() {
         let Some(r) = crate::handoff::Recipe::find(&id) else { continue };
         let (Some(pinned), true) = (&r.library, options.runs(r.scenario)) else { continue };
-        let spec = options.library_versions.iter().find(|l| l.name == pinned.name).unwrap_or(pinned).clone();
-        let dir = crate::runtime::library::ensure(&spec, &paths.cache, paths.offline)
-            .map(|p| p.display().to_string())
-            .map_err(|e| e.to_string());
+        let chosen = options.library_versions.iter().find(|l| l.name == pinned.name);
+        let spec = chosen.unwrap_or(pinned).clone();
+        let dir = match ensure(&spec, &paths.cache, paths.offline) {
+            Ok(dir) => Ok(dir.display().to_string()),
+            Err(LibraryError::NotPublished(message)) if chosen.is_some() => {
+                return Err(Error::Usage { flag: "--runtime".into(), message })
+            }
+            Err(e) => Err(e.to_string()),
+        };
         match &dir {
             Ok(dir) if !quiet => eprintln!("library  {:<22} {}", spec.to_string(), table::escape_controls(dir)),
             Ok(_) => {}
@@ -392,4 +406,5 @@ fn install_libraries(options: &mut crate::options::Options, quiet: bool, paths: 
         }
         options.libraries.insert(id, crate::options::LibraryUse { spec, dir });
     }
+    Ok(())
 }

@@ -126,7 +126,7 @@ fn library_versions_are_refused_when_inexact_unpublished_or_raced_by_nothing_sel
             assert!(err.contains(s), "{args:?}: {s} in {err}");
         }
     };
-    refused(&["run", "-r", "node,proper-lockfile@4", "--dry-run"], &["--runtime", "exact", "proper-lockfile@4.1.2"]);
+    refused(&["run", "-r", "node,proper-lockfile@4", "--dry-run"], &["--runtime", "exact (MAJOR.MINOR.PATCH)"]);
     refused(
         &["run", "-r", "proper-lockfile@4.1.1", "-v", "publish.*", "--dry-run"],
         &["no selected recipe races proper-lockfile", "mutex.proper-lockfile (--scenario mutex)"],
@@ -142,5 +142,16 @@ fn library_versions_are_refused_when_inexact_unpublished_or_raced_by_nothing_sel
             .code(2);
         let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
         assert!(err.contains("lockfile@9.9.9"), "{err}");
+        // and `run -r` measures nothing with it, as with a runtime version the registry lacks
+        let out = tempfile::tempdir().expect("tempdir");
+        let a = conformance()
+            .env("CONFORMANCE_CACHE_DIR", cache.path())
+            .args(["run", "-r", "node,lockfile@9.9.9", "--scenario", "mutex", "-v", "mutex.lockfile", "-q", "--out"])
+            .arg(out.path().join("r"))
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(err.contains("--runtime") && err.contains("lockfile@9.9.9"), "{err}");
+        assert!(!out.path().join("r").exists(), "nothing written");
     }
 }

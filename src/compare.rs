@@ -517,14 +517,14 @@ fn judge_laid_out(b: &Cell, n: &Cell) -> Judged {
 /// ownership 4/35 trials (nat))` when their verdicts differ; `None` otherwise, and for cells
 /// that are not a hand-off's.
 pub fn answer_change(b: &Cell, n: &Cell) -> Option<(String, String)> {
-    use crate::report::answers::{cell_recipe_answer, recipe_text};
+    use crate::report::answers::cell_recipe_answer;
     let (x, y) = (cell_recipe_answer(b)?, cell_recipe_answer(n)?);
-    (x.verdict != y.verdict).then(|| {
-        (
-            format!("{} ({})", x.verdict.as_str(), recipe_text(&x)),
-            format!("{} ({})", y.verdict.as_str(), recipe_text(&y)),
-        )
-    })
+    (x.verdict != y.verdict).then(|| (answer_words(&x), answer_words(&y)))
+}
+
+/// A recipe answer as `compare` and `diff` show it: `no (double ownership 4/35 trials (nat))`.
+pub fn answer_words(a: &crate::verdict::recipe::RecipeAnswer) -> String {
+    format!("{} ({})", a.verdict.as_str(), crate::report::answers::recipe_text(a))
 }
 
 /// Compares one cell of both runs (see the module documentation).

@@ -264,8 +264,7 @@ fn answer_flip(a: &Cell, b: &Cell) -> Option<(String, String, f64)> {
             crate::stats::fisher_p(fa, pooled(&ra, of).max(fa), fb, pooled(&rb, of).max(fb))
         })
         .fold(1.0, f64::min);
-    let (before, after) = compare::answer_change(a, b)?;
-    Some((before, after, p))
+    Some((compare::answer_words(&x), compare::answer_words(&y), p))
 }
 
 /// The normalised error codes of a second comer: the call's and its relative repeat's.

@@ -147,6 +147,11 @@ pub fn known_libraries() -> Vec<&'static str> {
     names
 }
 
+/// The built-in recipes that race library `name` (its npm name), in the recipes' order.
+pub fn recipes_racing(name: &str) -> impl Iterator<Item = &'static Recipe> + '_ {
+    recipes().iter().filter(move |r| r.library.as_ref().is_some_and(|l| l.name == name))
+}
+
 /// True when `item` (an item of `-r` or `install`) names a library of [`known_libraries`]: `NAME@…`
 /// with NAME one of them.
 pub fn is_library_item(item: &str) -> bool {

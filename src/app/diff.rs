@@ -112,10 +112,7 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
             return Err(usage(format!("A and B must be two versions of one library; got {la} and {lb}")));
         }
         // by default, the recipes that race the library, in their scenarios
-        let of_lib: Vec<&crate::handoff::Recipe> = crate::handoff::recipes()
-            .iter()
-            .filter(|r| r.library.as_ref().is_some_and(|l| l.name == la.name))
-            .collect();
+        let of_lib: Vec<&crate::handoff::Recipe> = crate::handoff::recipes_racing(&la.name).collect();
         let variant =
             if a.variant.is_empty() { of_lib.iter().map(|r| r.id.clone()).collect() } else { a.variant.clone() };
         let default_scenario = a.scenario == [crate::cli::ScenarioArg::All];

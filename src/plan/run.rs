@@ -144,10 +144,7 @@ impl RunPlan {
         let options = common.options(shape, amplify);
         // a library version that nothing selected races would be measured nowhere: say so
         for lib in &options.library_versions {
-            let of_lib: Vec<&crate::handoff::Recipe> = crate::handoff::recipes()
-                .iter()
-                .filter(|r| r.library.as_ref().is_some_and(|l| l.name == lib.name))
-                .collect();
+            let of_lib: Vec<&crate::handoff::Recipe> = crate::handoff::recipes_racing(&lib.name).collect();
             if !of_lib.iter().any(|r| options.runs(r.scenario) && options.recipes.contains(&r.id)) {
                 let names: Vec<String> =
                     of_lib.iter().map(|r| format!("{} (--scenario {})", r.id, r.scenario.as_str())).collect();

@@ -42,9 +42,19 @@ pub const PROBES: &[BuiltIn] = &[
     probe!("dotnet/Probe.cs"),
     probe!("dotnet/Probe.csproj"),
     probe!("dotnet/README.md"),
+    probe!("java/Probe.java"),
+    probe!("java/README.md"),
     probe!("node/probe.mjs"),
     probe!("powershell/README.md"),
     probe!("powershell/probe.ps1"),
+    probe!("python/README.md"),
+    probe!("python/probe.py"),
+    probe!("rust/Cargo.lock"),
+    probe!("rust/Cargo.toml"),
+    probe!("rust/README.md"),
+    probe!("rust/src/main.rs"),
+    probe!("sh/README.md"),
+    probe!("sh/probe.sh"),
     probe!("shared/README.md"),
     probe!("shared/session.mjs"),
 ];
@@ -55,8 +65,12 @@ pub const MATRICES: &[BuiltIn] = &[
     matrix!("cmd.toml"),
     matrix!("deno.toml"),
     matrix!("dotnet.toml"),
+    matrix!("java.toml"),
     matrix!("node.toml"),
     matrix!("pwsh.toml"),
+    matrix!("python.toml"),
+    matrix!("rust.toml"),
+    matrix!("sh.toml"),
 ];
 
 /// How a folder option reads in messages and `run_info` when it is not given: the built-in

@@ -349,8 +349,10 @@ pub fn measure_with(
             break;
         }
         // one process per attempt (one-shot mode, also a cmd loop that did not start) costs a
-        // process start per attempt: such races get --oneshot-trials
-        let mut trials = opts.trials_for(pools.natural.iter().any(Contender::process_per_attempt));
+        // process start per attempt: such races get --oneshot-trials, unless the runtime starts
+        // cheaply (a shell)
+        let per_attempt = pools.natural.iter().any(Contender::process_per_attempt);
+        let mut trials = opts.trials_for(per_attempt && !adapter.starts_cheaply());
         let control = fam.iter().find(|c| c.is_control_race()).and_then(Planned::variant);
         let mut control_cell = None;
         let mut detection = None;

@@ -259,9 +259,7 @@ impl Awaited {
             t0_us.map(|t| super::clock::wall_to_timeline(t, now)),
             t1_us.map(|t| super::clock::wall_to_timeline(t, now)),
         );
-        let unstamped = t0_us
-            .is_none()
-            .then(|| format!("cmd gave no time to the centisecond ({})", t0_text.as_deref().unwrap_or("no stamp")));
+        let unstamped = t0_us.is_none().then(|| unstamped_reason(t0_text.as_deref()));
         let console = console.trim().to_string();
         if answered && !console.is_empty() {
             // cmd prints its confirmation prompt on stderr: keep it as evidence
@@ -388,6 +386,16 @@ pub(crate) fn await_result(
     }
 }
 
+/// Why a one-shot or loop result has no stamps: cmd's `%TIME%` (`t0`) that does not give the
+/// centisecond (Wine's `8:10 PM`), or no stamp at all (the sh probe under dash, whose shell
+/// has no clock it can read without starting a process, sends neither `t0` nor `t0_us`).
+fn unstamped_reason(t0_text: Option<&str>) -> String {
+    match t0_text {
+        Some(t) => format!("cmd gave no time to the centisecond ({t})"),
+        None => "the probe sent no stamps (no t0/t1 or t0_us/t1_us)".to_string(),
+    }
+}
+
 /// How often `await_result` looks at the console for a prompt while no result has come.
 pub const PROMPT_POLL: Duration = Duration::from_millis(10);
 
@@ -430,7 +438,7 @@ pub fn shows_prompt(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{epoch_us_of_local_time, epoch_us_of_local_time_at, shows_prompt, DAY_US};
+    use super::{epoch_us_of_local_time, epoch_us_of_local_time_at, shows_prompt, Awaited, DAY_US};
 
     #[test]
     fn cmd_time_of_day_stamps_become_epoch_microseconds() {
@@ -460,6 +468,62 @@ mod tests {
         let noon = at("2026-11-30T12:00:00[UTC]");
         let v = epoch_us_of_local_time_at(12.0 * 3600e6 + 1e6, &noon);
         assert_eq!(v, us(&noon) + 1e6);
+    }
+
+    fn awaited(json: &str) -> Awaited {
+        let Ok(crate::exec::protocol::FromProbe::Result { ok, t0_us, t1_us, errorlevel, error, t0, .. }) =
+            crate::exec::protocol::parse_line(json)
+        else {
+            panic!("not a result: {json}")
+        };
+        Awaited {
+            ok,
+            id: None,
+            errorlevel,
+            error,
+            t0_us,
+            t1_us,
+            t0_text: t0,
+            answered: false,
+            stray: String::new(),
+            step: None,
+            counters: Default::default(),
+            is_recipe: false,
+        }
+    }
+
+    /// The sh probe's results (`probes/sh/probe.sh`): under dash no stamps at all, under bash
+    /// `t0_us`/`t1_us` (EPOCHREALTIME, wall clock); the raw error the probe derived from the
+    /// tool's stderr is kept, with the exit status as its errorlevel.
+    #[test]
+    fn sh_results_with_and_without_stamps() {
+        let a = awaited(r#"{"type":"result","ok":false,"errorlevel":1,"error":{"type":"mv","code":"ENOENT","errno":null,"hresult":null,"message":"mv: cannot stat 's': No such file or directory"}}"#)
+            .attempt("mv: cannot stat 's': No such file or directory".into(), None);
+        assert_eq!(a.report, crate::domain::Report::Error);
+        assert!(a.t0_us.is_none() && a.t1_us.is_none());
+        let why = a.unstamped.as_deref().unwrap_or_default();
+        assert!(why.contains("no stamps") && !why.contains("cmd"), "{why}");
+        let e = a.error.expect("an error");
+        assert_eq!((e.kind.as_str(), e.code.as_deref(), e.errorlevel), ("mv", Some("ENOENT"), Some(1)));
+        assert_eq!(e.message, "mv: cannot stat 's': No such file or directory");
+        assert_eq!(crate::runtime::normalize(&e), "ENOENT");
+
+        let now = jiff::Timestamp::now().as_microsecond();
+        let b = awaited(&format!(
+            r#"{{"type":"result","ok":true,"errorlevel":0,"t0_us":{},"t1_us":{},"error":null}}"#,
+            now - 300,
+            now - 100
+        ))
+        .attempt(String::new(), None);
+        assert_eq!(b.report, crate::domain::Report::Success);
+        assert!(b.unstamped.is_none() && b.error.is_none());
+        let (t0, t1) = (b.t0_us.unwrap(), b.t1_us.unwrap());
+        assert!((t1 - t0 - 200.0).abs() < 1.0, "{t0} {t1}");
+
+        // cmd's %TIME% without seconds (Wine) keeps its reason
+        let c = awaited(r#"{"type":"result","ok":true,"errorlevel":0,"t0":"8:10 PM","t1":"8:10 PM"}"#)
+            .attempt(String::new(), None);
+        assert!(c.unstamped.as_deref().unwrap_or_default().contains("8:10 PM"), "{c:?}");
     }
 
     #[test]

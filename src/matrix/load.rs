@@ -64,7 +64,7 @@ pub const MAX_ID_LEN: usize = 120;
 /// (`crate::runtime::ADAPTERS`), each once: a matrix of another family is refused. Kept here
 /// so that loading matrices needs no runtime adapter; a test of [`crate::runtime`] checks that
 /// the adapters' families are exactly these.
-pub const FAMILIES: &[&str] = &["node", "bun", "deno", "dotnet", "pwsh", "cmd"];
+pub const FAMILIES: &[&str] = &["node", "bun", "deno", "dotnet", "pwsh", "cmd", "python", "java", "rust", "sh"];
 
 fn parse_located(path: &Path, text: &str) -> Result<Vec<Located>> {
     let at = |offset: usize, message: String| Error::input_at(path, text, Some(offset), message);

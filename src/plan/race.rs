@@ -76,8 +76,9 @@ impl RacePlan {
                 ));
             }
         }
-        let any_oneshot =
-            slots.iter().any(|s| crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot));
+        let any_oneshot = slots.iter().any(|s| {
+            crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot && !ad.starts_cheaply())
+        });
         let options = common.options(shape, common.detect_amplifier(true));
         let trials = options.trials_for(any_oneshot);
         Ok(RacePlan {

@@ -7,8 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use super::{first_line, query, with_probe_tmp, Adapter, ProbeContext, Runtime};
 use crate::exec::process::Launch;
 
@@ -159,20 +157,11 @@ pub(super) fn sdk_dotnet() -> Result<PathBuf, String> {
     sdk_check(&exe).map(|()| exe)
 }
 
-fn source_hash(files: &[PathBuf]) -> Result<String, String> {
-    let mut h = Sha256::new();
-    for f in files {
-        let b = std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        h.update(&b);
-    }
-    Ok(h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
-}
-
 /// Builds `Probe.cs` with `mcs` into `<cache>/dotnet/mcs-<hash>/` (publish by temp folder and
 /// rename, so concurrent runs never see a half-built probe). Returns the folder.
 fn build_mcs(ctx: &ProbeContext) -> Result<PathBuf, String> {
     let src = ctx.probes_dir.join("dotnet").join("Probe.cs");
-    let dir = ctx.cache_dir.join("dotnet").join(format!("mcs-{}", source_hash(std::slice::from_ref(&src))?));
+    let dir = ctx.cache_dir.join("dotnet").join(format!("mcs-{}", super::source_hash(std::slice::from_ref(&src))?));
     if dir.join("Probe.exe").is_file() {
         return Ok(dir);
     }
@@ -219,7 +208,7 @@ const USER_LOCK_CSPROJ: &str = r#"<Project Sdk="Microsoft.NET.Sdk">
 ///
 /// Errors: no compiler, or the compiler's first error line (the user's file and line).
 pub fn build_user_lock(src: &Path, cache_dir: &Path) -> Result<PathBuf, String> {
-    let dir = cache_dir.join("dotnet").join(format!("userlock-{}", source_hash(&[src.to_path_buf()])?));
+    let dir = cache_dir.join("dotnet").join(format!("userlock-{}", super::source_hash(&[src.to_path_buf()])?));
     let dll = dir.join(USER_LOCK_DLL);
     if dll.is_file() {
         return Ok(dll);
@@ -269,7 +258,7 @@ pub fn build_user_lock(src: &Path, cache_dir: &Path) -> Result<PathBuf, String> 
 fn build_sdk(dotnet: &Path, ctx: &ProbeContext) -> Result<PathBuf, String> {
     let srcdir = ctx.probes_dir.join("dotnet");
     let files = [srcdir.join("Probe.cs"), srcdir.join("Probe.csproj")];
-    let dir = ctx.cache_dir.join("dotnet").join(format!("sdk-{}", source_hash(&files)?));
+    let dir = ctx.cache_dir.join("dotnet").join(format!("sdk-{}", super::source_hash(&files)?));
     let dll = dir.join("out").join("Probe.dll");
     if dll.is_file() {
         return Ok(dll);

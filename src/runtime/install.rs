@@ -171,9 +171,10 @@ impl VersionRequest {
         let usage = |message: String| Error::Usage { flag: flag.to_string(), message };
         if !INSTALLABLE.contains(&a.name()) {
             return Err(usage(format!(
-                "'{item}': versions of {} cannot be installed (only {} can: their builds are on the npm registry or NuGet); give another executable as {}=PATH",
+                "'{item}': versions of {} cannot be installed (only {} can: their builds are on the npm registry or NuGet){}; give another executable as {}=PATH",
                 a.name(),
                 INSTALLABLE.join(", "),
+                a.versions_note().map(|n| format!("; {n}")).unwrap_or_default(),
                 a.name()
             )));
         }

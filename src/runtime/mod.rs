@@ -12,11 +12,15 @@ pub mod discover;
 mod dotnet;
 pub use dotnet::build_user_lock;
 pub mod install;
+mod java;
 pub mod library;
 mod node;
 mod normalize;
 pub mod nuget;
 mod pwsh;
+mod python;
+mod rust;
+mod shell;
 
 pub use discover::{discover, Discovery, Fetch, Located, Requested};
 pub use normalize::{normalize, FS_FAILURE_CODES};
@@ -55,7 +59,8 @@ pub enum Status {
 /// A discovered (or missing) runtime: one row of the tables.
 #[derive(Debug, Clone)]
 pub struct Runtime {
-    /// The adapter's name (`node`, `bun`, `deno`, `coreclr`, `mono`, `pwsh`, `powershell`, `cmd`).
+    /// The adapter's name (`node`, `bun`, `deno`, `coreclr`, `mono`, `pwsh`, `powershell`, `cmd`,
+    /// `python`, `java`, `rust`, `dash`, `bash`).
     pub name: &'static str,
     /// The row label, e.g. `node 20.20.2`, `CoreCLR 3.1.23`, `cmd (Wine 8.0)`.
     pub label: String,
@@ -125,6 +130,13 @@ pub trait Adapter: Sync + std::fmt::Debug {
     }
     /// How to start the probe for `family`.
     fn launch(&self, rt: &Runtime, family: &str, ctx: &ProbeContext) -> Launch;
+    /// True when starting this runtime's probe costs little (a shell starts in a few
+    /// milliseconds): a process per attempt then gets the run's `-n` like a session, not the
+    /// few trials (`--oneshot-trials`) of a slow one-shot start (cmd.exe on Windows, and
+    /// under Wine where its loop does not start).
+    fn starts_cheaply(&self) -> bool {
+        false
+    }
     /// A multiplier for the per-attempt timeout (slow starters such as Wine).
     fn timeout_multiplier(&self) -> u32 {
         1
@@ -144,6 +156,11 @@ pub trait Adapter: Sync + std::fmt::Debug {
     fn no_amplification(&self) -> Option<String> {
         None
     }
+    /// Where other versions of this runtime come from, when no registry this tool reads serves
+    /// them (shown when `NAME@VERSION` is refused); `None` for the others.
+    fn versions_note(&self) -> Option<&'static str> {
+        None
+    }
     /// Why this runtime is not on this machine, when it is absent (shown in the skip line).
     fn absent_hint(&self) -> String {
         format!("no {} on PATH", self.executables().join(" or "))
@@ -160,6 +177,11 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &pwsh::Pwsh,
     &pwsh::WindowsPowerShell,
     &cmd::Cmd,
+    &python::Python,
+    &java::Java,
+    &rust::Rust,
+    &shell::Dash,
+    &shell::Bash,
 ];
 
 /// Finds an adapter by name or alias (case-insensitive).
@@ -240,6 +262,18 @@ pub(crate) fn publish_staged(tmp: tempfile::TempDir, dir: &Path, ready: &Path) -
     }
     let _ = std::fs::remove_dir_all(&kept);
     Ok(())
+}
+
+/// The first 8 bytes, in hex, of the SHA-256 of `files`' bytes in order: names a probe built from
+/// them in the cache, so that an edited probe is built again. Errors: a file cannot be read.
+pub(crate) fn source_hash(files: &[PathBuf]) -> Result<String, String> {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for f in files {
+        let b = std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        h.update(&b);
+    }
+    Ok(h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
 }
 
 #[cfg(test)]

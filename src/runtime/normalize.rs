@@ -59,12 +59,34 @@ pub fn normalize(raw: &RawError) -> &'static str {
         "Busy" => return "EBUSY",
         _ => {}
     }
+    if let Some(n) = from_java_exception(&raw.kind) {
+        return n;
+    }
     if let Some(hr) = raw.hresult {
         if let Some(n) = from_hresult(hr) {
             return n;
         }
     }
     "OTHER"
+}
+
+/// The java.nio.file exceptions that name one errno each (Javadoc of `java.nio.file`,
+/// https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/nio/file/package-summary.html:
+/// `FileAlreadyExistsException` "Checked exception thrown when an attempt is made to create a
+/// file or directory and a file of that name already exists", and so on). The JDK raises them
+/// from the errno of the failed system call (`UnixException.translateToIOException`,
+/// EEXIST → FileAlreadyExistsException, ENOENT → NoSuchFileException, EACCES →
+/// AccessDeniedException); the others' generic `FileSystemException` is left to the probe's
+/// `code`.
+fn from_java_exception(class: &str) -> Option<&'static str> {
+    Some(match class.strip_prefix("java.nio.file.")? {
+        "FileAlreadyExistsException" => "EEXIST",
+        "NoSuchFileException" => "ENOENT",
+        "DirectoryNotEmptyException" => "ENOTEMPTY",
+        "AccessDeniedException" => "EACCES",
+        "NotDirectoryException" => "ENOTDIR",
+        _ => return None,
+    })
 }
 
 /// PowerShell's own refusals, by the first part of the error record's FullyQualifiedErrorId
@@ -134,6 +156,17 @@ mod tests {
 
     fn raw(kind: &str, code: Option<&str>, hresult: Option<i64>) -> RawError {
         RawError { kind: kind.into(), code: code.map(Into::into), hresult, ..RawError::default() }
+    }
+
+    /// Java's exceptions by class; a generic FileSystemException goes by the probe's code.
+    #[test]
+    fn java_exception_classes() {
+        assert_eq!(normalize(&raw("java.nio.file.FileAlreadyExistsException", None, None)), "EEXIST");
+        assert_eq!(normalize(&raw("java.nio.file.NoSuchFileException", None, None)), "ENOENT");
+        assert_eq!(normalize(&raw("java.nio.file.DirectoryNotEmptyException", None, None)), "ENOTEMPTY");
+        assert_eq!(normalize(&raw("java.nio.file.FileSystemException", None, None)), "OTHER");
+        assert_eq!(normalize(&raw("java.nio.file.FileSystemException", Some("EBUSY"), None)), "EBUSY");
+        assert_eq!(normalize(&raw("FileAlreadyExistsException", None, None)), "OTHER");
     }
 
     #[test]

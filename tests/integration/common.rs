@@ -24,13 +24,17 @@ pub fn conformance() -> Command {
 }
 
 /// Runtimes CI must have: `CONFORMANCE_REQUIRE_RUNTIMES` (comma-separated), or on Linux CI
-/// (`CI=true`) node, bun, deno, coreclr, mono, pwsh and cmd (Wine).
+/// (`CI=true`) node, bun, deno, coreclr, mono, pwsh, cmd (Wine), python, java, rust, dash and
+/// bash.
 pub fn required_runtimes() -> Vec<String> {
     if let Ok(v) = std::env::var("CONFORMANCE_REQUIRE_RUNTIMES") {
         return v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
     }
     if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") && cfg!(target_os = "linux") {
-        return ["node", "bun", "deno", "coreclr", "mono", "pwsh", "cmd"].iter().map(|s| s.to_string()).collect();
+        return ["node", "bun", "deno", "coreclr", "mono", "pwsh", "cmd", "python", "java", "rust", "dash", "bash"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     }
     Vec::new()
 }

@@ -1,6 +1,7 @@
 //! Protocol 2 against the real probes of Node, Bun and Deno (`probes/shared/session.mjs`) and
 //! .NET (`probes/dotnet/Probe.cs` on Mono and CoreCLR) and PowerShell
-//! (`probes/powershell/probe.ps1` on pwsh), driven directly over stdin/stdout,
+//! (`probes/powershell/probe.ps1` on pwsh), Python (`probes/python/probe.py`), Java
+//! (`probes/java/Probe.java`) and Rust (`probes/rust`), driven directly over stdin/stdout,
 //! without the harness in between: the hello lists the
 //! variants (checked against `matrices/` with `check_hello`) and the recipes; a variant is still
 //! answered with the protocol-1 result; `publish.temp-rename` (alone and raced by two
@@ -44,6 +45,13 @@ enum Launcher {
     /// `pwsh -NoLogo -NoProfile -NonInteractive -ExecutionPolicy Bypass -File
     /// probes/powershell/probe.ps1` (as `src/runtime/pwsh.rs` launches it)
     Pwsh,
+    /// `python3 -I -u probes/python/probe.py` (`src/runtime/python.rs`)
+    Python,
+    /// `java -cp DIR Probe`, compiled from `probes/java/Probe.java` by the `javac` on PATH
+    /// (`src/runtime/java.rs` takes the one beside `java`)
+    Java,
+    /// `probes/rust` built by `cargo build --release --locked` (`src/runtime/rust.rs`)
+    Rust,
 }
 
 impl Launcher {
@@ -55,6 +63,9 @@ impl Launcher {
             Launcher::Mono => "mono",
             Launcher::CoreClr => "coreclr",
             Launcher::Pwsh => "pwsh",
+            Launcher::Python => "python",
+            Launcher::Java => "java",
+            Launcher::Rust => "rust",
         }
     }
 
@@ -63,6 +74,9 @@ impl Launcher {
             Launcher::DenoOwn => "deno",
             Launcher::Mono | Launcher::CoreClr => "dotnet",
             Launcher::Pwsh => "pwsh",
+            Launcher::Python => "python",
+            Launcher::Java => "java",
+            Launcher::Rust => "rust",
             _ => "node",
         }
     }
@@ -73,6 +87,9 @@ impl Launcher {
             Launcher::DenoOwn => "deno.writeFileSync.createNew",
             Launcher::Mono | Launcher::CoreClr => "dotnet.FileMode.CreateNew",
             Launcher::Pwsh => "pwsh.New-Item.File",
+            Launcher::Python => "python.open.x",
+            Launcher::Java => "java.Files.createFile",
+            Launcher::Rust => "rust.File.create_new",
             _ => "node.writeFileSync.wx",
         }
     }
@@ -124,10 +141,57 @@ impl Launcher {
                     .env("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT", "1")
                     .env("COMPlus_EnableDiagnostics", "0");
             }
+            Launcher::Python => {
+                c.args(["-I", "-u"]).arg(probes.join("python").join("probe.py")).env("LC_ALL", "C.UTF-8");
+            }
+            Launcher::Java => {
+                c.args(["-Dfile.encoding=UTF-8", "-cp"]).arg(java_probe(scratch)).arg("Probe").env("LC_ALL", "C.UTF-8");
+            }
+            Launcher::Rust => {
+                c = Command::new(rust_probe());
+            }
         }
         c.env("TMPDIR", &tmp).env("TEMP", &tmp).env("TMP", &tmp).current_dir(scratch);
         c
     }
+}
+
+/// The folder of `Probe.class`, compiled from `probes/java/Probe.java` by `javac` into
+/// `scratch/java/` (once per scratch folder).
+fn java_probe(scratch: &Path) -> PathBuf {
+    let dir = scratch.join("java");
+    if !dir.join("Probe.class").is_file() {
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Command::new(which::which("javac").expect("javac"))
+            .args(["-encoding", "UTF-8", "-nowarn", "-d"])
+            .arg(&dir)
+            .arg(root().join("probes").join("java").join("Probe.java"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "javac: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    dir
+}
+
+/// The Rust probe built by `cargo build --release --locked` from `probes/rust` into cargo's
+/// folder for integration tests' files (`CARGO_TARGET_TMPDIR`, inside `target/`), where a
+/// later test run finds it built.
+fn rust_probe() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rust-probe");
+            let out = Command::new(runtime_path("rust"))
+                .args(["build", "--release", "--locked", "--quiet", "--manifest-path"])
+                .arg(root().join("probes").join("rust").join("Cargo.toml"))
+                .arg("--target-dir")
+                .arg(&target)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "cargo: {}", String::from_utf8_lossy(&out.stderr));
+            target.join("release").join("probe")
+        })
+        .clone()
 }
 
 /// `Probe.exe` built from `probes/dotnet/Probe.cs` with Mono's `mcs` into `scratch/dotnet/`
@@ -376,8 +440,14 @@ fn exercise(l: Launcher) {
     assert_eq!(attempt(&mut a, 33, "rep/other", "tok-33")["ok"], true);
     let other = attempt(&mut a, 34, "rep/other", "tok-34");
     assert_eq!(other["ok"], false, "{other}");
-    // every probe's refusal message names the path (as the runtime's own message does)
-    for (r, own, not) in [(&refused, "rep/target", "rep/other"), (&other, "rep/other", "rep/target")] {
+    // every probe's refusal message names the path (as the runtime's own message does; Rust's
+    // `io::Error` names none: "File exists (os error 17)")
+    let named = if matches!(l, Launcher::Rust) {
+        vec![]
+    } else {
+        vec![(&refused, "rep/target", "rep/other"), (&other, "rep/other", "rep/target")]
+    };
+    for (r, own, not) in named {
         let m = r["error"]["message"].as_str().unwrap_or_default();
         assert!(m.contains(own) && !m.contains(not), "a stale error (not about {own}): {r}");
     }
@@ -389,7 +459,8 @@ fn exercise(l: Launcher) {
         assert_eq!(attempt(&mut a, id, own, &format!("tok-{id}"))["ok"], true, "{own:?} taken for {not:?}");
         let r = attempt(&mut a, id + 1, own, "again");
         let m = r["error"]["message"].as_str().unwrap_or_default();
-        assert!(r["ok"] == false && m.contains(own) && !m.contains(not), "a stale error (not about {own:?}): {r}");
+        let about = matches!(l, Launcher::Rust) || (m.contains(own) && !m.contains(not));
+        assert!(r["ok"] == false && about, "a stale error (not about {own:?}): {r}");
     }
     assert_eq!(std::fs::read_to_string(s.join(nfc)).unwrap(), "tok-40");
     assert_eq!(std::fs::read_to_string(s.join(nfd)).unwrap(), "tok-42");
@@ -537,4 +608,19 @@ fn protocol_v2_node_probe_on_deno() {
 #[test]
 fn protocol_v2_deno_probe_on_deno() {
     exercise(Launcher::DenoOwn);
+}
+
+#[test]
+fn protocol_v2_python_probe() {
+    exercise(Launcher::Python);
+}
+
+#[test]
+fn protocol_v2_java_probe() {
+    exercise(Launcher::Java);
+}
+
+#[test]
+fn protocol_v2_rust_probe() {
+    exercise(Launcher::Rust);
 }

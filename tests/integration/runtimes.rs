@@ -245,6 +245,22 @@ fn mono() {
 }
 
 #[test]
+fn python() {
+    check_session_runtime("python", &["python.open.x"]);
+}
+
+#[test]
+fn java() {
+    check_session_runtime("java", &["java.Files.createFile"]);
+}
+
+#[test]
+fn rust() {
+    // Rust's io::Error names no path ("File exists (os error 17)"): no message to check
+    check_session_runtime("rust", &[]);
+}
+
+#[test]
 fn pwsh() {
     let _serial = one_at_a_time();
     if !available("pwsh") {

@@ -1,0 +1,230 @@
+# conformance probe for POSIX shells (family `sh`; protocol 1, ONE-SHOT mode, see
+# ../PROTOCOL.md and README.md). Run as `dash probes/sh/probe.sh` or `bash probes/sh/probe.sh`,
+# one process per attempt, working directory the scratch root.
+#
+# Data arrives only in the environment and is only ever used quoted ("$T"), never evaluated:
+#   CONFORMANCE_VARIANT CONFORMANCE_TARGET CONFORMANCE_SOURCE CONFORMANCE_TOKEN
+#   CONFORMANCE_MARK (empty: none)
+# Every tool gets `--` before its operands, so a path starting with '-' is an operand.
+# Stdout carries exactly two protocol lines (ready, result). The command's own stdout and
+# stderr go to a file in $TMPDIR (the scratch's temp folder); its first line becomes the
+# error's message, and the whole file is copied to this process's stderr.
+#
+# POSIX sh only: the same file runs on dash 0.5.12 and bash 5.2. The one thing taken from
+# the shell when it offers it is bash's EPOCHREALTIME (wall clock, microseconds, no process):
+# t0_us/t1_us are sent only when that variable changes between the start and the call, so a
+# shell without it (dash) sends no stamps rather than paying a `date` process per stamp.
+
+V=${CONFORMANCE_VARIANT-}
+T=${CONFORMANCE_TARGET-}
+S=${CONFORMANCE_SOURCE-}
+TOK=${CONFORMANCE_TOKEN-}
+M=${CONFORMANCE_MARK-}
+E0=${EPOCHREALTIME-}
+
+# json_escape TEXT: sets J to TEXT as the inside of a JSON string: \ and " escaped, tab as
+# \t, any other control character as \u00XX. Pure shell: no process unless a control
+# character other than a tab occurs.
+json_escape() {
+  _r=$1
+  J=
+  while :; do
+    _p=${_r%%[\\\"[:cntrl:]]*}
+    J=$J$_p
+    [ "$_p" = "$_r" ] && break
+    _r=${_r#"$_p"}
+    _c=${_r%"${_r#?}"}
+    _r=${_r#?}
+    case $_c in
+      \\) J=$J'\\' ;;
+      \") J=$J'\"' ;;
+      "	") J=$J'\t' ;;
+      *) J=$J$(printf '\\u%04x' "'$_c") ;;
+    esac
+  done
+}
+
+# unsupported REASON: the ready line with supported:false, then exit 0 without reading stdin.
+unsupported() {
+  printf 'probe: unsupported: %s\n' "$1" >&2
+  json_escape "$1"
+  printf '{"protocol":1,"type":"ready","supported":false,"reason":"%s"}\n' "$J"
+  exit 0
+}
+
+# A recipe (protocol 2) is not implemented here (README.md, "Recipes").
+[ -z "${CONFORMANCE_RECIPE-}" ] || unsupported "the sh probe has no recipes"
+
+# Variant table: the tool it runs (sh: the shell itself, a redirection), whether it needs a
+# source, whether it writes the token.
+TOOL=
+NEEDS=
+NEEDTOK=
+case $V in
+  sh.noclobber-redirect) TOOL=sh NEEDTOK=1 ;;
+  sh.redirect) TOOL=sh NEEDTOK=1 ;;
+  sh.redirect-append) TOOL=sh NEEDTOK=1 ;;
+  sh.test-e+redirect) TOOL=sh NEEDTOK=1 ;;
+  sh.mkdir) TOOL=mkdir ;;
+  sh.mkdir.p) TOOL=mkdir ;;
+  sh.ln) TOOL=ln NEEDS=1 ;;
+  sh.ln.T) TOOL=ln NEEDS=1 ;;
+  sh.ln.s) TOOL=ln NEEDS=1 ;;
+  sh.ln.sT) TOOL=ln NEEDS=1 ;;
+  sh.mv) TOOL=mv NEEDS=1 ;;
+  sh.mv.n) TOOL=mv NEEDS=1 ;;
+  sh.mv.T) TOOL=mv NEEDS=1 ;;
+  sh.test-e+mv) TOOL=mv NEEDS=1 ;;
+  sh.cp) TOOL=cp NEEDS=1 ;;
+  sh.cp.n) TOOL=cp NEEDS=1 ;;
+  sh.cp.R) TOOL=cp NEEDS=1 ;;
+  sh.install.D) TOOL=install NEEDS=1 ;;
+  *)
+    printf 'probe: unknown variant [%s]\n' "$V" >&2
+    unsupported "unknown variant"
+    ;;
+esac
+[ -n "$M" ] && NEEDTOK=1
+[ -n "$T" ] || unsupported "CONFORMANCE_TARGET is empty"
+[ -z "$NEEDS" ] || [ -n "$S" ] || unsupported "CONFORMANCE_SOURCE is empty"
+[ -z "$NEEDTOK" ] || [ -n "$TOK" ] || unsupported "CONFORMANCE_TOKEN is empty"
+if [ "$TOOL" != sh ]; then
+  command -v "$TOOL" >/dev/null 2>&1 || unsupported "$TOOL is not on PATH"
+fi
+
+# The command's output file, inside the scratch ($TMPDIR is the scratch's temp folder).
+E=${TMPDIR:-.}/.conformance-sh-$$.err
+{ : >|"$E"; } 2>/dev/null || unsupported "cannot write the output file in TMPDIR"
+
+# Shell state the call needs is set before the release (it touches no file).
+[ "$V" = sh.noclobber-redirect ] && set -C
+
+printf '%s\n' '{"protocol":1,"type":"ready","supported":true}'
+
+# The release: exactly one line from stdin. End of input or an empty line: no call.
+REL=
+IFS= read -r REL
+if [ -z "$REL" ]; then
+  printf '%s\n' "probe: no release line, end of input or empty line; call not made" >&2
+  rm -f -- "$E" 2>/dev/null
+  exit 3
+fi
+
+CHK=
+T0=${EPOCHREALTIME-}
+case $V in
+  sh.noclobber-redirect) { printf %s "$TOK" > "$T"; } 2>|"$E"; ST=$? ;;
+  sh.redirect) { printf %s "$TOK" > "$T"; } 2>|"$E"; ST=$? ;;
+  sh.redirect-append) { printf %s "$TOK" >> "$T"; } 2>|"$E"; ST=$? ;;
+  sh.test-e+redirect)
+    if [ -e "$T" ]; then CHK=1 ST=1; else { printf %s "$TOK" > "$T"; } 2>|"$E"; ST=$?; fi ;;
+  sh.mkdir) mkdir -- "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.mkdir.p) mkdir -p -- "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.ln) ln -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.ln.T) ln -T -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.ln.s) ln -s -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.ln.sT) ln -s -T -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.mv) mv -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.mv.n) mv -n -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.mv.T) mv -T -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.test-e+mv)
+    if [ ! -e "$T" ]; then mv -- "$S" "$T" 2>|"$E" 1>&2; ST=$?; else CHK=1 ST=1; fi ;;
+  sh.cp) cp -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.cp.n) cp -n -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.cp.R) cp -R -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+  sh.install.D) install -D -- "$S" "$T" 2>|"$E" 1>&2; ST=$? ;;
+esac
+T1=${EPOCHREALTIME-}
+set +C
+
+# first_line_of FILE: sets L to the file's first line (empty when none) and copies the whole
+# file to stderr, with builtins only.
+first_line_of() {
+  L=
+  _n=0
+  [ -f "$1" ] || return 0
+  while IFS= read -r _l || [ -n "$_l" ]; do
+    [ "$_n" = 0 ] && L=$_l
+    _n=1
+    printf '%s\n' "$_l" >&2
+  done < "$1"
+}
+
+# errno_name LINE: sets CODE to the errno name whose strerror text (LC_ALL=C, glibc) ends
+# LINE after ": ", or to the empty string. Bash's own noclobber refusal ("cannot overwrite
+# existing file") is its NOCLOBBER_REDIRECT, which bash's redir.c returns for a regular file
+# found by stat(2) or an O_EXCL open that failed with EEXIST: named EEXIST.
+errno_name() {
+  case $1 in
+    *": File exists") CODE=EEXIST ;;
+    *": No such file or directory") CODE=ENOENT ;;
+    *": Directory not empty") CODE=ENOTEMPTY ;;
+    *": Is a directory") CODE=EISDIR ;;
+    *": Not a directory") CODE=ENOTDIR ;;
+    *": Permission denied") CODE=EACCES ;;
+    *": Operation not permitted") CODE=EPERM ;;
+    *": Device or resource busy") CODE=EBUSY ;;
+    *": Invalid cross-device link") CODE=EXDEV ;;
+    *": No space left on device") CODE=ENOSPC ;;
+    *": Disk quota exceeded") CODE=EDQUOT ;;
+    *": Read-only file system") CODE=EROFS ;;
+    *": Input/output error") CODE=EIO ;;
+    *": File name too long") CODE=ENAMETOOLONG ;;
+    *": cannot overwrite existing file") CODE=EEXIST ;;
+    *) CODE= ;;
+  esac
+}
+
+OK=true
+ERR=
+if [ "$ST" != 0 ]; then
+  OK=false
+  if [ -n "$CHK" ]; then
+    printf '%s\n' "probe: target exists, checked with [ -e ]" >&2
+    ERR='{"type":"test","code":"CHECK_EXISTS","errno":null,"hresult":null,"message":"target exists (checked with [ -e ])"}'
+  else
+    first_line_of "$E"
+    errno_name "$L"
+    json_escape "$L"
+    if [ -n "$CODE" ]; then CJ="\"$CODE\""; else CJ=null; fi
+    ERR="{\"type\":\"$TOOL\",\"code\":$CJ,\"errno\":null,\"hresult\":null,\"message\":\"$J\"}"
+  fi
+else
+  first_line_of "$E"
+  # After a successful call: the token into a new file at the mark path (create/truncate).
+  if [ -n "$M" ]; then
+    { printf %s "$TOK" > "$M"; } 2>|"$E"
+    MST=$?
+    if [ "$MST" != 0 ]; then
+      OK=false
+      first_line_of "$E"
+      errno_name "$L"
+      json_escape "$L"
+      if [ -n "$CODE" ]; then CJ="\"$CODE\""; else CJ=null; fi
+      ERR="{\"type\":\"MarkError\",\"code\":$CJ,\"errno\":null,\"hresult\":null,\"errorlevel\":$MST,\"message\":\"$J\"}"
+    fi
+  fi
+fi
+
+# Stamps: bash's EPOCHREALTIME ("seconds.micros") when the shell keeps it (it changed since
+# the start); none otherwise.
+STAMPS=
+case $E0:$T0:$T1 in
+  *[!0-9.:]*) ;;
+  *)
+    case $T0 in
+      [0-9]*.[0-9][0-9][0-9][0-9][0-9][0-9])
+        case $T1 in
+          [0-9]*.[0-9][0-9][0-9][0-9][0-9][0-9])
+            [ "$T0" != "$E0" ] && STAMPS=",\"t0_us\":${T0%.*}${T0#*.},\"t1_us\":${T1%.*}${T1#*.}" ;;
+        esac ;;
+    esac ;;
+esac
+
+if [ -n "$ERR" ]; then
+  printf '{"type":"result","ok":%s,"errorlevel":%s%s,"error":%s}\n' "$OK" "$ST" "$STAMPS" "$ERR"
+else
+  printf '{"type":"result","ok":%s,"errorlevel":%s%s,"error":null}\n' "$OK" "$ST" "$STAMPS"
+fi
+rm -f -- "$E" 2>/dev/null
+exit 0

@@ -31,7 +31,10 @@ impl Adapter for Python {
     fn version(&self, exe: &Path) -> Result<(String, String), String> {
         let line = first_line(&query(exe, &["--version"], &[])?);
         let v = line.strip_prefix("Python ").ok_or_else(|| format!("not a Python: `--version` printed {line:?}"))?;
-        if !v.starts_with("3.") {
+        // the oldest the probe runs on (probes/PROTOCOL.md, "Oldest runtimes"); it would refuse
+        // an older one itself, before its hello
+        let minor = v.strip_prefix("3.").and_then(|r| r.split('.').next()).and_then(|m| m.parse::<u32>().ok());
+        if minor.is_none_or(|m| m < 8) {
             return Err(format!("Python {v}: the probe needs Python 3.8 or later"));
         }
         Ok((v.to_string(), format!("python {v}")))

@@ -151,6 +151,6 @@ fn the_readmes_tables_match_the_committed_baseline() {
         .assert()
         .code(0)
         .stdout(predicate::str::starts_with(
-            "README.md: 15 table marker(s) up to date\nreports/README.md: 2 table marker(s) up to date",
+            "README.md: 16 table marker(s) up to date\nreports/README.md: 2 table marker(s) up to date",
         ));
 }

@@ -260,6 +260,38 @@ fn rust() {
     check_session_runtime("rust", &[]);
 }
 
+/// A POSIX shell running `probes/sh/probe.sh`, one process per attempt: every call as a second
+/// comer through the hostile folder (spaces, Japanese, `&`, `%`, `^`, `!`, quotes), compared
+/// with the baseline, the paths taken as data; then `mkdir` and `mv -n` raced, compared with
+/// the baseline: a shell gets the run's trials (100 amplified), not `--oneshot-trials`, and the
+/// family's control (`[ -e p ] || printf … > p`) is caught.
+fn check_shell(name: &str) {
+    let _serial = one_at_a_time();
+    if !available(name) {
+        return;
+    }
+    let r = measure(name, "1", &["--scenario", "second-comer"]).r;
+    assert_paths_were_data(&r, name);
+    let r = measure(name, "100", &["--scenario", "race", "--variant", "sh.mkdir,sh.mv.n"]).r;
+    control_worked(&r, name);
+    let mkdir =
+        r.cells.iter().find(|c| c.variant == "sh.mkdir" && c.scenario == Scenario::Race).expect("sh.mkdir raced");
+    if amplified(&r) {
+        let a = race(mkdir).amplified.as_ref().expect("an amplified race");
+        assert_eq!(a.stats.trials, 100, "{name}: the shell's race got --oneshot-trials: {mkdir:?}");
+    }
+}
+
+#[test]
+fn dash() {
+    check_shell("dash");
+}
+
+#[test]
+fn bash() {
+    check_shell("bash");
+}
+
 #[test]
 fn pwsh() {
     let _serial = one_at_a_time();

@@ -55,6 +55,7 @@ pub const PROBES: &[BuiltIn] = &[
     probe!("rust/src/main.rs"),
     probe!("sh/README.md"),
     probe!("sh/probe.sh"),
+    probe!("sh/recipes.sh"),
     probe!("shared/README.md"),
     probe!("shared/session.mjs"),
 ];

@@ -101,11 +101,13 @@ pub struct Options {
 }
 
 impl Options {
-    /// Trials per race (the one rule): [`Options::oneshot_trials`] when any contender starts a
-    /// process per attempt (`process_per_attempt`: a one-shot runtime, or a cmd loop that did
-    /// not start), [`Options::trials`] otherwise.
-    pub fn trials_for(&self, process_per_attempt: bool) -> usize {
-        if process_per_attempt {
+    /// Trials per race (the one rule): [`Options::oneshot_trials`] when some contender starts a
+    /// process per attempt (a one-shot runtime, or a cmd loop that did not start) and starting
+    /// one is slow (cmd.exe, not a shell: [`crate::runtime::Adapter::starts_cheaply`]),
+    /// [`Options::trials`] otherwise. `contenders` gives, per contender, (process per attempt,
+    /// starts cheaply).
+    pub fn trials_for(&self, contenders: impl IntoIterator<Item = (bool, bool)>) -> usize {
+        if contenders.into_iter().any(|(per_attempt, cheap)| per_attempt && !cheap) {
             self.oneshot_trials
         } else {
             self.trials

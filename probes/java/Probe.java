@@ -1227,6 +1227,7 @@ public final class Probe {
             "update.locked-temp-rename",
             "update.append-line",
             "os-lock.none",
+            "os-lock.filechannel-lock",
             "os-lock.intrude",
             "watch.events-only",
             "watch.events-and-rescan",
@@ -1939,8 +1940,6 @@ public final class Probe {
 
         // ---- os-lock ----
 
-        // os-lock.filechannel-lock is implemented but not listed in IDS: the harness's
-        // matrices/handoff/recipes.toml has no such id yet (README.md, "Recipes")
         static final String[] OS_LOCK_IDS = { "os-lock.none", "os-lock.filechannel-lock" };
         static final String[] OS_LOCK_INTRUSIONS = { "write", "append", "rename", "delete", "mmap", "relock" };
 

@@ -1,6 +1,7 @@
 # conformance probe for POSIX shells (family `sh`; protocol 1, ONE-SHOT mode, see
 # ../PROTOCOL.md and README.md). Run as `dash probes/sh/probe.sh` or `bash probes/sh/probe.sh`,
-# one process per attempt, working directory the scratch root.
+# one process per attempt, working directory the scratch root. A hand-off recipe (protocol 2,
+# CONFORMANCE_RECIPE set) runs the steps of recipes.sh, beside this file.
 #
 # Data arrives only in the environment and is only ever used quoted ("$T"), never evaluated:
 #   CONFORMANCE_VARIANT CONFORMANCE_TARGET CONFORMANCE_SOURCE CONFORMANCE_TOKEN
@@ -45,15 +46,66 @@ json_escape() {
 }
 
 # unsupported REASON: the ready line with supported:false, then exit 0 without reading stdin.
+PROTO=1
 unsupported() {
   printf 'probe: unsupported: %s\n' "$1" >&2
   json_escape "$1"
-  printf '{"protocol":1,"type":"ready","supported":false,"reason":"%s"}\n' "$J"
+  printf '{"protocol":%s,"type":"ready","supported":false,"reason":"%s"}\n' "$PROTO" "$J"
   exit 0
 }
 
-# A recipe (protocol 2) is not implemented here (README.md, "Recipes").
-[ -z "${CONFORMANCE_RECIPE-}" ] || unsupported "the sh probe has no recipes"
+# first_line_of FILE: sets L to the file's first line (empty when none) and copies the whole
+# file to stderr, with builtins only.
+first_line_of() {
+  L=
+  _n=0
+  [ -f "$1" ] || return 0
+  while IFS= read -r _l || [ -n "$_l" ]; do
+    [ "$_n" = 0 ] && L=$_l
+    _n=1
+    printf '%s\n' "$_l" >&2
+  done < "$1"
+}
+
+# errno_name LINE: sets CODE to the errno name whose strerror text (LC_ALL=C, glibc) ends
+# LINE after ": ", or to the empty string. Bash's own noclobber refusal ("cannot overwrite
+# existing file") is its NOCLOBBER_REDIRECT, which bash's redir.c returns for a regular file
+# found by stat(2) or an O_EXCL open that failed with EEXIST: named EEXIST.
+errno_name() {
+  case $1 in
+    *": File exists") CODE=EEXIST ;;
+    *": No such file or directory") CODE=ENOENT ;;
+    *": Directory not empty") CODE=ENOTEMPTY ;;
+    *": Is a directory") CODE=EISDIR ;;
+    *": Not a directory") CODE=ENOTDIR ;;
+    *": Permission denied") CODE=EACCES ;;
+    *": Operation not permitted") CODE=EPERM ;;
+    *": Device or resource busy") CODE=EBUSY ;;
+    *": Invalid cross-device link") CODE=EXDEV ;;
+    *": No space left on device") CODE=ENOSPC ;;
+    *": Disk quota exceeded") CODE=EDQUOT ;;
+    *": Read-only file system") CODE=EROFS ;;
+    *": Input/output error") CODE=EIO ;;
+    *": File name too long") CODE=ENAMETOOLONG ;;
+    *": cannot overwrite existing file") CODE=EEXIST ;;
+    *) CODE= ;;
+  esac
+}
+
+# The command's output file, inside the scratch ($TMPDIR is the scratch's temp folder).
+E=${TMPDIR:-.}/.conformance-sh-$$.err
+
+# A recipe (protocol 2): the steps of recipes.sh, beside this file (README.md, "Recipes").
+if [ -n "${CONFORMANCE_RECIPE-}" ]; then
+  PROTO=2
+  RS=${CONFORMANCE_RECIPES-}
+  [ -n "$RS" ] || unsupported "this probe was started without recipes.sh (CONFORMANCE_RECIPES is empty)"
+  [ -f "$RS" ] || unsupported "recipes.sh is missing beside probe.sh"
+  # `.` searches PATH for a name without a slash
+  case $RS in */*) ;; *) RS=./$RS ;; esac
+  . "$RS"
+  recipe_main
+fi
 
 # Variant table: the tool it runs (sh: the shell itself, a redirection), whether it needs a
 # source, whether it writes the token.
@@ -92,8 +144,6 @@ if [ "$TOOL" != sh ]; then
   command -v "$TOOL" >/dev/null 2>&1 || unsupported "$TOOL is not on PATH"
 fi
 
-# The command's output file, inside the scratch ($TMPDIR is the scratch's temp folder).
-E=${TMPDIR:-.}/.conformance-sh-$$.err
 { : >|"$E"; } 2>/dev/null || unsupported "cannot write the output file in TMPDIR"
 
 # Shell state the call needs is set before the release (it touches no file).
@@ -136,44 +186,6 @@ case $V in
 esac
 T1=${EPOCHREALTIME-}
 set +C
-
-# first_line_of FILE: sets L to the file's first line (empty when none) and copies the whole
-# file to stderr, with builtins only.
-first_line_of() {
-  L=
-  _n=0
-  [ -f "$1" ] || return 0
-  while IFS= read -r _l || [ -n "$_l" ]; do
-    [ "$_n" = 0 ] && L=$_l
-    _n=1
-    printf '%s\n' "$_l" >&2
-  done < "$1"
-}
-
-# errno_name LINE: sets CODE to the errno name whose strerror text (LC_ALL=C, glibc) ends
-# LINE after ": ", or to the empty string. Bash's own noclobber refusal ("cannot overwrite
-# existing file") is its NOCLOBBER_REDIRECT, which bash's redir.c returns for a regular file
-# found by stat(2) or an O_EXCL open that failed with EEXIST: named EEXIST.
-errno_name() {
-  case $1 in
-    *": File exists") CODE=EEXIST ;;
-    *": No such file or directory") CODE=ENOENT ;;
-    *": Directory not empty") CODE=ENOTEMPTY ;;
-    *": Is a directory") CODE=EISDIR ;;
-    *": Not a directory") CODE=ENOTDIR ;;
-    *": Permission denied") CODE=EACCES ;;
-    *": Operation not permitted") CODE=EPERM ;;
-    *": Device or resource busy") CODE=EBUSY ;;
-    *": Invalid cross-device link") CODE=EXDEV ;;
-    *": No space left on device") CODE=ENOSPC ;;
-    *": Disk quota exceeded") CODE=EDQUOT ;;
-    *": Read-only file system") CODE=EROFS ;;
-    *": Input/output error") CODE=EIO ;;
-    *": File name too long") CODE=ENAMETOOLONG ;;
-    *": cannot overwrite existing file") CODE=EEXIST ;;
-    *) CODE= ;;
-  esac
-}
 
 OK=true
 ERR=

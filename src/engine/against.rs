@@ -188,8 +188,13 @@ pub fn race_pair(
     });
     pools.hand_over(natural, amplified);
     let start_fault = pools.start(matches!(amplify, Amplify::On(_)).then_some(&amplify));
-    let per_attempt = pools.natural.iter().any(Contender::process_per_attempt);
-    let trials = opts.trials_for(per_attempt && !sides.iter().all(|s| s.rt.adapter().starts_cheaply()));
+    let trials = opts.trials_for(
+        pools
+            .natural
+            .iter()
+            .zip(PAIR_SLOTS)
+            .map(|(c, i)| (c.process_per_attempt(), sides[i].rt.adapter().starts_cheaply())),
+    );
     let variants: Vec<&Variant> = PAIR_SLOTS.iter().map(|&i| sides[i].v).collect();
     let styles: Vec<_> = PAIR_SLOTS.iter().map(|&i| sides[i].rt.adapter().path_style()).collect();
     let run = race_modes(&mut pools, &variants, &styles, trials, RaceRole::Row, m);

@@ -57,7 +57,7 @@ pub use trial::{RaceRun, Sweep};
 
 use crate::cells::Planned;
 use crate::domain::ContenderKind;
-use crate::exec::contender::{Attempt, Contender, Mode, Timeouts};
+use crate::exec::contender::{Attempt, Mode, Timeouts};
 use crate::exec::health;
 use crate::exec::scratch::{PathStyle, Scratch, TargetState};
 use crate::matrix::Variant;
@@ -351,8 +351,8 @@ pub fn measure_with(
         // one process per attempt (one-shot mode, also a cmd loop that did not start) costs a
         // process start per attempt: such races get --oneshot-trials, unless the runtime starts
         // cheaply (a shell)
-        let per_attempt = pools.natural.iter().any(Contender::process_per_attempt);
-        let mut trials = opts.trials_for(per_attempt && !adapter.starts_cheaply());
+        let cheap = adapter.starts_cheaply();
+        let mut trials = opts.trials_for(pools.natural.iter().map(|c| (c.process_per_attempt(), cheap)));
         let control = fam.iter().find(|c| c.is_control_race()).and_then(Planned::variant);
         let mut control_cell = None;
         let mut detection = None;

@@ -2,11 +2,11 @@
 
 use super::policy::natural_budget;
 use super::{
-    race_modes, trial, Amplify, Attempt, Budget, CellBase, CellResult, Contender, ContenderKind, Measurement, Options,
-    Outcome, PathStyle, Pools, RaceMode, RaceResult, RaceRole, RaceVerdict, Scenario, Scratch, TargetState,
+    race_modes, trial, Amplify, Attempt, Budget, CellBase, CellResult, ContenderKind, Measurement, Options, Outcome,
+    PathStyle, Pools, RaceMode, RaceResult, RaceRole, RaceVerdict, Scenario, Scratch, TargetState,
     DISPROOF_TRIALS_PER_ORDERING, NATURAL_CHECK_TRIALS_PER_ORDERING,
 };
-use crate::exec::contender::{Mode, Spec, Timeouts};
+use crate::exec::contender::{Contender, Mode, Spec, Timeouts};
 use crate::exec::fake::FakeCall;
 use crate::exec::process::Launch;
 use crate::matrix::{Creates, SourceKind, Variant};

@@ -15,6 +15,36 @@ use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, time_of_day_us, FromProbe};
 use crate::domain::Report;
 
+/// The recipe parameters a one-shot probe gets, each in its own environment variable (empty
+/// when the request has none): `temp` (by default, for a publish writer, beside the target:
+/// `cmdloop::default_temp`), claim's folders and output, the update worker's counter, lock and
+/// increments, the ledger worker's folder, key, effect file and processed list
+/// (`matrices/handoff/recipes.toml`; `probes/PROTOCOL.md`, *Recipes in one-shot mode*).
+pub const RECIPE_ENV: [(&str, &str); 11] = [
+    ("temp", "CONFORMANCE_TEMP"),
+    ("incoming", "CONFORMANCE_INCOMING"),
+    ("processing", "CONFORMANCE_PROCESSING"),
+    ("output", "CONFORMANCE_OUTPUT"),
+    ("counter", "CONFORMANCE_COUNTER"),
+    ("lock", "CONFORMANCE_LOCK"),
+    ("increments", "CONFORMANCE_INCREMENTS"),
+    ("ledger", "CONFORMANCE_LEDGER"),
+    ("key", "CONFORMANCE_KEY"),
+    ("effect", "CONFORMANCE_EFFECT"),
+    ("list", "CONFORMANCE_LIST"),
+];
+
+/// The recipes script of a one-shot probe: `recipes` with the probe script's extension, beside
+/// it (`probes/cmd/probe.cmd` → `probes/cmd/recipes.cmd`, `probes/sh/probe.sh` →
+/// `probes/sh/recipes.sh`).
+pub fn recipes_script(probe: &str) -> String {
+    let name = match probe.rsplit(['\\', '/']).next().and_then(|n| n.rsplit_once('.')) {
+        Some((_, ext)) => format!("recipes.{ext}"),
+        None => super::cmdloop::RECIPES_SCRIPT.to_string(),
+    };
+    super::cmdloop::sibling(probe, &name)
+}
+
 /// A one-shot probe: a new process for every attempt.
 #[derive(Debug)]
 pub struct OneShot {
@@ -24,7 +54,7 @@ pub struct OneShot {
     child: Option<Child>,
     /// The recipe of the attempt in flight, if it is one (protocol 2).
     recipe: Option<RecipeSpec>,
-    /// This driver's recipe folder, relative to `cwd` (`.cmd-oneshot-<harness pid>-<n>`): the
+    /// This driver's recipe folder, relative to `cwd` (`.oneshot-<harness pid>-<n>`): the
     /// content a publish writer copies, a reader's copies, the stop file.
     dir_name: String,
 }
@@ -36,13 +66,14 @@ impl OneShot {
     /// A driver that will start `launch` in `cwd` once per attempt.
     pub fn new(launch: Launch, cwd: PathBuf, timeouts: Timeouts) -> OneShot {
         let n = NEXT_DIR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir_name = format!(".cmd-oneshot-{}-{n}", std::process::id());
+        let dir_name = format!(".oneshot-{}-{n}", std::process::id());
         OneShot { launch, cwd, timeouts, child: None, recipe: None, dir_name }
     }
 
     /// Sets up a recipe's data (protocol 2, `probes/PROTOCOL.md`, *Recipes in one-shot
     /// mode*): a fresh recipe folder holding the publish content or an empty `reads` folder,
-    /// and the environment naming the recipe, its paths and `recipes.cmd`. Errors:
+    /// and the environment naming the recipe, its folder, the recipes script beside the probe
+    /// ([`recipes_script`]) and the recipe's parameters ([`RECIPE_ENV`]). Errors:
     /// `Unsupported` for a size out of range, `HarnessError` when the folder cannot be made.
     fn recipe_env(&self, spec: &Spec, r: &RecipeSpec) -> Result<Vec<(&'static str, String)>, Attempt> {
         let dir = self.cwd.join(&self.dir_name);
@@ -58,21 +89,22 @@ impl OneShot {
         if r.recipe == super::cmdloop::READER {
             std::fs::create_dir(dir.join("reads")).map_err(io)?;
         }
-        let text = |k: &str| r.params.get(k).and_then(|v| v.as_str()).map(str::to_string).unwrap_or_default();
         let script = self.launch.args.last().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
-        let temp = match text("temp") {
-            t if t.is_empty() && r.recipe.starts_with("publish.") => super::cmdloop::default_temp(spec),
-            t => t,
-        };
-        Ok(vec![
+        let mut env = vec![
             ("CONFORMANCE_RECIPE", r.recipe.clone()),
             ("CONFORMANCE_RECIPE_DIR", self.dir_name.clone()),
-            ("CONFORMANCE_RECIPES", super::cmdloop::sibling(&script, super::cmdloop::RECIPES_SCRIPT)),
-            ("CONFORMANCE_TEMP", temp),
-            ("CONFORMANCE_INCOMING", text("incoming")),
-            ("CONFORMANCE_PROCESSING", text("processing")),
-            ("CONFORMANCE_OUTPUT", text("output")),
-        ])
+            ("CONFORMANCE_RECIPES", recipes_script(&script)),
+        ];
+        for (param, var) in RECIPE_ENV {
+            let value = match r.params.get(param) {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::Number(n)) => n.to_string(),
+                _ if param == "temp" && r.recipe.starts_with("publish.") => super::cmdloop::default_temp(spec),
+                _ => String::new(),
+            };
+            env.push((var, value));
+        }
+        Ok(env)
     }
 
     /// Kills the process tree and builds a fault attempt with the stderr tail as evidence.
@@ -438,7 +470,16 @@ pub fn shows_prompt(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{epoch_us_of_local_time, epoch_us_of_local_time_at, shows_prompt, Awaited, DAY_US};
+    use super::{epoch_us_of_local_time, epoch_us_of_local_time_at, recipes_script, shows_prompt, Awaited, DAY_US};
+
+    #[test]
+    fn the_recipes_script_has_the_probe_scripts_extension_and_folder() {
+        assert_eq!(recipes_script("/p/probes/sh/probe.sh"), "/p/probes/sh/recipes.sh");
+        assert_eq!(recipes_script(r"Z:\p\cmd\probe.cmd"), r"Z:\p\cmd\recipes.cmd");
+        assert_eq!(recipes_script("probe"), "recipes.cmd");
+        // a dot in a folder name is not the script's extension
+        assert_eq!(recipes_script("/a.b/probe"), "/a.b/recipes.cmd");
+    }
 
     #[test]
     fn cmd_time_of_day_stamps_become_epoch_microseconds() {

@@ -76,11 +76,13 @@ impl RacePlan {
                 ));
             }
         }
-        let any_oneshot = slots.iter().any(|s| {
-            crate::runtime::adapter(s.runtime).is_some_and(|ad| ad.mode() == Mode::OneShot && !ad.starts_cheaply())
-        });
         let options = common.options(shape, common.detect_amplifier(true));
-        let trials = options.trials_for(any_oneshot);
+        let trials = options.trials_for(
+            slots
+                .iter()
+                .filter_map(|s| crate::runtime::adapter(s.runtime))
+                .map(|ad| (ad.mode() == Mode::OneShot, ad.starts_cheaply())),
+        );
         Ok(RacePlan {
             common,
             slots,

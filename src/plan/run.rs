@@ -267,7 +267,7 @@ impl RunPlan {
         let o = &self.options;
         o.race.then(|| {
             let ad = rt.adapter();
-            let trials = o.trials_for(ad.mode() == Mode::OneShot && !ad.starts_cheaply());
+            let trials = o.trials_for([(ad.mode() == Mode::OneShot, ad.starts_cheaply())]);
             let unavailable = match (&o.amplify, ad.no_amplification()) {
                 (Amplify::On(_), Some(why)) => Some(crate::domain::NoAmplified::Unavailable(why)),
                 (amp, _) => amp.why_not(),

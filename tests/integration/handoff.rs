@@ -1080,3 +1080,60 @@ fn holder_update_os_lock_and_watch_on_session_runtimes() {
 fn races_a_library(id: &str) -> bool {
     conformance::handoff::Recipe::find(id).is_some_and(|r| r.library.is_some())
 }
+
+/// The shells' hand-off recipes (`probes/sh/recipes.sh`, one shell per worker in one-shot
+/// mode) through the hostile folder: every path reaches `cat`, `mv`, `rm` and the shell's
+/// redirections as data. The recipes built to hold are checked to hold (a failure here is a
+/// broken recipe, not a finding); the anti-patterns are only counted; what needs a clock is
+/// unsupported with the reason.
+/// The update recipes that take a lock or append, which no worker's update can be lost by.
+const UPDATE_RIGHT: &[&str] = &["update.locked-read-modify-write", "update.locked-temp-rename", "update.append-line"];
+
+#[test]
+fn shell_recipes_take_hostile_paths() {
+    let _serial = one_at_a_time();
+    for name in ["dash", "bash"] {
+        if !available(name) {
+            continue;
+        }
+        // bash runs the same recipes.sh: its update cells (the slowest) are left to dash
+        let scenarios = if name == "dash" { "publish,claim,update,ledger,lease" } else { "publish,claim,ledger,lease" };
+        let r = handoff(scenarios, name, "2", &["--hostile-paths"]);
+        for (mode, m) in publish_runs(&r, "publish.temp-rename") {
+            for k in ["torn_reads", "missing", "damaged_targets", "leftover_files", "write_failed", "reader_faults"] {
+                assert_eq!(count(m, k), 0, "{name} {mode}: set -C temp, cat, mv -f showed {k}: {m:?}");
+            }
+            assert_eq!(count(m, "published"), count(m, "items"), "{name} {mode}: {m:?}");
+        }
+        for recipe in ["claim.rename-claim", "claim.exclusive-marker", "claim.list-then-open"] {
+            for (mode, m) in claim_runs(&r, recipe) {
+                let mut held = vec!["left_unclaimed", "worker_faults"];
+                if recipe != "claim.list-then-open" {
+                    held.extend(["duplicate_claims", "lost_items"]);
+                }
+                for k in held {
+                    assert_eq!(count(m, k), 0, "{name} {mode}: {recipe} showed {k}: {m:?}");
+                }
+            }
+        }
+        let updates = if name == "dash" { UPDATE_RIGHT } else { &[] };
+        for recipe in updates {
+            for (mode, m) in update_runs(&r, recipe, 3) {
+                for k in ["lost_updates", "excess_updates", "worker_faults", "leftover_files"] {
+                    assert_eq!(count(m, k), 0, "{name} {mode}: {recipe} showed {k}: {m:?}");
+                }
+            }
+        }
+        for (mode, m) in ledger_runs(&r, "ledger.key-first") {
+            assert_eq!((count(m, "duplicated"), count(m, "unprocessed")), (0, 0), "{name} {mode}: {m:?}");
+        }
+        for c in r.cells.iter().filter(|c| c.scenario == Scenario::Lease) {
+            let why = c.evidence.as_deref().unwrap_or_else(|| panic!("no reason: {c:?}"));
+            assert!(
+                why.starts_with("unsupported: ")
+                    && why.contains("no clock finer than a second without starting a process"),
+                "{c:?}"
+            );
+        }
+    }
+}

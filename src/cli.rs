@@ -437,7 +437,7 @@ pub struct CheckArgs {
 }
 
 /// `run` flags.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Runtimes to measure: names (node, bun, deno, coreclr, mono, pwsh, powershell, cmd),
     /// NAME=PATH for an explicit executable, and NAME@VERSION (node, bun, deno from npm,
@@ -489,6 +489,15 @@ pub struct RunArgs {
     /// Scratch folder options.
     #[command(flatten)]
     pub scratch: ScratchArgs,
+    /// Measure on file systems the harness makes itself, one after the other, in a private
+    /// mount namespace (Linux, as root): tmpfs, ext4, xfs, btrfs, overlay, exfat, sshfs
+    /// (comma-separated), or `all`. Each is made with the Debian tools, measured as a run with
+    /// --fs-root on it would be (its own results in OUT/fs/NAME/), and removed afterwards; one
+    /// whose tool, kernel support or privilege is missing is skipped with the reason. The
+    /// results hold one table per runtime and file system and name the cells that differ
+    /// between them (docs/FILESYSTEMS.md).
+    #[arg(long, value_name = "LIST", conflicts_with = "fs_root")]
+    pub fs: Option<String>,
     /// Trials per race cell [default: 100, 30 with --quick, 200 with --thorough]; "safe as a
     /// lock" needs 100 clean trials.
     #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
@@ -877,6 +886,12 @@ pub struct ScratchArgs {
     /// Pass every path through a folder with this name (one path component).
     #[arg(long, value_name = "NAME")]
     pub path_segment: Option<String>,
+    /// The same folder as --fs-root, reached through a second client of the same share (a
+    /// second mount of an NFS or SMB export, e.g. with `-o nosharecache`): each race's odd
+    /// contenders (k1, k3, …) get their paths through it, the others through --fs-root, so
+    /// that the race is between two clients. `run --fs` sets it for sshfs itself.
+    #[arg(long, value_name = "DIR", requires = "fs_root")]
+    pub second_client: Option<PathBuf>,
 }
 
 #[cfg(test)]

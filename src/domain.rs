@@ -520,6 +520,58 @@ impl Returned {
     }
 }
 
+/// A file system `run --fs` can make (made by [`crate::fs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FsKind {
+    /// A tmpfs mount (memory).
+    Tmpfs,
+    /// ext4 on a loop image (`mkfs.ext4`).
+    Ext4,
+    /// XFS on a loop image (`mkfs.xfs`).
+    Xfs,
+    /// btrfs on a loop image (`mkfs.btrfs`) with two subvolumes, measured in the first.
+    Btrfs,
+    /// An overlay mount (lower, upper and work folders on a tmpfs), measured in a folder that
+    /// comes from the lower layer.
+    Overlay,
+    /// exFAT on a loop image (`mkfs.exfat`), mounted by the kernel's driver or `exfat-fuse`.
+    Exfat,
+    /// sshfs (FUSE) mounts of a folder exported by an `sshd` started on 127.0.0.1 for the run:
+    /// two clients of one share.
+    Sshfs,
+}
+
+impl FsKind {
+    /// Every kind, in the order `--fs all` measures them.
+    pub const ALL: [FsKind; 7] =
+        [FsKind::Tmpfs, FsKind::Ext4, FsKind::Xfs, FsKind::Btrfs, FsKind::Overlay, FsKind::Exfat, FsKind::Sshfs];
+
+    /// The name `--fs` takes and results carry (`xfs`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsKind::Tmpfs => "tmpfs",
+            FsKind::Ext4 => "ext4",
+            FsKind::Xfs => "xfs",
+            FsKind::Btrfs => "btrfs",
+            FsKind::Overlay => "overlay",
+            FsKind::Exfat => "exfat",
+            FsKind::Sshfs => "sshfs",
+        }
+    }
+
+    /// The kind named `name` (as [`FsKind::as_str`] spells it).
+    pub fn parse(name: &str) -> Option<FsKind> {
+        FsKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for FsKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::NoAmplified;

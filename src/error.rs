@@ -94,6 +94,10 @@ pub enum Error {
     /// Runtimes named by `--require` are missing or broken.
     #[error("required runtime(s) not available: {0}")]
     RequiredMissing(String),
+    /// `run --fs`: none of the file systems asked for could be made or measured here (each
+    /// reason given), or the private mount namespace they are made in could not be.
+    #[error("no file system to measure on: {0}")]
+    NoFileSystem(String),
     /// A bug or an unexpected system failure.
     #[error("internal error: {0}")]
     Internal(String),
@@ -121,6 +125,7 @@ impl Error {
             }
             Error::NoRuntime(_) | Error::RuntimeUnavailable { .. } => exit_code::NO_RUNTIME,
             Error::RequiredMissing(_) => exit_code::REQUIRED_MISSING,
+            Error::NoFileSystem(_) => exit_code::NO_FILE_SYSTEM,
             Error::Internal(_) => exit_code::INTERNAL,
         }
     }

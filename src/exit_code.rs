@@ -28,6 +28,11 @@ pub const REQUIRED_MISSING: i32 = 5;
 /// `check`: the lock code could not be judged on some runtime (it faulted, hung, did not load,
 /// or the probe lacks it) and was unsafe on none.
 pub const UNDETERMINED: i32 = 6;
+/// `run --fs`: none of the file systems asked for could be made here (no root or
+/// `CAP_SYS_ADMIN` for the private mount namespace, a tool or kernel support missing); the
+/// message gives each reason. A run where some were made measures those and says which were
+/// skipped.
+pub const NO_FILE_SYSTEM: i32 = 7;
 /// The run was interrupted (Ctrl-C, SIGTERM); partial results were written.
 pub const INTERRUPTED: i32 = 130;
 /// An unexpected internal failure (a bug): the message says what failed.

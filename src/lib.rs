@@ -18,7 +18,7 @@
 //! 5. Runtime adapters: [`runtime`].
 //! 6. What a measurement is asked to do: [`options`], then [`cells`].
 //! 7. Results, their model and exporters: [`report`].
-//! 8. Reading, comparing and writing results: [`compare`], [`diff`], [`cross`], [`repro`], [`merge`], [`runinfo`], [`outdir`], [`docs`].
+//! 8. Reading, comparing and writing results: [`compare`], [`diff`], [`cross`], [`repro`], [`merge`], [`runinfo`], [`outdir`], [`docs`]; the file systems `run --fs` makes, [`fs`].
 //! 9. Measuring: [`engine`].
 //! 10. The command line's words: [`cli`].
 //! 11. What a command says and plans: [`status`], then [`plan`].
@@ -40,6 +40,7 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod exit_code;
+pub mod fs;
 pub mod handoff;
 pub mod interrupt;
 pub mod matrix;

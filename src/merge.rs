@@ -12,9 +12,14 @@ use crate::error::{Error, Result};
 use crate::report::model::{Cell, MachineInfo, Results, RunInfo, SCHEMA};
 
 /// The machine label of a single run: OS, kernel and scratch file-system type
-/// (`linux 6.1.0 ext4`).
+/// (`linux 6.1.0 ext4`); for a file system `run --fs` made, only its name (`sshfs`, not
+/// `fuse.sshfs`): the runs of one `--fs` share the machine, whose facts are in
+/// [`RunInfo::machines`].
 pub fn machine_label(ri: &RunInfo) -> String {
-    format!("{} {} {}", ri.os, ri.kernel, ri.fs.fs_type)
+    match &ri.fs.made {
+        Some(m) => m.kind.to_string(),
+        None => format!("{} {} {}", ri.os, ri.kernel, ri.fs.fs_type),
+    }
 }
 
 /// Merges runs, each given with the path it was read from (for [`MachineInfo::source`]).
@@ -24,10 +29,21 @@ pub fn machine_label(ri: &RunInfo) -> String {
 /// merged `run_info` is the first run's, with every run's runtimes and controls (relabelled),
 /// the machines, the summed duration and `os` set to `merged`.
 ///
-/// Errors: [`Error::Usage`] when fewer than two runs are given.
+/// Errors: [`Error::Usage`] when fewer than two runs are given; see [`merge_labelled`].
 pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
     if runs.len() < 2 {
         return Err(Error::Usage { flag: "merge".into(), message: "give at least two results files".into() });
+    }
+    merge_labelled(runs)
+}
+
+/// [`merge`] of one run or more (`run --fs` labels even a single file system's cells).
+///
+/// Errors: [`Error::Usage`] for no run; [`Error::Input`] naming a merged run whose machine is
+/// already in the merge.
+pub fn merge_labelled(runs: Vec<(String, Results)>) -> Result<Results> {
+    if runs.is_empty() {
+        return Err(Error::Usage { flag: "merge".into(), message: "give at least one results file".into() });
     }
     let mut info: Option<RunInfo> = None;
     let mut cells: Vec<Cell> = Vec::new();
@@ -96,7 +112,7 @@ pub fn merge(runs: Vec<(String, Results)>) -> Result<Results> {
             info = Some(r.run_info);
         }
     }
-    let mut run_info = info.expect("at least two runs");
+    let mut run_info = info.expect("at least one run");
     run_info.os = "merged".into();
     run_info.duration_s = duration;
     run_info.runtimes = runtimes;
@@ -141,6 +157,45 @@ mod tests {
         let p = dir.path().join("m.json");
         std::fs::write(&p, text).unwrap();
         assert_eq!(crate::report::json::read(&p).unwrap(), m);
+    }
+
+    #[test]
+    fn file_systems_the_run_made_are_labelled_by_name_and_their_answers_compared() {
+        use crate::fs::FsKind;
+        use crate::report::model::MadeFs;
+        let made = |kind| MadeFs { kind, how: "test".into(), daemon: None };
+        let mut a = base();
+        a.run_info.fs.made = Some(made(FsKind::Ext4));
+        let mut b = base();
+        b.run_info.fs.fs_type = "fuse.sshfs".into();
+        b.run_info.fs.made = Some(made(FsKind::Sshfs));
+        // a race that held on ext4 lets two winners in on sshfs
+        let i =
+            b.cells.iter().position(|c| c.race().is_some_and(|r| r.verdict == crate::verdict::RaceVerdict::Exclusive));
+        let i = i.expect("an exclusive race in the fixture");
+        let race = b.cells[i].race_mut().unwrap();
+        race.verdict = crate::verdict::RaceVerdict::MultipleWinners;
+        for run in [race.natural.as_mut(), race.amplified.as_mut()].into_iter().flatten() {
+            run.verdict = crate::verdict::RaceVerdict::MultipleWinners;
+            run.stats.multi_winner_trials = 3;
+        }
+        let m = super::merge_labelled(vec![("a".into(), a), ("b".into(), b)]).unwrap();
+        let labels: Vec<&str> = m.run_info.machines.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(labels, ["ext4", "sshfs"]);
+        let text = crate::report::answers::render_by_machine(&m, 200);
+        let variant = &m.cells[i].variant;
+        let line = text.lines().find(|l| l.contains(variant.as_str())).unwrap_or_else(|| panic!("{text}"));
+        // the fixture's race is too short for a yes on ext4 (`? (-n 100)`); on sshfs it is a no
+        assert!(
+            line.contains("? (-n 100) on ext4") && line.contains("multiple-winners 3/") && line.ends_with(" on sshfs"),
+            "{line}"
+        );
+        // one machine: nothing to compare
+        assert!(crate::report::answers::render_by_machine(
+            &super::merge_labelled(vec![("a".into(), base())]).unwrap(),
+            100
+        )
+        .is_empty());
     }
 
     #[test]

@@ -98,6 +98,12 @@ pub struct Options {
     /// each) or threads of one probe process ([`crate::exec::threads`]); every cell says which
     /// ([`crate::report::model::Cell::contenders`]). Hand-offs always run processes.
     pub contender_kind: ContenderKind,
+    /// `run --fs` on a file system with two clients (sshfs): (the scratch folder's parent as the
+    /// first client sees it, the same folder through the second client). A race's odd
+    /// contenders (k1, k3, …) are given their paths through the second client, the others
+    /// through the first: a race between two clients of one share
+    /// ([`crate::engine::trial::client_view`]). `None`: every contender uses the first.
+    pub second_client: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl Options {

@@ -22,6 +22,8 @@ pub fn fs_info(root: &Path) -> FsInfo {
         fs_type: "unknown".into(),
         mount_point: "unknown".into(),
         mount_options: "unknown".into(),
+        made: None,
+        second_client: None,
     };
     if let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") {
         if let Some((mp, fstype, opts)) = best_mount(&text, &canon) {

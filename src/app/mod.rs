@@ -13,6 +13,7 @@ mod merge;
 mod race;
 mod report;
 mod run;
+mod run_fs;
 mod runtimes;
 mod variants;
 

@@ -20,6 +20,9 @@ use crate::runtime::{discover, Requested, Runtime, Status};
 use crate::status::{amplify_line, emit, status_line};
 
 pub(super) fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
+    if let Some(list) = &a.fs {
+        return super::run_fs::cmd_run_fs(a, list, paths);
+    }
     measure_run(a, paths, true).map(|(code, _)| code)
 }
 

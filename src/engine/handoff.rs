@@ -220,6 +220,7 @@ pub(super) fn run_item_during(
         hold_ms: 0,
         snapshot_before: false,
         trash: None,
+        second_client: None,
         during,
     };
     run_trial(pool, &setup, id)

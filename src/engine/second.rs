@@ -116,6 +116,7 @@ fn second_comer(
         hold_ms: 0,
         snapshot_before: true,
         trash: None,
+        second_client: None,
         during: None,
     };
     let end = run_trial(std::slice::from_mut(c), &setup, id);

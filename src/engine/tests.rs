@@ -41,6 +41,7 @@ pub(super) fn options(trials: usize) -> Options {
         races: crate::domain::RaceScope::All,
         handoff_amplified: false,
         contender_kind: Default::default(),
+        second_client: None,
     }
 }
 

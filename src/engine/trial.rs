@@ -292,6 +292,7 @@ pub(super) fn race_core(
             hold_ms: m.opts.hold_ms,
             snapshot_before: false,
             trash: trash.as_deref(),
+            second_client: m.opts.second_client.as_ref(),
             during: None,
         };
         let end = run_trial(pool, &setup, id);
@@ -524,6 +525,9 @@ pub(super) struct TrialSetup<'a> {
     /// A folder left by an earlier trial, removed while the contenders answer `prepare` (the
     /// harness would otherwise wait for the round trip idle).
     pub trash: Option<&'a Path>,
+    /// Races on a file system with two clients ([`crate::options::Options::second_client`]):
+    /// the odd slots get their paths through the second client ([`client_view`]).
+    pub second_client: Option<&'a (PathBuf, PathBuf)>,
     /// What the harness does itself once the calls and one-pass recipes have ended, while the
     /// loop recipes still run, given the pool (the OS-lock scenario goes at a holder's files
     /// while it holds them; the watch scenario pauses a consumer and drops a burst of files on
@@ -560,6 +564,18 @@ pub(super) enum TrialEnd {
 /// Runs one trial on `pool` as `s` says, with attempt id `id`: the first comer's state and each
 /// slot's source put in place, the target read (if asked), every contender `begin` and
 /// `ready`, the plan's timed steps, every contender's result, and the target read again.
+/// The folder `probe_dir` as slot `index` sees it on a file system with two clients
+/// (`second_client`: the first client's root, the second's): through the second client for
+/// the odd slots, `None` (the first client's path) for the even ones, for a path outside the
+/// first client's root, and where there is no second client.
+pub fn client_view(probe_dir: &Path, index: usize, second_client: Option<&(PathBuf, PathBuf)>) -> Option<PathBuf> {
+    let (first, second) = second_client?;
+    if index.is_multiple_of(2) {
+        return None;
+    }
+    probe_dir.strip_prefix(first).ok().map(|rest| second.join(rest))
+}
+
 pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> TrialEnd {
     let mut steps = Steps::default();
     let mut step = Instant::now();
@@ -603,8 +619,10 @@ pub(super) fn run_trial(pool: &mut [Contender], s: &TrialSetup<'_>, id: u64) -> 
         .enumerate()
         .map(|(i, slot)| {
             let v = slot.variant;
-            let source_dir = if v.creates == Creates::Symlink { s.dir } else { s.probe_dir };
-            let mut spec = spec_for(v, id, s.probe_dir, source_dir, slot.style, slot.index, &slot.token);
+            let through = client_view(s.probe_dir, slot.index, s.second_client);
+            let probe_dir = through.as_deref().unwrap_or(s.probe_dir);
+            let source_dir = if v.creates == Creates::Symlink { s.dir } else { probe_dir };
+            let mut spec = spec_for(v, id, probe_dir, source_dir, slot.style, slot.index, &slot.token);
             if state == TargetState::SelfSame && spec.source.is_some() {
                 // the source is the target itself: the same path, spelled the same way
                 spec.source = Some(spell(&source_dir.join(source_name(state, slot.index)), slot.style));
@@ -823,6 +841,22 @@ pub(super) fn run_ready_ones(pool: &mut [Contender], attempts: &[Option<Attempt>
 #[cfg(test)]
 mod tests {
     use crate::engine::{Budget, Sweep};
+
+    #[test]
+    fn odd_slots_see_the_folder_through_the_second_client() {
+        use std::path::{Path, PathBuf};
+        let clients = (PathBuf::from("/w/sshfs/client1"), PathBuf::from("/w/sshfs/client2"));
+        let dir = Path::new("/w/sshfs/client1/conformance-x/race");
+        assert_eq!(super::client_view(dir, 0, Some(&clients)), None);
+        assert_eq!(
+            super::client_view(dir, 1, Some(&clients)),
+            Some(PathBuf::from("/w/sshfs/client2/conformance-x/race"))
+        );
+        assert_eq!(super::client_view(dir, 2, Some(&clients)), None);
+        assert_eq!(super::client_view(dir, 1, None), None);
+        // a folder outside the first client's root keeps its path
+        assert_eq!(super::client_view(Path::new("/elsewhere/race"), 1, Some(&clients)), None);
+    }
 
     #[test]
     fn sweeps_and_budgets() {

@@ -146,7 +146,7 @@ pub fn stop_requested() -> bool {
 /// ends. If the harness died between `fork` and the `prctl`, the child exits at once.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-fn die_with_parent(cmd: &mut Command) {
+pub(crate) fn die_with_parent(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     let parent = nix::unistd::getpid();
     // SAFETY: the hook runs in the forked child before exec and calls only prctl(2) and

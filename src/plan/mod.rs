@@ -11,7 +11,7 @@
 //! Floor: just below [`crate::app`]; above the command line, the engine and
 //! [`crate::status`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::{AmplifyArg, AttemptArgs, Cli, PowerArgs, ScratchArgs, DEFAULT_ONESHOT_TRIALS, DEFAULT_TRIALS};
@@ -112,6 +112,38 @@ pub struct Common {
     pub max_trials: u32,
     /// `--offsets` in µs.
     pub offsets: Option<Vec<u64>>,
+    /// `run --fs` on a two-client file system: (`fs_root`, the second client's view of it),
+    /// both canonical; see [`Options::second_client`].
+    pub second_client: Option<(PathBuf, PathBuf)>,
+}
+
+/// Checks that the scratch folder `root`, just made under the first client's root, is there
+/// through the second client too (`second`: the two roots): otherwise the two are not one
+/// share, and a race "between two clients" would be between two folders. A network file
+/// system may show a new folder a moment late (attribute caching): it is looked for for 5 s.
+///
+/// Errors: [`Error::Usage`] naming `--second-client`.
+fn check_second_client(root: &Path, second: &(PathBuf, PathBuf)) -> Result<()> {
+    let canon = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let usage = |message: String| Error::Usage { flag: "--second-client".into(), message };
+    let Ok(rest) = canon.strip_prefix(&second.0) else {
+        return Err(usage(format!("the scratch folder {} is not under {}", canon.display(), second.0.display())));
+    };
+    let through = second.1.join(rest);
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while !through.is_dir() {
+        if std::time::Instant::now() > until {
+            return Err(usage(format!(
+                "{} is not the same share as {}: the folder {} made through the first is not {} through the second",
+                second.1.display(),
+                second.0.display(),
+                canon.display(),
+                through.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
 }
 
 impl Common {
@@ -142,6 +174,15 @@ impl Common {
             check_probes(p)?;
         }
         let segment = parse_segment(scratch.hostile_paths, scratch.path_segment.as_deref())?;
+        let canonical = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        let second_client = match (&scratch.fs_root, &scratch.second_client) {
+            (Some(root), Some(second)) => Some((canonical(root), canonical(second))),
+            _ => None,
+        };
+        // strace's -P names the race's paths as the first client sees them: with a second
+        // client every listed call is delayed instead, so that both clients' contenders are
+        let amplify_paths =
+            if second_client.is_some() { crate::exec::amplify::DelayScope::All } else { power.amplify_paths.scope() };
         Ok(Common {
             probes: paths.probes.clone(),
             cache: paths.cache.clone(),
@@ -152,10 +193,11 @@ impl Common {
             hold_ms: attempt.hold_ms,
             amplify: power.amplify,
             amplify_delay_us: power.amplify_delay_us,
-            amplify_paths: power.amplify_paths.scope(),
+            amplify_paths,
             max_rate,
             max_trials: power.max_trials,
             offsets,
+            second_client,
         })
     }
 
@@ -189,6 +231,7 @@ impl Common {
             races: shape.races,
             handoff_amplified: !shape.adaptive || self.amplify == AmplifyArg::On,
             contender_kind: shape.contender_kind,
+            second_client: self.second_client.clone(),
         }
     }
 
@@ -248,6 +291,9 @@ impl Common {
             origin,
             why,
         })?;
+        if let Some(second) = &self.second_client {
+            check_second_client(scratch.root(), second)?;
+        }
         let probes_dir = match &self.probes {
             Some(p) => p.clone(),
             None => {

@@ -342,7 +342,10 @@ impl RunPlan {
             os_version,
             kernel,
             arch,
-            fs: crate::runinfo::fs_info(&self.common.fs_root),
+            fs: crate::report::model::FsInfo {
+                second_client: self.common.second_client.as_ref().map(|(_, s)| s.display().to_string()),
+                ..crate::runinfo::fs_info(&self.common.fs_root)
+            },
             date: self.date.to_string(),
             duration_s: 0.0,
             contenders: o.contenders,
@@ -365,6 +368,7 @@ impl RunPlan {
             controls: Vec::new(),
             machines: Vec::new(),
             selection: Some(self.selection()),
+            fs_skipped: Vec::new(),
         }
     }
 

@@ -101,6 +101,7 @@ impl RuntimesPlan {
             max_rate: None,
             max_trials: crate::cli::DEFAULT_MAX_TRIALS,
             offsets: None,
+            second_client: None,
         };
         let options = common.options(Shape::default(), Amplify::Off);
         Ok(RuntimesPlan { common, options, variants })

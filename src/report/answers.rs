@@ -868,6 +868,61 @@ pub fn render(results: &Results, width: usize) -> String {
     blocks
 }
 
+/// The answers that differ between the machines or file systems of a merged file (`run --fs`,
+/// `merge`): one line per runtime and call whose verdict (yes, no, `?`) is not the same on
+/// every machine that measured it, each answer ([`short_text`], the machine labels of other
+/// parties taken out) followed by where it was given — the file system's name for one `run
+/// --fs` made, else the machine label: `node 20.20.2 node.linkSync: yes on tmpfs, ext4; no:
+/// failed on a free name on exfat`. Counts that differ under one verdict (`multiple-winners
+/// 3/10` here, `5/10` there) do not make a line. Wrapped to `width`; empty when every verdict
+/// agrees, or the file holds one machine.
+pub fn render_by_machine(results: &Results, width: usize) -> String {
+    let machines = &results.run_info.machines;
+    if machines.len() < 2 {
+        return String::new();
+    }
+    let place = |m: &super::model::MachineInfo| m.fs.made.as_ref().map_or(m.label.clone(), |f| f.kind.to_string());
+    // the other parties of pairs are named with their machine: the same on every machine
+    let unlabel = |text: String| machines.iter().fold(text, |t, m| t.replace(&format!(" [{}]", m.label), ""));
+    // (runtime without the machine, call) → [(verdict, answer, place)], in the file's order
+    type Given = (AnswerVerdict, String, String);
+    let mut groups: Vec<((String, String), Vec<Given>)> = Vec::new();
+    for rt in results.measured_runtimes() {
+        let Some(m) = machines.iter().find(|m| rt.ends_with(&format!(" [{}]", m.label))) else { continue };
+        let base = rt[..rt.len() - m.label.len() - 3].to_string();
+        for c in call_answers(results, rt) {
+            let key = (base.clone(), c.variant.to_string());
+            let entry = (c.answer.verdict, unlabel(short_text(&c)), place(m));
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(entry),
+                None => groups.push((key, vec![entry])),
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    for ((base, variant), given) in groups {
+        if given.iter().all(|(v, _, _)| *v == given[0].0) {
+            continue;
+        }
+        let answers: Vec<(String, String)> = given.into_iter().map(|(_, a, p)| (a, p)).collect();
+        let mut by_answer: Vec<(String, Vec<String>)> = Vec::new();
+        for (a, p) in answers {
+            match by_answer.iter_mut().find(|(x, _)| *x == a) {
+                Some((_, ps)) => ps.push(p),
+                None => by_answer.push((a, vec![p])),
+            }
+        }
+        let parts: Vec<String> = by_answer.iter().map(|(a, ps)| format!("{a} on {}", ps.join(", "))).collect();
+        let line = format!("{base} {variant}: {}", parts.join("; "));
+        let opts = textwrap::Options::new(width.max(40)).subsequent_indent("    ");
+        lines.push(textwrap::fill(&super::table::escape_controls(&line), opts));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("where the answer depends on the file system or machine:\n{}\n", lines.join("\n"))
+}
+
 /// The line above the answers of an interrupted run.
 pub const INTERRUPTED_NOTE: &str =
     "the run was interrupted: these answers rest only on what it measured before the stop (rows and pairs it did not reach are missing)";

@@ -170,6 +170,10 @@ pub fn render(r: &Results) -> String {
         if !grid.is_empty() {
             let _ = writeln!(s, "The calls to use, by job and runtime (`none`: the runtime has calls for the job, and none held; `—`: it has none):\n\n{grid}");
         }
+        let by_machine = super::answers::render_by_machine(r, super::answers::ANSWER_WIDTH);
+        if !by_machine.is_empty() {
+            let _ = writeln!(s, "### Where the answer depends on the file system\n\nThe calls whose verdict is not the same on every file system (or machine) of this file, each answer with where it was given.\n\n```text\n{by_machine}```\n");
+        }
         let promises = super::answers::contradictions_markdown(r);
         if !promises.is_empty() {
             let _ = writeln!(s, "### Where the measurement contradicts the documentation\n\nCalls whose runtime documentation says what they do when the name is taken (quoted), and which this run saw fail anyway: *broken* (a second comer on a taken name was not refused) or *broken in a race* (refused one at a time, not in a race).\n\n{promises}");
@@ -436,6 +440,8 @@ mod tests {
                     fs_type: "ext4".into(),
                     mount_point: "/".into(),
                     mount_options: "rw".into(),
+                    made: None,
+                    second_client: None,
                 },
                 date: "2026-11-29T00:00:00Z".into(),
                 duration_s: 1.0,
@@ -449,6 +455,7 @@ mod tests {
                 races: None,
                 against: None,
                 interrupted: false,
+                fs_skipped: Vec::new(),
                 runtimes: vec![
                     RuntimeInfo {
                         name: "node".into(),

@@ -575,6 +575,36 @@ pub struct FsInfo {
     pub mount_point: String,
     /// Mount options (`rw,relatime`).
     pub mount_options: String,
+    /// A file system the harness made for the run (`run --fs`): which, and how; absent for a
+    /// folder the user gave or the system temp folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub made: Option<MadeFs>,
+    /// Two clients of one share (`--second-client`, or the second sshfs mount of `run --fs`):
+    /// the second client's view of [`FsInfo::root`]. Each race's odd contenders (k1, k3, …;
+    /// `wins_by_contender` counts their wins) used it, the even ones `root`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_client: Option<String>,
+}
+
+/// A file system `run --fs` made ([`crate::fs`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MadeFs {
+    /// Which (`xfs`).
+    pub kind: crate::domain::FsKind,
+    /// How it was made (`mkfs.xfs version 6.1.0; a 320 MiB sparse image, mounted -o loop`).
+    pub how: String,
+    /// The FUSE daemon and its version, for a FUSE file system (`SSHFS version 3.7.3; OpenSSH_9.2p1 …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<String>,
+}
+
+/// A file system `run --fs` asked for and could not make or measure, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FsSkipped {
+    /// Which.
+    pub kind: crate::domain::FsKind,
+    /// Why (`mkfs.xfs is not installed (Debian: apt-get install xfsprogs)`).
+    pub why: String,
 }
 
 /// What the run measured on, and with which options.
@@ -644,6 +674,10 @@ pub struct RunInfo {
     /// is gone; `None` in files written before it was recorded and in merged files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<Selection>,
+    /// `run --fs`: the file systems asked for that were not measured, each with the reason
+    /// (those measured are in [`RunInfo::machines`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fs_skipped: Vec<FsSkipped>,
 }
 
 /// The selection of a run ([`RunInfo::selection`]).

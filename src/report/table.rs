@@ -327,6 +327,10 @@ pub fn render_report(r: &Results) -> String {
         }
     }
     s += &against_block(r);
+    let by_machine = super::answers::render_by_machine(r, super::answers::ANSWER_WIDTH);
+    if !by_machine.is_empty() {
+        s += &format!("\n{by_machine}");
+    }
     if !differ.is_empty() {
         s += &format!("\n{}", disagreement_text(r));
     }

@@ -11,6 +11,7 @@ mod docs;
 mod faults;
 mod formats;
 mod forms;
+mod fs;
 mod handoff;
 mod harness;
 mod install;

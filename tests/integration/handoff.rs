@@ -900,7 +900,11 @@ fn c_errors_mention(c: &Cell, code: &str) -> bool {
 fn broken_os_lock_recipes_are_caught() {
     let node = fixtures().join("fake-runtimes").join("broken-handoff").join("node");
     let r = handoff("os-lock", &format!("node={}", node.display()), "1", &["--amplify", "off"]);
-    assert_eq!(r.cells.len(), 4, "one cell per OS-lock recipe: {r:?}");
+    assert_eq!(
+        r.cells.len(),
+        conformance::handoff::Recipe::of(Scenario::OsLock).count(),
+        "one cell per OS-lock recipe: {r:?}"
+    );
     let trials = conformance::engine::OS_LOCK_TRIALS as u64;
     let cell = |id: &str| {
         let runs = runs(&r, id);
@@ -953,7 +957,8 @@ const OS_LOCK_RUNTIMES: [(&str, &[&str]); 6] = [
 /// The OS-lock cells of runtime `name` in `r`, checked: `recipes` are those its probe has.
 fn check_os_lock(r: &Results, name: &str, recipes: &[&str]) {
     let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.variant.starts_with("os-lock.")).collect();
-    assert_eq!(cells.len(), 4, "{name}: one cell per recipe: {r:?}");
+    let os_locks = conformance::handoff::Recipe::of(Scenario::OsLock).count();
+    assert_eq!(cells.len(), os_locks, "{name}: one cell per recipe: {r:?}");
     for c in cells {
         let unsupported = c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported"));
         assert_eq!(!unsupported, recipes.contains(&c.variant.as_str()), "{name}: {c:?}");
@@ -1069,7 +1074,11 @@ fn holder_update_os_lock_and_watch_on_session_runtimes() {
     // recipes: tests/integration/cmd_handoff.rs)
     if available("cmd") {
         let r = handoff("holder,os-lock,watch", "cmd", "1", &[]);
-        assert_eq!(r.cells.len(), 10, "cmd: {r:?}");
+        let recipes = [Scenario::Holder, Scenario::OsLock, Scenario::Watch]
+            .into_iter()
+            .map(|s| conformance::handoff::Recipe::of(s).count())
+            .sum::<usize>();
+        assert_eq!(r.cells.len(), recipes, "cmd: one cell per recipe: {r:?}");
         for c in &r.cells {
             assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
         }

@@ -95,6 +95,19 @@ errno_name() {
 # The command's output file, inside the scratch ($TMPDIR is the scratch's temp folder).
 E=${TMPDIR:-.}/.conformance-sh-$$.err
 
+# ready_then_release PROTOCOL WHAT: the ready line, then the release: exactly one line from
+# stdin. End of input or an empty line: exit 3, WHAT (the call, the recipe) not made.
+ready_then_release() {
+  printf '{"protocol":%s,"type":"ready","supported":true}\n' "$1"
+  REL=
+  IFS= read -r REL
+  if [ -z "$REL" ]; then
+    printf '%s\n' "probe: no release line, end of input or empty line; $2" >&2
+    rm -f -- "$E" 2>/dev/null
+    exit 3
+  fi
+}
+
 # A recipe (protocol 2): the steps of recipes.sh, beside this file (README.md, "Recipes").
 if [ -n "${CONFORMANCE_RECIPE-}" ]; then
   PROTO=2
@@ -149,16 +162,7 @@ fi
 # Shell state the call needs is set before the release (it touches no file).
 [ "$V" = sh.noclobber-redirect ] && set -C
 
-printf '%s\n' '{"protocol":1,"type":"ready","supported":true}'
-
-# The release: exactly one line from stdin. End of input or an empty line: no call.
-REL=
-IFS= read -r REL
-if [ -z "$REL" ]; then
-  printf '%s\n' "probe: no release line, end of input or empty line; call not made" >&2
-  rm -f -- "$E" 2>/dev/null
-  exit 3
-fi
+ready_then_release 1 "call not made"
 
 CHK=
 T0=${EPOCHREALTIME-}

@@ -53,6 +53,23 @@ fail_step() {
   SMSG=$L
 }
 
+# give_up STEP MESSAGE: the recipe stops at STEP with MESSAGE as its error (a limit reached,
+# not a tool's failure).
+give_up() {
+  printf '%s\n' "$2" >|"$E"
+  fail_step "$1" sh 1
+}
+
+# taken_or_fail STEP STATUS: after a `set -C` create failed with STATUS: status 0 when the name
+# was taken (EEXIST, read from the message in $E), else the recipe stops at STEP (status 1).
+taken_or_fail() {
+  first_line_of "$E" 2>/dev/null
+  errno_name "$L"
+  [ "$CODE" = EEXIST ] && return 0
+  fail_step "$1" sh "$2"
+  return 1
+}
+
 # excl_create FILE TEXT: writes TEXT into FILE, created by the shell with O_EXCL (`set -C`);
 # the status is the redirection's (non-zero when FILE exists), its message in $E.
 excl_create() {
@@ -116,8 +133,7 @@ r_claim() {
   while :; do
     _rounds=$((_rounds + 1))
     if [ ! -d "$RIN" ]; then
-      printf '%s\n' "ls: cannot access '$RIN': No such file or directory" >|"$E"
-      fail_step list sh 2
+      give_up list "cannot list $RIN: No such file or directory"
       break
     fi
     _any= _progress=
@@ -150,8 +166,7 @@ r_claim() {
     [ -z "$_any" ] && break
     if [ -n "$_progress" ]; then _idle=0; else _idle=$((_idle + 1)); fi
     if [ "$_idle" -ge "$CLAIM_STUCK_ROUNDS" ]; then
-      printf '%s\n' "no progress in $CLAIM_STUCK_ROUNDS rounds" >|"$E"
-      fail_step stuck sh 1
+      give_up stuck "no progress in $CLAIM_STUCK_ROUNDS rounds"
       break
     fi
   done
@@ -178,11 +193,8 @@ update_read() {
         ;;
     esac
     _unread=$((_unread + 1))
-    if [ "$_tries" -ge "$UPDATE_READ_TRIES" ]; then
-      printf '%s\n' "the counter held no whole number $UPDATE_READ_TRIES times in a row" >|"$E"
-      fail_step read sh 1
-      return 1
-    fi
+    [ "$_tries" -lt "$UPDATE_READ_TRIES" ] ||
+      { give_up read "the counter held no whole number $UPDATE_READ_TRIES times in a row"; return 1; }
     _tries=$((_tries + 1))
   done
 }
@@ -191,16 +203,12 @@ update_read() {
 # exists (lock_waits), at most UPDATE_LOCK_TRIES times.
 update_lock() {
   _tries=0
-  while ! excl_create "$RLOCK" "$TOK"; do
-    first_line_of "$E" 2>/dev/null
-    errno_name "$L"
-    [ "$CODE" = EEXIST ] || { fail_step lock sh 1; return 1; }
+  while :; do
+    excl_create "$RLOCK" "$TOK" && break
+    taken_or_fail lock $? || return 1
     _waits=$((_waits + 1))
-    if [ "$_tries" -ge "$UPDATE_LOCK_TRIES" ]; then
-      printf '%s\n' "the lock stayed taken for $UPDATE_LOCK_TRIES tries of sleep 0.001" >|"$E"
-      fail_step lock sh 1
-      return 1
-    fi
+    [ "$_tries" -lt "$UPDATE_LOCK_TRIES" ] ||
+      { give_up lock "the lock stayed taken for $UPDATE_LOCK_TRIES tries of sleep 0.001"; return 1; }
     _tries=$((_tries + 1))
     sleep 0.001
   done
@@ -251,10 +259,7 @@ r_ledger() {
       if excl_create "$_kf" "$TOK"; then
         ledger_effect
       else
-        _st=$?
-        first_line_of "$E" 2>/dev/null
-        errno_name "$L"
-        if [ "$CODE" = EEXIST ]; then _skipped=1; else fail_step record sh $_st; fi
+        taken_or_fail record $? && _skipped=1
       fi
       ;;
     check-process-append)
@@ -276,12 +281,7 @@ r_ledger() {
       if [ -e "$_kf" ]; then
         _skipped=1
       elif ledger_effect; then
-        if ! excl_create "$_kf" "$TOK"; then
-          _st=$?
-          first_line_of "$E" 2>/dev/null
-          errno_name "$L"
-          if [ "$CODE" = EEXIST ]; then _refused=1; else fail_step record sh $_st; fi
-        fi
+        excl_create "$_kf" "$TOK" || { taken_or_fail record $? && _refused=1; }
       fi
       ;;
   esac
@@ -338,14 +338,7 @@ recipe_main() {
   done
   { : >|"$E"; } 2>/dev/null || unsupported "cannot write the output file in TMPDIR"
 
-  printf '%s\n' '{"protocol":2,"type":"ready","supported":true}'
-  REL=
-  IFS= read -r REL
-  if [ -z "$REL" ]; then
-    printf '%s\n' "probe: no release line, end of input or empty line; recipe not run" >&2
-    rm -f -- "$E" 2>/dev/null
-    exit 3
-  fi
+  ready_then_release 2 "recipe not run"
 
   $RL
 

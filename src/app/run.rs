@@ -291,19 +291,27 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     if crate::interrupt::requested() {
         return Ok((exit_code::INTERRUPTED, None));
     }
-    let mut code = exit_code::OK;
-    if let Some(base) = &plan.baseline {
-        let diff = crate::compare::compare_ignoring(base, &results, &plan.ignore);
-        if plan.json {
-            eprint!("{}", diff.render());
-        } else {
-            let _ = write!(stdout, "{}", diff.render());
-        }
-        if diff.differs() {
-            code = exit_code::DIFFERENCES;
-        }
-    }
+    let code = expect_baseline(&plan, &results, &mut stdout);
     Ok((code, Some(results)))
+}
+
+/// `--expect`: compares `results` with the baseline `plan` holds, prints the comparison (on
+/// stderr with `--json`, whose stdout is the results alone), and returns
+/// [`exit_code::DIFFERENCES`] when they differ, [`exit_code::OK`] otherwise or without a
+/// baseline.
+pub(super) fn expect_baseline(plan: &RunPlan, results: &Results, stdout: &mut impl Write) -> i32 {
+    let Some(base) = &plan.baseline else { return exit_code::OK };
+    let diff = crate::compare::compare_ignoring(base, results, &plan.ignore);
+    if plan.json {
+        eprint!("{}", diff.render());
+    } else {
+        let _ = write!(stdout, "{}", diff.render());
+    }
+    if diff.differs() {
+        exit_code::DIFFERENCES
+    } else {
+        exit_code::OK
+    }
 }
 
 /// The most probes a run starts up front, all runtimes' at once (each holds three descriptors

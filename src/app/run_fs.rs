@@ -162,18 +162,7 @@ pub(super) fn cmd_run_fs(a: &RunArgs, list: &str, paths: &Paths) -> Result<i32> 
     if crate::interrupt::requested() || code == exit_code::INTERRUPTED {
         return Ok(exit_code::INTERRUPTED);
     }
-    if let Some(base) = &plan.baseline {
-        let diff = crate::compare::compare_ignoring(base, &results, &plan.ignore);
-        if plan.json {
-            eprint!("{}", diff.render());
-        } else {
-            let _ = write!(stdout, "{}", diff.render());
-        }
-        if diff.differs() {
-            return Ok(exit_code::DIFFERENCES);
-        }
-    }
-    Ok(exit_code::OK)
+    Ok(super::run::expect_baseline(&plan, &results, &mut stdout))
 }
 
 /// For the races on a file system with two clients that a contender of each client won in one

@@ -44,7 +44,18 @@ pub(super) fn cmd_run_fs(a: &RunArgs, list: &str, paths: &Paths) -> Result<i32> 
     }
     let per_fs = out.join(FS_RESULTS_DIR);
     if per_fs.exists() {
-        // --force: an earlier --fs run's per-file-system results go with its merged ones
+        // an earlier --fs run's per-file-system results (also one interrupted before it wrote
+        // the merged file) are replaced only when asked
+        if !a.force {
+            outdir.abandon();
+            return Err(Error::Usage {
+                flag: "--out".into(),
+                message: format!(
+                    "{} already holds an earlier --fs run's results; choose another folder, or give --force to replace them",
+                    per_fs.display()
+                ),
+            });
+        }
         std::fs::remove_dir_all(&per_fs).map_err(|source| Error::Output { path: per_fs.clone(), source })?;
     }
     // before any thread that starts processes: see namespace::enter_private

@@ -201,24 +201,21 @@ fn kernel_has(fstype: &str) -> bool {
 
 /// The first line of `program`'s version output (`args`), or `unknown`.
 fn version_line(program: &str, args: &[&str]) -> String {
-    let Ok(exe) = which::which(program) else { return "unknown".into() };
-    let Ok(out) = Command::new(exe).args(args).stdin(Stdio::null()).env("LC_ALL", "C").output() else {
-        return "unknown".into();
-    };
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown").to_string()
+    version_with(program, args, "")
 }
 
-/// The line of `program`'s version output (`args`) that starts with `prefix` (sshfs prints
-/// fusermount's version first on one stream and its own on the other), else its first line.
+/// The first line of `program`'s version output (`args`; stdout, then stderr) that starts with
+/// `prefix` (sshfs prints fusermount's version first on one stream and its own on the other),
+/// else its first non-empty line, or `unknown`.
 fn version_with(program: &str, args: &[&str], prefix: &str) -> String {
     let Ok(exe) = which::which(program) else { return "unknown".into() };
     let Ok(out) = Command::new(exe).args(args).stdin(Stdio::null()).env("LC_ALL", "C").output() else {
         return "unknown".into();
     };
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let line = text.lines().map(str::trim).find(|l| l.starts_with(prefix));
-    line.map_or_else(|| version_line(program, args), str::to_string)
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.clone().next();
+    lines.find(|l| l.starts_with(prefix)).or(first).unwrap_or("unknown").to_string()
 }
 
 /// Waits up to `seconds` for a mount at `target` to appear in `/proc/self/mountinfo` (a FUSE

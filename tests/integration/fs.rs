@@ -129,4 +129,13 @@ fn fs_refuses_a_bad_list_before_making_anything() {
     assert_eq!(before, machine_state());
     // --fs makes its own roots: --fs-root is refused with it
     conformance().args(["run", "--fs", "tmpfs", "--fs-root", "/tmp"]).assert().code(2);
+    // an earlier --fs run's own results (one interrupted before the merged file) are kept
+    let out = tempfile::tempdir().unwrap();
+    let earlier = out.path().join("fs").join("tmpfs");
+    std::fs::create_dir_all(&earlier).unwrap();
+    std::fs::write(earlier.join("results.json"), "{}").unwrap();
+    let assert = conformance().args(["run", "--fs", "tmpfs", "-r", "node", "--out"]).arg(out.path()).assert().code(2);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(err.contains("earlier --fs run") && err.contains("--force"), "{err}");
+    assert!(earlier.join("results.json").is_file(), "the earlier results are still there");
 }

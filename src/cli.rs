@@ -11,6 +11,15 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+const EXAMPLES: &str = "\
+Examples:
+  conformance run                          every runtime found: the answers, tables, results.json
+  conformance run -r node,deno --quick     a first look at two runtimes
+  conformance report RESULTS.json --answers   which calls to use, per runtime and intent
+  conformance race -c node:node.writeFileSync.wx -c deno:deno.writeFileSync.createNew
+  conformance check lock.mjs               race your own lock code
+  conformance run --expect reports/linux/results.json --require node   a CI gate";
+
 const AFTER_HELP: &str = "\
 Exit codes:
   0  completed; with --expect, `compare` or `diff`, nothing differed
@@ -27,6 +36,35 @@ Exit codes:
 130  interrupted (Ctrl-C, SIGTERM); partial results were written";
 
 use crate::domain::Scenario;
+
+/// `--help`'s closing text: the examples, then the exit codes.
+fn concat_help() -> String {
+    format!("{EXAMPLES}\n\n{AFTER_HELP}")
+}
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  conformance run                         every runtime found, every scenario
+  conformance run -r node,bun,deno        three runtimes
+  conformance run -r node -v 'node.*wx*'  one runtime, some calls
+  conformance run --quick --out here      a first look, written to ./here
+  conformance run -r node@22 -r node@20   two versions from npm, installed on first use
+  conformance run --expect base.json -r node --require node   a regression gate for CI";
+
+/// `--help` groups: the flags a newcomer needs first have none (they lead, under `Options`).
+const HEADING_SELECTION: &str = "Selection";
+/// Flags that set how hard a race looks for a window.
+const HEADING_RACES: &str = "Races";
+/// Flags of the hand-off scenarios (publish, claim, lease, …, mutex).
+const HEADING_HANDOFFS: &str = "Hand-offs";
+/// Where the scratch folder is made and which file system it is on.
+const HEADING_FILE_SYSTEM: &str = "File system";
+/// What is written and printed.
+const HEADING_OUTPUT: &str = "Output";
+/// `diff -r`: how both runs are measured.
+const HEADING_MEASURING: &str = "Measuring (with -r)";
+/// The flags every command takes.
+const HEADING_GLOBAL: &str = "Global";
 pub use crate::domain::{MAX_CONTENDERS, MAX_TRIALS};
 pub use crate::options::QUICK_RUN_TRIALS;
 
@@ -81,22 +119,25 @@ pub const DEFAULT_MAX_TRIALS: u32 = 5000;
 /// Measures which file-system calls really give a process exclusive ownership of a name,
 /// in Node.js, Bun, Deno, .NET (CoreCLR, Mono), PowerShell and cmd.
 #[derive(Debug, Parser)]
-#[command(name = "conformance", version, about, after_help = AFTER_HELP)]
+#[command(name = "conformance", version, about, after_help = EXAMPLES, after_long_help = concat_help())]
 pub struct Cli {
     /// Folder holding the probes (default: the probes built into this binary).
-    #[arg(long, global = true, env = "CONFORMANCE_PROBES", value_name = "DIR")]
+    #[arg(help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_PROBES", value_name = "DIR")]
     pub probes: Option<PathBuf>,
     /// Folder holding the variant matrices (default: the matrices built into this binary).
-    #[arg(long, global = true, env = "CONFORMANCE_MATRICES", value_name = "DIR")]
+    #[arg(help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_MATRICES", value_name = "DIR")]
     pub matrices: Option<PathBuf>,
+    /// The harness's cache of runtime versions, libraries and built probes.
+    ///
     /// The harness's cache: installed runtime versions (runtimes/), the npm libraries the
     /// recipes race (libraries/), the built C# probe and user lock code, the Wine prefix
     /// (default: the user's cache folder, e.g. ~/.cache/conformance).
-    #[arg(long, global = true, env = "CONFORMANCE_CACHE_DIR", value_name = "DIR")]
+    #[arg(help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
-    /// Never ask the npm registry: a NAME@VERSION that is not installed is not found.
-    /// `CONFORMANCE_OFFLINE` takes the usual boolean spellings (1/0, true/false, yes/no, on/off).
-    #[arg(long, global = true, env = "CONFORMANCE_OFFLINE", action = clap::ArgAction::SetTrue,
+    /// Never ask the npm registry.
+    ///
+    /// A NAME@VERSION that is not installed is not found. `CONFORMANCE_OFFLINE` takes the usual boolean spellings (1/0, true/false, yes/no, on/off).
+    #[arg(help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_OFFLINE", action = clap::ArgAction::SetTrue,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub offline: bool,
     /// What to do.
@@ -108,11 +149,16 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Discover runtimes, race their probes, print tables and write results.json and summary.md.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
-    /// Race contenders from different runtimes and variants for one name, e.g.
+    /// Race contenders from different runtimes and variants for one name.
+    ///
+    /// E.g.
     /// `-c node:node.writeFileSync.wx -c deno:deno.writeFileSync.createNew -c cmd:cmd.mkdir`.
     Race(RaceArgs),
-    /// Race your own lock code: a JavaScript or TypeScript module exporting `acquire(path,
+    /// Race your own lock code (a JS/TS module or a C# file) on every runtime that loads it.
+    ///
+    /// A JavaScript or TypeScript module exporting `acquire(path,
     /// owner)` (truthy when it took the lock, or a Promise of that) and `release(path, owner)`,
     /// or a C# file with static `Acquire`/`Release`, raced on Node, Bun and Deno (or CoreCLR
     /// and Mono) like the built-in lock recipes (the mutex scenario); prints
@@ -123,38 +169,75 @@ pub enum Command {
     /// load it, 6 undetermined (it hung, crashed or threw).
     #[command(after_long_help = CHECK_AFTER_HELP)]
     Check(CheckArgs),
-    /// List the runtimes found (name, version, path, status), and the versions installed in
-    /// the cache (`bun@1.3.14`). A runtime is `found` only when its probes start and say
+    /// List the runtimes found and the versions installed in the cache.
+    ///
+    /// Name, version, path and status of each, and the versions installed in the cache
+    /// (`bun@1.3.14`). A runtime is `found` only when its probes start and say
     /// hello, as `run` checks before measuring; otherwise `broken` with the reason.
     Runtimes(RuntimesArgs),
-    /// Install runtime versions into the cache (node, bun, deno from the npm registry, coreclr
-    /// from NuGet), e.g. `install node@22.11.0 bun@1.3.14 deno@2 coreclr@8`; `run` then
+    /// Install runtime or library versions into the cache: `install node@22 bun@1.3.14`.
+    ///
+    /// Node, bun and deno come from the npm registry, coreclr from NuGet: e.g. `install node@22.11.0 bun@1.3.14 deno@2 coreclr@8`; `run` then
     /// measures them beside what is on PATH, and `run -r bun@1.3.14` that version alone. Also
     /// a version of a library a recipe races (`install proper-lockfile@4.1.1`), which `run -r
     /// proper-lockfile@4.1.1` then races.
     Install(InstallArgs),
     /// List the variants in the matrices.
     Variants(VariantsArgs),
-    /// Compare two results.json files by runtime name, variant, scenario and target (versions
-    /// ignored); exit 1 when an outcome or verdict changed.
+    /// Compare two results.json files cell by cell; exit 1 when an outcome or verdict changed.
+    ///
+    /// Cells are matched by runtime name, variant, scenario and target (versions ignored).
     Compare(CompareArgs),
-    /// Show only the cells that differ between two runs, grouped by variant, with both raw
+    /// Show the cells that differ between two runs or two runtimes, with reproduction lines.
+    ///
+    /// Grouped by variant, with both raw
     /// errors and a reproduction line: `diff A.json B.json`, or `diff -r bun@1.1.44 -r
     /// bun@1.4.5 -v 'node.cp*'`, which measures both runtimes first, or `diff -r
     /// lockfile@1.0.3 -r lockfile@1.0.4`, two versions of a library; exit 1 when a cell differs.
     #[command(after_long_help = DIFF_AFTER_HELP)]
     Diff(DiffArgs),
-    /// Re-render a results.json (single or merged) as a table, Markdown, HTML, CSV, JSON, or
-    /// JUnit XML against a baseline (`--expect`).
+    /// Render a results.json as a table, Markdown, HTML, CSV, JSON or JUnit XML.
+    ///
+    /// The file may be a single run's or a merged one; JUnit XML compares it with a baseline
+    /// (`--expect`).
     Report(ReportArgs),
-    /// Merge results.json files from several machines or file systems into one results file
-    /// whose cells carry a machine label (OS, kernel, file-system type).
+    /// Merge results.json files from several machines or file systems into one.
+    ///
+    /// The cells of the merged file carry a machine label (OS, kernel, file-system type).
     Merge(MergeArgs),
-    /// Regenerate the tables between `<!-- conformance:table KEY=VALUE … -->` and `<!--
+    /// Regenerate the tables of Markdown documents from a results file (--check: verify).
+    ///
+    /// The tables between `<!-- conformance:table KEY=VALUE … -->` and `<!--
     /// /conformance:table -->` markers in Markdown files from a results file (the tables of
     /// summary.md); with --check, write nothing and exit 1 when a document has drifted.
     #[command(after_long_help = DOCS_HELP)]
     Docs(DocsArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    ///
+    /// E.g. `conformance completions bash >
+    /// ~/.local/share/bash-completion/completions/conformance` (zsh, fish, powershell, elvish
+    /// likewise).
+    Completions(CompletionsArgs),
+    /// Print the manual page, or write one page per command into a folder.
+    ///
+    /// The page is roff: read it with `conformance man | man -l -`.
+    Man(ManArgs),
+}
+
+/// `completions` flags.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `man` flags.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write conformance.1 and conformance-COMMAND.1 for each command into this folder instead.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
 }
 
 const CHECK_AFTER_HELP: &str = "\
@@ -346,27 +429,37 @@ impl AmplifyPathsArg {
 /// How hard races look for a window; shared by `run` and `race`.
 #[derive(Debug, Clone, Args)]
 pub struct PowerArgs {
+    /// Race modes: natural, amplified (strace delays), or both.
+    ///
     /// Race modes: natural (as the calls happen), amplified (every file-system system call of
     /// each contender delayed on return under strace, Linux), or both.
-    #[arg(long, value_enum, default_value = "both")]
+    #[arg(value_name = "MODE", long, value_enum, default_value = "both")]
     pub amplify: AmplifyArg,
+    /// Delay after each file-system call in amplified races, µs.
+    ///
     /// The delay after each file-system system call in amplified races, in microseconds; only
     /// trials whose contenders entered their calls within half of it are counted.
     #[arg(long, default_value_t = crate::exec::amplify::DEFAULT_DELAY_US, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub amplify_delay_us: u64,
+    /// Which calls amplified races delay: the race's own paths, or all.
+    ///
     /// Which calls amplified races delay: those naming the race's own paths (its folder,
     /// target and sources; strace -P), or every listed file-system call of the contender
     /// (slower: a runtime's own start-up and bookkeeping calls are delayed too). Hand-off
     /// scenarios always delay every call.
     #[arg(long, value_enum, default_value = "race", value_name = "WHICH")]
     pub amplify_paths: AmplifyPathsArg,
+    /// Add trials until the 95% bound on the multi-winner rate falls to RATE.
+    ///
     /// Keep adding trials to a race until a multi-winner trial appears or the 95% upper bound
     /// on the multi-winner rate falls to RATE (e.g. 0.01 or 1%), up to --max-trials.
     #[arg(long, value_name = "RATE")]
     pub max_rate: Option<String>,
     /// The cap on trials per race with --max-rate.
-    #[arg(long, default_value_t = DEFAULT_MAX_TRIALS, requires = "max_rate", value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    #[arg(value_name = "N", long, default_value_t = DEFAULT_MAX_TRIALS, requires = "max_rate", value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub max_trials: u32,
+    /// Release offsets in µs between contenders, comma-separated.
+    ///
     /// Release offsets in µs, comma-separated: contender i is released i × offset after
     /// contender 0, and trials are spread over the offsets in turn. Default: amplified races
     /// sweep 0, D/2, D, 2D for delay D; natural races 0 and the measured release spread.
@@ -377,19 +470,23 @@ pub struct PowerArgs {
 /// How long an attempt may take and how long a held handle is held; shared by `run` and `race`.
 #[derive(Debug, Clone, Args)]
 pub struct AttemptArgs {
+    /// Per-attempt timeout in seconds.
+    ///
     /// Per-attempt timeout in seconds (multiplied for slow runtimes: cmd ×3, PowerShell ×2);
     /// a probe's start-up may take max(30 s, this).
     #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
     pub timeout: f64,
     /// Hold time in milliseconds for variants that keep a handle open (dotnet.FileShare.None);
     /// at most 60000.
-    #[arg(long, default_value_t = DEFAULT_HOLD_MS, value_parser = clap::value_parser!(u64).range(0..=MAX_HOLD_MS))]
+    #[arg(value_name = "MS", long, default_value_t = DEFAULT_HOLD_MS, value_parser = clap::value_parser!(u64).range(0..=MAX_HOLD_MS))]
     pub hold_ms: u64,
 }
 
 /// `check` flags.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// Your lock code: .mjs/.js/.cjs/.ts/.mts exporting acquire/release, or .cs.
+    ///
     /// Your lock code: .mjs, .js, .cjs (Node, Bun, Deno) or .ts, .mts (Deno, Bun), exporting
     /// acquire(path, owner) and release(path, owner), as named exports or on its default export;
     /// or .cs (CoreCLR, Mono; compiled first with Mono's mcs or the .NET SDK), a public type with
@@ -397,48 +494,58 @@ pub struct CheckArgs {
     /// `Release(string path, string owner)`.
     #[arg(value_name = "MODULE")]
     pub module: PathBuf,
+    /// Runtimes to race it on (default: every runtime that can load it).
+    ///
     /// Runtimes to race it on (names, NAME@VERSION, NAME=PATH, as `run -r`). Default: node,
     /// bun and deno for JavaScript, deno and bun for TypeScript, coreclr and mono for C#;
     /// those not found are skipped and said so.
     #[arg(long, short = 'r', value_name = "LIST")]
     pub runtime: Vec<String>,
     /// Contenders per trial (separate processes).
-    #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
+    #[arg(value_name = "N", help_heading = HEADING_RACES, long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub workers: u32,
+    /// Seconds the others try to take a killed holder's lock.
+    ///
     /// Seconds the others keep trying to take the lock of a killed or paused holder; set it
     /// above your lock's staleness threshold, or a lock that takes stale locks over shows as
     /// stuck.
-    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
+    #[arg(help_heading = HEADING_RACES, long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub takeover_wait: u64,
     /// Five rounds of trials instead of one (up to 175 per mode instead of 35).
-    #[arg(long)]
+    #[arg(help_heading = HEADING_RACES, long)]
     pub thorough: bool,
+    /// Pass a lock nobody could take after its holder was killed.
+    ///
     /// Pass (exit 0) a lock that nobody could take after its holder was killed (no stale-lock
     /// takeover within --takeover-wait): for a lock meant to wait for an operator after a crash.
-    #[arg(long)]
+    #[arg(help_heading = HEADING_RACES, long)]
     pub allow_stuck: bool,
     /// Per-attempt timeout in seconds: user code that takes longer is reported as hanging.
-    #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
+    #[arg(help_heading = HEADING_RACES, long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
     pub timeout: f64,
     /// Output folder for results.json, summary.md and check.json (default:
-    /// reports/runs/TIMESTAMP/).
-    #[arg(long, value_name = "DIR")]
+    /// conformance-runs/TIMESTAMP/).
+    #[arg(help_heading = HEADING_OUTPUT, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Replace the results of an earlier run in --out.
-    #[arg(long)]
+    #[arg(help_heading = HEADING_OUTPUT, long)]
     pub force: bool,
     /// No progress bar or status lines.
-    #[arg(long, short = 'q')]
+    #[arg(help_heading = HEADING_OUTPUT, long, short = 'q')]
     pub quiet: bool,
+    /// Print only the check's report as JSON.
+    ///
     /// Print only the check's report as JSON (module, verdict, exit_code, runtimes, repro,
     /// results), as check.json holds it; no tables, no status lines.
-    #[arg(long)]
+    #[arg(help_heading = HEADING_OUTPUT, long)]
     pub json: bool,
 }
 
 /// `run` flags.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
+    /// Runtimes to measure: node, bun@1.3.14, deno=/path/to/deno, … (default: all found).
+    ///
     /// Runtimes to measure: names (node, bun, deno, coreclr, mono, pwsh, powershell, cmd),
     /// NAME=PATH for an explicit executable, and NAME@VERSION (node, bun, deno from npm,
     /// coreclr from NuGet) for a version from the cache, installed on first use (a range such
@@ -454,41 +561,62 @@ pub struct RunArgs {
     /// Variant ids to run, as glob patterns (e.g. 'node.*.wx', '*mkdir*'); comma-separated or repeated.
     #[arg(long, short = 'v', value_name = "GLOB")]
     pub variant: Vec<String>,
+    /// A first look in about half the time (30 trials, plain forms raced).
+    ///
+    /// A first look in about half the time: 30 trials per race cell (unless --trials) and
+    /// each call raced in its plain form only (unless --races); rows that need more say
+    /// `? (-n 100)` or `? (--races all)`.
+    #[arg(long)]
+    pub quick: bool,
+    /// Output folder [default: conformance-runs/TIMESTAMP/].
+    ///
+    /// Output folder for results.json and summary.md (default: conformance-runs/TIMESTAMP/). A
+    /// folder that holds an earlier run's results is refused unless --force.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Scenarios to run; comma-separated or repeated.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    #[arg(value_name = "LIST", help_heading = HEADING_SELECTION, long, value_enum, value_delimiter = ',', default_value = "all")]
     pub scenario: Vec<ScenarioArg>,
+    /// Hand-offs: worker processes per recipe.
+    ///
     /// Claim scenario: workers (separate processes) taking items; lease scenario: takers of
     /// the stale lease; ledger: workers given the same item; update: workers adding to the
     /// counter (a reader besides); mutex: contenders for the lock.
-    #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
+    #[arg(value_name = "N", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub workers: u32,
     /// Publish: files published per recipe (one trial each); claim: items in incoming/ per trial.
-    #[arg(long, default_value_t = DEFAULT_ITEMS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(value_name = "N", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_ITEMS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub items: u32,
     /// Publish scenario: readers polling each file.
-    #[arg(long, default_value_t = DEFAULT_READERS, value_parser = clap::value_parser!(u32).range(1..=MAX_CONTENDERS as i64))]
+    #[arg(value_name = "N", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_READERS, value_parser = clap::value_parser!(u32).range(1..=MAX_CONTENDERS as i64))]
     pub readers: u32,
     /// Publish scenario: payload bytes per file (written in 4 KiB chunks, with a header and a trailer).
-    #[arg(long, default_value_t = DEFAULT_SIZE, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
+    #[arg(value_name = "BYTES", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_SIZE, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
     pub size: u32,
+    /// Mutex scenario: seconds the others try to take a killed holder's lock.
+    ///
     /// Mutex scenario: seconds the others keep trying to take the lock of a killed or paused
     /// holder; a killed holder's lock nobody took by then is `stuck`. Above the lock's own
     /// staleness threshold, or a lock that takes stale locks over shows as stuck.
-    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
+    #[arg(help_heading = HEADING_HANDOFFS, long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub takeover_wait: u64,
     /// The user's lock module `mutex.module` races (set by `conformance check`, absolute).
     #[arg(skip)]
     pub lock_module: Option<std::path::PathBuf>,
+    /// Second comer: target states to meet (absent, file, empty-dir, dir, …, all).
+    ///
     /// Target states for the second comer, comma-separated: absent, file, empty-dir, dir (the
     /// default); self, self-hardlink, self-symlink (the target is the variant's own source;
     /// variants with a file source only); symlink-to-file, symlink-to-dir, dangling-symlink.
     /// `all` names every state, `default` the first four.
     /// Default: `default`, or `all` with --thorough.
-    #[arg(long, value_name = "LIST")]
+    #[arg(help_heading = HEADING_SELECTION, long, value_name = "LIST")]
     pub target: Option<String>,
     /// Scratch folder options.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = HEADING_FILE_SYSTEM)]
     pub scratch: ScratchArgs,
+    /// Measure on file systems made for the run (tmpfs, ext4, xfs, …, all; root).
+    ///
     /// Measure on file systems the harness makes itself, one after the other, in a private
     /// mount namespace (Linux, as root): tmpfs, ext4, xfs, btrfs, overlay, exfat, sshfs
     /// (comma-separated), or `all`. Each is made with the Debian tools, measured as a run with
@@ -496,28 +624,31 @@ pub struct RunArgs {
     /// whose tool, kernel support or privilege is missing is skipped with the reason. The
     /// results hold one table per runtime and file system and name the cells that differ
     /// between them (docs/FILESYSTEMS.md).
-    #[arg(long, value_name = "LIST", conflicts_with = "fs_root")]
+    #[arg(help_heading = HEADING_FILE_SYSTEM, long, value_name = "LIST", conflicts_with = "fs_root")]
     pub fs: Option<String>,
+    /// Trials per race cell [default: 100, 30 with --quick, 200 with --thorough].
+    ///
     /// Trials per race cell [default: 100, 30 with --quick, 200 with --thorough]; "safe as a
     /// lock" needs 100 clean trials.
-    #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    #[arg(value_name = "N", help_heading = HEADING_RACES, long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: Option<u32>,
+    /// Measure thoroughly: 200 trials, every target state, no adaptive stop.
+    ///
     /// Measure thoroughly, as long as it takes: 200 trials per race cell (unless --trials
     /// says otherwise), every target state (unless --target), and every race runs all its
     /// trials in every ordering (no adaptive stop once a failure is seen).
-    #[arg(long, conflicts_with = "quick")]
+    #[arg(help_heading = HEADING_RACES, long, conflicts_with = "quick")]
     pub thorough: bool,
-    /// A first look in about half the time: 30 trials per race cell (unless --trials) and
-    /// each call raced in its plain form only (unless --races); rows that need more say
-    /// `? (-n 100)` or `? (--races all)`.
-    #[arg(long)]
-    pub quick: bool,
+    /// Which variants are raced: auto, core or all.
+    ///
     /// Which variants are raced: `auto` (every form and source kind whose second comer did
     /// not already rule it out), `core` (each call in its synchronous form with its first
     /// source kind) or `all`. Default: `auto`; `core` with --quick; `all` with --thorough or
     /// --variant (a variant asked for by name is raced).
-    #[arg(long, value_enum, value_name = "SCOPE")]
+    #[arg(help_heading = HEADING_SELECTION, long, value_enum, value_name = "SCOPE")]
     pub races: Option<RacesArg>,
+    /// Race calls against other calls of the same intent: cover, all or none.
+    ///
     /// Against whom a call holds: after the rows are measured, those that held against
     /// copies of themselves are raced in pairs of two different calls that leave the same
     /// kind of entry (file, directory, symbolic link) at the name. `cover` races each
@@ -525,58 +656,68 @@ pub struct RunArgs {
     /// (rename, move, copy, link) against one that creates the entry, from another runtime
     /// where there is one; `all` every pair; `none` no pair. Default: `cover`; `all` with
     /// --thorough; `none` with --quick.
-    #[arg(long, value_enum, value_name = "SCOPE")]
+    #[arg(help_heading = HEADING_SELECTION, long, value_enum, value_name = "SCOPE")]
     pub against: Option<AgainstArg>,
+    /// Trials per race cell for runtimes that start a process per attempt.
+    ///
     /// Trials per race cell for one-shot runtimes (one process per attempt: cmd on Windows, or where its loop cannot start).
-    #[arg(long, default_value_t = DEFAULT_ONESHOT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(value_name = "N", help_heading = HEADING_RACES, long, default_value_t = DEFAULT_ONESHOT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub oneshot_trials: u32,
     /// Race modes, bounds and adaptive trials.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = HEADING_RACES)]
     pub power: PowerArgs,
     /// Contenders per race (separate processes, or threads with --contender-kind thread).
-    #[arg(long, short = 'k', default_value_t = DEFAULT_CONTENDERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
+    #[arg(value_name = "K", help_heading = HEADING_RACES, long, short = 'k', default_value_t = DEFAULT_CONTENDERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub contenders: u32,
+    /// Contenders are separate processes or threads of one process.
+    ///
     /// What the contenders of second comers and races are: separate processes, or threads of
     /// one probe process (cells then say `contenders: threads`; the hand-off scenarios are not
     /// run).
-    #[arg(long, value_enum, default_value = "process")]
+    #[arg(value_name = "KIND", help_heading = HEADING_RACES, long, value_enum, default_value = "process")]
     pub contender_kind: ContenderKindArg,
     /// Per-attempt timeout and hold time.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = HEADING_RACES)]
     pub attempt: AttemptArgs,
-    /// Output folder for results.json and summary.md (default: reports/runs/TIMESTAMP/). A
-    /// folder that holds an earlier run's results is refused unless --force.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
     /// Replace the results an earlier run left in --out.
-    #[arg(long)]
+    #[arg(help_heading = HEADING_OUTPUT, long)]
     pub force: bool,
     /// Skip the relative-path repeat of each second-comer attempt.
-    #[arg(long)]
+    #[arg(help_heading = HEADING_SELECTION, long)]
     pub no_relative: bool,
+    /// Fail (exit 5) unless these runtimes are found and working.
+    ///
     /// Fail (exit 5) unless these runtimes are found and working (NAME, or NAME@VERSION for a
     /// version in that range); comma-separated. For CI.
-    #[arg(long, value_name = "LIST")]
+    #[arg(help_heading = HEADING_SELECTION, long, value_name = "LIST")]
     pub require: Vec<String>,
     /// Compare with a baseline results.json and exit 1 when an outcome differs.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = HEADING_OUTPUT, long, value_name = "FILE")]
     pub expect: Option<PathBuf>,
+    /// With --expect: facts not to compare (error-code, delivery, returned).
+    ///
     /// With --expect: second-comer facts not to compare, comma-separated: `error-code`,
     /// `delivery`, `returned` (the outcome is always compared).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT", requires = "expect")]
+    #[arg(help_heading = HEADING_OUTPUT, long, value_enum, value_delimiter = ',', value_name = "FACT", requires = "expect")]
     pub ignore: Vec<crate::compare::Fact>,
+    /// Print only the tables and the summary lines.
+    ///
     /// Print only the tables and the summary lines: no status lines and no progress bar (skip
     /// lines, warnings and installations are still said).
-    #[arg(long, short = 'q')]
+    #[arg(help_heading = HEADING_OUTPUT, long, short = 'q')]
     pub quiet: bool,
+    /// Print what would be measured (cells, trials, attempts); measure nothing.
+    ///
     /// Discover the runtimes and check their probes, then print what would be measured (the
     /// cells, trials per race, offsets, an estimate of the attempts) without racing anything
     /// or writing results.
-    #[arg(long)]
+    #[arg(help_heading = HEADING_OUTPUT, long)]
     pub dry_run: bool,
+    /// Print the results as JSON instead of the tables.
+    ///
     /// Print the results on stdout as JSON (what results.json holds) instead of the tables;
     /// with --dry-run, the plan.
-    #[arg(long)]
+    #[arg(help_heading = HEADING_OUTPUT, long)]
     pub json: bool,
 }
 
@@ -598,42 +739,50 @@ impl RunArgs {
 /// `race` flags.
 #[derive(Debug, Args)]
 pub struct RaceArgs {
+    /// A contender as RUNTIME:VARIANT, repeated (2 to 64).
+    ///
     /// A contender as RUNTIME:VARIANT (runtime by name, e.g. node, deno, coreclr, mono, cmd,
     /// or NAME@VERSION, e.g. bun@1.3.14, installed on first use); at least two and at most 64,
     /// repeated.
     #[arg(long = "contender", short = 'c', value_name = "RUNTIME:VARIANT", required = true, num_args = 1)]
     pub contenders: Vec<String>,
+    /// Contenders are separate processes or threads of one process.
+    ///
     /// Separate processes, or threads of one probe process (then every contender must name the
     /// same runtime and API family).
-    #[arg(long, value_enum, default_value = "process")]
+    #[arg(value_name = "KIND", help_heading = HEADING_RACES, long, value_enum, default_value = "process")]
     pub contender_kind: ContenderKindArg,
     /// Trials (default: 200, or 50 when a one-shot runtime such as cmd takes part).
-    #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    #[arg(value_name = "N", help_heading = HEADING_RACES, long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: Option<u32>,
     /// Per-attempt timeout and hold time.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = HEADING_RACES)]
     pub attempt: AttemptArgs,
     /// Race modes, bounds and adaptive trials.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = HEADING_RACES)]
     pub power: PowerArgs,
     /// Scratch folder options.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = HEADING_FILE_SYSTEM)]
     pub scratch: ScratchArgs,
+    /// Also write cross-race.json into this folder.
+    ///
     /// Also write cross-race.json into this folder; one that already holds a cross-race.json
     /// is refused unless --force.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = HEADING_OUTPUT, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Replace the cross-race.json an earlier race left in --out.
-    #[arg(long, requires = "out")]
+    #[arg(help_heading = HEADING_OUTPUT, long, requires = "out")]
     pub force: bool,
     /// Print JSON instead of a table.
-    #[arg(long)]
+    #[arg(help_heading = HEADING_OUTPUT, long)]
     pub json: bool,
 }
 
 /// `runtimes` flags.
 #[derive(Debug, Args)]
 pub struct RuntimesArgs {
+    /// Runtimes to look for, as for `run -r` (default: all).
+    ///
     /// Runtimes to look for (as for `run --runtime`; a NAME@VERSION is looked for in the cache
     /// only, never fetched). Default: all on PATH and every version in the cache.
     #[arg(long, short = 'r', value_name = "LIST")]
@@ -646,6 +795,8 @@ pub struct RuntimesArgs {
 /// `install` flags.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
+    /// Versions as NAME@VERSION: node@22, bun@1.3.14, deno@2, coreclr@8, a library.
+    ///
     /// Versions as NAME@VERSION: node, bun or deno at an exact version (1.3.14), a range (22,
     /// 22.11, ^1.3, '>=1.1 <1.2': the highest published) or latest; or a library that a
     /// hand-off recipe races (proper-lockfile, lockfile, @rushstack/node-core-library,
@@ -694,10 +845,14 @@ pub struct DiffArgs {
     /// with --runtime.
     #[arg(value_name = "FILE", num_args = 0..=2, conflicts_with = "runtime")]
     pub files: Vec<PathBuf>,
+    /// Facts not to compare (error-code, delivery, returned).
+    ///
     /// Second-comer facts not to compare, comma-separated: `error-code`, `delivery`,
     /// `returned` (the outcome is always compared).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT")]
     pub ignore: Vec<crate::compare::Fact>,
+    /// Two runtimes (or library versions) to measure and compare, A then B.
+    ///
     /// Two runtimes to measure and compare, A then B, as for `run --runtime` (NAME,
     /// NAME@VERSION installed on first use, NAME=PATH); or two versions of one library
     /// (`-r lockfile@1.0.3 -r lockfile@1.0.4`, with the runtimes to race them on besides:
@@ -706,56 +861,64 @@ pub struct DiffArgs {
     pub runtime: Vec<String>,
     /// With -r: variant ids to run, as glob patterns (e.g. 'node.cp*'); comma-separated or
     /// repeated. Default: all.
-    #[arg(long, short = 'v', value_name = "GLOB")]
+    #[arg(help_heading = HEADING_MEASURING, long, short = 'v', value_name = "GLOB")]
     pub variant: Vec<String>,
     /// With -r: scenarios to run; comma-separated or repeated.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    #[arg(value_name = "LIST", help_heading = HEADING_MEASURING, long, value_enum, value_delimiter = ',', default_value = "all")]
     pub scenario: Vec<ScenarioArg>,
+    /// With -r: target states for the second comer, as for `run --target`.
+    ///
     /// With -r: target states for the second comer, as for `run --target` [default: `default`,
     /// or `all` with --thorough].
-    #[arg(long, value_name = "LIST")]
+    #[arg(help_heading = HEADING_MEASURING, long, value_name = "LIST")]
     pub target: Option<String>,
     /// With -r: trials per race cell, as for `run` [default: 100, 30 with --quick, 200 with
     /// --thorough].
-    #[arg(long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    #[arg(value_name = "N", help_heading = HEADING_MEASURING, long, short = 'n', value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub trials: Option<u32>,
+    /// With -r: measure both as `run --thorough` does.
+    ///
     /// With -r: measure both as `run --thorough` does (200 trials, every target state, no
     /// adaptive stop, hand-offs amplified too).
-    #[arg(long, conflicts_with = "quick")]
+    #[arg(help_heading = HEADING_MEASURING, long, conflicts_with = "quick")]
     pub thorough: bool,
     /// With -r: measure both as `run --quick` does (30 trials, each call raced in its plain
     /// form only).
-    #[arg(long)]
+    #[arg(help_heading = HEADING_MEASURING, long)]
     pub quick: bool,
     /// With -r: contenders (separate processes) per race.
-    #[arg(long, short = 'k', default_value_t = DEFAULT_CONTENDERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
+    #[arg(value_name = "K", help_heading = HEADING_MEASURING, long, short = 'k', default_value_t = DEFAULT_CONTENDERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub contenders: u32,
     /// With -r: race modes, bounds and adaptive trials.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = HEADING_MEASURING)]
     pub power: PowerArgs,
     /// With -r: per-attempt timeout and hold time.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = HEADING_MEASURING)]
     pub attempt: AttemptArgs,
     /// With -r: scratch folder options.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = HEADING_MEASURING)]
     pub scratch: ScratchArgs,
     /// With -r: skip the relative-path repeat of each second-comer attempt.
-    #[arg(long)]
+    #[arg(help_heading = HEADING_MEASURING, long)]
     pub no_relative: bool,
+    /// With -r: where the two runs' results go [default: conformance-runs/TIMESTAMP-diff/].
+    ///
     /// With -r: where the two runs' results go, as DIR/a/ and DIR/b/ (results.json and
     /// summary.md; `diff DIR/a/results.json DIR/b/results.json` shows the same diff again).
-    /// Default: reports/runs/TIMESTAMP-diff/.
-    #[arg(long, value_name = "DIR")]
+    /// Default: conformance-runs/TIMESTAMP-diff/.
+    #[arg(help_heading = HEADING_MEASURING, long, value_name = "DIR")]
     pub runs_dir: Option<PathBuf>,
+    /// Output format.
+    ///
     /// Output format: the changed cells as text, Markdown, JSON, or JUnit XML (one test case
     /// per compared cell, a changed cell a failure).
-    #[arg(long, short = 'f', value_enum, default_value = "table")]
+    #[arg(help_heading = HEADING_OUTPUT, value_name = "FORMAT", long, short = 'f', value_enum, default_value = "table")]
     pub format: DiffFormat,
     /// Write the diff to FILE (atomically) instead of stdout.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = HEADING_OUTPUT, long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// With -r: no status lines or progress bar while measuring.
-    #[arg(long, short = 'q')]
+    #[arg(help_heading = HEADING_MEASURING, long, short = 'q')]
     pub quiet: bool,
 }
 
@@ -781,13 +944,17 @@ pub struct CompareArgs {
     pub base: PathBuf,
     /// The new results.json.
     pub new: PathBuf,
+    /// Output format: text, or JUnit XML.
+    ///
     /// Output format: the text list of differences, or JUnit XML (one test case per compared
     /// cell, a changed cell a failure).
-    #[arg(long, short = 'f', value_enum, default_value = "text")]
+    #[arg(value_name = "FORMAT", long, short = 'f', value_enum, default_value = "text")]
     pub format: CompareFormat,
     /// Write the output to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Facts not to compare (error-code, delivery, returned).
+    ///
     /// Second-comer facts not to compare, comma-separated: `error-code`, `delivery`,
     /// `returned` (the outcome is always compared).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT")]
@@ -827,7 +994,7 @@ pub struct ReportArgs {
     /// A results.json (single or merged).
     pub results: PathBuf,
     /// Output format (`markdown` is an alias of `md`).
-    #[arg(long, short = 'f', value_enum, default_value = "table")]
+    #[arg(value_name = "FORMAT", long, short = 'f', value_enum, default_value = "table")]
     pub format: Format,
     /// A baseline results.json to compare against (required by, and only used with,
     /// `--format junit`).
@@ -840,6 +1007,8 @@ pub struct ReportArgs {
     /// Write the output to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print only the answers: which calls to use and not to use.
+    ///
     /// Print only the answers: per runtime, the calls to use and not to use by intent, and
     /// the undetermined ones with what would settle them (`--format table` only).
     #[arg(long)]
@@ -867,6 +1036,8 @@ pub struct DocsArgs {
     /// The results file of markers without `results=`, relative to the working folder.
     #[arg(long, value_name = "FILE", default_value = crate::docs::DEFAULT_RESULTS)]
     pub results: PathBuf,
+    /// Write nothing; exit 1 when a document has drifted.
+    ///
     /// Write nothing; print each drifted marker (FILE:LINE) with a unified diff, and exit 1
     /// when any document differs from what its results would give.
     #[arg(long)]
@@ -886,6 +1057,8 @@ pub struct ScratchArgs {
     /// Pass every path through a folder with this name (one path component).
     #[arg(long, value_name = "NAME")]
     pub path_segment: Option<String>,
+    /// The --fs-root folder as a second client of the same share sees it.
+    ///
     /// The same folder as --fs-root, reached through a second client of the same share (a
     /// second mount of an NFS or SMB export, e.g. with `-o nosharecache`): each race's odd
     /// contenders (k1, k3, …) get their paths through it, the others through --fs-root, so

@@ -37,6 +37,18 @@ impl OutDir {
         // the folders create_dir_all is about to make, deepest first
         let created: Vec<PathBuf> =
             path.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).map(Path::to_path_buf).collect();
+        // a file (or a file on the way) at the name: say so, not `File exists (os error 17)`
+        if let Some(file) = path.ancestors().find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir())) {
+            let what = if file == path {
+                "it is a file, not a folder".to_string()
+            } else {
+                format!("{} is a file, not a folder", file.display())
+            };
+            return Err(Error::Output {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(format!("{what}; name a folder (made if missing) for the results")),
+            });
+        }
         std::fs::create_dir_all(path).map_err(|source| Error::Output { path: path.to_path_buf(), source })?;
         let mut out = OutDir { path: path.to_path_buf(), lock: None, created };
         let lock_path = path.join(LOCK_NAME);

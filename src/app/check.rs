@@ -132,10 +132,7 @@ pub(super) fn cmd_check(a: &CheckArgs, paths: &Paths) -> Result<i32> {
         _ => module.clone(),
     };
     // the output folder is known here, so that check.json goes beside results.json
-    let out = a.out.clone().unwrap_or_else(|| {
-        let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
-        paths.home.join("reports").join("runs").join(stamp)
-    });
+    let out = a.out.clone().unwrap_or_else(|| paths.default_out(jiff::Timestamp::now(), ""));
     let args = run_args(a, code, language, &out)?;
     let (code, results) = measure_run(&args, paths, !a.json)?;
     let Some(results) = results else { return Ok(code) };

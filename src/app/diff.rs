@@ -144,10 +144,7 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
     if !missing.is_empty() && both.names.is_some() {
         return Err(Error::no_runtime(missing.join("; "), &paths.cache));
     }
-    let runs = a.runs_dir.clone().unwrap_or_else(|| {
-        let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
-        paths.home.join("reports").join("runs").join(format!("{stamp}-diff"))
-    });
+    let runs = a.runs_dir.clone().unwrap_or_else(|| paths.default_out(jiff::Timestamp::now(), "-diff"));
     for sub in ["a", "b"] {
         refuse_earlier_results(&runs.join(sub), false, "--runs-dir")?;
     }

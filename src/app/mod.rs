@@ -6,9 +6,11 @@
 mod against;
 mod check;
 mod compare;
+mod completions;
 mod diff;
 mod docs;
 mod install;
+mod man;
 mod merge;
 mod race;
 mod report;
@@ -41,7 +43,13 @@ pub fn run(cli: Cli) -> Result<i32> {
     let measures = match &cli.command {
         Command::Run(_) | Command::Check(_) | Command::Race(_) | Command::Runtimes(_) | Command::Install(_) => true,
         Command::Diff(a) => !a.runtime.is_empty(),
-        Command::Variants(_) | Command::Compare(_) | Command::Report(_) | Command::Merge(_) | Command::Docs(_) => false,
+        Command::Variants(_)
+        | Command::Compare(_)
+        | Command::Report(_)
+        | Command::Merge(_)
+        | Command::Docs(_)
+        | Command::Completions(_)
+        | Command::Man(_) => false,
     };
     if measures {
         crate::interrupt::install();
@@ -59,6 +67,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Report(a) => report::cmd_report(&a),
         Command::Merge(a) => merge::cmd_merge(&a),
         Command::Docs(a) => docs::cmd_docs(&a),
+        Command::Completions(a) => completions::cmd_completions(&a),
+        Command::Man(a) => man::cmd_man(&a),
     }
 }
 

@@ -69,6 +69,10 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
             eprintln!("{s}");
         }
     };
+    // said first, so that a user who stops the run knows where its partial results are
+    if outdir.is_some() {
+        say(&format!("results go to {}", table::escape_controls(&plan.out.display().to_string())));
+    }
     let mut found = discover(&plan.requested).runtimes;
     let selected: Vec<&Variant> = plan.variants.iter().collect();
     for w in ready_runtimes(&mut found, &ctx, &plan.options, &selected) {

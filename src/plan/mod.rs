@@ -30,12 +30,16 @@ pub const MIN_STARTUP: Duration = Duration::from_secs(30);
 /// A race stops after this many trials in a row in which a contender failed before the release.
 pub const MAX_CONSECUTIVE_FAULTS: usize = 3;
 
+/// The folder, below the working folder, that holds the output folders of runs without
+/// `--out` (`run`, `check`, `diff -r`), one per run named by its UTC start time.
+pub const RUNS_DIR: &str = "conformance-runs";
+
 /// What the global flags say: the folders, and whether the registry may be asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
-    /// Where the default output folders go (`reports/runs/` below it): the working folder, as
+    /// Where the default output folders go ([`RUNS_DIR`] below it): the working folder, as
     /// the help says, spelled as an empty relative path so that messages show
-    /// `reports/runs/…`; never the folder the binary was built in.
+    /// `conformance-runs/…`; never the folder the binary was built in.
     pub home: PathBuf,
     /// `--probes`, or `None`: the probes built into the binary ([`crate::builtin`]).
     pub probes: Option<PathBuf>,
@@ -64,6 +68,13 @@ impl Paths {
             offline: cli.offline,
             home,
         }
+    }
+
+    /// The default output folder of a run started `at`: `conformance-runs/<UTC timestamp><suffix>`
+    /// below the working folder (`conformance-runs/20261205T231327Z`, `suffix` `-diff` for
+    /// `diff -r`).
+    pub fn default_out(&self, at: jiff::Timestamp, suffix: &str) -> PathBuf {
+        self.home.join(RUNS_DIR).join(format!("{}{suffix}", at.strftime("%Y%m%dT%H%M%SZ")))
     }
 
     /// The store of installed runtime versions, in [`Paths::cache`].

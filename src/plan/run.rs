@@ -39,7 +39,7 @@ pub struct RunPlan {
     pub required: Requested,
     /// The engine options, targets typed and the amplifier detected.
     pub options: Options,
-    /// The output folder (`--out`, default `reports/runs/<UTC timestamp>/`).
+    /// The output folder (`--out`, default `conformance-runs/<UTC timestamp>/`).
     pub out: PathBuf,
     /// `--expect`, read and checked.
     pub baseline: Option<Results>,
@@ -99,10 +99,7 @@ impl RunPlan {
         let requested = Requested::parse(&a.runtime)?;
         let required = Requested::parse_for(&a.require, "--require")?;
         let baseline = a.expect.as_deref().map(crate::report::json::read).transpose()?;
-        let out = a.out.clone().unwrap_or_else(|| {
-            let stamp = date.strftime("%Y%m%dT%H%M%SZ").to_string();
-            paths.home.join("reports").join("runs").join(stamp)
-        });
+        let out = a.out.clone().unwrap_or_else(|| paths.default_out(date, ""));
         // thread runs measure second comers and races only: the hand-offs race processes
         let threads = a.contender_kind == crate::cli::ContenderKindArg::Thread;
         let named = |s: Scenario| a.scenario.contains(&ScenarioArg::One(s));

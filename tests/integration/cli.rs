@@ -937,3 +937,97 @@ fn a_selection_that_gives_no_cell_says_so() {
     let stderr = String::from_utf8_lossy(&o.get_output().stderr).to_string();
     assert!(stderr.contains("give no cell to measure") && stderr.contains("run --dry-run"), "{stderr}");
 }
+
+/// `-h` is a screen: the four flags a newcomer needs first lead, the rest are grouped under
+/// headings, examples close it; `--help` keeps the long texts and the exit codes.
+#[test]
+fn short_help_is_grouped_and_fits_a_terminal() {
+    let out = conformance().args(["run", "-h"]).env("COLUMNS", "100").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().count() <= 100, "run -h is {} lines:\n{text}", text.lines().count());
+    let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 100).collect();
+    assert!(wide.is_empty(), "lines over 100 columns: {wide:#?}");
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle} missing from run -h:\n{text}"));
+    let first = at("Selection:");
+    for flag in ["--runtime", "--variant", "--quick", "--out"] {
+        assert!(at(flag) < first, "{flag} leads, before the groups:\n{text}");
+    }
+    let headings = ["Selection:", "Hand-offs:", "File system:", "Races:", "Output:", "Global:", "Examples:"];
+    for h in headings {
+        at(h);
+    }
+    // every flag under one heading only: `--out` is not repeated under a flattened group
+    assert_eq!(text.matches("--out <DIR>").count(), 1, "{text}");
+    let top = conformance().arg("-h").output().unwrap();
+    let top = String::from_utf8(top.stdout).unwrap();
+    assert!(top.lines().count() <= 50, "conformance -h is {} lines:\n{top}", top.lines().count());
+    assert!(top.contains("Examples:") && !top.contains("Exit codes:"), "{top}");
+    let long = String::from_utf8(conformance().args(["run", "--help"]).output().unwrap().stdout).unwrap();
+    assert!(long.contains("A comma inside a PATH or range is kept"), "the long text stays in --help");
+}
+
+/// `completions SHELL` prints a script for each shell clap_complete knows; bash's parses.
+#[test]
+fn completions_are_printed_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = conformance().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}: {}", String::from_utf8_lossy(&out.stderr));
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains("hostile-paths") && script.contains("completions"), "{shell}: {script}");
+        if shell == "bash" {
+            let d = tempfile::tempdir().unwrap();
+            let f = d.path().join("conformance.bash");
+            std::fs::write(&f, &script).unwrap();
+            let parsed = std::process::Command::new("bash").arg("-n").arg(&f).output().unwrap();
+            assert!(parsed.status.success(), "bash -n: {}", String::from_utf8_lossy(&parsed.stderr));
+        }
+    }
+    conformance().args(["completions", "tcsh"]).assert().code(2).stderr(predicate::str::contains("possible values"));
+}
+
+/// `man` prints conformance(1); `man --out DIR` writes one page per command, each naming it.
+#[test]
+fn man_pages_are_printed_or_written_per_command() {
+    let out = conformance().arg("man").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH conformance 1") && page.contains("SUBCOMMANDS"), "{}", &page[..page.len().min(400)]);
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("man 1");
+    conformance().args(["man", "--out"]).arg(&dir).assert().success();
+    let mut cli = <conformance::cli::Cli as clap::CommandFactory>::command();
+    cli.build();
+    let commands: Vec<String> =
+        cli.get_subcommands().map(|s| s.get_name().to_string()).filter(|n| n != "help").collect();
+    let mut written: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    let mut expected: Vec<String> =
+        commands.iter().map(|c| format!("conformance-{c}.1")).chain(["conformance.1".to_string()]).collect();
+    expected.sort();
+    assert_eq!(written, expected);
+    let run = std::fs::read_to_string(dir.join("conformance-run.1")).unwrap();
+    assert!(run.contains(".TH conformance-run 1") && run.contains("\\-\\-hostile\\-paths"), "{run}");
+}
+
+/// `--out` naming a file, or a path through a file, is refused in words (exit 3), before
+/// anything is measured.
+#[test]
+fn out_naming_a_file_is_refused_in_words() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("results.json");
+    std::fs::write(&file, "mine").unwrap();
+    for (out, says) in [
+        (file.clone(), "it is a file, not a folder"),
+        (file.join("sub"), &*format!("{} is a file, not a folder", file.display())),
+    ] {
+        conformance()
+            .args(["run", "-r", "node", "-v", "node.mkdirSync", "--scenario", "second-comer", "--out"])
+            .arg(&out)
+            .assert()
+            .code(3)
+            .stderr(predicate::str::contains(says).and(predicate::str::contains("name a folder")));
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}

@@ -533,7 +533,7 @@ fn coreclr_versions_install_from_nuget_and_compare() {
             "a default run leaves out CoreCLR {v}: {errs}\n{plan}"
         );
     }
-    // the two runs go to reports/runs/ below the working folder
+    // the two runs go to conformance-runs/ below the working folder
     let work = tempfile::tempdir().unwrap();
     let a = conformance()
         .current_dir(work.path())

@@ -130,7 +130,7 @@ fn race_into_an_earlier_race_is_refused_unless_force() {
 }
 
 /// The default output folder is below the working folder, as the help says
-/// (`reports/runs/TIMESTAMP/`), not below the folder the binary was built in.
+/// (`conformance-runs/TIMESTAMP/`), not below the folder the binary was built in.
 #[test]
 fn the_default_out_is_below_the_working_folder() {
     let d = tempfile::tempdir().unwrap();
@@ -141,7 +141,7 @@ fn the_default_out_is_below_the_working_folder() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("results would go to reports/runs/"), "{text}");
+    assert!(text.contains("results would go to conformance-runs/"), "{text}");
     assert!(!text.contains(env!("CARGO_MANIFEST_DIR")), "{text}");
     assert!(!Path::new(d.path()).join("reports").exists(), "a dry run writes nothing");
 }
@@ -177,4 +177,26 @@ fn a_byte_order_mark_is_read_past_and_kept() {
     conformance().arg("docs").arg(&doc).arg("--results").arg(&results).assert().success();
     let text = std::fs::read_to_string(&doc).unwrap();
     assert!(text.starts_with("\u{feff}<!-- conformance:table runtime=node") && text.len() > 80, "{text}");
+}
+
+/// A run without `--out` says first where its results go, and writes them there: a
+/// timestamped folder in `conformance-runs/` below the working folder.
+#[test]
+fn a_run_says_where_its_results_go_before_measuring() {
+    if !crate::common::available("node") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = conformance()
+        .current_dir(d.path())
+        .args(["run", "-r", "node", "-v", "node.mkdirSync", "--scenario", "second-comer", "--target", "absent"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let first = err.lines().next().unwrap_or_default();
+    let folder = first.strip_prefix("results go to ").unwrap_or_else(|| panic!("first line: {err}"));
+    assert!(folder.starts_with("conformance-runs/"), "{first}");
+    assert!(d.path().join(folder).join("results.json").is_file(), "{err}");
+    assert_eq!(std::fs::read_dir(d.path().join("conformance-runs")).unwrap().count(), 1);
 }

@@ -69,6 +69,9 @@ pub enum Scenarios {
     /// scenario's intent) of the selected runtimes, as the end of each runtime's block in
     /// `report --answers`, in a text block.
     RecipeAnswers,
+    /// `scenario=answer-grid`: one row per runtime, one column per intent, the first call to
+    /// use in each (a Markdown table).
+    AnswerGrid,
 }
 
 /// What one marker selects from a results file, parsed from its keys.
@@ -305,7 +308,7 @@ impl Selector {
 
 /// `scenario=`'s value: `second-comer`, `race` or both, or exactly one hand-off scenario.
 fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
-    let known = || Scenario::ALL.map(Scenario::as_str).join(", ") + ", answers, recipe-answers";
+    let known = || Scenario::ALL.map(Scenario::as_str).join(", ") + ", answers, recipe-answers, answer-grid";
     let (mut second_comer, mut race, mut handoff) = (false, false, Vec::new());
     for s in value.split(',').map(str::trim) {
         match s {
@@ -315,6 +318,10 @@ fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
             "answers" if value.trim() == "answers" => return Ok(Scenarios::Answers),
             "answers" => return Err("key 'scenario': answers is a table kind of its own: give it alone".into()),
             "recipe-answers" if value.trim() == "recipe-answers" => return Ok(Scenarios::RecipeAnswers),
+            "answer-grid" if value.trim() == "answer-grid" => return Ok(Scenarios::AnswerGrid),
+            "answer-grid" => {
+                return Err("key 'scenario': answer-grid is a table kind of its own: give it alone".into())
+            }
             "recipe-answers" => {
                 return Err("key 'scenario': recipe-answers is a table kind of its own: give it alone".into())
             }
@@ -342,7 +349,9 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
     let globs = sel.variant_set();
     let wanted = |s: Scenario| match sel.scenarios {
         // both kinds of cell make a runtime's rows: safe as a lock is judged from all of them
-        Scenarios::Runtime { .. } | Scenarios::Answers => matches!(s, Scenario::SecondComer | Scenario::Race),
+        Scenarios::Runtime { .. } | Scenarios::Answers | Scenarios::AnswerGrid => {
+            matches!(s, Scenario::SecondComer | Scenario::Race)
+        }
         Scenarios::Handoff(h) => s == h,
         Scenarios::RecipeAnswers => s.is_handoff(),
     };
@@ -398,6 +407,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
             let text = crate::report::answers::render_recipe_answers(&sub, crate::report::answers::ANSWER_WIDTH);
             return Ok(format!("```text\n{text}```\n"));
         }
+        Scenarios::AnswerGrid => return Ok(crate::report::answers::grid_by_runtime_markdown(&sub)),
         Scenarios::Runtime { second_comer, race } => (second_comer, race),
     };
     let have = sub.targets();
@@ -432,7 +442,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
 
 fn scenario_words(s: &Scenarios) -> String {
     match s {
-        Scenarios::Runtime { .. } | Scenarios::Answers => "second-comer or race".into(),
+        Scenarios::Runtime { .. } | Scenarios::Answers | Scenarios::AnswerGrid => "second-comer or race".into(),
         Scenarios::RecipeAnswers => "hand-off".into(),
         Scenarios::Handoff(h) => h.as_str().into(),
     }

@@ -811,6 +811,50 @@ pub fn grid_markdown(results: &Results) -> String {
     t
 }
 
+/// The answer grid turned for a page: one row per runtime, one column per intent; a cell
+/// names the first call to use (its runtime prefix dropped: `writeFileSync.wx`), `+N` for the
+/// other calls that held, `(if every party does)` where only such calls held, `none` where
+/// the runtime has calls for the intent and none held, `—` where it has none. Empty when no
+/// call has an intent (`conformance docs`'s `scenario=answer-grid`).
+pub fn grid_by_runtime_markdown(results: &Results) -> String {
+    let answers = records(results);
+    let intents = intent_records(&answers);
+    let runtimes: Vec<&str> =
+        results.measured_runtimes().into_iter().filter(|rt| intents.iter().any(|i| i.runtime == *rt)).collect();
+    let columns: Vec<Intent> =
+        Intent::ALL.into_iter().filter(|i| intents.iter().any(|r| r.intent == Some(*i))).collect();
+    if columns.is_empty() {
+        return String::new();
+    }
+    let cell = |s: &str| super::markdown::md_cell(s);
+    // `node.writeFileSync.wx` → `writeFileSync.wx`: the row names the runtime already
+    let call = |v: &str| v.split_once('.').map_or(v, |(_, rest)| rest).to_string();
+    let head: Vec<&str> = columns.iter().map(|i| i.describe()).collect();
+    let mut t = format!("| runtime | {} |\n|{}\n", head.join(" | "), "---|".repeat(columns.len() + 1));
+    for rt in runtimes {
+        let line: Vec<String> = columns
+            .iter()
+            .map(|i| match intents.iter().find(|r| r.runtime == rt && r.intent == Some(*i)) {
+                None => "—".to_string(),
+                Some(r) => match (r.use_.split_first(), r.use_if_every_party_does.split_first()) {
+                    (Some((first, more)), _) => {
+                        let more = more.len() + r.use_if_every_party_does.len();
+                        let more = if more > 0 { format!(" +{more}") } else { String::new() };
+                        format!("`{}`{more}", call(first))
+                    }
+                    (None, Some((first, more))) => {
+                        let more = if more.is_empty() { String::new() } else { format!(" +{}", more.len()) };
+                        format!("`{}`{more} (if every party does)", call(first))
+                    }
+                    (None, None) => "none".to_string(),
+                },
+            })
+            .collect();
+        t.push_str(&format!("| {} | {} |\n", cell(rt), line.join(" | ")));
+    }
+    t
+}
+
 /// The calls of every runtime whose measurement contradicts their documentation's promise, as
 /// a Markdown table (runtime, call, what was measured, the quote with its address); empty when
 /// none does.

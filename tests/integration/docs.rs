@@ -147,10 +147,11 @@ fn crlf_documents_stay_crlf_and_are_stable() {
 fn the_readmes_tables_match_the_committed_baseline() {
     conformance()
         .current_dir(root())
-        .args(["docs", "--check", "README.md", "reports/README.md"])
+        .args(["docs", "--check", "README.md", "docs/ANSWERS.md", "docs/GUIDE.md", "reports/README.md"])
         .assert()
         .code(0)
         .stdout(predicate::str::starts_with(
-            "README.md: 16 table marker(s) up to date\nreports/README.md: 2 table marker(s) up to date",
+            "README.md: 1 table marker(s) up to date\ndocs/ANSWERS.md: 5 table marker(s) up to date\n\
+             docs/GUIDE.md: 11 table marker(s) up to date\nreports/README.md: 2 table marker(s) up to date",
         ));
 }

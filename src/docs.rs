@@ -319,9 +319,7 @@ fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
             "answers" => return Err("key 'scenario': answers is a table kind of its own: give it alone".into()),
             "recipe-answers" if value.trim() == "recipe-answers" => return Ok(Scenarios::RecipeAnswers),
             "answer-grid" if value.trim() == "answer-grid" => return Ok(Scenarios::AnswerGrid),
-            "answer-grid" => {
-                return Err("key 'scenario': answer-grid is a table kind of its own: give it alone".into())
-            }
+            "answer-grid" => return Err("key 'scenario': answer-grid is a table kind of its own: give it alone".into()),
             "recipe-answers" => {
                 return Err("key 'scenario': recipe-answers is a table kind of its own: give it alone".into())
             }
@@ -646,6 +644,19 @@ mod tests {
         assert!(e.contains("variant=node.nope matches no variant"), "{e}");
         let e = render(&r, &sel("target=self")).unwrap_err();
         assert!(e.contains("target=self: the selected cells have no second comer against it"), "{e}");
+    }
+
+    /// `scenario=answer-grid` is a table kind of its own, rendered as the page's grid.
+    #[test]
+    fn an_answer_grid_marker_is_the_runtime_by_intent_grid() {
+        assert_eq!(Selector::parse("scenario=answer-grid").unwrap().scenarios, super::Scenarios::AnswerGrid);
+        let e = Selector::parse("scenario=answer-grid,race").unwrap_err();
+        assert!(e.contains("answer-grid is a table kind of its own"), "{e}");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let r = crate::report::json::read(&path).unwrap();
+        let t = render(&r, &Selector::parse("scenario=answer-grid runtime=node,python").unwrap()).unwrap();
+        assert_eq!(t.lines().count(), 4, "a header, its rule and two runtimes: {t}");
+        assert!(t.lines().nth(2).unwrap().starts_with("| node ") && t.contains("| python 3"), "{t}");
     }
 
     #[test]

@@ -1076,6 +1076,32 @@ mod tests {
         assert!(grid_markdown(&crate::report::fixture("base.json")).is_empty());
     }
 
+    /// The page's grid: a row per runtime, a column per intent; a cell's first call held and
+    /// counts the others that held, without the runtime's prefix; `none` where none held.
+    #[test]
+    fn the_page_grid_has_a_row_per_runtime_and_names_one_call_per_cell() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let r = crate::report::json::read(&path).unwrap();
+        let grid = super::grid_by_runtime_markdown(&r);
+        let lines: Vec<&str> = grid.lines().collect();
+        assert!(lines[0].starts_with("| runtime | create a lock file | create a lock directory |"), "{grid}");
+        assert_eq!(lines.len(), r.measured_runtimes().len() + 2, "{grid}");
+        let node = lines.iter().find(|l| l.starts_with("| node ")).expect("a node row");
+        let lock_file = node.split(" | ").nth(1).unwrap();
+        // the first call held, the count is of the others that held (from the same records)
+        let records = super::intent_records(&super::records(&r));
+        let held = records
+            .iter()
+            .find(|i| i.runtime.starts_with("node ") && i.intent == Some(super::Intent::LockFile))
+            .unwrap();
+        let first = held.use_[0].trim_start_matches("node.");
+        let others = held.use_.len() - 1 + held.use_if_every_party_does.len();
+        assert_eq!(lock_file, format!("`{first}` +{others}"), "{node}");
+        assert!(!node.contains("node.writeFileSync"), "no runtime prefix: {node}");
+        assert!(grid.contains("| none |") || grid.contains("| none"), "some intent has no call that held: {grid}");
+        assert!(super::grid_by_runtime_markdown(&crate::report::fixture("base.json")).is_empty());
+    }
+
     /// A race against another party's call that an interrupt cut short shows a failure it saw,
     /// never that the call held; an interrupted run says so above its answers.
     #[test]

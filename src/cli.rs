@@ -140,6 +140,13 @@ pub struct Cli {
     #[arg(help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_OFFLINE", action = clap::ArgAction::SetTrue,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub offline: bool,
+    /// Print tables at their full width instead of fitting them to the terminal.
+    #[arg(help_heading = HEADING_GLOBAL, long, global = true)]
+    pub wide: bool,
+    /// Colour the words of tables and answers: auto (on a terminal, unless NO_COLOR is set),
+    /// always, never.
+    #[arg(help_heading = HEADING_GLOBAL, long, global = true, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorArg,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -313,6 +320,28 @@ impl ValueEnum for ScenarioArg {
             ScenarioArg::One(s) => clap::builder::PossibleValue::new(s.as_str()).help(s.about()),
             ScenarioArg::All => clap::builder::PossibleValue::new("all").help("All of them"),
         })
+    }
+}
+
+/// When to colour (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    /// On a terminal, unless `NO_COLOR` is set (`CLICOLOR_FORCE` forces it).
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorArg {
+    /// The choice `anstream` takes.
+    pub fn choice(self) -> anstream::ColorChoice {
+        match self {
+            ColorArg::Auto => anstream::ColorChoice::Auto,
+            ColorArg::Always => anstream::ColorChoice::Always,
+            ColorArg::Never => anstream::ColorChoice::Never,
+        }
     }
 }
 

@@ -54,6 +54,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     if measures {
         crate::interrupt::install();
     }
+    crate::report::style::configure(cli.wide, cli.color.choice());
     let paths = Paths::of(&cli);
     match cli.command {
         Command::Run(a) => run::cmd_run(&a, &paths),

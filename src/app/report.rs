@@ -30,6 +30,8 @@ pub(super) fn cmd_report(a: &ReportArgs) -> Result<i32> {
         return Err(Error::input(&a.results, "holds no cells: nothing to report (the run measured nothing)".into()));
     }
     let mut code = exit_code::OK;
+    // a file written with --out gets the plain layout: no colour, no fitting
+    let style = if a.out.is_some() { crate::report::style::TermStyle::PLAIN } else { crate::report::style::current() };
     let text = match a.format {
         Format::Json => json::render(&r),
         Format::Md => markdown::render(&r),
@@ -43,10 +45,10 @@ pub(super) fn cmd_report(a: &ReportArgs) -> Result<i32> {
             }
             junit::render(&diff, base_path, &a.results)
         }
-        Format::Table if a.answers => crate::report::answers::render(&r, crate::report::answers::ANSWER_WIDTH),
+        Format::Table if a.answers => crate::report::answers::render_styled(&r, style),
         Format::Table => {
-            let answers = crate::report::answers::render(&r, crate::report::answers::ANSWER_WIDTH);
-            format!("{answers}{}", table::render_report(&r))
+            let answers = crate::report::answers::render_styled(&r, style);
+            format!("{answers}{}", table::render_report(&r, style))
         }
     };
     output(a.out.as_deref(), &text)?;

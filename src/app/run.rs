@@ -199,7 +199,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
                     let _ = writeln!(stdout, "\n{}", table::escape_controls(&rt.label));
                     let _ = writeln!(stdout, "{}", table::render_terminal(&results, &rt.label));
                     for l in table::race_lines(&results, &rt.label) {
-                        let _ = writeln!(stdout, "{l}");
+                        let _ = writeln!(stdout, "{}", crate::report::style::current().note(&l));
                     }
                 }
                 let _ = stdout.flush();
@@ -251,13 +251,13 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     measurement.take_kept().shutdown();
     bar.finish_and_clear();
     for scenario in Scenario::HANDOFFS.into_iter().filter(|_| show && !plan.json) {
-        if let Some(t) = table::render_scenario(&results, scenario) {
+        if let Some(t) = table::render_scenario(&results, scenario, crate::report::style::current()) {
             let _ = writeln!(stdout, "\n{} (hand-off: counted from the files)\n{t}", scenario.as_str());
         }
     }
     if show && !plan.json {
-        let _ = write!(stdout, "{}", table::against_block(&results));
-        let answers = crate::report::answers::render(&results, crate::report::answers::ANSWER_WIDTH);
+        let _ = write!(stdout, "{}", table::against_block(&results, crate::report::style::current()));
+        let answers = crate::report::answers::render_styled(&results, crate::report::style::current());
         if !answers.is_empty() {
             let _ = write!(stdout, "\n{answers}");
         }

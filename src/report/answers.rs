@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::model::{AgainstRace, AgainstSide, Results, Row};
+use super::style::{TermStyle, Tone};
 use crate::matrix::{Intent, SourceKind};
 use crate::verdict::answer::{answer, with_against, Answer, AnswerVerdict, Failure, PromiseCheck, RowInput, Unsettled};
 
@@ -422,7 +423,7 @@ pub fn recipe_text(a: &crate::verdict::recipe::RecipeAnswer) -> String {
 
 /// The hand-off block of one runtime, wrapped to `width` columns: per intent, the recipes to
 /// use and not to use, then the undetermined ones. Empty when the runtime has no hand-off cell.
-fn render_recipes(results: &Results, runtime: &str, width: usize) -> String {
+fn render_recipes(results: &Results, runtime: &str, width: usize, style: TermStyle) -> String {
     let recipes = recipe_answers(results, runtime);
     if recipes.is_empty() {
         return String::new();
@@ -442,9 +443,9 @@ fn render_recipes(results: &Results, runtime: &str, width: usize) -> String {
             }
         }
         if block.is_empty() {
-            let _ = writeln!(s, "  {head}: none");
+            let _ = writeln!(s, "  {}: none", style.paint(Some(head_tone(head)), head));
         } else {
-            let _ = write!(s, "  {head}:\n{block}");
+            let _ = write!(s, "  {}:\n{block}", style.paint(Some(head_tone(head)), head));
         }
     }
     let undetermined = |missing: bool| -> Vec<String> {
@@ -458,7 +459,7 @@ fn render_recipes(results: &Results, runtime: &str, width: usize) -> String {
     for (missing, head) in [(false, "undetermined"), (true, "not in this runtime")] {
         let items = undetermined(missing);
         if !items.is_empty() {
-            let _ = writeln!(s, "  {head}:");
+            let _ = writeln!(s, "  {}:", style.paint(Some(head_tone(head)), head));
             let _ = writeln!(s, "{}", wrapped(&items, 6, width));
         }
     }
@@ -469,12 +470,26 @@ fn render_recipes(results: &Results, runtime: &str, width: usize) -> String {
 /// use, by intent, then the undetermined ones with what would settle them; then its hand-off
 /// recipes the same way. Empty when the runtime has no second-comer, race or hand-off cell.
 pub fn render_runtime(results: &Results, runtime: &str, width: usize) -> String {
-    format!("{}{}", render_calls(results, runtime, width), render_recipes(results, runtime, width))
+    styled_runtime(results, runtime, width, TermStyle::PLAIN)
+}
+
+/// [`render_runtime`] with its list heads (`use`, `don't use`, …) coloured as `style` says.
+fn styled_runtime(results: &Results, runtime: &str, width: usize, style: TermStyle) -> String {
+    format!("{}{}", render_calls(results, runtime, width, style), render_recipes(results, runtime, width, style))
+}
+
+/// The colour of a list head: `use` green, `don't use` red, the others yellow.
+fn head_tone(head: &str) -> Tone {
+    match head {
+        "use" => Tone::Good,
+        "don't use" => Tone::Bad,
+        _ => Tone::Unsure,
+    }
 }
 
 /// The call block of one runtime (see [`render_runtime`]); empty when it has no second-comer
 /// or race rows.
-fn render_calls(results: &Results, runtime: &str, width: usize) -> String {
+fn render_calls(results: &Results, runtime: &str, width: usize, style: TermStyle) -> String {
     let calls = call_answers(results, runtime);
     if calls.is_empty() {
         return String::new();
@@ -504,10 +519,10 @@ fn render_calls(results: &Results, runtime: &str, width: usize) -> String {
             // said only where some call is in it
             (true, List::UseIfEveryPartyDoes) => {}
             (true, _) => {
-                let _ = writeln!(s, "  {head}: none");
+                let _ = writeln!(s, "  {}: none", style.paint(Some(head_tone(head)), head));
             }
             (false, _) => {
-                let _ = write!(s, "  {head}:\n{block}");
+                let _ = write!(s, "  {}:\n{block}", style.paint(Some(head_tone(head)), head));
             }
         }
     }
@@ -525,7 +540,7 @@ fn render_calls(results: &Results, runtime: &str, width: usize) -> String {
         .map(|c| format!("{} {}", c.variant, answer_text(c)))
         .collect();
     if !open.is_empty() {
-        let _ = writeln!(s, "  undetermined:");
+        let _ = writeln!(s, "  {}:", style.paint(Some(Tone::Unsure), "undetermined"));
         let _ = writeln!(s, "{}", wrapped(&open, 6, width));
     }
     if !missing.is_empty() {
@@ -890,7 +905,7 @@ pub fn render_recipe_answers(results: &Results, width: usize) -> String {
     results
         .measured_runtimes()
         .into_iter()
-        .map(|rt| render_recipes(results, rt, width))
+        .map(|rt| render_recipes(results, rt, width, TermStyle::PLAIN))
         .filter(|b| !b.is_empty())
         .collect::<Vec<_>>()
         .join("\n")
@@ -898,10 +913,20 @@ pub fn render_recipe_answers(results: &Results, width: usize) -> String {
 
 /// Every measured runtime's answer block, one after another (`width` as [`render_runtime`]).
 pub fn render(results: &Results, width: usize) -> String {
+    render_with(results, width, TermStyle::PLAIN)
+}
+
+/// [`render`] for the terminal: wrapped to its width (at most [`ANSWER_WIDTH`]) and with the
+/// list heads coloured, as `style` says.
+pub fn render_styled(results: &Results, style: TermStyle) -> String {
+    render_with(results, style.text_width(ANSWER_WIDTH), style)
+}
+
+fn render_with(results: &Results, width: usize, style: TermStyle) -> String {
     let blocks = results
         .measured_runtimes()
         .into_iter()
-        .map(|rt| render_runtime(results, rt, width))
+        .map(|rt| styled_runtime(results, rt, width, style))
         .filter(|b| !b.is_empty())
         .collect::<Vec<_>>()
         .join("\n");

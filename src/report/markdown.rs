@@ -116,7 +116,12 @@ pub fn runtime_table(r: &Results, runtime: &str, columns: &Columns) -> String {
 /// in `summary.md`), each line ending in `\n`; `None` when `r` has no cell of `scenario`.
 pub fn handoff_table(r: &Results, scenario: Scenario, with_steps: bool) -> Option<String> {
     let (h, rows) = super::table::scenario_rows(r, scenario, with_steps)?;
-    Some(md_table(&h, &rows))
+    let table = md_table(&h, &rows);
+    // the amplified runs that did not happen, said once under the table
+    Some(match super::table::handoff_footnote(r, scenario) {
+        Some(note) => format!("{table}\n*{}*\n", md_escape(&note)),
+        None => table,
+    })
 }
 
 /// Renders the whole summary as Markdown.

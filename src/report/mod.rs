@@ -13,6 +13,7 @@ pub mod json;
 mod legacy;
 pub mod markdown;
 pub mod model;
+pub mod style;
 pub mod table;
 
 pub use model::{Cell, ErrorInfo, Results, RunInfo, RuntimeInfo, Scenario};

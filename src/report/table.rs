@@ -4,10 +4,10 @@
 use std::borrow::Cow;
 
 use tabled::builder::Builder;
-use tabled::settings::object::Segment;
-use tabled::settings::{Modify, Style, Width};
+use tabled::settings::Style;
 
 use super::model::{Cell, CellResult, CountersResult, ModeRun, Results, Row, Scenario};
+use super::style::Tone;
 use crate::matrix::Fact;
 use crate::verdict::{Outcome, RaceMode, RaceVerdict};
 
@@ -45,29 +45,147 @@ pub fn escape_controls_but<'a>(s: &'a str, keep: &[char]) -> Cow<'a, str> {
 }
 
 /// A table for the terminal: the first record is the header; every cell has its control
-/// characters escaped ([`escape_controls`]) and is cut to [`MAX_CELL_WIDTH`] columns.
-/// Returns the table without a trailing newline.
+/// characters escaped ([`escape_controls`]) and is cut to [`MAX_CELL_WIDTH`] columns; the
+/// table is fitted to the terminal's width ([`super::style::current`]). Returns the table
+/// without a trailing newline.
 pub fn terminal_table<R, C>(records: impl IntoIterator<Item = R>) -> String
 where
     R: IntoIterator<Item = C>,
     C: AsRef<str>,
 {
+    toned_table(records.into_iter().map(|r| r.into_iter().map(|c| (c, None))), super::style::current())
+}
+
+/// [`terminal_table`] with a tone per cell, coloured as `style` says and fitted to its width:
+/// the widest columns are narrowed first and their cells wrapped at spaces (textwrap; see
+/// [`column_widths`]); a table that cannot fit keeps its narrowest form.
+pub fn toned_table<R, C>(records: impl IntoIterator<Item = R>, style: super::style::TermStyle) -> String
+where
+    R: IntoIterator<Item = (C, Option<super::style::Tone>)>,
+    C: AsRef<str>,
+{
+    // the cells as shown (escaped, cut), measured before colour is added
+    let cells: Vec<Vec<(String, Option<super::style::Tone>)>> = records
+        .into_iter()
+        .map(|r| {
+            r.into_iter()
+                .map(|(c, tone)| {
+                    let c = c.as_ref();
+                    // cut far beyond the width first, so a huge cell is never measured whole
+                    let head = match c.char_indices().nth(MAX_CELL_WIDTH * 4) {
+                        Some((i, _)) => &c[..i],
+                        None => c,
+                    };
+                    let cut: String = escape_controls(head).chars().take(MAX_CELL_WIDTH + 1).collect();
+                    let cut = if cut.chars().count() > MAX_CELL_WIDTH {
+                        format!("{}…", cut.chars().take(MAX_CELL_WIDTH - 1).collect::<String>())
+                    } else {
+                        cut
+                    };
+                    (cut, tone)
+                })
+                .collect()
+        })
+        .collect();
+    let widths = style.width.map(|w| column_widths(&cells, w.max(super::style::MIN_WIDTH)));
+    // too narrow for the table even with every cell wrapped to its longest word: one card a row
+    if let (Some(w), Some((fitted, _))) = (style.width, &widths) {
+        if fitted.iter().sum::<usize>() + 3 * fitted.len() + 1 > w.max(super::style::MIN_WIDTH) {
+            return cards(&cells, style, w.max(super::style::MIN_WIDTH));
+        }
+    }
     let mut b = Builder::default();
-    for r in records {
-        b.push_record(r.into_iter().map(|c| {
-            let c = c.as_ref();
-            // cut far beyond the width first, so a huge cell is never measured whole
-            let head = match c.char_indices().nth(MAX_CELL_WIDTH * 4) {
-                Some((i, _)) => &c[..i],
-                None => c,
+    for r in &cells {
+        b.push_record(r.iter().enumerate().map(|(i, (text, tone))| {
+            // wrapped at spaces to the column's fitted width, then coloured line by line: the
+            // escape sequences are ours, added after escaping, and never span a line
+            let lines: Vec<String> = match &widths {
+                Some((fitted, _)) if textwrap::core::display_width(text) > fitted[i] => {
+                    textwrap::wrap(text, textwrap::Options::new(fitted[i].max(1)).break_words(true))
+                        .into_iter()
+                        .map(|l| l.into_owned())
+                        .collect()
+                }
+                _ => text.lines().map(str::to_string).collect(),
             };
-            escape_controls(head).into_owned()
+            lines.iter().map(|l| style.paint(*tone, l)).collect::<Vec<_>>().join("\n")
         }));
     }
     let mut t = b.build();
     t.with(Style::sharp());
-    t.with(Modify::new(Segment::all()).with(Width::truncate(MAX_CELL_WIDTH).suffix("…")));
     t.to_string()
+}
+
+/// The narrowest a header cell is wrapped to, in columns (`safe as` / `a lock`).
+const HEADER_MIN: usize = 8;
+/// The narrowest the first column (the row's name) is wrapped to, in columns: a longer word
+/// in it is broken.
+const FIRST_COLUMN_MIN: usize = 24;
+
+/// `cells` (the first record the header) as one card per row, for a terminal too narrow for the
+/// table: the row's first cell on a line of its own, then `header: value` for the others,
+/// separated by `; ` and wrapped to `width` under a two-space indent. Returns the cards
+/// without a trailing newline.
+fn cards(cells: &[Vec<(String, Option<super::style::Tone>)>], style: super::style::TermStyle, width: usize) -> String {
+    let Some((header, rows)) = cells.split_first() else { return String::new() };
+    let mut out = Vec::new();
+    for r in rows {
+        let Some(((name, tone), rest)) = r.split_first() else { continue };
+        out.push(style.paint(*tone, &name.replace('\n', " ")));
+        let items: Vec<String> = rest
+            .iter()
+            .zip(header.iter().skip(1))
+            .map(|((v, tone), (h, _))| {
+                format!("{}: {}", h.replace('\n', " "), style.paint(*tone, &v.replace('\n', " ")))
+            })
+            .collect();
+        // textwrap measures without the colour codes
+        let opts = textwrap::Options::new(width).initial_indent("  ").subsequent_indent("    ");
+        out.extend(textwrap::wrap(&items.join("; "), opts).into_iter().map(|l| l.into_owned()));
+    }
+    out.join("\n")
+}
+
+/// The content width of each column of `cells` so that the table fits `total` columns (its
+/// borders and padding included): `(fitted, full)`. The widest column gives up a column at a
+/// time, never below its longest word (the first column, which names the row, below
+/// [`FIRST_COLUMN_MIN`] only when whole words cannot fit). A table whose words alone are wider than
+/// `total` keeps them whole and is wider. The first record is the header, kept on one line.
+fn column_widths(cells: &[Vec<(String, Option<super::style::Tone>)>], total: usize) -> (Vec<usize>, Vec<usize>) {
+    let n = cells.iter().map(Vec::len).max().unwrap_or(0);
+    let width = |s: &str| s.lines().map(textwrap::core::display_width).max().unwrap_or(0);
+    // textwrap breaks after a hyphen too (`multiple-` / `winners`)
+    let word = |s: &str| {
+        s.split_whitespace().flat_map(|w| w.split_inclusive('-')).map(textwrap::core::display_width).max().unwrap_or(0)
+    };
+    let mut full = vec![0; n];
+    let mut min = vec![1; n];
+    for (row, r) in cells.iter().enumerate() {
+        for (i, (c, _)) in r.iter().enumerate() {
+            full[i] = full[i].max(width(c));
+            // a header keeps a few words a line: `safe as a lock` in four lines reads as four words
+            let least = if row == 0 { word(c).max(width(c).min(HEADER_MIN)) } else { word(c) };
+            min[i] = min[i].max(least);
+        }
+    }
+    // "│ a │ b │": one separator per column and one more, one space each side of a cell
+    let room = total.saturating_sub(3 * n + 1);
+    // only when whole words cannot fit may the first column break a long name
+    // (`node.existsSync+writeFileSync`) inside it
+    if min.iter().sum::<usize>() > room {
+        if let Some(first) = min.first_mut() {
+            *first = (*first).min(FIRST_COLUMN_MIN);
+        }
+    }
+    let mut fitted = full.clone();
+    while fitted.iter().sum::<usize>() > room {
+        // the widest column that can give up a column; the later one of two as wide
+        match (0..n).filter(|&i| fitted[i] > min[i]).max_by_key(|&i| (fitted[i], i)) {
+            Some(i) => fitted[i] -= 1,
+            None => break,
+        }
+    }
+    (fitted, full)
 }
 
 /// Text of a second-comer cell: the outcome, the normalised error code when the call failed,
@@ -169,16 +287,16 @@ pub fn against_lines(results: &Results) -> Vec<String> {
 }
 
 /// The races of two rows against each other as a block under its heading (`against other
-/// parties' calls: …`), with a blank line before; empty when there are none.
-pub fn against_block(r: &Results) -> String {
-    let lines = against_lines(r);
+/// parties' calls: …`), with a blank line before, each line wrapped as `style` says; empty
+/// when there are none.
+pub fn against_block(r: &Results, style: super::style::TermStyle) -> String {
+    let lines: Vec<String> = against_lines(r).iter().map(|l| style.note(l)).collect();
     if lines.is_empty() {
         return String::new();
     }
-    format!(
-        "\nagainst other parties' calls (rows that held against themselves, raced in pairs, one contender each)\n{}\n",
-        lines.join("\n")
-    )
+    let head = style
+        .note("against other parties' calls (rows that held against themselves, raced in pairs, one contender each)");
+    format!("\n{head}\n{}\n", lines.join("\n"))
 }
 
 /// The race column's text for race result `c`: the verdict and each run's counts.
@@ -304,7 +422,7 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
 /// label (per machine in a merged file) with its race lines, then the hand-off tables. In a
 /// merged file, cells that disagree between machines ([`Results::disagreements`]) are marked
 /// `≠` and listed at the end with each machine's word.
-pub fn render_report(r: &Results) -> String {
+pub fn render_report(r: &Results, style: super::style::TermStyle) -> String {
     let mut s = String::new();
     let differ = r.disagreements();
     for rt in r.measured_runtimes() {
@@ -316,17 +434,17 @@ pub fn render_report(r: &Results) -> String {
         if !differ.is_empty() {
             mark_rows(r, rt, &differ, &mut rows);
         }
-        s += &format!("\n{label}\n{}\n", terminal_table(std::iter::once(header).chain(rows)));
+        s += &format!("\n{label}\n{}\n", runtime_table(r, rt, header, rows, style));
         for l in race_lines(r, rt) {
-            s += &format!("{l}\n");
+            s += &format!("{}\n", style.note(&l));
         }
     }
     for scenario in Scenario::HANDOFFS {
-        if let Some(t) = render_scenario(r, scenario) {
+        if let Some(t) = render_scenario(r, scenario, style) {
             s += &format!("\n{} (hand-off: counted from the files)\n{t}\n", scenario.as_str());
         }
     }
-    s += &against_block(r);
+    s += &against_block(r, style);
     let by_machine = super::answers::render_by_machine(r, super::answers::ANSWER_WIDTH);
     if !by_machine.is_empty() {
         s += &format!("\n{by_machine}");
@@ -335,6 +453,47 @@ pub fn render_report(r: &Results) -> String {
         s += &format!("\n{}", disagreement_text(r));
     }
     s
+}
+
+/// `rows` (from [`text_rows`] without the call column) with the tone of each cell, from the
+/// cells' own verdicts: a second comer's outcome, the race verdict, the row's answer.
+fn toned_rows(r: &Results, runtime: &str, rows: Vec<Vec<String>>) -> Vec<Vec<(String, Option<Tone>)>> {
+    let targets = r.targets();
+    r.rows(runtime)
+        .iter()
+        .zip(rows)
+        .map(|(row, line)| {
+            line.into_iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    let tone = match i {
+                        0 => None,
+                        i if i <= targets.len() => {
+                            row.second.get(&targets[i - 1]).and_then(|c| c.outcome()).and_then(Tone::of_outcome)
+                        }
+                        i if i == targets.len() + 1 && r.has_races() => {
+                            row.race.and_then(|c| c.race()).and_then(|x| Tone::of_race(x.verdict))
+                        }
+                        _ => Some(Tone::of_answer(row.safe())),
+                    };
+                    (text, tone)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One runtime's rows as a terminal table, toned and fitted as `style` says.
+fn runtime_table(
+    r: &Results,
+    runtime: &str,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    style: super::style::TermStyle,
+) -> String {
+    let toned = toned_rows(r, runtime, rows);
+    let header = header.into_iter().map(|h| (h, None));
+    toned_table(std::iter::once(header.collect::<Vec<_>>()).chain(toned), style)
 }
 
 /// Appends ` ≠` to the texts of `rows` (from [`text_rows`] without the call column) whose
@@ -369,7 +528,7 @@ pub fn disagreement_text(r: &Results) -> String {
 /// One runtime's table for the terminal (see [`terminal_table`]).
 pub fn render_terminal(results: &Results, runtime: &str) -> String {
     let (header, rows) = text_rows(results, runtime, false);
-    terminal_table(std::iter::once(header).chain(rows))
+    runtime_table(results, runtime, header, rows, super::style::current())
 }
 
 /// The counters of a hand-off cell that measured something and was not cut short by a harness
@@ -420,6 +579,31 @@ pub fn scenario_rows(
     scenario: Scenario,
     with_steps: bool,
 ) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let (header, rows) = toned_scenario_rows(results, scenario, with_steps)?;
+    Some((header, rows.into_iter().map(|r| r.into_iter().map(|(t, _)| t).collect()).collect()))
+}
+
+/// The tone of hand-off cell `c`'s run in `mode`: held (no failure counted), failed, or
+/// undetermined, as the recipe answers judge a run ([`crate::verdict::recipe::answer_recipe`]);
+/// `None` when the cell has no such run.
+fn handoff_tone(c: &Cell, mode: RaceMode) -> Option<Tone> {
+    let (runs, words) = super::answers::cell_recipe_runs(c)?;
+    let run: Vec<_> = runs.into_iter().filter(|r| r.mode == mode).collect();
+    if run.is_empty() {
+        return None;
+    }
+    let a = crate::verdict::recipe::answer_recipe(&run, words.failures, words.faults);
+    Some(match a.verdict {
+        crate::verdict::answer::AnswerVerdict::Yes => Tone::Good,
+        crate::verdict::answer::AnswerVerdict::No => Tone::Bad,
+        crate::verdict::answer::AnswerVerdict::Undetermined => Tone::Unsure,
+    })
+}
+
+/// [`scenario_rows`] with the tone of each cell's run ([`handoff_tone`]).
+type TonedRows = (Vec<String>, Vec<Vec<(String, Option<Tone>)>>);
+
+fn toned_scenario_rows(results: &Results, scenario: Scenario, with_steps: bool) -> Option<TonedRows> {
     let cells: Vec<&Cell> = results.cells.iter().filter(|c| c.scenario == scenario).collect();
     if cells.is_empty() {
         return None;
@@ -448,21 +632,27 @@ pub fn scenario_rows(
     let mut rows = Vec::new();
     for (id, steps, anti) in &recipes {
         let of = |rt: &&str| cells.iter().find(|c| c.variant == *id && c.runtime == *rt);
-        let mut row = vec![if *anti { format!("{} (anti-pattern)", label(id)) } else { label(id) }];
+        let mut row = vec![(if *anti { format!("{} (anti-pattern)", label(id)) } else { label(id) }, None)];
         if with_steps {
-            row.push(steps.to_string());
+            row.push((steps.to_string(), None));
         }
-        row.extend(runtimes.iter().map(|rt| of(rt).map_or_else(|| "-".into(), |c| handoff_text(c))));
+        row.extend(runtimes.iter().map(|rt| {
+            of(rt).map_or_else(|| ("-".into(), None), |c| (handoff_text(c), handoff_tone(c, RaceMode::Natural)))
+        }));
         rows.push(row);
         // the amplified run, on a row of its own, where any runtime says something of it
-        let amp: Vec<Option<String>> =
-            runtimes.iter().map(|rt| of(rt).and_then(|c| amplified_handoff_text(c))).collect();
-        if amp.iter().any(Option::is_some) {
-            let mut row = vec![format!("{} · amplified", label(id))];
+        let amp: Vec<Option<(String, Option<Tone>)>> = runtimes
+            .iter()
+            .map(|rt| of(rt).and_then(|c| amplified_handoff_text(c).map(|t| (t, handoff_tone(c, RaceMode::Amplified)))))
+            .collect();
+        // a row only where some runtime ran it: "not run" fourteen times says nothing a
+        // footnote does not ([`handoff_footnote`])
+        if amp.iter().flatten().any(|(_, tone)| tone.is_some()) {
+            let mut row = vec![(format!("{} · amplified", label(id)), None)];
             if with_steps {
-                row.push("the same, every file-system call delayed".into());
+                row.push(("the same, every file-system call delayed".into(), None));
             }
-            row.extend(amp.into_iter().map(|t| t.unwrap_or_else(|| "-".into())));
+            row.extend(amp.into_iter().map(|t| t.unwrap_or_else(|| ("-".into(), None))));
             rows.push(row);
         }
     }
@@ -471,9 +661,32 @@ pub fn scenario_rows(
 
 /// The terminal table of a hand-off scenario (see [`scenario_rows`]), `None` when the results
 /// have no cell of it.
-pub fn render_scenario(results: &Results, scenario: Scenario) -> Option<String> {
-    let (header, rows) = scenario_rows(results, scenario, false)?;
-    Some(terminal_table(std::iter::once(header).chain(rows)))
+pub fn render_scenario(results: &Results, scenario: Scenario, style: super::style::TermStyle) -> Option<String> {
+    let (header, rows) = toned_scenario_rows(results, scenario, false)?;
+    let header: Vec<(String, Option<Tone>)> = header.into_iter().map(|h| (h, None)).collect();
+    let table = toned_table(std::iter::once(header).chain(rows), style);
+    Some(match handoff_footnote(results, scenario) {
+        Some(note) => format!("{table}\n{}", style.note(&note)),
+        None => table,
+    })
+}
+
+/// The line under a hand-off table whose amplified runs did not all happen: the reasons,
+/// each once (`amplified: not run (--thorough or --amplify on runs it)`); `None` when every
+/// cell of `scenario` ran its amplified run or says nothing of one. Control characters are
+/// escaped.
+pub fn handoff_footnote(results: &Results, scenario: Scenario) -> Option<String> {
+    let mut why: Vec<String> = Vec::new();
+    for c in results.cells.iter().filter(|c| c.scenario == scenario) {
+        let CellResult::Counters(r) = &c.result else { continue };
+        if let (None, Some(w)) = (&r.amplified, &r.amplified_unavailable) {
+            let w = escape_controls(w.text()).into_owned();
+            if !why.contains(&w) {
+                why.push(w);
+            }
+        }
+    }
+    (!why.is_empty()).then(|| format!("amplified: {}", why.join("; ")))
 }
 
 /// The lines under a runtime's table: per race mode, cells, trials, median barrier spread and

@@ -1031,3 +1031,64 @@ fn out_naming_a_file_is_refused_in_words() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
+
+/// The committed baseline's report fits 80 and 120 columns (`COLUMNS`): tables narrow their
+/// widest columns and wrap at spaces, a table that cannot fit becomes one card per row, notes
+/// are wrapped; only a line holding an unbreakable URL may be longer. `--wide` keeps the
+/// full layout.
+#[test]
+fn report_tables_fit_80_and_120_columns() {
+    let base = crate::common::root().join("reports").join("linux").join("results.json");
+    let report = |columns: &str, extra: &[&str]| {
+        let out = conformance().arg("report").arg(&base).args(extra).env("COLUMNS", columns).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for width in [80, 120] {
+        let text = report(&width.to_string(), &[]);
+        let over: Vec<&str> = text.lines().filter(|l| l.chars().count() > width && !l.contains("https://")).collect();
+        assert!(over.is_empty(), "{} lines over {width} columns: {:#?}", over.len(), &over[..over.len().min(5)]);
+        assert!(text.contains("which call to use") && text.contains("node.writeFileSync.wx"), "{width}");
+    }
+    // 120 columns hold node's table (box-drawn); 80 do not: its rows become cards
+    let wide_enough = report("120", &[]);
+    assert!(wide_enough.lines().any(|l| l.starts_with("│ node.writeFileSync.wx")), "a table row at 120");
+    let narrow = report("80", &[]);
+    assert!(narrow.lines().any(|l| l == "node.writeFileSync.wx"), "a card at 80");
+    assert!(narrow.lines().any(|l| l.starts_with("  absent: acquired; file: refused EEXIST")), "a card's cells at 80");
+    let full = report("80", &["--wide"]);
+    assert!(full.lines().any(|l| l.chars().count() > 200), "--wide keeps the full layout");
+}
+
+/// Colour: off when stdout is not a terminal (as here) or `NO_COLOR` is set, on with `--color
+/// always` or `CLICOLOR_FORCE`; a file written with `--out` is plain whatever the flag says.
+#[test]
+fn colour_follows_the_flag_the_environment_and_the_terminal() {
+    let base = crate::common::root().join("reports").join("linux").join("results.json");
+    let report = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = conformance();
+        c.arg("report").arg(&base).arg("--answers").args(args).env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let green = "\u{1b}[32muse\u{1b}[0m:";
+    let red = "\u{1b}[31mdon't use\u{1b}[0m:";
+    assert!(!report(&[], &[]).contains('\u{1b}'), "a pipe gets no colour");
+    let forced = report(&["--color", "always"], &[]);
+    assert!(forced.contains(green) && forced.contains(red), "{}", &forced[..forced.len().min(400)]);
+    assert!(report(&[], &[("CLICOLOR_FORCE", "1")]).contains(green), "CLICOLOR_FORCE turns it on");
+    assert!(!report(&[], &[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")]).contains('\u{1b}'), "NO_COLOR wins");
+    assert!(!report(&["--color", "never"], &[("CLICOLOR_FORCE", "1")]).contains('\u{1b}'));
+    // the table cells are coloured from their verdicts
+    let out = conformance().arg("report").arg(&base).args(["--color", "always", "--wide"]).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("\u{1b}[31mreplaced\u{1b}[0m") && table.contains("\u{1b}[32mrefused EEXIST\u{1b}[0m"));
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("report.txt");
+    conformance().arg("report").arg(&base).args(["--color", "always", "--out"]).arg(&file).assert().success();
+    assert!(!std::fs::read_to_string(&file).unwrap().contains('\u{1b}'), "a file is plain");
+}

@@ -20,6 +20,9 @@ pub fn fixtures() -> PathBuf {
 pub fn conformance() -> Command {
     let mut c = Command::cargo_bin("conformance").expect("binary built");
     c.env("CONFORMANCE_CACHE_DIR", root().join("target").join("test-cache"));
+    // the full layout, without colour, whatever terminal the tests run in: tests of fitting
+    // and colour set these themselves
+    c.env_remove("COLUMNS").env_remove("CLICOLOR_FORCE");
     c
 }
 

@@ -1036,12 +1036,46 @@ pub struct ReportArgs {
     /// Write the output to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Only these runtimes (names: node, coreclr, …); comma-separated or repeated.
+    #[arg(help_heading = HEADING_SELECTION, long, short = 'r', value_name = "LIST", value_delimiter = ',')]
+    pub runtime: Vec<String>,
+    /// Only these variants or recipes, as glob patterns; comma-separated or repeated.
+    #[arg(help_heading = HEADING_SELECTION, long, short = 'v', value_name = "GLOB")]
+    pub variant: Vec<String>,
+    /// Only these scenarios; comma-separated or repeated.
+    #[arg(help_heading = HEADING_SELECTION, long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub scenario: Vec<ScenarioArg>,
+    /// Only the calls and recipes answered this way (judged from the whole file).
+    #[arg(help_heading = HEADING_SELECTION, long, value_enum, value_name = "ANSWER")]
+    pub only: Option<OnlyArg>,
     /// Print only the answers: which calls to use and not to use.
     ///
     /// Print only the answers: per runtime, the calls to use and not to use by intent, and
     /// the undetermined ones with what would settle them (`--format table` only).
     #[arg(long)]
     pub answers: bool,
+}
+
+/// An answer to keep (`report --only`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnlyArg {
+    /// Safe as a lock in every way measured.
+    Yes,
+    /// Failed in some way.
+    No,
+    /// Neither (`?`).
+    Undetermined,
+}
+
+impl OnlyArg {
+    /// The answer verdict it names.
+    pub fn verdict(self) -> crate::verdict::answer::AnswerVerdict {
+        match self {
+            OnlyArg::Yes => crate::verdict::answer::AnswerVerdict::Yes,
+            OnlyArg::No => crate::verdict::answer::AnswerVerdict::No,
+            OnlyArg::Undetermined => crate::verdict::answer::AnswerVerdict::Undetermined,
+        }
+    }
 }
 
 /// `merge` flags.

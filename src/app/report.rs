@@ -25,10 +25,11 @@ pub(super) fn cmd_report(a: &ReportArgs) -> Result<i32> {
         a.out.as_deref(),
         &[Some(a.results.as_path()), a.expect.as_deref()].into_iter().flatten().collect::<Vec<_>>(),
     )?;
-    let r = json::read(&a.results)?;
-    if r.cells.is_empty() {
+    let whole = json::read(&a.results)?;
+    if whole.cells.is_empty() {
         return Err(Error::input(&a.results, "holds no cells: nothing to report (the run measured nothing)".into()));
     }
+    let r = filtered(a, &whole)?;
     let mut code = exit_code::OK;
     // a file written with --out gets the plain layout: no colour, no fitting
     let style = if a.out.is_some() { crate::report::style::TermStyle::PLAIN } else { crate::report::style::current() };
@@ -53,4 +54,40 @@ pub(super) fn cmd_report(a: &ReportArgs) -> Result<i32> {
     };
     output(a.out.as_deref(), &text)?;
     Ok(code)
+}
+
+/// The cells of `whole` that `-r`, `-v`, `--scenario` and `--only` keep.
+///
+/// Errors: [`Error::Usage`] (exit 2) naming the flag when a pattern is not a glob, a runtime
+/// is not in the file, or nothing is left.
+fn filtered(a: &ReportArgs, whole: &crate::report::Results) -> Result<crate::report::Results> {
+    use crate::cli::ScenarioArg;
+    use crate::report::filter::{apply, Filter};
+    let usage = |flag: &str, message: String| Error::Usage { flag: flag.into(), message };
+    let scenarios = if a.scenario.contains(&ScenarioArg::All) {
+        Vec::new()
+    } else {
+        a.scenario.iter().filter_map(|s| if let ScenarioArg::One(s) = s { Some(*s) } else { None }).collect()
+    };
+    let f = Filter {
+        runtimes: a.runtime.iter().map(|r| r.trim().to_string()).filter(|r| !r.is_empty()).collect(),
+        variants: Filter::globs(&a.variant).map_err(|e| usage("--variant", e))?,
+        scenarios,
+        only: a.only.map(|o| o.verdict()),
+    };
+    if let Some(rt) = f.runtimes.iter().find(|rt| !whole.cells.iter().any(|c| &c.runtime_name == *rt)) {
+        let mut names: Vec<&str> = whole.cells.iter().map(|c| c.runtime_name.as_str()).collect();
+        names.dedup();
+        names.sort_unstable();
+        names.dedup();
+        return Err(usage("--runtime", format!("'{rt}' is not in the file (it holds: {})", names.join(", "))));
+    }
+    let r = apply(whole, &f);
+    if r.cells.is_empty() && !f.is_empty() {
+        return Err(usage(
+            "--runtime/--variant/--scenario/--only",
+            "no cell of the file is left: nothing to report".into(),
+        ));
+    }
+    Ok(r)
 }

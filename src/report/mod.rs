@@ -7,6 +7,7 @@
 
 pub mod answers;
 pub mod csv;
+pub mod filter;
 pub mod handoff;
 pub mod html;
 pub mod json;

@@ -1092,3 +1092,38 @@ fn colour_follows_the_flag_the_environment_and_the_terminal() {
     conformance().arg("report").arg(&base).args(["--color", "always", "--out"]).arg(&file).assert().success();
     assert!(!std::fs::read_to_string(&file).unwrap().contains('\u{1b}'), "a file is plain");
 }
+
+/// `report -r/-v/--scenario/--only` narrow what every format shows; a runtime the file does not
+/// hold, or a selection that leaves nothing, is refused naming the flag (exit 2).
+#[test]
+fn report_filters_by_runtime_variant_scenario_and_answer() {
+    let base = crate::common::root().join("reports").join("linux").join("results.json");
+    let csv = |args: &[&str]| {
+        let out = conformance().arg("report").arg(&base).args(["-f", "csv"]).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let all = csv(&[]);
+    let node_race = csv(&["-r", "node", "--scenario", "race", "-v", "node.writeFileSync.*"]);
+    let rows: Vec<&str> = node_race.lines().skip(1).collect();
+    assert!(!rows.is_empty() && rows.len() < all.lines().count() / 10, "{node_race}");
+    assert!(rows.iter().all(|l| l.contains("node.writeFileSync.") && l.contains(",race,")), "{node_race}");
+    let yes = csv(&["-r", "node", "--only", "yes", "--scenario", "second-comer,race"]);
+    assert!(yes.contains("node.writeFileSync.wx") && !yes.contains("node.writeFileSync.w,"), "{yes}");
+    let no = csv(&["-r", "node", "--only", "no", "--scenario", "second-comer,race"]);
+    assert!(no.contains("node.writeFileSync.w,") && !no.contains("node.writeFileSync.wx"), "{no}");
+    conformance()
+        .arg("report")
+        .arg(&base)
+        .args(["-r", "nodejs"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--runtime: 'nodejs' is not in the file"));
+    conformance()
+        .arg("report")
+        .arg(&base)
+        .args(["-v", "nothing.*"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no cell of the file is left"));
+}

@@ -26,7 +26,10 @@ pub(super) fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
     measure_run(a, paths, true).map(|(code, _)| code)
 }
 
-/// `run`: measures what `a` selects and writes `results.json` and `summary.md` to its output
+/// The page `run` writes beside `summary.md` (`report -f html` of its results).
+pub(super) const REPORT_HTML: &str = "report.html";
+
+/// `run`: measures what `a` selects and writes `results.json`, `summary.md` and `report.html` to its output
 /// folder. With `show`, prints the tables (or the JSON) on stdout as `run` does; without,
 /// stdout is left alone (for `diff`) and the closing line goes to stderr. Returns the exit
 /// code and the results when the run was completed (not for `--dry-run` or an interrupt).
@@ -267,13 +270,15 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     let results_json = json::render(&results);
     outdir.write("results.json", &results_json)?;
     outdir.write("summary.md", &markdown::render(&results))?;
+    outdir.write(REPORT_HTML, &crate::report::html::render(&results))?;
     let shown = |name: &str| table::escape_controls(&plan.out.join(name).display().to_string()).into_owned();
     let done = format!(
-        "{} cells in {:.1} s; wrote {} and {}",
+        "{} cells in {:.1} s; wrote {}, {} and {}",
         results.cells.len(),
         results.run_info.duration_s,
         shown("results.json"),
-        shown("summary.md")
+        shown("summary.md"),
+        shown(REPORT_HTML)
     );
     if !show {
         say(&done);

@@ -144,12 +144,13 @@ pub(super) fn cmd_run_fs(a: &RunArgs, list: &str, paths: &Paths) -> Result<i32> 
     let text = json::render(&results);
     outdir.write("results.json", &text)?;
     outdir.write("summary.md", &markdown::render(&results))?;
+    outdir.write(super::run::REPORT_HTML, &crate::report::html::render(&results))?;
     let mut stdout = std::io::stdout().lock();
     if plan.json {
         emit(&text);
     } else {
         let _ = write!(stdout, "{}", fs_view(&results));
-        let answers = answers::render(&results, answers::ANSWER_WIDTH);
+        let answers = answers::render_styled(&results, crate::report::style::current());
         if !answers.is_empty() {
             let _ = write!(stdout, "\n{answers}");
         }
@@ -157,12 +158,13 @@ pub(super) fn cmd_run_fs(a: &RunArgs, list: &str, paths: &Paths) -> Result<i32> 
     let measured: Vec<String> =
         results.run_info.machines.iter().filter_map(|m| m.fs.made.as_ref().map(|f| f.kind.to_string())).collect();
     let done = format!(
-        "{} cells on {} in {:.1} s; wrote {} and {} (each file system's own results in {})",
+        "{} cells on {} in {:.1} s; wrote {}, {} and {} (each file system's own results in {})",
         results.cells.len(),
         measured.join(", "),
         results.run_info.duration_s,
         out.join("results.json").display(),
         out.join("summary.md").display(),
+        out.join(super::run::REPORT_HTML).display(),
         per_fs.display()
     );
     if plan.json {

@@ -826,12 +826,25 @@ pub fn grid_markdown(results: &Results) -> String {
     t
 }
 
-/// The answer grid turned for a page: one row per runtime, one column per intent; a cell
-/// names the first call to use (its runtime prefix dropped: `writeFileSync.wx`), `+N` for the
-/// other calls that held, `(if every party does)` where only such calls held, `none` where
-/// the runtime has calls for the intent and none held, `—` where it has none. Empty when no
-/// call has an intent (`conformance docs`'s `scenario=answer-grid`).
-pub fn grid_by_runtime_markdown(results: &Results) -> String {
+/// One cell of the page's answer grid ([`grid_by_runtime`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GridCell {
+    /// The first call to use, its runtime prefix dropped (`writeFileSync.wx`); `None` for
+    /// `none` and `—`.
+    pub call: Option<String>,
+    /// What follows the call (` +12`, ` (if every party does)`), or the whole text without one
+    /// (`none`: calls measured, none held; `—`: no call for the intent).
+    pub rest: String,
+    /// Held (a call to use), held only if every party does, failed (`none`), or no tone (`—`).
+    pub tone: Option<Tone>,
+}
+
+/// The answer grid turned for a page: one row per runtime (its label and a cell per intent),
+/// the intents that any runtime has as columns. A cell names the first call to use, `+N` for
+/// the other calls that held, `(if every party does)` where only such calls held, `none`
+/// where the runtime has calls for the intent and none held, `—` where it has none. Empty
+/// when no call has an intent.
+pub fn grid_by_runtime(results: &Results) -> (Vec<Intent>, Vec<(String, Vec<GridCell>)>) {
     let answers = records(results);
     let intents = intent_records(&answers);
     let runtimes: Vec<&str> =
@@ -839,33 +852,58 @@ pub fn grid_by_runtime_markdown(results: &Results) -> String {
     let columns: Vec<Intent> =
         Intent::ALL.into_iter().filter(|i| intents.iter().any(|r| r.intent == Some(*i))).collect();
     if columns.is_empty() {
+        return (columns, Vec::new());
+    }
+    // `node.writeFileSync.wx` → `writeFileSync.wx`: the row names the runtime already
+    let call = |v: &str| Some(v.split_once('.').map_or(v, |(_, rest)| rest).to_string());
+    let more = |n: usize| if n > 0 { format!(" +{n}") } else { String::new() };
+    let rows = runtimes
+        .into_iter()
+        .map(|rt| {
+            let cells = columns
+                .iter()
+                .map(|i| match intents.iter().find(|r| r.runtime == rt && r.intent == Some(*i)) {
+                    None => GridCell { call: None, rest: "—".into(), tone: None },
+                    Some(r) => match (r.use_.split_first(), r.use_if_every_party_does.split_first()) {
+                        (Some((first, others)), _) => GridCell {
+                            call: call(first),
+                            rest: more(others.len() + r.use_if_every_party_does.len()),
+                            tone: Some(Tone::Good),
+                        },
+                        (None, Some((first, others))) => GridCell {
+                            call: call(first),
+                            rest: format!("{} (if every party does)", more(others.len())),
+                            tone: Some(Tone::Unsure),
+                        },
+                        (None, None) => GridCell { call: None, rest: "none".into(), tone: Some(Tone::Bad) },
+                    },
+                })
+                .collect();
+            (rt.to_string(), cells)
+        })
+        .collect();
+    (columns, rows)
+}
+
+/// [`grid_by_runtime`] as a Markdown table, the calls as code spans; empty when no call has an
+/// intent (`conformance docs`'s `scenario=answer-grid`).
+pub fn grid_by_runtime_markdown(results: &Results) -> String {
+    let (columns, rows) = grid_by_runtime(results);
+    if columns.is_empty() {
         return String::new();
     }
     let cell = |s: &str| super::markdown::md_cell(s);
-    // `node.writeFileSync.wx` → `writeFileSync.wx`: the row names the runtime already
-    let call = |v: &str| v.split_once('.').map_or(v, |(_, rest)| rest).to_string();
     let head: Vec<&str> = columns.iter().map(|i| i.describe()).collect();
     let mut t = format!("| runtime | {} |\n|{}\n", head.join(" | "), "---|".repeat(columns.len() + 1));
-    for rt in runtimes {
-        let line: Vec<String> = columns
+    for (rt, cells) in rows {
+        let line: Vec<String> = cells
             .iter()
-            .map(|i| match intents.iter().find(|r| r.runtime == rt && r.intent == Some(*i)) {
-                None => "—".to_string(),
-                Some(r) => match (r.use_.split_first(), r.use_if_every_party_does.split_first()) {
-                    (Some((first, more)), _) => {
-                        let more = more.len() + r.use_if_every_party_does.len();
-                        let more = if more > 0 { format!(" +{more}") } else { String::new() };
-                        format!("`{}`{more}", call(first))
-                    }
-                    (None, Some((first, more))) => {
-                        let more = if more.is_empty() { String::new() } else { format!(" +{}", more.len()) };
-                        format!("`{}`{more} (if every party does)", call(first))
-                    }
-                    (None, None) => "none".to_string(),
-                },
+            .map(|c| match &c.call {
+                Some(call) => format!("`{call}`{}", cell(&c.rest)),
+                None => cell(&c.rest),
             })
             .collect();
-        t.push_str(&format!("| {} | {} |\n", cell(rt), line.join(" | ")));
+        t.push_str(&format!("| {} | {} |\n", cell(&rt), line.join(" | ")));
     }
     t
 }

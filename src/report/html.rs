@@ -1,6 +1,8 @@
 //! `report --format html`: one self-contained page (inline CSS, no script, no network).
 //!
-//! For each runtime row label (each machine's, in a merged file) a variant × target matrix
+//! First the answer: a runtime × intent grid of the calls to use, coloured, beside a bar chart
+//! of each runtime's calls answered yes, no and undetermined (inline SVG), a legend and the
+//! answer lists; a table of contents links every section. Then for each runtime row label (each machine's, in a merged file) a variant × target matrix
 //! with the race column, each cell coloured by its outcome or verdict and expandable
 //! (`<details>`) to the call, the raw error, the winners histogram, natural and amplified
 //! rates and the bound; then the hand-off tables (recipe × runtime, counters), and in a merged
@@ -10,7 +12,9 @@
 use std::fmt::Write;
 
 use super::model::{Cell, CellResult, ModeRun, Results, Scenario};
+use super::style::Tone;
 use super::table;
+use crate::verdict::answer::AnswerVerdict;
 
 /// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references, for element
 /// content and quoted attribute values; control characters (but line breaks and tabs) and
@@ -33,20 +37,38 @@ pub fn escape(text: &str) -> String {
     s
 }
 
-const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 1.5em;color:#222;background:#fff}
+h1{margin:.4em 0 .2em}nav{font-size:13px;margin:.3em 0 .8em}nav a{margin-right:.8em;white-space:nowrap}
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #bbb;padding:3px 6px;vertical-align:top;text-align:left}
-th{background:#eee}summary{cursor:pointer;font-weight:600}details div{font-weight:normal;font-size:12px;max-width:32em;white-space:pre-wrap}
+th{background:#eee}tr:first-child th{position:sticky;top:0;z-index:1;box-shadow:0 1px 0 #bbb}
+summary{cursor:pointer;font-weight:600}details div{font-weight:normal;font-size:12px;max-width:36em;white-space:pre-wrap;overflow-wrap:anywhere}
 code{font-size:12px}.good{background:#c8efc8}.bad{background:#f6c0c0}.warn{background:#fbe6a6}.none{background:#ddd}
-pre{white-space:pre-wrap}.differ{outline:3px solid #a020f0;outline-offset:-3px}";
+pre{white-space:pre-wrap;overflow-wrap:anywhere}.differ{outline:3px solid #a020f0;outline-offset:-3px}
+.answer{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.answer table{margin:0}.grid th,.grid td{max-width:9.5em;font-size:13px}.grid code{overflow-wrap:anywhere}
+.legend{font-size:12px;color:#444;max-width:60em}.legend span{padding:0 .4em;margin-right:.3em}.note{font-size:12px;color:#444;margin:.1em 0}";
 
-/// The colour class of a word: `good` (safe), `bad` (unsafe), `warn` (inconclusive, faults),
-/// `none` (not measured).
-fn class(word: &str) -> &'static str {
-    match word {
-        "refused" | "exclusive" | "acquired" => "good",
-        "replaced" | "damaged" | "nested" | "kept" | "multiple-winners" | "lost-update" => "bad",
-        "unsupported" | "harness-error" | "failed" => "none",
-        _ => "warn",
+/// The colour class of a tone: `good` (held), `bad` (failed), `warn` (undetermined), `none`
+/// (no verdict: unsupported, not measured).
+fn class(tone: Option<Tone>) -> &'static str {
+    match tone {
+        Some(Tone::Good) => "good",
+        Some(Tone::Bad) => "bad",
+        Some(Tone::Unsure) => "warn",
+        None => "none",
+    }
+}
+
+/// The tone of cell `c` from its typed verdict: a second comer's outcome, a race's verdict, a
+/// hand-off recipe's answer over its runs.
+fn tone(c: &Cell) -> Option<Tone> {
+    match &c.result {
+        CellResult::SecondComer(_) => c.outcome().and_then(Tone::of_outcome),
+        CellResult::Race(r) => Tone::of_race(r.verdict),
+        CellResult::Counters(_) => super::answers::cell_recipe_answer(c).map(|a| match a.verdict {
+            AnswerVerdict::Yes => Tone::Good,
+            AnswerVerdict::No => Tone::Bad,
+            AnswerVerdict::Undetermined => Tone::Unsure,
+        }),
     }
 }
 
@@ -121,18 +143,139 @@ fn detail(c: &Cell) -> String {
     if let Some(m) = &c.machine {
         let _ = writeln!(d, "machine: {m}");
     }
+    let _ = writeln!(d, "again: {}", crate::repro::harness(c, &c.runtime_name));
     d
 }
 
 /// One `<td>`: the summary text coloured by the cell's word, expanding to [`detail`].
 fn td(c: &Cell, summary: &str, differ: bool) -> String {
     let mark = if differ { " ≠" } else { "" };
-    let cls = if differ { format!("{} differ", class(c.word())) } else { class(c.word()).to_string() };
+    let cls = if differ { format!("{} differ", class(tone(c))) } else { class(tone(c)).to_string() };
     format!(
         "<td class=\"{cls}\"><details><summary>{}{mark}</summary><div>{}</div></details></td>",
         escape(summary),
         escape(&detail(c))
     )
+}
+
+/// What the colours and words mean, once, under the answer.
+const LEGEND: &str = "<p class=\"legend\"><span class=\"good\">held</span><span class=\"bad\">failed</span>\
+<span class=\"warn\">undetermined, or only if every party uses the call</span><span class=\"none\">not measured</span> \
+A second comer is one process calling the variant at a name already taken by another\u{2019}s file or directory \
+(<i>refused</i> keeps it; <i>replaced</i>, <i>kept</i>, <i>nested</i>, <i>damaged</i> fail); a race releases \
+contenders together on a free name, naturally (<i>nat</i>) and with every file-system call delayed (<i>amp</i>); \
+<i>exclusive 0/100 &lt; 3.0%</i> is no trial with two winners and its 95% upper bound. Each cell opens to its \
+call, raw error, rates and the command that measures it again.</p>\n";
+
+/// The table of contents: the answer, the lists, each runtime, each hand-off scenario.
+fn nav(r: &Results) -> String {
+    let mut links = vec![("answer".to_string(), "The answer".to_string()), ("lists".into(), "Lists".into())];
+    if !table::against_lines(r).is_empty() {
+        links.push(("against".into(), "Against others".into()));
+    }
+    for (i, rt) in r.measured_runtimes().into_iter().enumerate() {
+        if !r.rows(rt).is_empty() {
+            links.push((format!("rt-{i}"), rt.to_string()));
+        }
+    }
+    for scenario in Scenario::HANDOFFS {
+        if r.cells.iter().any(|c| c.scenario == scenario) {
+            links.push((scenario.as_str().to_string(), scenario.as_str().to_string()));
+        }
+    }
+    let items: Vec<String> = links.iter().map(|(id, text)| format!("<a href=\"#{id}\">{}</a>", escape(text))).collect();
+    format!("<nav>{}</nav>\n", items.join(" "))
+}
+
+/// The answer: the runtime × intent grid ([`super::answers::grid_by_runtime`]), each cell
+/// coloured, beside a bar per runtime of its calls answered yes, no and undetermined
+/// ([`answers_chart`]). Empty when no call has an intent.
+fn answer_section(r: &Results) -> String {
+    let (columns, rows) = super::answers::grid_by_runtime(r);
+    if columns.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<h2 id=\"answer\">The answer: which call to use</h2>\n<div class=\"answer\"><table class=\"grid\"><tr><th>runtime</th>");
+    for i in &columns {
+        let _ = write!(h, "<th>{}</th>", escape(i.describe()));
+    }
+    h += "</tr>\n";
+    for (rt, cells) in &rows {
+        let _ = write!(h, "<tr><th>{}</th>", escape(rt));
+        for c in cells {
+            let call = c.call.as_deref().map(|x| format!("<code>{}</code>", escape(x))).unwrap_or_default();
+            let _ = write!(h, "<td class=\"{}\">{call}{}</td>", class(c.tone), escape(&c.rest));
+        }
+        h += "</tr>\n";
+    }
+    h += "</table>\n";
+    h += &answers_chart(r);
+    h += "</div>\n";
+    h
+}
+
+/// Bar colours of [`answers_chart`]: yes, no, undetermined.
+const BAR: [(&str, &str); 3] = [("yes", "#2e7d32"), ("no", "#c62828"), ("undetermined", "#f9a825")];
+
+/// An inline SVG: per runtime, a bar of its calls (second comers and races) answered yes, no
+/// and undetermined, to one scale; a title per segment gives the count. Empty without answers.
+fn answers_chart(r: &Results) -> String {
+    let records = super::answers::records(r);
+    let mut rows: Vec<(String, [usize; 3])> = Vec::new();
+    for a in &records {
+        let k = match a.answer.verdict {
+            AnswerVerdict::Yes => 0,
+            AnswerVerdict::No => 1,
+            AnswerVerdict::Undetermined => 2,
+        };
+        match rows.iter_mut().find(|(rt, _)| *rt == a.runtime) {
+            Some((_, n)) => n[k] += 1,
+            None => {
+                let mut n = [0; 3];
+                n[k] = 1;
+                rows.push((a.runtime.clone(), n));
+            }
+        }
+    }
+    let most = rows.iter().map(|(_, n)| n.iter().sum::<usize>()).max().unwrap_or(0);
+    if most == 0 {
+        return String::new();
+    }
+    let (label_w, bar_w, row_h) = (160.0, 170.0, 18.0);
+    let height = row_h * (rows.len() as f64 + 1.5);
+    let mut svg = format!(
+        "<svg width=\"{}\" height=\"{height}\" role=\"img\" \
+         aria-label=\"calls answered yes, no and undetermined per runtime\" font-size=\"11\">\n",
+        label_w + bar_w + 10.0
+    );
+    for (j, (rt, n)) in rows.iter().enumerate() {
+        let y = row_h * j as f64;
+        let _ =
+            writeln!(svg, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_w - 6.0, y + 14.0, escape(rt));
+        let mut x = label_w;
+        for (k, (word, colour)) in BAR.iter().enumerate() {
+            let w = bar_w * n[k] as f64 / most as f64;
+            if n[k] > 0 {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{x:.1}\" y=\"{}\" width=\"{w:.1}\" height=\"{}\" fill=\"{colour}\"><title>{}: {} {word}</title></rect>",
+                    y + 3.0,
+                    row_h - 6.0,
+                    escape(rt),
+                    n[k]
+                );
+            }
+            x += w;
+        }
+    }
+    let y = row_h * rows.len() as f64 + 14.0;
+    let mut x = label_w;
+    for (word, colour) in BAR {
+        let _ = writeln!(svg, "<rect x=\"{x}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{colour}\"/><text x=\"{}\" y=\"{y}\">{word}</text>", y - 9.0, x + 14.0);
+        x += 14.0 + 6.5 * word.len() as f64 + 10.0;
+    }
+    svg += "</svg>\n";
+    svg
 }
 
 /// The page for `r`.
@@ -178,26 +321,30 @@ pub fn render(r: &Results) -> String {
         }
         h += "</table>\n";
     }
-    // the answer first, as in every report: which call to use, then the races against others
+    h += &nav(r);
+    // the answer first, as in every report: the grid and its picture, the legend, the lists
+    h += &answer_section(r);
+    h += LEGEND;
     let answers = super::answers::render(r, super::answers::ANSWER_WIDTH);
     if !answers.is_empty() {
-        let _ = writeln!(h, "<h2>Which call to use</h2>\n<pre class=\"answers\">{}</pre>", escape(&answers));
+        let _ =
+            writeln!(h, "<h2 id=\"lists\">Which call to use</h2>\n<pre class=\"answers\">{}</pre>", escape(&answers));
     }
     let against = table::against_lines(r);
     if !against.is_empty() {
-        h += "<h2>Against other parties' calls</h2>\n<ul>\n";
+        h += "<h2 id=\"against\">Against other parties' calls</h2>\n<ul>\n";
         for l in &against {
             let _ = writeln!(h, "<li>{}</li>", escape(l));
         }
         h += "</ul>\n";
     }
     let targets = r.targets();
-    for rt in r.measured_runtimes() {
+    for (i, rt) in r.measured_runtimes().into_iter().enumerate() {
         let rows = r.rows(rt);
         if rows.is_empty() {
             continue;
         }
-        let _ = writeln!(h, "<h2>{}</h2>", escape(rt));
+        let _ = writeln!(h, "<h2 id=\"rt-{i}\">{}</h2>", escape(rt));
         h += "<table><tr><th>variant</th>";
         for t in &targets {
             let _ = write!(h, "<th>{}</th>", escape(t.as_str()));
@@ -225,14 +372,14 @@ pub fn render(r: &Results) -> String {
                 }
             }
             let safe = table::safe_text(r, row);
-            let cls = match row.safe() {
-                Some(true) => "good",
-                Some(false) => "bad",
-                None => "warn",
-            };
-            let _ = writeln!(h, "<td class=\"{cls}\">{}</td></tr>", escape(&safe));
+            let _ =
+                writeln!(h, "<td class=\"{}\">{}</td></tr>", class(Some(Tone::of_answer(row.safe()))), escape(&safe));
         }
         h += "</table>\n";
+        // the race notes: spreads, rates, the detection controls, why amplified races did not run
+        for l in table::race_lines(r, rt) {
+            let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&l));
+        }
     }
     for scenario in Scenario::HANDOFFS {
         let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == scenario).collect();
@@ -240,23 +387,29 @@ pub fn render(r: &Results) -> String {
             continue;
         }
         let mut runtimes: Vec<&str> = Vec::new();
-        let mut variants: Vec<&str> = Vec::new();
+        let mut variants: Vec<(&str, bool)> = Vec::new();
         for c in &cells {
             if !runtimes.contains(&c.runtime.as_str()) {
                 runtimes.push(&c.runtime);
             }
-            if !variants.contains(&c.variant.as_str()) {
-                variants.push(&c.variant);
+            if !variants.iter().any(|(v, _)| *v == c.variant) {
+                variants.push((&c.variant, c.anti_pattern));
             }
         }
-        let _ = writeln!(h, "<h2>{} (hand-off: counted from the files)</h2>", escape(scenario.as_str()));
+        let _ = writeln!(
+            h,
+            "<h2 id=\"{}\">{} (hand-off: counted from the files)</h2>",
+            scenario.as_str(),
+            escape(scenario.as_str())
+        );
         h += "<table><tr><th>recipe</th>";
         for rt in &runtimes {
             let _ = write!(h, "<th>{}</th>", escape(rt));
         }
         h += "</tr>\n";
-        for v in &variants {
-            let _ = write!(h, "<tr><th><code>{}</code></th>", escape(v));
+        for (v, anti) in &variants {
+            let ap = if *anti { " (anti-pattern)" } else { "" };
+            let _ = write!(h, "<tr><th><code>{}</code>{ap}</th>", escape(v));
             for rt in &runtimes {
                 match cells.iter().find(|c| c.variant == *v && c.runtime == *rt) {
                     Some(c) => {
@@ -264,16 +417,7 @@ pub fn render(r: &Results) -> String {
                         if let Some(a) = table::amplified_handoff_text(c) {
                             text.push_str(&format!(" · amplified: {a}"));
                         }
-                        let bad = match &c.result {
-                            CellResult::Counters(k) => {
-                                if k.counters.is_empty() {
-                                    "none"
-                                } else {
-                                    "warn"
-                                }
-                            }
-                            _ => "none",
-                        };
+                        let bad = class(tone(c));
                         let _ = write!(
                             h,
                             "<td class=\"{bad}\"><details><summary>{}</summary><div>{}</div></details></td>",
@@ -287,10 +431,13 @@ pub fn render(r: &Results) -> String {
             h += "</tr>\n";
         }
         h += "</table>\n";
+        if let Some(note) = table::handoff_footnote(r, scenario) {
+            let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&note));
+        }
     }
     let dis = table::disagreement_text(r);
     if !dis.is_empty() {
-        let _ = writeln!(h, "<h2>Cells that disagree between machines</h2>\n<pre>{}</pre>", escape(&dis));
+        let _ = writeln!(h, "<h2 id=\"differ\">Cells that disagree between machines</h2>\n<pre>{}</pre>", escape(&dis));
     }
     h += "</body></html>\n";
     h

@@ -207,6 +207,48 @@ fn html_renders_in_headless_chromium() {
     assert!(colours.len() > 10, "screenshot looks blank: {} colours", colours.len());
 }
 
+/// The first screen (1400×900) of the committed baseline's page holds the answer: the grid's
+/// held and failed cells and the bar chart's yes and no bars, in headless Chromium. Skipped as
+/// the test above where no `chromium` is installed (CI requires it).
+#[test]
+fn html_first_screen_shows_the_answer_grid_and_chart() {
+    let Ok(chromium) = which_chromium() else {
+        assert!(!std::env::var("CI").is_ok_and(|v| v == "true" || v == "1"), "CI: no chromium");
+        eprintln!("SKIPPED: the HTML first screen: no chromium on PATH (bash .ci/install chromium)");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let page = t.path().join("report.html");
+    let baseline = crate::common::root().join("reports/linux/results.json");
+    conformance().args(["report", "-f", "html", "--out"]).arg(&page).arg(&baseline).assert().code(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let (grid, chart, lists) =
+        (html.find("class=\"grid\"").unwrap(), html.find("<svg").unwrap(), html.find("id=\"lists\"").unwrap());
+    assert!(grid < lists && chart < lists, "the grid and the chart come before the lists");
+    let shot =
+        std::env::var_os("CONFORMANCE_SCREENSHOT_FIRST").map_or_else(|| t.path().join("first.png"), PathBuf::from);
+    let status = std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1400,900"])
+        .arg("--virtual-time-budget=5000")
+        .arg(format!("--user-data-dir={}", t.path().join("profile").display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "chromium: {status}");
+    let colours = png_colours(&std::fs::read(&shot).unwrap());
+    for (name, rgb) in [
+        ("grid: held", [0xc8, 0xef, 0xc8]),
+        ("grid: failed", [0xf6, 0xc0, 0xc0]),
+        ("chart: yes", [0x2e, 0x7d, 0x32]),
+        ("chart: no", [0xc6, 0x28, 0x28]),
+    ] {
+        assert!(colours.contains(&rgb), "{name} not on the first screen ({} colours)", colours.len());
+    }
+}
+
 fn which_chromium() -> Result<PathBuf, ()> {
     ["chromium", "chromium-browser", "google-chrome"]
         .iter()

@@ -197,6 +197,8 @@ fn a_run_says_where_its_results_go_before_measuring() {
     let first = err.lines().next().unwrap_or_default();
     let folder = first.strip_prefix("results go to ").unwrap_or_else(|| panic!("first line: {err}"));
     assert!(folder.starts_with("conformance-runs/"), "{first}");
-    assert!(d.path().join(folder).join("results.json").is_file(), "{err}");
+    for file in ["results.json", "summary.md", "report.html"] {
+        assert!(d.path().join(folder).join(file).is_file(), "{file}: {err}");
+    }
     assert_eq!(std::fs::read_dir(d.path().join("conformance-runs")).unwrap().count(), 1);
 }

@@ -147,8 +147,9 @@ fn cards(cells: &[Vec<(String, Option<super::style::Tone>)>], style: super::styl
 }
 
 /// The content width of each column of `cells` so that the table fits `total` columns (its
-/// borders and padding included): `(fitted, full)`. The widest column gives up a column at a
-/// time, never below its longest word (the first column, which names the row, below
+/// borders and padding included): `(fitted, full)`. One column at a time gives up a column:
+/// the one whose cells then take the fewest new lines (the widest of those), never below its
+/// longest word (the first column, which names the row, below
 /// [`FIRST_COLUMN_MIN`] only when whole words cannot fit). A table whose words alone are wider than
 /// `total` keeps them whole and is wider. The first record is the header, kept on one line.
 fn column_widths(cells: &[Vec<(String, Option<super::style::Tone>)>], total: usize) -> (Vec<usize>, Vec<usize>) {
@@ -177,11 +178,30 @@ fn column_widths(cells: &[Vec<(String, Option<super::style::Tone>)>], total: usi
             *first = (*first).min(FIRST_COLUMN_MIN);
         }
     }
+    // the lines column `i` takes over all rows at width `w`
+    let lines = |i: usize, w: usize| -> usize {
+        cells
+            .iter()
+            .filter_map(|r| r.get(i))
+            .map(|(c, _)| textwrap::wrap(c, textwrap::Options::new(w.max(1)).break_words(true)).len())
+            .sum()
+    };
     let mut fitted = full.clone();
+    let mut now: Vec<usize> = (0..n).map(|i| lines(i, fitted[i])).collect();
     while fitted.iter().sum::<usize>() > room {
-        // the widest column that can give up a column; the later one of two as wide
-        match (0..n).filter(|&i| fitted[i] > min[i]).max_by_key(|&i| (fitted[i], i)) {
-            Some(i) => fitted[i] -= 1,
+        // the column a column narrower costs the fewest new lines; of those the widest
+        let pick = (0..n)
+            .filter(|&i| fitted[i] > min[i])
+            .map(|i| {
+                let after = lines(i, fitted[i] - 1);
+                (i, after, after - now[i].min(after))
+            })
+            .min_by_key(|&(i, _, more)| (more, std::cmp::Reverse(fitted[i]), std::cmp::Reverse(i)));
+        match pick {
+            Some((i, after, _)) => {
+                fitted[i] -= 1;
+                now[i] = after;
+            }
             None => break,
         }
     }
@@ -455,9 +475,35 @@ pub fn render_report(r: &Results, style: super::style::TermStyle) -> String {
     s
 }
 
+/// The race cell's text for a table fitted to a terminal: the verdict and the deciding run's
+/// count, with the bound of an `exclusive` one (`exclusive (amp 0/100 < 3.0%)`,
+/// `multiple-winners (nat 5/5)`); the other run, the ordering and the weak-race reason stay in
+/// [`race_result_text`] (`--wide`, summary.md, results.json).
+pub fn race_compact_text(c: &super::model::RaceResult) -> String {
+    let v = c.verdict;
+    let deciding = match c.decided_by {
+        RaceMode::Natural => c.natural.as_ref().map(|m| ("nat", m)),
+        _ => c.amplified.as_ref().map(|m| ("amp", m)).or(c.natural.as_ref().map(|m| ("nat", m))),
+    };
+    match deciding {
+        Some((name, m)) if v != RaceVerdict::HarnessError && c.weak_race.is_none() => {
+            if v == RaceVerdict::Exclusive && m.verdict == RaceVerdict::Exclusive {
+                format!("{} ({name} 0/{} < {})", v.as_str(), m.stats.clean_trials, pct(m.stats.multi_winner_upper95))
+            } else if m.verdict == v && m.found_at_offset_us.is_some() {
+                let (n, t, _) = m.strongest();
+                format!("{} ({name} {n}/{t})", v.as_str())
+            } else {
+                format!("{} ({name} {}/{})", v.as_str(), count_for(v, m), m.stats.trials)
+            }
+        }
+        _ => race_result_text(c),
+    }
+}
+
 /// `rows` (from [`text_rows`] without the call column) with the tone of each cell, from the
-/// cells' own verdicts: a second comer's outcome, the race verdict, the row's answer.
-fn toned_rows(r: &Results, runtime: &str, rows: Vec<Vec<String>>) -> Vec<Vec<(String, Option<Tone>)>> {
+/// cells' own verdicts: a second comer's outcome, the race verdict, the row's answer; with
+/// `compact`, the race cells in [`race_compact_text`].
+fn toned_rows(r: &Results, runtime: &str, rows: Vec<Vec<String>>, compact: bool) -> Vec<Vec<(String, Option<Tone>)>> {
     let targets = r.targets();
     r.rows(runtime)
         .iter()
@@ -472,7 +518,11 @@ fn toned_rows(r: &Results, runtime: &str, rows: Vec<Vec<String>>) -> Vec<Vec<(St
                             row.second.get(&targets[i - 1]).and_then(|c| c.outcome()).and_then(Tone::of_outcome)
                         }
                         i if i == targets.len() + 1 && r.has_races() => {
-                            row.race.and_then(|c| c.race()).and_then(|x| Tone::of_race(x.verdict))
+                            let race = row.race.and_then(|c| c.race());
+                            if let (true, Some(x)) = (compact, race) {
+                                return (race_compact_text(x), Tone::of_race(x.verdict));
+                            }
+                            race.and_then(|x| Tone::of_race(x.verdict))
                         }
                         _ => Some(Tone::of_answer(row.safe())),
                     };
@@ -491,7 +541,7 @@ fn runtime_table(
     rows: Vec<Vec<String>>,
     style: super::style::TermStyle,
 ) -> String {
-    let toned = toned_rows(r, runtime, rows);
+    let toned = toned_rows(r, runtime, rows, style.width.is_some());
     let header = header.into_iter().map(|h| (h, None));
     toned_table(std::iter::once(header.collect::<Vec<_>>()).chain(toned), style)
 }
@@ -819,6 +869,26 @@ fn driver_lines(results: &Results, runtime: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    /// A fitted table's race cell keeps the verdict and the deciding run's count (with the
+    /// bound of an `exclusive` one), and drops the rest.
+    #[test]
+    fn compact_race_text_keeps_the_deciding_run() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let r = crate::report::json::read(&path).unwrap();
+        let race = |variant: &str| {
+            r.cells
+                .iter()
+                .find(|c| c.runtime_name == "node" && c.variant == variant && c.scenario == super::Scenario::Race)
+                .and_then(|c| c.race())
+                .unwrap()
+        };
+        let held = super::race_compact_text(race("node.writeFileSync.wx"));
+        assert!(held.starts_with("exclusive (amp 0/") && held.contains(" < ") && !held.contains(';'), "{held}");
+        let failed = super::race_compact_text(race("node.writeFileSync.w"));
+        assert!(failed.starts_with("multiple-winners (") && !failed.contains("µs"), "{failed}");
+        assert!(super::race_result_text(race("node.writeFileSync.w")).len() > failed.len());
+    }
+
     use std::borrow::Cow;
 
     use super::{escape_controls, scenario_rows, terminal_table, CellResult, CountersResult, Scenario, MAX_CELL_WIDTH};

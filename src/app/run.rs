@@ -287,7 +287,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         emit(&results_json);
         say(&done);
     } else {
-        let _ = writeln!(stdout, "\n{done}");
+        let _ = writeln!(stdout, "\n{}", crate::report::style::current().note(&done));
     }
     drop(scratch);
     if let Some(why) = scratch_failed {

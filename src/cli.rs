@@ -129,9 +129,9 @@ pub struct Cli {
     pub matrices: Option<PathBuf>,
     /// The harness's cache of runtime versions, libraries and built probes.
     ///
-    /// The harness's cache: installed runtime versions (runtimes/), the npm libraries the
-    /// recipes race (libraries/), the built C# probe and user lock code, the Wine prefix
-    /// (default: the user's cache folder, e.g. ~/.cache/conformance).
+    /// It holds installed runtime versions (runtimes/), the npm libraries the recipes race
+    /// (libraries/), the built C# probe and user lock code, and the Wine prefix. Default: the
+    /// user's cache folder, e.g. ~/.cache/conformance.
     #[arg(help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Never ask the npm registry.
@@ -155,7 +155,8 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Discover runtimes, race their probes, print tables and write results.json and summary.md.
+    /// Measure every runtime found; print the tables and the answer; write results.json,
+    /// summary.md and report.html.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// Race contenders from different runtimes and variants for one name.
@@ -458,10 +459,10 @@ impl AmplifyPathsArg {
 /// How hard races look for a window; shared by `run` and `race`.
 #[derive(Debug, Clone, Args)]
 pub struct PowerArgs {
-    /// Race modes: natural, amplified (strace delays), or both.
+    /// Race modes: both (natural and amplified), on (amplified only) or off (natural only).
     ///
-    /// Race modes: natural (as the calls happen), amplified (every file-system system call of
-    /// each contender delayed on return under strace, Linux), or both.
+    /// Natural races let the calls happen as they do; amplified ones delay every file-system
+    /// system call of each contender on return, under strace (Linux).
     #[arg(value_name = "MODE", long, value_enum, default_value = "both")]
     pub amplify: AmplifyArg,
     /// Delay after each file-system call in amplified races, µs.
@@ -729,10 +730,9 @@ pub struct RunArgs {
     /// `delivery`, `returned` (the outcome is always compared).
     #[arg(help_heading = HEADING_OUTPUT, long, value_enum, value_delimiter = ',', value_name = "FACT", requires = "expect")]
     pub ignore: Vec<crate::compare::Fact>,
-    /// Print only the tables and the summary lines.
+    /// No progress bar or status lines: the tables, the answers and the closing line.
     ///
-    /// Print only the tables and the summary lines: no status lines and no progress bar (skip
-    /// lines, warnings and installations are still said).
+    /// Skip lines, warnings and installations are still said.
     #[arg(help_heading = HEADING_OUTPUT, long, short = 'q')]
     pub quiet: bool,
     /// Print what would be measured (cells, trials, attempts); measure nothing.
@@ -1043,6 +1043,9 @@ pub struct ReportArgs {
     #[arg(help_heading = HEADING_SELECTION, long, short = 'v', value_name = "GLOB")]
     pub variant: Vec<String>,
     /// Only these scenarios; comma-separated or repeated.
+    ///
+    /// `second-comer` and `race` each select the call tables whole (a call's answer rests on
+    /// both); a hand-off scenario selects its table.
     #[arg(help_heading = HEADING_SELECTION, long, value_enum, value_delimiter = ',', value_name = "LIST")]
     pub scenario: Vec<ScenarioArg>,
     /// Only the calls and recipes answered this way (judged from the whole file).

@@ -1,7 +1,9 @@
 //! `report`'s selection (`-r`, `-v`, `--scenario`, `--only`): a results file narrowed to the
 //! cells a reader asked for, before any format renders it. Pure: it takes the results and
-//! returns a smaller copy; the answers of what is kept are judged from the whole file, so
-//! `--only yes` keeps the calls the unfiltered report calls `yes`.
+//! returns a smaller copy. A call's row is kept or dropped whole (its second comers and races
+//! together, with the races against other parties' calls it took part in), so the answers of
+//! what is kept are the answers the whole file gives: `--only yes` keeps the calls the
+//! unfiltered report calls `yes`, and they still say `yes`.
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
@@ -63,9 +65,14 @@ pub fn apply(results: &Results, f: &Filter) -> Results {
     let mut answers: std::collections::HashMap<(String, String), Option<AnswerVerdict>> =
         std::collections::HashMap::new();
     let mut keep = |c: &Cell| {
+        // a call's row is kept whole: its answer rests on its second comers and its races
+        // alike, so `second-comer` and `race` each select the call tables
+        let calls = |s: Scenario| matches!(s, Scenario::SecondComer | Scenario::Race);
+        let scenario =
+            f.scenarios.is_empty() || f.scenarios.iter().any(|s| *s == c.scenario || (calls(*s) && calls(c.scenario)));
         let kept = (f.runtimes.is_empty() || f.runtimes.contains(&c.runtime_name))
             && f.variants.as_ref().is_none_or(|g| g.is_match(&c.variant))
-            && (f.scenarios.is_empty() || f.scenarios.contains(&c.scenario));
+            && scenario;
         kept && f.only.is_none_or(|only| {
             let key = (c.runtime.clone(), c.variant.clone());
             let a = if c.scenario.is_handoff() {
@@ -112,9 +119,17 @@ mod tests {
         };
         let kept = apply(&r, &f);
         assert!(!kept.cells.is_empty());
+        // `race` keeps the rows whole: their second comers too, no hand-off
         assert!(kept.cells.iter().all(|c| c.runtime_name == "node"
-            && c.scenario == Scenario::Race
+            && matches!(c.scenario, Scenario::Race | Scenario::SecondComer)
             && (c.variant.starts_with("node.writeFileSync.") || c.variant == "node.mkdirSync")));
+        assert!(kept.cells.iter().any(|c| c.scenario == Scenario::SecondComer));
+        // the answers of the kept rows are the whole file's
+        let whole = crate::report::answers::records(&r);
+        for a in crate::report::answers::records(&kept) {
+            let w = whole.iter().find(|w| w.runtime == a.runtime && w.variant == a.variant).unwrap();
+            assert_eq!(a.answer.verdict, w.answer.verdict, "{}", a.variant);
+        }
         assert!(Filter::globs(&["node.[".into()]).is_err());
     }
 

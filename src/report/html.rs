@@ -1,7 +1,8 @@
 //! `report --format html`: one self-contained page (inline CSS, no script, no network).
 //!
 //! First the answer: a runtime × intent grid of the calls to use, coloured, beside a bar chart
-//! of each runtime's calls answered yes, no and undetermined (inline SVG), a legend and the
+//! of each runtime's calls to use, to use if every party does, not to use and undetermined
+//! (inline SVG), a legend and the
 //! answer lists; a table of contents links every section. Then for each runtime row label (each machine's, in a merged file) a variant × target matrix
 //! with the race column, each cell coloured by its outcome or verdict and expandable
 //! (`<details>`) to the call, the raw error, the winners histogram, natural and amplified
@@ -188,7 +189,7 @@ fn nav(r: &Results) -> String {
 }
 
 /// The answer: the runtime × intent grid ([`super::answers::grid_by_runtime`]), each cell
-/// coloured, beside a bar per runtime of its calls answered yes, no and undetermined
+/// coloured, beside a bar per runtime of its calls in the answer lists' categories
 /// ([`answers_chart`]). Empty when no call has an intent.
 fn answer_section(r: &Results) -> String {
     let (columns, rows) = super::answers::grid_by_runtime(r);
@@ -214,38 +215,34 @@ fn answer_section(r: &Results) -> String {
     h
 }
 
-/// Bar colours of [`answers_chart`]: yes, no, undetermined.
-const BAR: [(&str, &str); 3] = [("yes", "#2e7d32"), ("no", "#c62828"), ("undetermined", "#f9a825")];
+/// Bar colours of [`answers_chart`]: the calls to use, those to use only if every party does
+/// (`if all do`),
+/// those not to use, the undetermined ones (the grid's and the lists' categories).
+const BAR: [(&str, &str); 4] =
+    [("use", "#2e7d32"), ("if all do", "#9e9d24"), ("don't use", "#c62828"), ("undetermined", "#f9a825")];
 
-/// An inline SVG: per runtime, a bar of its calls (second comers and races) answered yes, no
-/// and undetermined, to one scale; a title per segment gives the count. Empty without answers.
+/// An inline SVG: per runtime, a bar of its calls (second comers and races) in the answer
+/// lists' four categories ([`super::answers::intent_records`]), to one scale; a title per
+/// segment gives the count. Empty without answers.
 fn answers_chart(r: &Results) -> String {
     let records = super::answers::records(r);
-    let mut rows: Vec<(String, [usize; 3])> = Vec::new();
-    for a in &records {
-        let k = match a.answer.verdict {
-            AnswerVerdict::Yes => 0,
-            AnswerVerdict::No => 1,
-            AnswerVerdict::Undetermined => 2,
-        };
-        match rows.iter_mut().find(|(rt, _)| *rt == a.runtime) {
-            Some((_, n)) => n[k] += 1,
-            None => {
-                let mut n = [0; 3];
-                n[k] = 1;
-                rows.push((a.runtime.clone(), n));
-            }
+    let mut rows: Vec<(String, [usize; 4])> = Vec::new();
+    for i in super::answers::intent_records(&records) {
+        let n = [i.use_.len(), i.use_if_every_party_does.len(), i.dont_use.len(), i.undetermined.len()];
+        match rows.iter_mut().find(|(rt, _)| *rt == i.runtime) {
+            Some((_, m)) => m.iter_mut().zip(n).for_each(|(a, b)| *a += b),
+            None => rows.push((i.runtime.clone(), n)),
         }
     }
     let most = rows.iter().map(|(_, n)| n.iter().sum::<usize>()).max().unwrap_or(0);
     if most == 0 {
         return String::new();
     }
-    let (label_w, bar_w, row_h) = (160.0, 170.0, 18.0);
-    let height = row_h * (rows.len() as f64 + 1.5);
+    let (label_w, bar_w, row_h) = (160.0, 180.0, 18.0);
+    let height = row_h * (rows.len() as f64 + 2.5);
     let mut svg = format!(
         "<svg width=\"{}\" height=\"{height}\" role=\"img\" \
-         aria-label=\"calls answered yes, no and undetermined per runtime\" font-size=\"11\">\n",
+         aria-label=\"calls to use, to use if every party does, not to use and undetermined, per runtime\" font-size=\"11\">\n",
         label_w + bar_w + 10.0
     );
     for (j, (rt, n)) in rows.iter().enumerate() {
@@ -268,11 +265,17 @@ fn answers_chart(r: &Results) -> String {
             x += w;
         }
     }
-    let y = row_h * rows.len() as f64 + 14.0;
-    let mut x = label_w;
-    for (word, colour) in BAR {
-        let _ = writeln!(svg, "<rect x=\"{x}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{colour}\"/><text x=\"{}\" y=\"{y}\">{word}</text>", y - 9.0, x + 14.0);
-        x += 14.0 + 6.5 * word.len() as f64 + 10.0;
+    // the key, two entries a line under the bars
+    for (k, (word, colour)) in BAR.iter().enumerate() {
+        let y = row_h * (rows.len() + k / 2) as f64 + 14.0;
+        let x = label_w + if k % 2 == 0 { 0.0 } else { 80.0 };
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{x}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{colour}\"/><text x=\"{}\" y=\"{y}\">{}</text>",
+            y - 9.0,
+            x + 14.0,
+            escape(word)
+        );
     }
     svg += "</svg>\n";
     svg

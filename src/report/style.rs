@@ -96,7 +96,13 @@ impl TermStyle {
     /// indented by two spaces; as it is without fitting.
     pub fn note(&self, line: &str) -> String {
         match self.width {
-            Some(w) => textwrap::fill(line, textwrap::Options::new(w.max(MIN_WIDTH)).subsequent_indent("  ")),
+            // at spaces only: a path (`conformance-runs/…`) is never split at its hyphen
+            Some(w) => textwrap::fill(
+                line,
+                textwrap::Options::new(w.max(MIN_WIDTH))
+                    .subsequent_indent("  ")
+                    .word_splitter(textwrap::WordSplitter::NoHyphenation),
+            ),
             None => line.to_string(),
         }
     }

@@ -58,7 +58,7 @@ where
 
 /// [`terminal_table`] with a tone per cell, coloured as `style` says and fitted to its width:
 /// the widest columns are narrowed first and their cells wrapped at spaces (textwrap; see
-/// [`column_widths`]); a table that cannot fit keeps its narrowest form.
+/// `column_widths`); a table that cannot fit keeps its narrowest form.
 pub fn toned_table<R, C>(records: impl IntoIterator<Item = R>, style: super::style::TermStyle) -> String
 where
     R: IntoIterator<Item = (C, Option<super::style::Tone>)>,
@@ -101,10 +101,7 @@ where
             // escape sequences are ours, added after escaping, and never span a line
             let lines: Vec<String> = match &widths {
                 Some((fitted, _)) if textwrap::core::display_width(text) > fitted[i] => {
-                    textwrap::wrap(text, textwrap::Options::new(fitted[i].max(1)).break_words(true))
-                        .into_iter()
-                        .map(|l| l.into_owned())
-                        .collect()
+                    textwrap::wrap(text, wrap_options(fitted[i])).into_iter().map(|l| l.into_owned()).collect()
                 }
                 _ => text.lines().map(str::to_string).collect(),
             };
@@ -114,6 +111,13 @@ where
     let mut t = b.build();
     t.with(Style::sharp());
     t.to_string()
+}
+
+/// How a cell is wrapped to `width` columns: at spaces only (an outcome word such as
+/// `multiple-winners` or a path is never split at its hyphen), a word wider than the column
+/// broken inside.
+fn wrap_options(width: usize) -> textwrap::Options<'static> {
+    textwrap::Options::new(width.max(1)).break_words(true).word_splitter(textwrap::WordSplitter::NoHyphenation)
 }
 
 /// The narrowest a header cell is wrapped to, in columns (`safe as` / `a lock`).
@@ -140,7 +144,10 @@ fn cards(cells: &[Vec<(String, Option<super::style::Tone>)>], style: super::styl
             })
             .collect();
         // textwrap measures without the colour codes
-        let opts = textwrap::Options::new(width).initial_indent("  ").subsequent_indent("    ");
+        let opts = textwrap::Options::new(width)
+            .initial_indent("  ")
+            .subsequent_indent("    ")
+            .word_splitter(textwrap::WordSplitter::NoHyphenation);
         out.extend(textwrap::wrap(&items.join("; "), opts).into_iter().map(|l| l.into_owned()));
     }
     out.join("\n")
@@ -155,10 +162,7 @@ fn cards(cells: &[Vec<(String, Option<super::style::Tone>)>], style: super::styl
 fn column_widths(cells: &[Vec<(String, Option<super::style::Tone>)>], total: usize) -> (Vec<usize>, Vec<usize>) {
     let n = cells.iter().map(Vec::len).max().unwrap_or(0);
     let width = |s: &str| s.lines().map(textwrap::core::display_width).max().unwrap_or(0);
-    // textwrap breaks after a hyphen too (`multiple-` / `winners`)
-    let word = |s: &str| {
-        s.split_whitespace().flat_map(|w| w.split_inclusive('-')).map(textwrap::core::display_width).max().unwrap_or(0)
-    };
+    let word = |s: &str| s.split_whitespace().map(textwrap::core::display_width).max().unwrap_or(0);
     let mut full = vec![0; n];
     let mut min = vec![1; n];
     for (row, r) in cells.iter().enumerate() {
@@ -180,11 +184,7 @@ fn column_widths(cells: &[Vec<(String, Option<super::style::Tone>)>], total: usi
     }
     // the lines column `i` takes over all rows at width `w`
     let lines = |i: usize, w: usize| -> usize {
-        cells
-            .iter()
-            .filter_map(|r| r.get(i))
-            .map(|(c, _)| textwrap::wrap(c, textwrap::Options::new(w.max(1)).break_words(true)).len())
-            .sum()
+        cells.iter().filter_map(|r| r.get(i)).map(|(c, _)| textwrap::wrap(c, wrap_options(w)).len()).sum()
     };
     let mut fitted = full.clone();
     let mut now: Vec<usize> = (0..n).map(|i| lines(i, fitted[i])).collect();
@@ -476,8 +476,9 @@ pub fn render_report(r: &Results, style: super::style::TermStyle) -> String {
 }
 
 /// The race cell's text for a table fitted to a terminal: the verdict and the deciding run's
-/// count, with the bound of an `exclusive` one (`exclusive (amp 0/100 < 3.0%)`,
-/// `multiple-winners (nat 5/5)`); the other run, the ordering and the weak-race reason stay in
+/// count over all its trials, as the answer lists give it, with the bound of an `exclusive`
+/// one (`exclusive (amp 0/100 < 3.0%)`, `multiple-winners (nat 3/10)`); the other run, the
+/// strongest ordering and the weak-race reason stay in
 /// [`race_result_text`] (`--wide`, summary.md, results.json).
 pub fn race_compact_text(c: &super::model::RaceResult) -> String {
     let v = c.verdict;
@@ -489,9 +490,6 @@ pub fn race_compact_text(c: &super::model::RaceResult) -> String {
         Some((name, m)) if v != RaceVerdict::HarnessError && c.weak_race.is_none() => {
             if v == RaceVerdict::Exclusive && m.verdict == RaceVerdict::Exclusive {
                 format!("{} ({name} 0/{} < {})", v.as_str(), m.stats.clean_trials, pct(m.stats.multi_winner_upper95))
-            } else if m.verdict == v && m.found_at_offset_us.is_some() {
-                let (n, t, _) = m.strongest();
-                format!("{} ({name} {n}/{t})", v.as_str())
             } else {
                 format!("{} ({name} {}/{})", v.as_str(), count_for(v, m), m.stats.trials)
             }

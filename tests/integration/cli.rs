@@ -1107,7 +1107,25 @@ fn report_filters_by_runtime_variant_scenario_and_answer() {
     let node_race = csv(&["-r", "node", "--scenario", "race", "-v", "node.writeFileSync.*"]);
     let rows: Vec<&str> = node_race.lines().skip(1).collect();
     assert!(!rows.is_empty() && rows.len() < all.lines().count() / 10, "{node_race}");
-    assert!(rows.iter().all(|l| l.contains("node.writeFileSync.") && l.contains(",race,")), "{node_race}");
+    // `race` keeps the call rows whole (a call's answer rests on its second comers too)
+    assert!(
+        rows.iter()
+            .all(|l| l.contains("node.writeFileSync.") && (l.contains(",race,") || l.contains(",second-comer,"))),
+        "{node_race}"
+    );
+    assert!(rows.iter().any(|l| l.contains(",race,")), "{node_race}");
+    // the answers of a filtered report are the whole file's
+    let answers = |args: &[&str]| {
+        let out = conformance().arg("report").arg(&base).arg("--answers").args(args).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let only_node = answers(&["-r", "node", "--scenario", "second-comer"]);
+    let whole = answers(&[]);
+    // node's call answers, filtered (no hand-off kept) and not (its recipes follow them)
+    let block = |t: &str| t.split("\n\n").find(|b| b.starts_with("node ")).unwrap_or_default().to_string();
+    let (filtered, all) = (block(&only_node), block(&whole));
+    assert!(filtered.contains("which call to use") && !filtered.contains("hand-off recipe"), "{filtered}");
+    assert!(all.starts_with(&filtered), "node's answers, filtered:\n{filtered}\nand not:\n{all}");
     let yes = csv(&["-r", "node", "--only", "yes", "--scenario", "second-comer,race"]);
     assert!(yes.contains("node.writeFileSync.wx") && !yes.contains("node.writeFileSync.w,"), "{yes}");
     let no = csv(&["-r", "node", "--only", "no", "--scenario", "second-comer,race"]);

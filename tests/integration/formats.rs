@@ -186,20 +186,7 @@ fn html_renders_in_headless_chromium() {
     let page = t.path().join("report.html");
     conformance().args(["report", "-f", "html", "--out"]).arg(&page).arg(&merged).assert().code(0);
     let shot = std::env::var_os("CONFORMANCE_SCREENSHOT").map_or_else(|| t.path().join("shot.png"), PathBuf::from);
-    let status = std::process::Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1400,3000"])
-        // the shot after the page settled: once, on a loaded machine (a build beside the tests),
-        // a 900-pixel shot had no red cell
-        .arg("--virtual-time-budget=5000")
-        .arg(format!("--user-data-dir={}", t.path().join("profile").display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", page.display()))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "chromium: {status}");
-    let colours = png_colours(&std::fs::read(&shot).unwrap());
+    let colours = screenshot_colours(&chromium, &page, &shot, "1400,3000", &t.path().join("profile"));
     // the cell colours of the stylesheet: good, bad
     for (name, rgb) in [("good", [0xc8, 0xef, 0xc8]), ("bad", [0xf6, 0xc0, 0xc0])] {
         assert!(colours.contains(&rgb), "no {name} cell colour in the screenshot ({} colours)", colours.len());
@@ -227,18 +214,7 @@ fn html_first_screen_shows_the_answer_grid_and_chart() {
     assert!(grid < lists && chart < lists, "the grid and the chart come before the lists");
     let shot =
         std::env::var_os("CONFORMANCE_SCREENSHOT_FIRST").map_or_else(|| t.path().join("first.png"), PathBuf::from);
-    let status = std::process::Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1400,900"])
-        .arg("--virtual-time-budget=5000")
-        .arg(format!("--user-data-dir={}", t.path().join("profile").display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", page.display()))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "chromium: {status}");
-    let colours = png_colours(&std::fs::read(&shot).unwrap());
+    let colours = screenshot_colours(&chromium, &page, &shot, "1400,900", &t.path().join("profile"));
     for (name, rgb) in [
         ("grid: held", [0xc8, 0xef, 0xc8]),
         ("grid: failed", [0xf6, 0xc0, 0xc0]),
@@ -247,6 +223,32 @@ fn html_first_screen_shows_the_answer_grid_and_chart() {
     ] {
         assert!(colours.contains(&rgb), "{name} not on the first screen ({} colours)", colours.len());
     }
+}
+
+/// Headless Chromium's screenshot of `page` in a window of `size` (`W,H`), written to `shot`;
+/// returns its distinct colours. Panics when Chromium fails.
+fn screenshot_colours(
+    chromium: &Path,
+    page: &Path,
+    shot: &Path,
+    size: &str,
+    profile: &Path,
+) -> std::collections::BTreeSet<[u8; 3]> {
+    let status = std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"])
+        .arg(format!("--window-size={size}"))
+        // the shot after the page settled: once, on a loaded machine (a build beside the tests),
+        // a 900-pixel shot had no red cell
+        .arg("--virtual-time-budget=5000")
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "chromium: {status}");
+    png_colours(&std::fs::read(shot).unwrap())
 }
 
 fn which_chromium() -> Result<PathBuf, ()> {

@@ -84,10 +84,19 @@ fn filtered(a: &ReportArgs, whole: &crate::report::Results) -> Result<crate::rep
     }
     let r = apply(whole, &f);
     if r.cells.is_empty() && !f.is_empty() {
-        return Err(usage(
-            "--runtime/--variant/--scenario/--only",
-            "no cell of the file is left: nothing to report".into(),
-        ));
+        // name the filter that leaves nothing on its own, else say it is their combination
+        let alone = [
+            ("--runtime", Filter { runtimes: f.runtimes.clone(), ..Filter::default() }),
+            ("--variant", Filter { variants: f.variants.clone(), ..Filter::default() }),
+            ("--scenario", Filter { scenarios: f.scenarios.clone(), ..Filter::default() }),
+            ("--only", Filter { only: f.only, ..Filter::default() }),
+        ];
+        let flag = alone
+            .iter()
+            .find(|(_, one)| !one.is_empty() && apply(whole, one).cells.is_empty())
+            .map_or("--runtime/--variant/--scenario/--only", |(flag, _)| *flag);
+        let why = if flag.contains('/') { "together they leave" } else { "it leaves" };
+        return Err(usage(flag, format!("{why} no cell of the file: nothing to report")));
     }
     Ok(r)
 }

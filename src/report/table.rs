@@ -562,15 +562,34 @@ fn mark_rows(r: &Results, runtime: &str, differ: &std::collections::BTreeSet<&st
 
 /// The cells that disagree between machines, one line per (runtime name, variant, scenario,
 /// target) with each machine's word: `machines disagree: node/v/second-comer/file: replaced
-/// [linux 6.1 ext4], refused [linux 6.1 tmpfs]`. Empty when none disagree.
+/// [linux 6.1 ext4], refused [linux 6.1 tmpfs]`. Where the runs measured different versions of
+/// the runtime, the line says so and names each one, since the version may be what changed:
+/// `versions disagree: node/v/race/absent: exclusive [node 20.20.2; linux …], multiple-winners
+/// [node 22.1.0; linux …]`. Empty when none disagree.
 pub fn disagreement_text(r: &Results) -> String {
     let differ = r.disagreements();
-    let mut groups: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    let mut groups: std::collections::BTreeMap<String, Vec<&Cell>> = std::collections::BTreeMap::new();
     for c in r.cells.iter().filter(|c| differ.contains(c.id.as_str())) {
-        let m = c.machine.as_deref().unwrap_or("?");
-        groups.entry(c.key()).or_default().push(format!("{} [{}]", c.word(), escape_controls(m)));
+        groups.entry(c.key()).or_default().push(c);
     }
-    groups.iter().map(|(k, v)| format!("machines disagree: {}: {}\n", escape_controls(k), v.join(", "))).collect()
+    groups
+        .iter()
+        .map(|(k, cells)| {
+            let versions = cells.iter().any(|c| c.runtime != cells[0].runtime);
+            let words: Vec<String> = cells
+                .iter()
+                .map(|c| {
+                    let m = escape_controls(c.machine.as_deref().unwrap_or("?")).into_owned();
+                    match versions {
+                        true => format!("{} [{}; {m}]", c.word(), escape_controls(&c.runtime)),
+                        false => format!("{} [{m}]", c.word()),
+                    }
+                })
+                .collect();
+            let what = if versions { "versions disagree" } else { "machines disagree" };
+            format!("{what}: {}: {}\n", escape_controls(k), words.join(", "))
+        })
+        .collect()
 }
 
 /// One runtime's table for the terminal (see [`terminal_table`]).
@@ -867,6 +886,36 @@ fn driver_lines(results: &Results, runtime: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    /// Two runs that disagree on a cell: said as machines disagreeing, or, where the runtime's
+    /// version differs too, as versions disagreeing with each version named.
+    #[test]
+    fn a_disagreement_names_the_versions_when_they_differ() {
+        let mut r = crate::report::fixture("base.json");
+        let a = r.cells.iter().position(|c| c.scenario == super::Scenario::SecondComer).unwrap();
+        let b = r
+            .cells
+            .iter()
+            .position(|c| c.scenario == super::Scenario::SecondComer && c.word() != r.cells[a].word())
+            .unwrap();
+        let mut other = r.cells[b].clone();
+        other.runtime = r.cells[a].runtime.clone();
+        other.runtime_name = r.cells[a].runtime_name.clone();
+        other.variant = r.cells[a].variant.clone();
+        other.target = r.cells[a].target;
+        other.id = "other".into();
+        r.cells[a].machine = Some("linux ext4".into());
+        other.machine = Some("linux tmpfs".into());
+        r.cells.push(other);
+        let same = super::disagreement_text(&r);
+        assert!(same.starts_with("machines disagree: ") && same.contains("[linux tmpfs]"), "{same}");
+        r.cells.last_mut().unwrap().runtime = "node 99.0.0".into();
+        let versions = super::disagreement_text(&r);
+        assert!(
+            versions.starts_with("versions disagree: ") && versions.contains("[node 99.0.0; linux tmpfs]"),
+            "{versions}"
+        );
+    }
+
     /// A fitted table's race cell keeps the verdict and the deciding run's count (with the
     /// bound of an `exclusive` one), and drops the rest.
     #[test]

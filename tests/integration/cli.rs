@@ -1143,5 +1143,5 @@ fn report_filters_by_runtime_variant_scenario_and_answer() {
         .args(["-v", "nothing.*"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no cell of the file is left"));
+        .stderr(predicate::str::contains("--variant: it leaves no cell of the file"));
 }

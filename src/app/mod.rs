@@ -73,6 +73,12 @@ pub fn run(cli: Cli) -> Result<i32> {
     }
 }
 
+/// The command that measures cell `c` again with the same probe (`conformance run -r … -v …`),
+/// for the HTML page's cell details.
+fn again(c: &crate::report::Cell) -> Option<String> {
+    Some(crate::repro::harness(c, &c.runtime_name))
+}
+
 /// How often `run` rewrites the partial `results.json` while a runtime is measured.
 const PARTIAL_EVERY: Duration = Duration::from_secs(2);
 

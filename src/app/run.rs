@@ -270,7 +270,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     let results_json = json::render(&results);
     outdir.write("results.json", &results_json)?;
     outdir.write("summary.md", &markdown::render(&results))?;
-    outdir.write(REPORT_HTML, &crate::report::html::render(&results))?;
+    outdir.write(REPORT_HTML, &crate::report::html::render_with(&results, &super::again))?;
     let shown = |name: &str| table::escape_controls(&plan.out.join(name).display().to_string()).into_owned();
     let done = format!(
         "{} cells in {:.1} s; wrote {}, {} and {}",

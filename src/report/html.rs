@@ -94,7 +94,7 @@ fn mode_text(name: &str, m: &ModeRun) -> String {
 }
 
 /// The expanded detail of a cell: call, error (code and raw), race modes, counters, evidence.
-fn detail(c: &Cell) -> String {
+fn detail(c: &Cell, again: Again<'_>) -> String {
     let mut d = format!("call: {}\n", c.call);
     if let Some(e) = c.error() {
         let raw = serde_json::to_string(&e.raw).unwrap_or_default();
@@ -144,18 +144,20 @@ fn detail(c: &Cell) -> String {
     if let Some(m) = &c.machine {
         let _ = writeln!(d, "machine: {m}");
     }
-    let _ = writeln!(d, "again: {}", crate::repro::harness(c, &c.runtime_name));
+    if let Some(line) = again(c) {
+        let _ = writeln!(d, "again: {line}");
+    }
     d
 }
 
 /// One `<td>`: the summary text coloured by the cell's word, expanding to [`detail`].
-fn td(c: &Cell, summary: &str, differ: bool) -> String {
+fn td(c: &Cell, summary: &str, differ: bool, again: Again<'_>) -> String {
     let mark = if differ { " ≠" } else { "" };
     let cls = if differ { format!("{} differ", class(tone(c))) } else { class(tone(c)).to_string() };
     format!(
         "<td class=\"{cls}\"><details><summary>{}{mark}</summary><div>{}</div></details></td>",
         escape(summary),
-        escape(&detail(c))
+        escape(&detail(c, again))
     )
 }
 
@@ -281,8 +283,17 @@ fn answers_chart(r: &Results) -> String {
     svg
 }
 
-/// The page for `r`.
+/// The command that measures a cell again (the commands' [`crate::repro`] line, given by the
+/// caller: the reports sit below it), or `None` to leave it out.
+pub type Again<'a> = &'a dyn Fn(&Cell) -> Option<String>;
+
+/// The page for `r`, without the commands that measure a cell again.
 pub fn render(r: &Results) -> String {
+    render_with(r, &|_| None)
+}
+
+/// The page for `r`; each cell's details end with `again(cell)` where it gives a line.
+pub fn render_with(r: &Results, again: Again<'_>) -> String {
     let differ = r.disagreements();
     let ri = &r.run_info;
     let mut h = String::new();
@@ -362,13 +373,13 @@ pub fn render(r: &Results) -> String {
             let _ = write!(h, "<tr><th><code>{}</code>{ap}</th>", escape(&label));
             for t in &targets {
                 match row.second.get(t) {
-                    Some(c) => h += &td(c, &table::second_text(c), differ.contains(c.id.as_str())),
+                    Some(c) => h += &td(c, &table::second_text(c), differ.contains(c.id.as_str()), again),
                     None => h += "<td class=\"none\">-</td>",
                 }
             }
             if r.has_races() {
                 match row.race {
-                    Some(c) => h += &td(c, &table::race_text(c), differ.contains(c.id.as_str())),
+                    Some(c) => h += &td(c, &table::race_text(c), differ.contains(c.id.as_str()), again),
                     None => {
                         let _ = write!(h, "<td class=\"none\">{}</td>", escape(table::unraced_text(r, row)));
                     }
@@ -425,7 +436,7 @@ pub fn render(r: &Results) -> String {
                             h,
                             "<td class=\"{bad}\"><details><summary>{}</summary><div>{}</div></details></td>",
                             escape(&text),
-                            escape(&detail(c))
+                            escape(&detail(c, again))
                         );
                     }
                     None => h += "<td class=\"none\">-</td>",

@@ -575,13 +575,17 @@ pub fn disagreement_text(r: &Results) -> String {
     groups
         .iter()
         .map(|(k, cells)| {
-            let versions = cells.iter().any(|c| c.runtime != cells[0].runtime);
+            // the version, not the row label: a merged file's labels carry the machine too
+            let versions = cells.iter().any(|c| c.runtime_version != cells[0].runtime_version);
             let words: Vec<String> = cells
                 .iter()
                 .map(|c| {
                     let m = escape_controls(c.machine.as_deref().unwrap_or("?")).into_owned();
                     match versions {
-                        true => format!("{} [{}; {m}]", c.word(), escape_controls(&c.runtime)),
+                        true => {
+                            let v = format!("{} {}", c.runtime_name, c.runtime_version);
+                            format!("{} [{}; {m}]", c.word(), escape_controls(&v))
+                        }
                         false => format!("{} [{m}]", c.word()),
                     }
                 })
@@ -908,10 +912,14 @@ mod tests {
         r.cells.push(other);
         let same = super::disagreement_text(&r);
         assert!(same.starts_with("machines disagree: ") && same.contains("[linux tmpfs]"), "{same}");
-        r.cells.last_mut().unwrap().runtime = "node 99.0.0".into();
+        // a merged file's row labels carry the machine: not a version difference
+        r.cells.last_mut().unwrap().runtime = format!("{} [linux tmpfs]", r.cells[a].runtime);
+        assert!(super::disagreement_text(&r).starts_with("machines disagree: "));
+        r.cells.last_mut().unwrap().runtime_version = "99.0.0".into();
         let versions = super::disagreement_text(&r);
         assert!(
-            versions.starts_with("versions disagree: ") && versions.contains("[node 99.0.0; linux tmpfs]"),
+            versions.starts_with("versions disagree: ")
+                && versions.contains(&format!("[{} 99.0.0; linux tmpfs]", r.cells[a].runtime_name)),
             "{versions}"
         );
     }

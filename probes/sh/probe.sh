@@ -1,9 +1,11 @@
-# conformance probe for POSIX shells (family `sh`; protocol 1, ONE-SHOT mode, see
-# ../PROTOCOL.md and README.md). Run as `dash probes/sh/probe.sh` or `bash probes/sh/probe.sh`,
-# one process per attempt, working directory the scratch root. A hand-off recipe (protocol 2,
+# conformance probe for POSIX shells (family `sh`; protocol 1, LOOP mode or ONE-SHOT mode, see
+# ../PROTOCOL.md and README.md). Run as `dash probes/sh/probe.sh` or `bash probes/sh/probe.sh`:
+# one process per contender answering requests on stdin (CONFORMANCE_LOOP=1, at the end of this
+# file), or one process per attempt; working directory the scratch root. A hand-off recipe (protocol 2,
 # CONFORMANCE_RECIPE set) runs the steps of recipes.sh, beside this file.
 #
-# Data arrives only in the environment and is only ever used quoted ("$T"), never evaluated:
+# Data arrives only in the environment (or a loop's request lines) and is only ever used
+# quoted ("$T"), never evaluated:
 #   CONFORMANCE_VARIANT CONFORMANCE_TARGET CONFORMANCE_SOURCE CONFORMANCE_TOKEN
 #   CONFORMANCE_MARK (empty: none)
 # Every tool gets `--` before its operands, so a path starting with '-' is an operand.
@@ -15,13 +17,6 @@
 # the shell when it offers it is bash's EPOCHREALTIME (wall clock, microseconds, no process):
 # t0_us/t1_us are sent only when that variable changes between the start and the call, so a
 # shell without it (dash) sends no stamps rather than paying a `date` process per stamp.
-
-V=${CONFORMANCE_VARIANT-}
-T=${CONFORMANCE_TARGET-}
-S=${CONFORMANCE_SOURCE-}
-TOK=${CONFORMANCE_TOKEN-}
-M=${CONFORMANCE_MARK-}
-E0=${EPOCHREALTIME-}
 
 # json_escape TEXT: sets J to TEXT as the inside of a JSON string: \ and " escaped, tab as
 # \t, any other control character as \u00XX. Pure shell: no process unless a control
@@ -92,8 +87,6 @@ errno_name() {
   esac
 }
 
-# The command's output file, inside the scratch ($TMPDIR is the scratch's temp folder).
-E=${TMPDIR:-.}/.conformance-sh-$$.err
 
 # ready_then_release PROTOCOL WHAT: the ready line, then the release: exactly one line from
 # stdin. End of input or an empty line: exit 3, WHAT (the call, the recipe) not made.
@@ -107,6 +100,19 @@ ready_then_release() {
     exit 3
   fi
 }
+
+# attempt: one attempt, from the CONFORMANCE_* variables to the result line, then `exit`:
+# the whole of one-shot mode, and what a loop runs in a subshell per request.
+attempt() {
+V=${CONFORMANCE_VARIANT-}
+T=${CONFORMANCE_TARGET-}
+S=${CONFORMANCE_SOURCE-}
+TOK=${CONFORMANCE_TOKEN-}
+M=${CONFORMANCE_MARK-}
+E0=${EPOCHREALTIME-}
+PROTO=1
+# The command's output file, inside the scratch ($TMPDIR is the scratch's temp folder).
+E=${TMPDIR:-.}/.conformance-sh-$$.err
 
 # A recipe (protocol 2): the steps of recipes.sh, beside this file (README.md, "Recipes").
 if [ -n "${CONFORMANCE_RECIPE-}" ]; then
@@ -242,5 +248,70 @@ if [ -n "$ERR" ]; then
 else
   printf '{"type":"result","ok":%s,"errorlevel":%s%s,"error":null}\n' "$OK" "$ST" "$STAMPS"
 fi
-rm -f -- "$E" 2>/dev/null
+# a loop keeps its output file for the next attempt (`rm` is a process: measured here, it
+# made each request of a dash loop 6 ms instead of 1) and removes it when it ends
+[ -n "${LOOPING-}" ] || rm -f -- "$E" 2>/dev/null
 exit 0
+}
+
+# The request variables of one attempt (one-shot mode: the environment; loop mode: the
+# request's lines). A loop clears them before each request.
+clear_request() {
+  CONFORMANCE_VARIANT= CONFORMANCE_TARGET= CONFORMANCE_SOURCE= CONFORMANCE_TOKEN=
+  CONFORMANCE_MARK= CONFORMANCE_RECIPE= CONFORMANCE_RECIPE_DIR= CONFORMANCE_RECIPES=
+  CONFORMANCE_TEMP= CONFORMANCE_INCOMING= CONFORMANCE_PROCESSING= CONFORMANCE_OUTPUT=
+  CONFORMANCE_COUNTER= CONFORMANCE_LOCK= CONFORMANCE_INCREMENTS= CONFORMANCE_LEDGER=
+  CONFORMANCE_KEY= CONFORMANCE_EFFECT= CONFORMANCE_LIST=
+}
+
+# Loop mode (CONFORMANCE_LOOP=1; ../PROTOCOL.md, "Loop mode (POSIX shells)"): one shell per
+# contender answers request after request. A request is the line `prepare`, then one line
+# `NAME=value` per request variable (a value never holds a line break: the harness makes such
+# an attempt in one-shot mode), then `end`; each attempt runs in a subshell, so that its
+# `exit`, `set -C` and variables end with it, and reads its own release line. The name is
+# matched against the fixed list below: a value is assigned, never evaluated.
+if [ "${CONFORMANCE_LOOP-}" = 1 ]; then
+  LOOPING=1
+  # the output file of every attempt (attempt() names it the same way in its subshell)
+  trap 'rm -f -- "${TMPDIR:-.}/.conformance-sh-$$.err" 2>/dev/null' EXIT
+  printf '{"protocol":2,"type":"hello","probe":"sh","families":["sh"],"mode":"loop"}\n'
+  while IFS= read -r RQ; do
+    case $RQ in
+      quit) exit 0 ;;
+      prepare) ;;
+      *) printf 'probe: expected prepare or quit, got [%s]\n' "$RQ" >&2; exit 3 ;;
+    esac
+    clear_request
+    RQ=
+    while IFS= read -r RQ; do
+      case $RQ in
+        end) break ;;
+        CONFORMANCE_VARIANT=*) CONFORMANCE_VARIANT=${RQ#*=} ;;
+        CONFORMANCE_TARGET=*) CONFORMANCE_TARGET=${RQ#*=} ;;
+        CONFORMANCE_SOURCE=*) CONFORMANCE_SOURCE=${RQ#*=} ;;
+        CONFORMANCE_TOKEN=*) CONFORMANCE_TOKEN=${RQ#*=} ;;
+        CONFORMANCE_MARK=*) CONFORMANCE_MARK=${RQ#*=} ;;
+        CONFORMANCE_RECIPE=*) CONFORMANCE_RECIPE=${RQ#*=} ;;
+        CONFORMANCE_RECIPE_DIR=*) CONFORMANCE_RECIPE_DIR=${RQ#*=} ;;
+        CONFORMANCE_RECIPES=*) CONFORMANCE_RECIPES=${RQ#*=} ;;
+        CONFORMANCE_TEMP=*) CONFORMANCE_TEMP=${RQ#*=} ;;
+        CONFORMANCE_INCOMING=*) CONFORMANCE_INCOMING=${RQ#*=} ;;
+        CONFORMANCE_PROCESSING=*) CONFORMANCE_PROCESSING=${RQ#*=} ;;
+        CONFORMANCE_OUTPUT=*) CONFORMANCE_OUTPUT=${RQ#*=} ;;
+        CONFORMANCE_COUNTER=*) CONFORMANCE_COUNTER=${RQ#*=} ;;
+        CONFORMANCE_LOCK=*) CONFORMANCE_LOCK=${RQ#*=} ;;
+        CONFORMANCE_INCREMENTS=*) CONFORMANCE_INCREMENTS=${RQ#*=} ;;
+        CONFORMANCE_LEDGER=*) CONFORMANCE_LEDGER=${RQ#*=} ;;
+        CONFORMANCE_KEY=*) CONFORMANCE_KEY=${RQ#*=} ;;
+        CONFORMANCE_EFFECT=*) CONFORMANCE_EFFECT=${RQ#*=} ;;
+        CONFORMANCE_LIST=*) CONFORMANCE_LIST=${RQ#*=} ;;
+        *) printf 'probe: unknown request line [%s]\n' "$RQ" >&2; exit 3 ;;
+      esac
+    done
+    [ "$RQ" = end ] || { printf '%s\n' "probe: end of input inside a request" >&2; exit 3; }
+    ( attempt )
+  done
+  exit 0
+fi
+
+attempt

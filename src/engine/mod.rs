@@ -57,7 +57,7 @@ pub use trial::{RaceRun, Sweep};
 
 use crate::cells::Planned;
 use crate::domain::ContenderKind;
-use crate::exec::contender::{Attempt, Mode, Timeouts};
+use crate::exec::contender::{Attempt, Timeouts};
 use crate::exec::health;
 use crate::exec::scratch::{PathStyle, Scratch, TargetState};
 use crate::matrix::Variant;
@@ -261,14 +261,14 @@ impl RuntimePools {
 
 /// Starts the session probes of every runtime in `runtimes` at once (natural, and amplified
 /// under `amplify` where the family races, and the hand-off pools), so that start-up never
-/// counts in a measurement; a runtime whose probes are not session processes (cmd's loop
-/// driver, which polls while it waits) is left alone, its pools started when used. Each
+/// counts in a measurement; a runtime whose probes do not wait idle
+/// ([`crate::exec::contender::Mode::waits_idle`]: cmd's loop driver polls while it waits) is left alone, its pools started when used. Each
 /// family's natural fault is kept for [`measure_with`], which reports it as data.
 pub fn start_runtimes(runtimes: &mut [(&Runtime, &mut RuntimePools)], amplify: &Amplify) {
     let mut all: Vec<(&mut Pools, Option<&Amplify>)> = Vec::new();
     let mut sizes = Vec::new();
     for (rt, rp) in runtimes.iter_mut() {
-        if rt.adapter().mode() != Mode::Session || rp.started.iter().any(Option::is_some) || rp.handoff_started {
+        if !rt.adapter().mode().waits_idle() || rp.started.iter().any(Option::is_some) || rp.handoff_started {
             sizes.push(None);
             continue;
         }
@@ -332,11 +332,11 @@ pub fn measure_with(
         .map(|((family, fam), (pools, races))| (family, fam, pools, races))
         .collect();
     let amplify = m.amplify().clone();
-    // session probes wait idle, blocked on their input: their hand-offs may run later
-    // (Measurement::defer_handoffs); a loop driver (cmd) polls while it waits, and its pools
-    // start one at a time, when used
-    let session = adapter.mode() == Mode::Session;
-    let keep = adapter.mode() == Mode::Session && opts.contender_kind == ContenderKind::Processes;
+    // session probes and shell loops wait idle, blocked on their input: their hand-offs may
+    // run later (Measurement::defer_handoffs); cmd's loop driver polls while it waits, and its
+    // pools start one at a time, when used
+    let session = adapter.mode().waits_idle();
+    let keep = adapter.mode().waits_idle() && opts.contender_kind == ContenderKind::Processes;
     for (index, ((family, fam, mut pools, races), pre)) in families.into_iter().zip(started).enumerate() {
         if stop(&out) {
             break;

@@ -40,6 +40,19 @@ pub enum Mode {
     /// cmd.exe kept running per contender, data in request files (cmd under Wine, see
     /// [`super::cmdloop`]), paths spelled in this style; one-shot where the loop cannot start.
     Loop(crate::domain::PathStyle),
+    /// A shell kept running per contender, each attempt's data as lines on its stdin and run
+    /// in a subshell (dash, bash: see [`super::shloop`]); one-shot where the loop cannot start.
+    ShellLoop,
+}
+
+impl Mode {
+    /// True when the probe's process waits blocked on its input between attempts (a session
+    /// probe, a shell loop), so that it can be started ahead of the cells, kept from cell to
+    /// cell and left waiting while other runtimes measure. cmd's loop polls its files while
+    /// it waits, and a one-shot probe has no process between attempts.
+    pub fn waits_idle(self) -> bool {
+        matches!(self, Mode::Session | Mode::ShellLoop)
+    }
 }
 
 /// One attempt's parameters, paths already spelled for the runtime.
@@ -189,13 +202,14 @@ pub struct Contender(Box<dyn Driver>);
 
 impl Contender {
     /// A contender that will run `launch` in `cwd`, as a session probe, one process per
-    /// attempt, or a cmd loop (`mode`; the loop reads the harness's file clock,
+    /// attempt, a shell loop or a cmd loop (`mode`; the loop reads the harness's file clock,
     /// [`super::fileclock::file_clock`]). Nothing starts until [`Contender::start`] or
     /// [`Contender::begin`].
     pub fn new(mode: Mode, launch: Launch, cwd: PathBuf, timeouts: Timeouts) -> Contender {
         match mode {
             Mode::Session => Contender(Box::new(Session::new(launch, cwd, timeouts))),
             Mode::OneShot => Contender(Box::new(OneShot::new(launch, cwd, timeouts))),
+            Mode::ShellLoop => Contender(Box::new(super::shloop::ShLoop::new(launch, cwd, timeouts))),
             Mode::Loop(style) => {
                 let clock = super::fileclock::file_clock();
                 Contender(Box::new(CmdLoop::new(launch, cwd, timeouts, style, clock)))
@@ -249,6 +263,10 @@ impl Contender {
     /// See [`Driver::note`].
     pub fn note(&self) -> Option<String> {
         self.0.note()
+    }
+    /// See [`Driver::process_group`].
+    pub fn process_group(&self) -> Option<u32> {
+        self.0.process_group()
     }
     /// See [`Driver::process_per_attempt`].
     pub fn process_per_attempt(&self) -> bool {

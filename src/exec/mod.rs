@@ -18,4 +18,5 @@ pub mod process;
 pub mod protocol;
 pub mod scratch;
 pub mod session;
+pub mod shloop;
 pub mod threads;

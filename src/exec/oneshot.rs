@@ -107,6 +107,38 @@ impl OneShot {
         Ok(env)
     }
 
+    /// The attempt's data as the probe's variables (name, value), in the order of
+    /// `probes/PROTOCOL.md` (*One-shot mode*): a recipe's first ([`OneShot::recipe_env`], which
+    /// also makes its folder), then the variant, target, source, token and mark (empty when
+    /// there is none). Remembers the recipe for [`Driver::finish`] and [`Driver::stop`].
+    /// Errors: those of [`OneShot::recipe_env`].
+    pub(crate) fn request(&mut self, spec: &Spec) -> Result<Vec<(&'static str, String)>, Attempt> {
+        self.recipe = spec.recipe.clone();
+        let mut env = match &spec.recipe {
+            Some(r) => self.recipe_env(spec, r)?,
+            None => Vec::new(),
+        };
+        env.extend([
+            ("CONFORMANCE_VARIANT", spec.variant.clone()),
+            ("CONFORMANCE_TARGET", spec.target.clone()),
+            ("CONFORMANCE_SOURCE", spec.source.clone().unwrap_or_default()),
+            ("CONFORMANCE_TOKEN", spec.token.clone()),
+            ("CONFORMANCE_MARK", spec.mark.clone().unwrap_or_default()),
+        ]);
+        Ok(env)
+    }
+
+    /// After a `read.poll` recipe's result: the counters read from the copies in the recipe
+    /// folder (`cmdloop::reader_counters`) added to `attempt`'s. Other attempts are left alone.
+    pub(crate) fn add_reader_counters(&self, attempt: &mut Attempt) {
+        if let (Some(r), Some(out)) = (&self.recipe, attempt.recipe.as_mut()) {
+            if r.recipe == super::cmdloop::READER {
+                let reads = self.cwd.join(&self.dir_name).join("reads");
+                super::cmdloop::reader_counters(&reads, &r.params, &mut out.counters);
+            }
+        }
+    }
+
     /// Kills the process tree and builds a fault attempt with the stderr tail as evidence.
     fn fail(&mut self, report: Report, why: String) -> Attempt {
         fail_child(&mut self.child, report, &why)
@@ -129,20 +161,7 @@ impl Driver for OneShot {
 
     fn begin(&mut self, spec: &Spec) -> Result<(), Attempt> {
         let mut launch = self.launch.clone();
-        self.recipe = spec.recipe.clone();
-        if let Some(r) = &spec.recipe {
-            for (k, v) in self.recipe_env(spec, r)? {
-                launch.env.push((OsString::from(k), OsString::from(v)));
-            }
-        }
-        let env = [
-            ("CONFORMANCE_VARIANT", spec.variant.clone()),
-            ("CONFORMANCE_TARGET", spec.target.clone()),
-            ("CONFORMANCE_SOURCE", spec.source.clone().unwrap_or_default()),
-            ("CONFORMANCE_TOKEN", spec.token.clone()),
-            ("CONFORMANCE_MARK", spec.mark.clone().unwrap_or_default()),
-        ];
-        for (k, v) in env {
+        for (k, v) in self.request(spec)? {
             launch.env.push((OsString::from(k), OsString::from(v)));
         }
         let child = Child::spawn(&launch, &self.cwd)
@@ -193,12 +212,7 @@ impl Driver for OneShot {
         let console = self.child.as_ref().map(Child::stderr_tail).unwrap_or_default();
         self.discard();
         let mut attempt = awaited.attempt(console, None);
-        if let (Some(r), Some(out)) = (&self.recipe, attempt.recipe.as_mut()) {
-            if r.recipe == super::cmdloop::READER {
-                let reads = self.cwd.join(&self.dir_name).join("reads");
-                super::cmdloop::reader_counters(&reads, &r.params, &mut out.counters);
-            }
-        }
+        self.add_reader_counters(&mut attempt);
         attempt
     }
 

@@ -1,6 +1,8 @@
 //! POSIX shells: dash (Debian's `/bin/sh`) and bash, both running `probes/sh/probe.sh` in
-//! one-shot mode (a shell process per attempt, the attempt's data in environment variables,
-//! `probes/PROTOCOL.md`), as a shell script runs one command per step. The commands a script
+//! loop mode (one shell per contender, each attempt in a subshell with its data read from
+//! stdin, [`crate::exec::shloop`]; one-shot mode, a shell per attempt with the data in its
+//! environment, where the loop cannot start: `probes/PROTOCOL.md`), as a shell script runs one
+//! command per step. The commands a script
 //! calls (`mv`, `ln`, `mkdir`, `cp`, `install`: GNU coreutils on Debian) are part of what is
 //! measured, so the row names their version too.
 
@@ -55,7 +57,7 @@ impl Adapter for Dash {
         &["sh"]
     }
     fn mode(&self) -> Mode {
-        Mode::OneShot
+        Mode::ShellLoop
     }
     fn starts_cheaply(&self) -> bool {
         // measured here: dash starts and exits in 2.8 ms, bash in 5.1 ms (`/bin/true` 1.8 ms)
@@ -97,7 +99,7 @@ impl Adapter for Bash {
         &["sh"]
     }
     fn mode(&self) -> Mode {
-        Mode::OneShot
+        Mode::ShellLoop
     }
     fn starts_cheaply(&self) -> bool {
         // measured here: dash starts and exits in 2.8 ms, bash in 5.1 ms (`/bin/true` 1.8 ms)

@@ -260,11 +260,12 @@ fn rust() {
     check_session_runtime("rust", &[]);
 }
 
-/// A POSIX shell running `probes/sh/probe.sh`, one process per attempt: every call as a second
-/// comer through the hostile folder (spaces, Japanese, `&`, `%`, `^`, `!`, quotes), compared
-/// with the baseline, the paths taken as data; then `mkdir` and `mv -n` raced, compared with
-/// the baseline: a shell gets the run's trials (100 amplified), not `--oneshot-trials`, and the
-/// family's control (`[ -e p ] || printf … > p`) is caught.
+/// A POSIX shell running `probes/sh/probe.sh` in loop mode (one shell per contender, every
+/// cell saying `driver: loop`): every call as a second comer through the hostile folder
+/// (spaces, Japanese, `&`, `%`, `^`, `!`, quotes), compared with the baseline, the paths taken
+/// as data; then `mkdir` and `mv -n` raced, compared with the baseline: a shell gets the run's
+/// trials (100 amplified), not `--oneshot-trials`, and the family's control
+/// (`[ -e p ] || printf … > p`) is caught.
 fn check_shell(name: &str) {
     let _serial = one_at_a_time();
     if !available(name) {
@@ -272,6 +273,8 @@ fn check_shell(name: &str) {
     }
     let r = measure(name, "1", &["--scenario", "second-comer"]).r;
     assert_paths_were_data(&r, name);
+    let not_loop: Vec<&Cell> = r.cells.iter().filter(|c| c.driver.as_deref() != Some("loop")).collect();
+    assert!(not_loop.is_empty(), "{name}: cells not measured by the shell loop: {not_loop:?}");
     let r = measure(name, "100", &["--scenario", "race", "--variant", "sh.mkdir,sh.mv.n"]).r;
     control_worked(&r, name);
     let mkdir =
@@ -644,4 +647,80 @@ fn cmd_under_wine_leaves_no_server_folder() {
     let c = r.cells.first().expect("a cell");
     assert_eq!(c.outcome(), Some(Outcome::Acquired), "{c:?}");
     assert_eq!(second(c).relative.as_ref().map(|r| r.outcome), Some(Outcome::Acquired), "{c:?}");
+}
+
+/// The shell loop driver (`src/exec/shloop.rs`) on the real `probes/sh/probe.sh`, driven
+/// without the engine: one shell answers attempt after attempt (the same process group each
+/// time); an unsupported variant and a failed call leave it running; a target holding a line
+/// break, which a request line cannot carry, is made in one-shot mode and reaches the call
+/// whole; a killed loop is replaced by a new one at the next attempt.
+#[test]
+fn a_shell_loop_answers_many_attempts_and_restarts_after_a_kill() {
+    use conformance::domain::Report;
+    use conformance::exec::contender::{Contender, Mode, Spec, Timeouts};
+    use conformance::exec::driver::Control;
+    use conformance::exec::process::Launch;
+    use std::time::Duration;
+
+    let _serial = one_at_a_time();
+    for name in ["dash", "bash"] {
+        if !available(name) {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let probe = root().join("probes").join("sh").join("probe.sh");
+        let launch = Launch::new(which::which(name).unwrap(), [probe.into_os_string()]).with_env("LC_ALL", "C");
+        let t = Timeouts { startup: Duration::from_secs(20), attempt: Duration::from_secs(20) };
+        let mut c = Contender::new(Mode::ShellLoop, launch, dir.path().into(), t);
+        let spec = |id: u64, variant: &str, target: &str| Spec {
+            id,
+            variant: variant.into(),
+            target: target.into(),
+            source: None,
+            token: format!("tok-{id}"),
+            mark: None,
+            hold_ms: 0,
+            recipe: None,
+            delay_us: 0,
+        };
+        let attempt = |c: &mut Contender, s: Spec| {
+            c.begin(&s).map_err(|a| a.report)?;
+            c.ready().map_err(|a| a.report)?;
+            c.release().map_err(|a| a.report)?;
+            Ok::<_, Report>(c.finish())
+        };
+        c.start().unwrap_or_else(|a| panic!("{name}: the loop did not start: {a:?}"));
+        assert_eq!(c.note().as_deref(), Some("loop"), "{name}");
+        assert!(!c.process_per_attempt(), "{name}");
+        let hostile = format!("{HOSTILE}-d");
+        let first = attempt(&mut c, spec(1, "sh.mkdir", &hostile)).unwrap();
+        assert_eq!(first.report, Report::Success, "{name}: {first:?}");
+        assert!(dir.path().join(&hostile).is_dir(), "{name}");
+        let pid = c.process_group().expect("a loop process");
+        let again = attempt(&mut c, spec(2, "sh.mkdir", &hostile)).unwrap();
+        assert_eq!(again.report, Report::Error, "{name}: {again:?}");
+        assert_eq!(again.error.as_ref().and_then(|e| e.code.as_deref()), Some("EEXIST"), "{name}: {again:?}");
+        assert_eq!(attempt(&mut c, spec(3, "sh.no-such-call", "x")).unwrap_err(), Report::Unsupported, "{name}");
+        let redirect = attempt(&mut c, spec(4, "sh.noclobber-redirect", "f")).unwrap();
+        assert_eq!(redirect.report, Report::Success, "{name}: {redirect:?}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("f")).unwrap(), "tok-4", "{name}");
+        assert_eq!(c.process_group(), Some(pid), "{name}: one shell answered every attempt");
+
+        let broken = "line\nbreak";
+        let one_shot = attempt(&mut c, spec(5, "sh.mkdir", broken)).unwrap();
+        assert_eq!(one_shot.report, Report::Success, "{name}: {one_shot:?}");
+        assert!(dir.path().join(broken).is_dir(), "{name}: the name reached mkdir whole");
+        assert_eq!(c.process_group(), Some(pid), "{name}: the loop kept waiting");
+
+        c.begin(&spec(6, "sh.mkdir", "k")).unwrap();
+        c.ready().unwrap();
+        c.control(Control::Kill).unwrap();
+        let killed = c.finish();
+        assert_eq!(killed.report, Report::Crashed, "{name}: {killed:?}");
+        let after = attempt(&mut c, spec(7, "sh.mkdir", "k2")).unwrap();
+        assert_eq!(after.report, Report::Success, "{name}: {after:?}");
+        assert_ne!(c.process_group(), Some(pid), "{name}: a new loop after the kill");
+        assert_eq!(c.note().as_deref(), Some("loop"), "{name}");
+        c.shutdown();
+    }
 }

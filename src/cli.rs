@@ -742,6 +742,14 @@ pub struct RunArgs {
     /// or writing results.
     #[arg(help_heading = HEADING_OUTPUT, long)]
     pub dry_run: bool,
+    /// With --dry-run: the results.json whose cells' times estimate the run's.
+    ///
+    /// With --dry-run: the results.json (an earlier run, or the committed baseline
+    /// reports/linux/results.json) whose cells' times give the estimate in seconds: each cell
+    /// its own time there, or its call's on another runtime or version, or its scenario's
+    /// median. Default: the newest conformance-runs/*/results.json under the working folder.
+    #[arg(help_heading = HEADING_OUTPUT, long, value_name = "FILE", requires = "dry_run", hide_short_help = true)]
+    pub estimate_from: Option<PathBuf>,
     /// Print the results as JSON instead of the tables.
     ///
     /// Print the results on stdout as JSON (what results.json holds) instead of the tables;

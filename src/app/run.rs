@@ -114,6 +114,9 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     }
     let Some(outdir) = outdir else {
         cleanup_runtimes(&found, &ctx);
+        if plan.estimate_from.is_none() {
+            plan.estimate_from = newest_run(&paths.home.join(crate::plan::RUNS_DIR));
+        }
         let d = plan.dry_run_report(&found);
         emit(&if plan.json {
             serde_json::to_string_pretty(&d).expect("serialises") + "\n"
@@ -427,4 +430,18 @@ fn install_libraries(options: &mut crate::options::Options, quiet: bool, paths: 
         options.libraries.insert(id, crate::options::LibraryUse { spec, dir });
     }
     Ok(())
+}
+
+/// The newest `results.json` one folder below `runs` (the default output folders,
+/// `conformance-runs/<timestamp>/`), by modification time, read; `None` when there is none or
+/// none reads (a `--dry-run` then says the time is unknown).
+fn newest_run(runs: &std::path::Path) -> Option<(std::path::PathBuf, Results)> {
+    let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(runs)
+        .ok()?
+        .flatten()
+        .map(|e| e.path().join("results.json"))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .collect();
+    found.sort();
+    found.into_iter().rev().find_map(|(_, p)| json::read(&p).ok().map(|r| (p, r)))
 }

@@ -381,6 +381,7 @@ mod race;
 mod run;
 mod runtimes;
 mod show;
+mod timing;
 
 pub use parse::{
     check_contenders, check_probes, parse_max_rate, parse_offsets, parse_segment, parse_targets, parse_timeout,
@@ -390,6 +391,7 @@ pub use race::{RacePlan, Slot};
 pub use run::{CellPlan, DryRun, DryRuntime, Estimate, RaceShape, RunPlan};
 pub use runtimes::{cleanup_runtimes, ready_runtimes, RuntimesPlan};
 pub use show::{dry_run_text, progress_message, PROGRESS_TEMPLATE, PROGRESS_TEMPLATE_ETA};
+pub use timing::{estimate_seconds, SecondsEstimate};
 
 #[cfg(test)]
 mod tests;

@@ -51,6 +51,8 @@ pub struct RunPlan {
     pub quiet: bool,
     /// `--dry-run`.
     pub dry_run: bool,
+    /// `--estimate-from`: that file, read.
+    pub estimate_from: Option<(PathBuf, Results)>,
     /// `--json` (with `--dry-run`).
     pub json: bool,
     /// Which pairs of rows are raced against each other once the rows are measured
@@ -99,6 +101,10 @@ impl RunPlan {
         let requested = Requested::parse(&a.runtime)?;
         let required = Requested::parse_for(&a.require, "--require")?;
         let baseline = a.expect.as_deref().map(crate::report::json::read).transpose()?;
+        let estimate_from = match &a.estimate_from {
+            Some(p) => Some((p.clone(), crate::report::json::read(p)?)),
+            None => None,
+        };
         let out = a.out.clone().unwrap_or_else(|| paths.default_out(date, ""));
         // thread runs measure second comers and races only: the hand-offs race processes
         let threads = a.contender_kind == crate::cli::ContenderKindArg::Thread;
@@ -189,6 +195,7 @@ impl RunPlan {
             nonce: nonce(date),
             quiet: a.quiet,
             dry_run: a.dry_run,
+            estimate_from,
             json: a.json,
             against,
             ignore: a.ignore.clone(),
@@ -396,6 +403,10 @@ impl RunPlan {
                 .collect(),
             amplification: self.common.amplification_info(&self.options.amplify),
             out: self.out.clone(),
+            seconds: self
+                .estimate_from
+                .as_ref()
+                .map(|(p, r)| super::timing::estimate_seconds(&cells, &r.cells, p.clone())),
             cells,
             attempts,
         }
@@ -538,4 +549,7 @@ pub struct DryRun {
     pub cells: Vec<CellPlan>,
     /// The estimated attempts.
     pub attempts: Estimate,
+    /// The estimated time of the cells, from an earlier run's (`--estimate-from`, or the
+    /// newest run under `conformance-runs/`); `None` without one.
+    pub seconds: Option<super::timing::SecondsEstimate>,
 }

@@ -3,8 +3,8 @@
 //! Cells are matched by [`Cell::key`] (adapter name, variant, scenario, target), so versions
 //! may differ. Second-comer cells compare what the tables show: their outcome word and, where
 //! both runs made it, the outcome of the relative-path repeat; then, where both cells show
-//! them, the normalised error code, how a failure was delivered and the returned value
-//! ([`Fact`]; each may be ignored, `--ignore`). Race cells compare their
+//! them, the normalised error code (the relative repeat's too, where both runs made it), how a
+//! failure was delivered and the returned value ([`Fact`]; each may be ignored, `--ignore`). Race cells compare their
 //! amplified verdicts where both runs have one (amplification makes a window certain, so its
 //! verdict does not depend on how busy the machine was). Their natural races are compared only
 //! where no amplified verdicts exist on both sides, or where the amplified verdicts agree but
@@ -15,12 +15,17 @@
 //! test says the multi-winner counts differ (p < [`crate::stats::SIGNIFICANT_P`]), and are
 //! listed as within noise otherwise. A new race whose detection control was not caught (a weak
 //! race) and that found no failure measured nothing: it is listed as weak, not compared.
-//! Hand-off cells (counters) compare their state: `measured`, `unsupported` (no counters, the probe's reason in the evidence) or
-//! `harness-error`; their counts are natural rates that move from run to run (e.g. Deno's torn
-//! reads of `publish.direct`, 58/6,911 and 303/1,836 in two runs here), which `diff` weighs —
-//! except in the scenarios whose trials the harness lays out instead of racing (holder,
-//! os-lock, watch), where a recipe's answer (`yes`, `no`, `undetermined`) that changed is a
-//! change, however few the trials.
+//! Hand-off cells (counters) compare their state: `measured`, `unsupported` (no counters, the
+//! probe's reason in the evidence) or `harness-error`, then their answer: in the scenarios
+//! whose trials the harness lays out instead of racing (holder, os-lock, watch) a recipe's
+//! answer (`yes`, `no`, `undetermined`) that changed is a change, however few the trials;
+//! elsewhere the counts are natural rates that move from run to run (e.g. Deno's torn reads of
+//! `publish.direct`, 58/6,911 and 303/1,836 in two runs here), so an answer between `yes` and
+//! `no` is a change only where Fisher's exact test says the failures differ (p <
+//! [`crate::stats::SIGNIFICANT_P`]), and within noise otherwise. Counts that moved while the
+//! answer stayed — an anti-pattern that fails on both sides — are not a change (`diff` lists
+//! them apart). `diff` decides what differs by this same rule (`docs/GUIDE.md`, *What counts
+//! as a change*).
 //! The races of rows against each other (`run --against`) are compared as race cells, pair by
 //! pair ([`pair_key`]). [`junit`] writes a comparison as JUnit XML.
 //!
@@ -455,11 +460,16 @@ pub fn second_change(b: &Cell, n: &Cell, ignore: &[Fact]) -> Option<Option<Fact>
     if b.word() != n.word() || (both && rel(b) != rel(n)) {
         return Some(None);
     }
-    Fact::ALL
+    let shown = Fact::ALL
         .into_iter()
         .filter(|f| !ignore.contains(f))
-        .find(|f| matches!((f.of(b), f.of(n)), (Some(x), Some(y)) if x != y))
-        .map(Some)
+        .find(|f| matches!((f.of(b), f.of(n)), (Some(x), Some(y)) if x != y));
+    // the relative repeat's error code, where both runs made the repeat: the tables show it
+    // only where it differs from the call's, but it is a fact of the cell all the same
+    let rel_code =
+        |c: &Cell| c.second().and_then(|s| s.relative.as_ref()).and_then(|r| r.error.as_ref()).map(|e| e.code.clone());
+    let rel_changed = both && !ignore.contains(&Fact::ErrorCode) && rel_code(b) != rel_code(n);
+    shown.or(rel_changed.then_some(Fact::ErrorCode)).map(Some)
 }
 
 /// Compares two second-comer (or counters) cells ([`second_change`]), worded as the tables
@@ -498,19 +508,53 @@ fn counters_state(c: &Cell) -> &'static str {
     }
 }
 
-/// Compares the answers of two measured cells of a laid-out hand-off scenario
+/// Compares the answers of two measured hand-off cells. In a laid-out scenario
 /// ([`crate::report::handoff::Words::laid_out`]: holder, os-lock, watch), whose recipe does the
-/// same every time: a changed answer is a change, however few the trials. Other hand-offs'
-/// counts are rates (a recipe that fails once in 40 trials says `yes` in one run and `no` in the
-/// next), left to `diff`, which tests them ([`crate::diff`]).
-fn judge_laid_out(b: &Cell, n: &Cell) -> Judged {
-    if !crate::report::handoff::words(b.scenario).is_some_and(|w| w.laid_out) {
-        return Judged::Same;
+/// same every time, a changed answer is a change, however few the trials. Elsewhere the
+/// counts are rates (a recipe that fails once in 40 trials says `yes` in one run and `no` in
+/// the next): an answer between `yes` and `no` is a change where the failures differ
+/// significantly ([`answer_flip`]), and within noise where not. Counts that moved while the
+/// answer stayed (an anti-pattern failing on both sides, at another rate) are not a change:
+/// `diff` lists them apart ([`crate::diff::counters_differ`]).
+fn judge_handoff(b: &Cell, n: &Cell) -> Judged {
+    if crate::report::handoff::words(b.scenario).is_some_and(|w| w.laid_out) {
+        return match answer_change(b, n) {
+            Some((before, after)) => Judged::Changed(before, after),
+            None => Judged::Same,
+        };
     }
-    match answer_change(b, n) {
-        Some((before, after)) => Judged::Changed(before, after),
+    match answer_flip(b, n) {
+        Some((before, after, p)) if p < crate::stats::SIGNIFICANT_P => Judged::Changed(before, after),
+        Some((before, after, p)) => Judged::Noise(before, after, p),
         None => Judged::Same,
     }
+}
+
+/// Two hand-off cells whose recipe answers are `yes` in one and `no` in the other: both
+/// answers as the lists show them (`no (double ownership 4/35 trials (nat))`) and Fisher's
+/// exact two-tailed p of the failure that differs most — each failure counter of the scenario
+/// over its trials, natural and amplified runs pooled ([`crate::report::handoff::Words`]).
+/// `None` for any other pair (the same answer, an undetermined one, not a hand-off's).
+pub fn answer_flip(a: &Cell, b: &Cell) -> Option<(String, String, f64)> {
+    use crate::verdict::answer::AnswerVerdict::{No, Yes};
+    let (x, y) = (crate::report::answers::cell_recipe_answer(a)?, crate::report::answers::cell_recipe_answer(b)?);
+    if !matches!((x.verdict, y.verdict), (Yes, No) | (No, Yes)) {
+        return None;
+    }
+    let (ra, words) = crate::report::answers::cell_recipe_runs(a)?;
+    let (rb, _) = crate::report::answers::cell_recipe_runs(b)?;
+    let pooled = |runs: &[crate::verdict::recipe::RecipeRun<'_>], k: &str| -> usize {
+        runs.iter().map(|r| r.counters.get(k).copied().unwrap_or(0) as usize).sum()
+    };
+    let p = words
+        .failures
+        .iter()
+        .map(|&(fail, of)| {
+            let (fa, fb) = (pooled(&ra, fail), pooled(&rb, fail));
+            crate::stats::fisher_p(fa, pooled(&ra, of).max(fa), fb, pooled(&rb, of).max(fb))
+        })
+        .fold(1.0, f64::min);
+    Some((answer_words(&x), answer_words(&y), p))
 }
 
 /// The answers of hand-off cells `b` then `n` as `yes (none in 70 trials)` and `no (double
@@ -539,7 +583,7 @@ fn judge(b: &Cell, n: &Cell, ignore: &[Fact]) -> Judged {
             if bs != ns {
                 return Judged::Changed(bs.into(), ns.into());
             }
-            judge_laid_out(b, n)
+            judge_handoff(b, n)
         }
         _ => judge_second(b, n, ignore),
     }
@@ -693,11 +737,11 @@ mod tests {
         assert!(!crate::diff::counters_differ(&base.cells[0], &new.cells[0]).is_empty());
     }
 
-    /// A rate-counted recipe (mutex) whose answer flipped is not a regression for `compare` (a
-    /// rare failure comes and goes); `diff` shows it where the failures' difference is
-    /// significant (Fisher's exact test over both modes' trials), and within noise where not.
+    /// A rate-counted recipe (mutex) whose answer flipped is a change where the failures'
+    /// difference is significant (Fisher's exact test over both modes' trials), and within
+    /// noise where not (a rare failure comes and goes) — for `compare` and `diff` alike.
     #[test]
-    fn a_rate_counted_recipes_flipped_answer_is_left_to_diffs_test() {
+    fn a_rate_counted_recipes_flipped_answer_is_a_change_where_fishers_test_says_so() {
         use crate::report::model::CountersResult;
         let mut base = results();
         let mut cell = base.cells[0].clone();
@@ -726,8 +770,11 @@ mod tests {
         assert!(r.groups.is_empty(), "4/35 against 0/35 is within noise: {r:#?}");
         assert_eq!(r.within_noise.len(), 1, "{r:#?}");
         assert!(r.within_noise[0].before.starts_with("no (double ownership 4/35"), "{r:#?}");
+        assert_eq!(compare(&base, &few).within_noise.len(), 1);
         let mut many = base.clone();
         many.cells[0].result = counts(20);
+        let d = compare(&base, &many);
+        assert!(d.differs() && d.changed.len() == 1, "{}", d.render());
         let r = crate::diff::diff(&base, &many, "a", "b", &Default::default(), &[]);
         assert_eq!(r.groups.len(), 1, "{r:#?}");
         let c = &r.groups[0].cells[0];

@@ -2,12 +2,14 @@
 //! text, raw error and a one-line reproduction ([`crate::repro`]). Pure: it takes two results
 //! and returns a [`Report`]; reading files and measuring are the caller's ([`crate::app`]).
 //!
-//! Which cells differ is decided by [`crate::compare::compare`] (outcomes, the relative-path
-//! repeat, the error code, delivery and returned value the tables show, amplified verdicts,
-//! natural verdicts by Fisher's exact test), plus two things that `compare` does not fail on: a
-//! second comer whose relative-path repeat's error code changed (the tables do not show it),
-//! and a hand-off cell one of whose failure counters changed materially (Fisher's exact test
-//! of, e.g., torn reads over reads, p < [`crate::stats::SIGNIFICANT_P`]).
+//! Which cells differ is decided by [`crate::compare::compare`], so that `diff`, `compare` and
+//! `run --expect` give the same answer on the same two files: outcomes and the relative-path
+//! repeat, the error codes, delivery and returned value, amplified verdicts, natural verdicts
+//! by Fisher's exact test, hand-off states and answers (a rate-counted recipe's `yes` ⇄ `no`
+//! by Fisher's exact test). `diff` adds what it shows besides: each side's text, raw error
+//! and reproduction, and the hand-off cells whose answer stayed while a failure rate moved
+//! significantly ([`Report::rates`], e.g. an anti-pattern's torn reads 258/15,979 against
+//! 899/9,821), which are not a difference.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -117,6 +119,10 @@ pub struct Report {
     /// Natural races whose verdict changed, and hand-off recipes whose answer changed, within
     /// noise (Fisher's exact test, p ≥ [`crate::stats::SIGNIFICANT_P`]): not a difference.
     pub within_noise: Vec<compare::Noise>,
+    /// Hand-off cells whose answer stayed while a failure rate moved significantly
+    /// ([`counters_differ`]: an anti-pattern failing on both sides, at another rate): shown,
+    /// not a difference (they are among [`Report::unchanged`] too).
+    pub rates: Vec<Changed>,
     /// Cells only in A that B asked for (its runtimes and selection, see
     /// [`compare::compare`]): gone from B.
     pub missing: Vec<String>,
@@ -238,33 +244,6 @@ pub fn counters_differ(a: &Cell, b: &Cell) -> Vec<String> {
         }
     }
     out
-}
-
-/// Two hand-off cells whose recipe answers are `yes` in one and `no` in the other: both
-/// answers as the lists show them (`no (double ownership 4/35 trials (nat))`) and Fisher's
-/// exact two-tailed p of the failure that differs most — each failure counter of the scenario
-/// over its trials, natural and amplified runs pooled ([`crate::report::handoff::Words`]).
-/// `None` for any other pair (the same answer, an undetermined one, not a hand-off's).
-fn answer_flip(a: &Cell, b: &Cell) -> Option<(String, String, f64)> {
-    use crate::verdict::answer::AnswerVerdict::{No, Yes};
-    let (x, y) = (crate::report::answers::cell_recipe_answer(a)?, crate::report::answers::cell_recipe_answer(b)?);
-    if !matches!((x.verdict, y.verdict), (Yes, No) | (No, Yes)) {
-        return None;
-    }
-    let (ra, words) = crate::report::answers::cell_recipe_runs(a)?;
-    let (rb, _) = crate::report::answers::cell_recipe_runs(b)?;
-    let pooled = |runs: &[crate::verdict::recipe::RecipeRun<'_>], k: &str| -> usize {
-        runs.iter().map(|r| r.counters.get(k).copied().unwrap_or(0) as usize).sum()
-    };
-    let p = words
-        .failures
-        .iter()
-        .map(|&(fail, of)| {
-            let (fa, fb) = (pooled(&ra, fail), pooled(&rb, fail));
-            crate::stats::fisher_p(fa, pooled(&ra, of).max(fa), fb, pooled(&rb, of).max(fb))
-        })
-        .fold(1.0, f64::min);
-    Some((compare::answer_words(&x), compare::answer_words(&y), p))
 }
 
 /// The normalised error codes of a second comer: the call's and its relative repeat's.
@@ -392,31 +371,17 @@ pub fn diff(
         };
         changed.extend(make(&c.key, what, before, after));
     }
+    // what differs is compare's rule (one rule for both commands); failure rates of a
+    // hand-off that moved while its answer stayed are listed apart, not counted
     let mut unchanged = Vec::new();
-    let mut within_noise = d.within_noise.clone();
+    let mut rates = Vec::new();
     for (k, word) in &d.same {
         let (Some(x), Some(y)) = (m.base.get(k), m.new.get(k)) else { continue };
-        // the relative repeat's error code (the tables do not show it); the absolute one is
-        // compare's
-        let extra = if let Some((ca, cb)) = codes_differ(x, y).filter(|_| !ignore.contains(&compare::Fact::ErrorCode)) {
-            Some((What::ErrorCode, format!("{} {ca}", x.word()), format!("{} {cb}", y.word())))
-        } else if let Some((before, after, p)) = answer_flip(x, y) {
-            // a recipe's answer between use and don't use: a change where the failures differ
-            // significantly, else a rare failure that one run happened to see
-            if p < crate::stats::SIGNIFICANT_P {
-                Some((What::Answer, before, after))
-            } else {
-                within_noise.push(compare::Noise { key: k.clone(), before, after, p });
-                None
-            }
-        } else {
-            let cs = counters_differ(x, y);
-            (!cs.is_empty()).then(|| (What::Counters, table::handoff_text(x), table::handoff_text(y)))
-        };
-        match extra.and_then(|(what, before, after)| make(k, what, before, after)) {
-            Some(c) => changed.push(c),
-            None => unchanged.push((k.clone(), word.clone())),
+        let moved = counters_differ(x, y);
+        if !moved.is_empty() {
+            rates.extend(make(k, What::Counters, table::handoff_text(x), table::handoff_text(y)));
         }
+        unchanged.push((k.clone(), word.clone()));
     }
     // grouped by variant, in the order of A's cells
     let mut order: Vec<&str> = Vec::new();
@@ -442,7 +407,8 @@ pub fn diff(
         compared: d.compared,
         groups,
         unchanged,
-        within_noise,
+        within_noise: d.within_noise.clone(),
+        rates,
         missing: d.missing,
         not_asked: d.not_asked,
         added: d.added,
@@ -548,6 +514,12 @@ pub fn render_text(r: &Report) -> String {
             let _ = writeln!(s, "  {}  {} ⇒ {} (p = {:.3})", e(&n.key), e(&n.before), e(&n.after), n.p);
         }
     }
+    if !r.rates.is_empty() {
+        let _ = writeln!(s, "\nfailure rates that moved, same answer (not a difference):");
+        for c in &r.rates {
+            let _ = writeln!(s, "  {}  {} ⇒ {}", e(&c.key), e(&c.before), e(&c.after));
+        }
+    }
     if !r.missing.is_empty() {
         let _ = writeln!(s, "\nonly in A (B asked for them):");
         for k in &r.missing {
@@ -625,6 +597,16 @@ pub fn render_markdown(r: &Report) -> String {
         for c in &r.pairs {
             let cell = |t: &str| crate::report::markdown::md_cell(t);
             let _ = writeln!(s, "| {} | {} | {} |", cell(&c.before.1), cell(&c.before.0), cell(&c.after.0));
+        }
+    }
+    if !r.rates.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n## Failure rates that moved, same answer (not a difference)\n\n| cell | A | B |\n|---|---|---|"
+        );
+        for c in &r.rates {
+            let cell = |t: &str| crate::report::markdown::md_cell(t);
+            let _ = writeln!(s, "| {} | {} | {} |", cell(&c.key), cell(&c.before), cell(&c.after));
         }
     }
     if !r.missing.is_empty() {
@@ -765,6 +747,45 @@ mod tests {
         assert!(counters_differ(&a, &b).is_empty(), "2/1000 against 0/1000 is noise");
         b.result = mk(200);
         assert_eq!(counters_differ(&a, &b), ["torn_reads 0/1000 → 200/1000"]);
+    }
+
+    /// One rule for `compare` and `diff`: an anti-pattern that fails on both sides at another
+    /// rate (torn reads 20/1000 against 200/1000, `no` both times) is not a difference for
+    /// either; `diff` lists it under the rates that moved. The same cell going from 0 to 200
+    /// (`yes` to `no`) is a difference for both.
+    #[test]
+    fn a_rate_that_moves_under_the_same_answer_is_shown_not_counted() {
+        use crate::report::model::CountersResult;
+        let mut a = base();
+        let mut cell = a.cells.remove(0);
+        cell.scenario = Scenario::Publish;
+        cell.variant = "publish.direct".into();
+        let mk = |torn: u64| {
+            CellResult::Counters(CountersResult {
+                counters: [("torn_reads".to_string(), torn), ("reads".to_string(), 1000), ("items".to_string(), 10)]
+                    .into(),
+                ..Default::default()
+            })
+        };
+        cell.result = mk(20);
+        a.cells = vec![cell];
+        let mut b = a.clone();
+        b.cells[0].result = mk(200);
+        let d = crate::compare::compare(&a, &b);
+        assert!(!d.differs(), "{}", d.render());
+        let r = diff(&a, &b, "a", "b", &sources(), &[]);
+        assert!(!r.differs() && r.groups.is_empty(), "{r:#?}");
+        assert_eq!(r.rates.len(), 1, "{r:#?}");
+        let text = render_text(&r);
+        assert!(text.contains("failure rates that moved, same answer (not a difference)"), "{text}");
+        assert!(render_markdown(&r).contains("Failure rates that moved"), "{}", render_markdown(&r));
+
+        a.cells[0].result = mk(0);
+        let d = crate::compare::compare(&a, &b);
+        assert!(d.differs(), "yes to no, 0/1000 against 200/1000: {}", d.render());
+        let r = diff(&a, &b, "a", "b", &sources(), &[]);
+        assert!(r.differs() && r.rates.is_empty(), "{r:#?}");
+        assert_eq!(r.groups[0].cells[0].what, What::Answer, "{r:#?}");
     }
 
     #[test]

@@ -219,8 +219,9 @@ pub const MAX_TRIALS: u32 = 1_000_000;
 /// The most contenders a race has (`run --contenders`, `race --contender`).
 pub const MAX_CONTENDERS: u32 = 64;
 
-/// The driver note ([`crate::report::model::Cell::driver`]) of cmd's persistent loop: one
-/// cmd process per contender for a whole API family (`src/exec/cmdloop.rs`).
+/// The driver note ([`crate::report::model::Cell::driver`]) of a persistent loop: one process
+/// per contender for a whole API family answering attempt after attempt (cmd's,
+/// `src/exec/cmdloop.rs`; the shells', `src/exec/shloop.rs`).
 pub const LOOP_DRIVER: &str = "loop";
 
 /// How a runtime spells paths.

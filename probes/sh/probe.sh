@@ -49,17 +49,27 @@ unsupported() {
   exit 0
 }
 
-# first_line_of FILE: sets L to the file's first line (empty when none) and copies the whole
-# file to stderr, with builtins only.
+# first_line_of FILE: sets L to the file's first line and LL to its last (empty when none) and
+# copies the whole file to stderr, with builtins only.
 first_line_of() {
   L=
+  LL=
   _n=0
   [ -f "$1" ] || return 0
   while IFS= read -r _l || [ -n "$_l" ]; do
     [ "$_n" = 0 ] && L=$_l
     _n=1
+    LL=$_l
     printf '%s\n' "$_l" >&2
   done < "$1"
+}
+
+# errno_of_output: sets CODE from the first line of the output (L), or else from its last
+# line (LL): a shell prints a path raw, so a name holding a line break puts the strerror text
+# on a later line (dash: "cannot create a<LF>b: File exists").
+errno_of_output() {
+  errno_name "$L"
+  [ -n "$CODE" ] || [ "$LL" = "$L" ] || errno_name "$LL"
 }
 
 # errno_name LINE: sets CODE to the errno name whose strerror text (LC_ALL=C, glibc) ends
@@ -206,7 +216,7 @@ if [ "$ST" != 0 ]; then
     ERR='{"type":"test","code":"CHECK_EXISTS","errno":null,"hresult":null,"message":"target exists (checked with [ -e ])"}'
   else
     first_line_of "$E"
-    errno_name "$L"
+    errno_of_output
     json_escape "$L"
     if [ -n "$CODE" ]; then CJ="\"$CODE\""; else CJ=null; fi
     ERR="{\"type\":\"$TOOL\",\"code\":$CJ,\"errno\":null,\"hresult\":null,\"message\":\"$J\"}"
@@ -220,7 +230,7 @@ else
     if [ "$MST" != 0 ]; then
       OK=false
       first_line_of "$E"
-      errno_name "$L"
+      errno_of_output
       json_escape "$L"
       if [ -n "$CODE" ]; then CJ="\"$CODE\""; else CJ=null; fi
       ERR="{\"type\":\"MarkError\",\"code\":$CJ,\"errno\":null,\"hresult\":null,\"errorlevel\":$MST,\"message\":\"$J\"}"

@@ -1,7 +1,7 @@
 # conformance: the hand-off recipes of the POSIX shell (protocol 2, ../PROTOCOL.md, "Recipes
 # in one-shot mode"; README.md, "Recipes"). Sourced by probe.sh when CONFORMANCE_RECIPE is
 # set, one shell process per recipe run; everything it uses comes from probe.sh (T, TOK, E,
-# json_escape, unsupported, first_line_of, errno_name) and the environment:
+# json_escape, unsupported, first_line_of, errno_name, errno_of_output) and the environment:
 #   CONFORMANCE_RECIPE      the recipe's id
 #   CONFORMANCE_RECIPE_DIR  the harness's folder for this driver: `content` (the bytes a
 #                           publish writer writes), `reads/` (a reader's copies), `stop`
@@ -51,6 +51,7 @@ fail_step() {
   ST=$3
   first_line_of "$E"
   SMSG=$L
+  SLAST=$LL
 }
 
 # give_up STEP MESSAGE: the recipe stops at STEP with MESSAGE as its error (a limit reached,
@@ -64,7 +65,7 @@ give_up() {
 # was taken (EEXIST, read from the message in $E), else the recipe stops at STEP (status 1).
 taken_or_fail() {
   first_line_of "$E" 2>/dev/null
-  errno_name "$L"
+  errno_of_output
   [ "$CODE" = EEXIST ] && return 0
   fail_step "$1" sh "$2"
   return 1
@@ -111,7 +112,7 @@ r_read_poll() {
       if ! { cat -- "$T" > "$Q/reads/$_rd"; } 2>|"$E"; then
         rm -f -- "$Q/reads/$_rd"
         first_line_of "$E" 2>/dev/null
-        errno_name "$L"
+        errno_of_output
         if [ "$CODE" = ENOENT ]; then _ab=$((_ab + 1)); else _er=$((_er + 1)); fi
       fi
     else
@@ -344,6 +345,7 @@ recipe_main() {
 
   if [ -n "$STEP" ]; then
     errno_name "$SMSG"
+    [ -n "$CODE" ] || errno_name "${SLAST-}"
     json_escape "$SMSG"
     if [ -n "$CODE" ]; then _cj="\"$CODE\""; else _cj=null; fi
     json_escape "$SMSG"

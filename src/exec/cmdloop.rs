@@ -45,7 +45,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::contender::{join, Attempt, Spec, Timeouts};
+use super::contender::{Attempt, Spec, Timeouts};
 use super::driver::{control_child, fail_child, Control, Driver};
 use super::fileclock::FileClock;
 use super::oneshot::{await_result, OneShot};
@@ -197,16 +197,9 @@ impl CmdLoop {
                 Ok(other) => format!("expected a hello, got {other:?}"),
                 Err(e) => e,
             },
-            Err(ReadError::Timeout) => format!("no hello within {} ms", self.timeouts.startup.as_millis()),
-            Err(ReadError::Closed) => {
-                let status = child.exit_status(Duration::from_millis(500));
-                format!("it exited before its hello ({})", status.map_or("still running".into(), |s| s.to_string()))
-            }
+            Err(e) => super::driver::missing_hello(&mut child, &e, self.timeouts.startup),
         };
-        std::thread::sleep(Duration::from_millis(10));
-        let tail = child.stderr_tail();
-        child.kill();
-        Err(LoopStart::Failed(join(&why, &tail)))
+        Err(LoopStart::Failed(super::driver::abandon_start(child, &why)))
     }
 
     /// Makes sure a loop runs, starting one if needed; if it cannot start, switches this
@@ -640,13 +633,9 @@ impl Driver for CmdLoop {
         let Some(child) = self.child.as_mut() else {
             return Err(Attempt::fault(Report::Crashed, "no probe process"));
         };
-        let line = match child.read_line_or_stop(Instant::now() + self.timeouts.attempt) {
+        let line = match super::driver::ready_line(child, Instant::now() + self.timeouts.attempt, "cmd loop") {
             Ok(l) => l,
-            Err(ReadError::Interrupted) => {
-                return Err(self.fail(Report::Interrupted, "interrupted before the probe answered"))
-            }
-            Err(ReadError::Timeout) => return Err(self.fail(Report::Timeout, "no ready in time")),
-            Err(ReadError::Closed) => return Err(self.fail(Report::Crashed, "the cmd loop exited before ready")),
+            Err((report, why)) => return Err(self.fail(report, &why)),
         };
         match parse_line(&line) {
             Ok(FromProbe::Ready { id, .. }) if id != self.pending => {

@@ -132,3 +132,48 @@ pub(crate) fn fail_child(
     *child = None;
     Attempt::fault(report, super::contender::join(why, &tail))
 }
+
+/// Why a loop process's hello did not come when reading it failed with `e`: a timeout after
+/// `startup`, or the process's exit (with its status, waiting up to 500 ms for it). An
+/// interrupt is the caller's to handle; it is worded as one here.
+pub(crate) fn missing_hello(
+    child: &mut super::process::Child,
+    e: &super::process::ReadError,
+    startup: std::time::Duration,
+) -> String {
+    use super::process::ReadError;
+    match e {
+        ReadError::Timeout => format!("no hello within {} ms", startup.as_millis()),
+        ReadError::Closed => {
+            let status = child.exit_status(std::time::Duration::from_millis(500));
+            format!("it exited before its hello ({})", status.map_or("still running".into(), |s| s.to_string()))
+        }
+        ReadError::Interrupted => "interrupted before its hello".into(),
+    }
+}
+
+/// Kills a loop process that did not start and returns `why` joined with its stderr tail (read
+/// after 10 ms, so that its last words are in).
+pub(crate) fn abandon_start(mut child: super::process::Child, why: &str) -> String {
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    let tail = child.stderr_tail();
+    child.kill();
+    super::contender::join(why, &tail)
+}
+
+/// The ready line of a loop probe (`who`: `shell loop`, `cmd loop`), read before `deadline`;
+/// on failure the attempt's report and why (an interrupt, no ready in time, the loop's exit),
+/// for the caller to kill the tree with.
+pub(crate) fn ready_line(
+    child: &mut super::process::Child,
+    deadline: std::time::Instant,
+    who: &str,
+) -> Result<String, (crate::domain::Report, String)> {
+    use super::process::ReadError;
+    use crate::domain::Report;
+    child.read_line_or_stop(deadline).map_err(|e| match e {
+        ReadError::Interrupted => (Report::Interrupted, "interrupted before the probe answered".to_string()),
+        ReadError::Timeout => (Report::Timeout, "no ready in time".to_string()),
+        ReadError::Closed => (Report::Crashed, format!("the {who} exited before ready")),
+    })
+}

@@ -16,8 +16,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::contender::{join, Attempt, Spec, Timeouts};
-use super::driver::{control_child, fail_child, Control, Driver};
+use super::contender::{Attempt, Spec, Timeouts};
+use super::driver::{abandon_start, control_child, fail_child, missing_hello, Control, Driver};
 use super::oneshot::{await_result, OneShot};
 use super::process::{Child, Launch, ReadError};
 use super::protocol::{parse_line, FromProbe};
@@ -26,8 +26,9 @@ use crate::domain::Report;
 /// The environment variable that puts `probes/sh/probe.sh` in loop mode (value `1`).
 pub const LOOP_ENV: &str = "CONFORMANCE_LOOP";
 
-/// What [`Driver::note`] says of cells measured by a running loop.
-pub const LOOP_NOTE: &str = "loop";
+/// What [`Driver::note`] says of a cell whose attempts went one-shot for their values.
+pub const ONE_SHOT_LINE_BREAK: &str =
+    "one-shot (a path or value held a line break, which the shell loop's request lines cannot carry)";
 
 /// The persistent shell driver (see the module documentation).
 #[derive(Debug)]
@@ -91,16 +92,9 @@ impl ShLoop {
                 Ok(other) => format!("expected the loop's hello, got {other:?}"),
                 Err(e) => e,
             },
-            Err(ReadError::Timeout) => format!("no hello within {} ms", self.timeouts.startup.as_millis()),
-            Err(ReadError::Closed) => {
-                let status = child.exit_status(Duration::from_millis(500));
-                format!("it exited before its hello ({})", status.map_or("still running".into(), |s| s.to_string()))
-            }
+            Err(e) => missing_hello(&mut child, &e, self.timeouts.startup),
         };
-        std::thread::sleep(Duration::from_millis(10));
-        let tail = child.stderr_tail();
-        child.kill();
-        Err(Some(join(&why, &tail)))
+        Err(Some(abandon_start(child, &why)))
     }
 
     /// Makes sure a loop runs (the one [`Driver::spawn`] started, or a new one, as after a
@@ -196,13 +190,9 @@ impl Driver for ShLoop {
         let Some(child) = self.child.as_mut() else {
             return Err(Attempt::fault(Report::Crashed, "no shell loop process"));
         };
-        let line = match child.read_line_or_stop(Instant::now() + self.timeouts.attempt) {
+        let line = match super::driver::ready_line(child, Instant::now() + self.timeouts.attempt, "shell loop") {
             Ok(l) => l,
-            Err(ReadError::Interrupted) => {
-                return Err(self.fail(Report::Interrupted, "interrupted before the probe answered"))
-            }
-            Err(ReadError::Timeout) => return Err(self.fail(Report::Timeout, "no ready in time")),
-            Err(ReadError::Closed) => return Err(self.fail(Report::Crashed, "the shell loop exited before ready")),
+            Err((report, why)) => return Err(self.fail(report, &why)),
         };
         match parse_line(&line) {
             Ok(FromProbe::Ready { supported: true, .. }) => Ok(()),
@@ -258,10 +248,14 @@ impl Driver for ShLoop {
         control_child(self.child.as_mut(), control)
     }
 
+    /// `loop`; `one-shot (why)` once the loop could not start, or when the last attempt went
+    /// one-shot because a value held a line break (a cell's attempts share their paths, so
+    /// the last one speaks for the cell the engine copies this into).
     fn note(&self) -> Option<String> {
         Some(match &self.fallback {
             Some(why) => format!("one-shot ({why})"),
-            None => LOOP_NOTE.to_string(),
+            None if self.via_oneshot => ONE_SHOT_LINE_BREAK.to_string(),
+            None => crate::domain::LOOP_DRIVER.to_string(),
         })
     }
 

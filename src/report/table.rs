@@ -874,8 +874,7 @@ fn driver_lines(results: &Results, runtime: &str) -> Vec<String> {
     ways.iter()
         .map(|(w, n)| {
             let what = if *w == crate::domain::LOOP_DRIVER {
-                "loop (one process per contender for each API family, attempts handed over as request files)"
-                    .to_string()
+                "loop (one process per contender for each API family, answering attempt after attempt)".to_string()
             } else {
                 format!("{w}, one process per attempt")
             };

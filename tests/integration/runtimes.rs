@@ -710,6 +710,12 @@ fn a_shell_loop_answers_many_attempts_and_restarts_after_a_kill() {
         let one_shot = attempt(&mut c, spec(5, "sh.mkdir", broken)).unwrap();
         assert_eq!(one_shot.report, Report::Success, "{name}: {one_shot:?}");
         assert!(dir.path().join(broken).is_dir(), "{name}: the name reached mkdir whole");
+        assert!(c.note().is_some_and(|n| n.starts_with("one-shot (a path or value held a line break")), "{name}");
+        // a taken name whose message spans two lines (dash prints the path raw): the code is
+        // read off the message's last line
+        let taken = attempt(&mut c, spec(51, "sh.noclobber-redirect", broken)).unwrap();
+        assert_eq!(taken.report, Report::Error, "{name}: {taken:?}");
+        assert!(taken.error.as_ref().is_some_and(|e| e.code.is_some()), "{name}: no errno name read: {taken:?}");
         assert_eq!(c.process_group(), Some(pid), "{name}: the loop kept waiting");
 
         c.begin(&spec(6, "sh.mkdir", "k")).unwrap();
@@ -718,6 +724,7 @@ fn a_shell_loop_answers_many_attempts_and_restarts_after_a_kill() {
         let killed = c.finish();
         assert_eq!(killed.report, Report::Crashed, "{name}: {killed:?}");
         let after = attempt(&mut c, spec(7, "sh.mkdir", "k2")).unwrap();
+        assert_eq!(c.note().as_deref(), Some("loop"), "{name}: the note follows the last attempt");
         assert_eq!(after.report, Report::Success, "{name}: {after:?}");
         assert_ne!(c.process_group(), Some(pid), "{name}: a new loop after the kill");
         assert_eq!(c.note().as_deref(), Some("loop"), "{name}");

@@ -36,6 +36,9 @@ pub struct CallAnswer<'a> {
     pub answer: Answer,
     /// [`Results::kinds_with_several_rows`] of the run, for naming the other parties.
     several: std::rc::Rc<std::collections::BTreeSet<String>>,
+    /// Which rows the run raced (`run_info.races`; `None`: no race scenario), for naming what
+    /// would measure a race it left out ([`unsettled_words`]).
+    races: Option<crate::domain::RaceScope>,
 }
 
 impl<'a> CallAnswer<'a> {
@@ -71,6 +74,7 @@ pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'
                     against: Vec::new(),
                     answer: answer(&[]),
                     several: several.clone(),
+                    races: results.run_info.races,
                 })
             }
         }
@@ -191,6 +195,21 @@ pub fn unsettled_text(u: Unsettled) -> &'static str {
     }
 }
 
+/// [`unsettled_text`] in a run that raced `races` (`run_info.races`): a race left out is
+/// `--races all` only where the run raced each call's plain form (`--quick`); in a run without
+/// the race scenario it names that scenario; otherwise the row was not raced (an interrupted
+/// run).
+pub fn unsettled_words(u: Unsettled, races: Option<crate::domain::RaceScope>) -> &'static str {
+    use crate::domain::RaceScope;
+    use crate::verdict::LeftOut;
+    match (u, races) {
+        (Unsettled::LeftOut(LeftOut::Race), None) => "no race: add race to --scenario",
+        (Unsettled::LeftOut(LeftOut::Race), Some(RaceScope::Core)) => "--races all",
+        (Unsettled::LeftOut(LeftOut::Race), Some(_)) => "not raced in this run",
+        _ => unsettled_text(u),
+    }
+}
+
 /// The answer in a few words, for the lists: the first failure only, with the condition it
 /// held under (`replaced on file`, `multiple-winners 2/10 (nat); holds only with a dir
 /// source`); `yes`, or the `?` of [`answer_text`], otherwise.
@@ -223,7 +242,7 @@ pub fn answer_text(c: &CallAnswer<'_>) -> String {
             format!("no: {}{}", how.join("; "), holds_text(a))
         }
         AnswerVerdict::Undetermined => {
-            let why: Vec<&str> = a.unsettled.iter().map(|u| unsettled_text(*u)).collect();
+            let why: Vec<&str> = a.unsettled.iter().map(|u| unsettled_words(*u, c.races)).collect();
             format!("? ({})", why.join(", "))
         }
     }
@@ -1040,6 +1059,23 @@ mod tests {
         answer_text, call_answers, condition, grid_markdown, render, Results, SourceKind, ANSWER_WIDTH,
         INTERRUPTED_NOTE,
     };
+
+    /// A race the run left out is named by what would measure it: `--races all` after a run
+    /// that raced plain forms only, the race scenario after a run without it, `not raced`
+    /// otherwise; other reasons keep their words.
+    #[test]
+    fn a_race_left_out_is_named_by_what_would_measure_it() {
+        use super::{unsettled_text, unsettled_words};
+        use crate::domain::RaceScope;
+        use crate::verdict::answer::Unsettled;
+        use crate::verdict::LeftOut;
+        let race = Unsettled::LeftOut(LeftOut::Race);
+        assert_eq!(unsettled_words(race, Some(RaceScope::Core)), "--races all");
+        assert_eq!(unsettled_words(race, None), "no race: add race to --scenario");
+        assert_eq!(unsettled_words(race, Some(RaceScope::Auto)), "not raced in this run");
+        let trials = Unsettled::LeftOut(LeftOut::Trials);
+        assert_eq!(unsettled_words(trials, None), unsettled_text(trials));
+    }
 
     /// A runtime's hand-off recipes are answered after its calls, by the scenario's intent:
     /// `yes` with what it held over, `no` with its first failure and mode, a recipe the probe

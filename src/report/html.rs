@@ -48,6 +48,81 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere}.differ{outline:3px solid #a020f
 .answer{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.answer table{margin:0}.grid th,.grid td{max-width:9.5em;font-size:13px}.grid code{overflow-wrap:anywhere}
 .legend{font-size:12px;color:#444;max-width:60em}.legend span{padding:0 .4em;margin-right:.3em}.note{font-size:12px;color:#444;margin:.1em 0}";
 
+/// The answer lists as HTML lists, the article's *ways to use* and *ways not to use*: per
+/// runtime, per intent, the calls answered yes (`use`), no only against other parties' calls
+/// (`use if every party does`), no, and undetermined, each with its answer in words; then the
+/// runtime's hand-off recipes by scenario. Each item is coloured by its typed verdict. Empty
+/// when the file answers nothing.
+fn answer_lists(r: &Results) -> String {
+    use crate::verdict::answer::AnswerVerdict;
+    let calls = super::answers::records(r);
+    let recipes = super::answers::recipe_records(r);
+    if calls.is_empty() && recipes.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<h2 id=\"lists\">Which call to use</h2>\n");
+    if r.run_info.interrupted {
+        let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(super::answers::INTERRUPTED_NOTE));
+    }
+    let item = |tone: Tone, name: &str, how: &str| {
+        format!("<li><span class=\"{}\"><code>{}</code></span> {}</li>\n", class(Some(tone)), escape(name), escape(how))
+    };
+    for rt in r.measured_runtimes() {
+        let mine: Vec<_> = calls.iter().filter(|a| a.runtime == rt).collect();
+        let theirs: Vec<_> = recipes.iter().filter(|a| a.runtime == rt).collect();
+        if mine.is_empty() && theirs.is_empty() {
+            continue;
+        }
+        let _ = writeln!(h, "<details open><summary>{}</summary>", escape(rt));
+        for intent in super::answers::intent_records(&calls).into_iter().filter(|i| i.runtime == rt) {
+            let words = intent.intent.map_or("other calls", |i| i.describe());
+            let _ = writeln!(h, "<h4>{}</h4>", escape(words));
+            if intent.use_.is_empty() && intent.use_if_every_party_does.is_empty() {
+                // as the article's lists: say that nothing measured here is safe to use
+                h += "<p class=\"note\">use: none</p>\n";
+            }
+            let lists = [
+                ("use", &intent.use_, Tone::Good),
+                ("use if every party does", &intent.use_if_every_party_does, Tone::Unsure),
+                ("don't use", &intent.dont_use, Tone::Bad),
+                ("undetermined", &intent.undetermined, Tone::Unsure),
+            ];
+            for (head, ids, tone) in lists {
+                if ids.is_empty() {
+                    continue;
+                }
+                let _ = writeln!(h, "<p class=\"note\">{head}</p><ul>");
+                for id in ids.iter() {
+                    let how = mine
+                        .iter()
+                        .find(|a| &a.variant == id && a.intent == intent.intent)
+                        .map_or("", |a| &a.answer.how);
+                    h += &item(tone, id, how);
+                }
+                h += "</ul>\n";
+            }
+        }
+        if !theirs.is_empty() {
+            let _ = writeln!(h, "<h4>hand-off recipes</h4><ul>");
+            for a in theirs {
+                let tone = match a.answer.verdict {
+                    AnswerVerdict::Yes => Tone::Good,
+                    AnswerVerdict::No => Tone::Bad,
+                    AnswerVerdict::Undetermined => Tone::Unsure,
+                };
+                let name = match &a.library {
+                    Some(l) => format!("{} [{l}]", a.recipe),
+                    None => a.recipe.clone(),
+                };
+                h += &item(tone, &name, &format!("{}: {} ({})", a.answer.verdict.as_str(), a.how, a.intent));
+            }
+            h += "</ul>\n";
+        }
+        h += "</details>\n";
+    }
+    h
+}
+
 /// The colour class of a tone: `good` (held), `bad` (failed), `warn` (undetermined), `none`
 /// (no verdict: unsupported, not measured).
 fn class(tone: Option<Tone>) -> &'static str {
@@ -339,11 +414,7 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
     // the answer first, as in every report: the grid and its picture, the legend, the lists
     h += &answer_section(r);
     h += LEGEND;
-    let answers = super::answers::render(r, super::answers::ANSWER_WIDTH);
-    if !answers.is_empty() {
-        let _ =
-            writeln!(h, "<h2 id=\"lists\">Which call to use</h2>\n<pre class=\"answers\">{}</pre>", escape(&answers));
-    }
+    h += &answer_lists(r);
     let against = table::against_lines(r);
     if !against.is_empty() {
         h += "<h2 id=\"against\">Against other parties' calls</h2>\n<ul>\n";
@@ -470,6 +541,22 @@ mod tests {
         let page = render(&base());
         assert!(!page.contains("http://") && !page.contains("https://") && !page.contains("<script"));
         insta::assert_snapshot!(page);
+    }
+
+    /// The answer lists are HTML lists, not preformatted text: per runtime a section, per
+    /// intent its heading, each call an item coloured by its verdict with its answer in words.
+    #[test]
+    fn the_answer_lists_are_lists_coloured_by_verdict() {
+        let page = render(&base());
+        let lists = &page[page.find("<h2 id=\"lists\">").expect("the lists")..];
+        assert!(!page.contains("<pre class=\"answers\">"), "{lists}");
+        assert!(lists.contains("<details open><summary>node 20.20.2</summary>"), "{lists}");
+        // the fixture was written before calls carried intents: one heading for them all
+        assert!(lists.contains("<h4>other calls</h4>"), "{lists}");
+        // the fixture's wx row has 30 trials, too few for the bound: undetermined, in yellow
+        let item = "<li><span class=\"warn\"><code>node.writeFileSync.wx</code></span> ? (-n 100)</li>";
+        assert!(lists.contains(item), "{lists}");
+        assert!(lists.contains("<li><span class=\"bad\"><code>"), "{lists}");
     }
 
     #[test]

@@ -48,8 +48,8 @@ type CallKey<'a> = (&'a str, Scenario, TargetState, Option<crate::matrix::Source
 
 /// The estimate for `planned` from `earlier`'s cells (an earlier run's `results.json`, read
 /// from `from`): per planned cell the `elapsed_ms` of the cell with the same id, else the
-/// median over the same call ([`CallKey`]) there, else the median of the scenario there, else
-/// nothing (counted in [`SecondsEstimate::untimed`]). A hand-off cell's time there includes
+/// median over the same call (variant, scenario, target, source kind) there, else the median
+/// of the scenario there, else nothing (counted in [`SecondsEstimate::untimed`]). A hand-off cell's time there includes
 /// waiting on its workers; a run measures session runtimes' hand-offs two runtimes at a time,
 /// so the estimate is of the cells' own time, not of the run's wall time.
 pub fn estimate_seconds(planned: &[CellPlan], earlier: &[Cell], from: PathBuf) -> SecondsEstimate {

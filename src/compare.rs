@@ -20,12 +20,9 @@
 //! whose trials the harness lays out instead of racing (holder, os-lock, watch) a recipe's
 //! answer (`yes`, `no`, `undetermined`) that changed is a change, however few the trials;
 //! elsewhere the counts are natural rates that move from run to run (e.g. Deno's torn reads of
-//! `publish.direct`, 58/6,911 and 303/1,836 in two runs here), so an answer between `yes` and
-//! `no` is a change only where Fisher's exact test says the failures differ (p <
-//! [`crate::stats::SIGNIFICANT_P`]), and within noise otherwise. Counts that moved while the
-//! answer stayed — an anti-pattern that fails on both sides — are not a change (`diff` lists
-//! them apart). `diff` decides what differs by this same rule (`docs/GUIDE.md`, *What counts
-//! as a change*).
+//! `publish.direct`, 58/6,911 and 303/1,836 in two runs here), which `diff` weighs: a
+//! regression gate (`compare`, `run --expect`) does not fail on them. The rule of each command
+//! is written once in `docs/GUIDE.md`, *What counts as a change*.
 //! The races of rows against each other (`run --against`) are compared as race cells, pair by
 //! pair ([`pair_key`]). [`junit`] writes a comparison as JUnit XML.
 //!
@@ -512,10 +509,9 @@ fn counters_state(c: &Cell) -> &'static str {
 /// ([`crate::report::handoff::Words::laid_out`]: holder, os-lock, watch), whose recipe does the
 /// same every time, a changed answer is a change, however few the trials. Elsewhere the
 /// counts are rates (a recipe that fails once in 40 trials says `yes` in one run and `no` in
-/// the next): an answer between `yes` and `no` is a change where the failures differ
-/// significantly ([`answer_flip`]), and within noise where not. Counts that moved while the
-/// answer stayed (an anti-pattern failing on both sides, at another rate) are not a change:
-/// `diff` lists them apart ([`crate::diff::counters_differ`]).
+/// the next): `compare` leaves them to `diff`, which calls an answer between `yes` and `no` a
+/// change where the failures differ significantly ([`answer_flip`]) and lists counts that
+/// moved under the same answer apart ([`crate::diff::counters_differ`]).
 fn judge_handoff(b: &Cell, n: &Cell) -> Judged {
     if crate::report::handoff::words(b.scenario).is_some_and(|w| w.laid_out) {
         return match answer_change(b, n) {
@@ -523,11 +519,10 @@ fn judge_handoff(b: &Cell, n: &Cell) -> Judged {
             None => Judged::Same,
         };
     }
-    match answer_flip(b, n) {
-        Some((before, after, p)) if p < crate::stats::SIGNIFICANT_P => Judged::Changed(before, after),
-        Some((before, after, p)) => Judged::Noise(before, after, p),
-        None => Judged::Same,
-    }
+    // a rate-counted recipe's answer is left to `diff`, which tests it ([`answer_flip`]): a
+    // regression gate must not fail on a rate that comes and goes (CoreCLR 10's
+    // publish.temp-rename-cross-volume tore 0/5,409 reads in the baseline, 354/7,228 in a CI run)
+    Judged::Same
 }
 
 /// Two hand-off cells whose recipe answers are `yes` in one and `no` in the other: both
@@ -737,11 +732,11 @@ mod tests {
         assert!(!crate::diff::counters_differ(&base.cells[0], &new.cells[0]).is_empty());
     }
 
-    /// A rate-counted recipe (mutex) whose answer flipped is a change where the failures'
-    /// difference is significant (Fisher's exact test over both modes' trials), and within
-    /// noise where not (a rare failure comes and goes) — for `compare` and `diff` alike.
+    /// A rate-counted recipe (mutex) whose answer flipped is not a regression for `compare` (a
+    /// rare failure comes and goes); `diff` shows it where the failures' difference is
+    /// significant (Fisher's exact test over both modes' trials), and within noise where not.
     #[test]
-    fn a_rate_counted_recipes_flipped_answer_is_a_change_where_fishers_test_says_so() {
+    fn a_rate_counted_recipes_flipped_answer_is_left_to_diffs_test() {
         use crate::report::model::CountersResult;
         let mut base = results();
         let mut cell = base.cells[0].clone();
@@ -770,11 +765,10 @@ mod tests {
         assert!(r.groups.is_empty(), "4/35 against 0/35 is within noise: {r:#?}");
         assert_eq!(r.within_noise.len(), 1, "{r:#?}");
         assert!(r.within_noise[0].before.starts_with("no (double ownership 4/35"), "{r:#?}");
-        assert_eq!(compare(&base, &few).within_noise.len(), 1);
         let mut many = base.clone();
         many.cells[0].result = counts(20);
         let d = compare(&base, &many);
-        assert!(d.differs() && d.changed.len() == 1, "{}", d.render());
+        assert!(!d.differs(), "{}", d.render());
         let r = crate::diff::diff(&base, &many, "a", "b", &Default::default(), &[]);
         assert_eq!(r.groups.len(), 1, "{r:#?}");
         let c = &r.groups[0].cells[0];

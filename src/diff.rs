@@ -2,14 +2,15 @@
 //! text, raw error and a one-line reproduction ([`crate::repro`]). Pure: it takes two results
 //! and returns a [`Report`]; reading files and measuring are the caller's ([`crate::app`]).
 //!
-//! Which cells differ is decided by [`crate::compare::compare`], so that `diff`, `compare` and
-//! `run --expect` give the same answer on the same two files: outcomes and the relative-path
+//! Which cells differ is decided by [`crate::compare::compare`] (outcomes and the relative-path
 //! repeat, the error codes, delivery and returned value, amplified verdicts, natural verdicts
-//! by Fisher's exact test, hand-off states and answers (a rate-counted recipe's `yes` ⇄ `no`
-//! by Fisher's exact test). `diff` adds what it shows besides: each side's text, raw error
-//! and reproduction, and the hand-off cells whose answer stayed while a failure rate moved
-//! significantly ([`Report::rates`], e.g. an anti-pattern's torn reads 258/15,979 against
-//! 899/9,821), which are not a difference.
+//! by Fisher's exact test, hand-off states and laid-out answers), plus the one thing a
+//! regression gate leaves out: a rate-counted recipe whose answer went between `yes` and `no`
+//! with failures that differ significantly (Fisher's exact test, p <
+//! [`crate::stats::SIGNIFICANT_P`]; within noise otherwise). `diff` also shows each side's
+//! text, raw error and reproduction, and lists apart the hand-off cells whose answer stayed
+//! while a failure rate moved significantly ([`Report::rates`], e.g. an anti-pattern's torn
+//! reads 258/15,979 against 899/9,821), which are not a difference.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -375,10 +376,18 @@ pub fn diff(
     // hand-off that moved while its answer stayed are listed apart, not counted
     let mut unchanged = Vec::new();
     let mut rates = Vec::new();
+    let mut within_noise = d.within_noise.clone();
     for (k, word) in &d.same {
         let (Some(x), Some(y)) = (m.base.get(k), m.new.get(k)) else { continue };
-        let moved = counters_differ(x, y);
-        if !moved.is_empty() {
+        if let Some((before, after, p)) = compare::answer_flip(x, y) {
+            // a rate-counted recipe's answer between use and don't use: a change where the
+            // failures differ significantly, else a rare failure that one run happened to see
+            if p < crate::stats::SIGNIFICANT_P {
+                changed.extend(make(k, What::Answer, before, after));
+                continue;
+            }
+            within_noise.push(compare::Noise { key: k.clone(), before, after, p });
+        } else if !counters_differ(x, y).is_empty() {
             rates.extend(make(k, What::Counters, table::handoff_text(x), table::handoff_text(y)));
         }
         unchanged.push((k.clone(), word.clone()));
@@ -407,7 +416,7 @@ pub fn diff(
         compared: d.compared,
         groups,
         unchanged,
-        within_noise: d.within_noise.clone(),
+        within_noise,
         rates,
         missing: d.missing,
         not_asked: d.not_asked,
@@ -749,10 +758,10 @@ mod tests {
         assert_eq!(counters_differ(&a, &b), ["torn_reads 0/1000 → 200/1000"]);
     }
 
-    /// One rule for `compare` and `diff`: an anti-pattern that fails on both sides at another
-    /// rate (torn reads 20/1000 against 200/1000, `no` both times) is not a difference for
-    /// either; `diff` lists it under the rates that moved. The same cell going from 0 to 200
-    /// (`yes` to `no`) is a difference for both.
+    /// An anti-pattern that fails on both sides at another rate (torn reads 20/1000 against
+    /// 200/1000, `no` both times) is not a difference for `compare` or `diff`; `diff` lists it
+    /// under the rates that moved. The same cell going from 0 to 200 (`yes` to `no`) is a
+    /// difference for `diff` (Fisher's exact test), which `compare` leaves to it.
     #[test]
     fn a_rate_that_moves_under_the_same_answer_is_shown_not_counted() {
         use crate::report::model::CountersResult;
@@ -782,7 +791,7 @@ mod tests {
 
         a.cells[0].result = mk(0);
         let d = crate::compare::compare(&a, &b);
-        assert!(d.differs(), "yes to no, 0/1000 against 200/1000: {}", d.render());
+        assert!(!d.differs(), "a regression gate leaves rates to diff: {}", d.render());
         let r = diff(&a, &b, "a", "b", &sources(), &[]);
         assert!(r.differs() && r.rates.is_empty(), "{r:#?}");
         assert_eq!(r.groups[0].cells[0].what, What::Answer, "{r:#?}");

@@ -57,6 +57,7 @@ fn answer_lists(r: &Results) -> String {
     use crate::verdict::answer::AnswerVerdict;
     let calls = super::answers::records(r);
     let recipes = super::answers::recipe_records(r);
+    let intents = super::answers::intent_records(&calls);
     if calls.is_empty() && recipes.is_empty() {
         return String::new();
     }
@@ -74,7 +75,7 @@ fn answer_lists(r: &Results) -> String {
             continue;
         }
         let _ = writeln!(h, "<details open><summary>{}</summary>", escape(rt));
-        for intent in super::answers::intent_records(&calls).into_iter().filter(|i| i.runtime == rt) {
+        for intent in intents.iter().filter(|i| i.runtime == rt) {
             let words = intent.intent.map_or("other calls", |i| i.describe());
             let _ = writeln!(h, "<h4>{}</h4>", escape(words));
             if intent.use_.is_empty() && intent.use_if_every_party_does.is_empty() {

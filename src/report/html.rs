@@ -5,8 +5,11 @@
 //! (inline SVG), a legend and the
 //! answer lists; a table of contents links every section. Then for each runtime row label (each machine's, in a merged file) a variant × target matrix
 //! with the race column, each cell coloured by its outcome or verdict and expandable
-//! (`<details>`) to the call, the raw error, the winners histogram, natural and amplified
-//! rates and the bound; then the hand-off tables (recipe × runtime, counters), and in a merged
+//! (`<details>`) to the call, the raw error, natural and amplified rates and the bound, and
+//! the race's pictures ([`super::charts::race`]: winners histogram, orderings, barrier
+//! spread); before those tables a *safe as a lock* heatmap of call × runtime
+//! ([`super::charts::safe_heatmap`]); then the hand-off tables (recipe × runtime, counters,
+//! each cell's failure rate as a bar), and in a merged
 //! file the machines and the cells that disagree between them (marked `≠`). Every text from
 //! the results file is escaped ([`escape`]).
 
@@ -230,8 +233,13 @@ fn detail(c: &Cell, again: Again<'_>) -> String {
 fn td(c: &Cell, summary: &str, differ: bool, again: Again<'_>) -> String {
     let mark = if differ { " ≠" } else { "" };
     let cls = if differ { format!("{} differ", class(tone(c))) } else { class(tone(c)).to_string() };
+    // a race's pictures under its words ([`super::charts::race`])
+    let pictures = match &c.result {
+        CellResult::Race(r) => super::charts::race(r),
+        _ => String::new(),
+    };
     format!(
-        "<td class=\"{cls}\"><details><summary>{}{mark}</summary><div>{}</div></details></td>",
+        "<td class=\"{cls}\"><details><summary>{}{mark}</summary><div>{}{pictures}</div></details></td>",
         escape(summary),
         escape(&detail(c, again))
     )
@@ -251,6 +259,9 @@ fn nav(r: &Results) -> String {
     let mut links = vec![("answer".to_string(), "The answer".to_string()), ("lists".into(), "Lists".into())];
     if !table::against_lines(r).is_empty() {
         links.push(("against".into(), "Against others".into()));
+    }
+    if !r.measured_runtimes().iter().all(|rt| r.rows(rt).is_empty()) {
+        links.push(("heatmap".into(), "Heatmap".into()));
     }
     for (i, rt) in r.measured_runtimes().into_iter().enumerate() {
         if !r.rows(rt).is_empty() {
@@ -424,6 +435,15 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
         }
         h += "</ul>\n";
     }
+    let heatmap = super::charts::safe_heatmap(r, &differ);
+    if !heatmap.is_empty() {
+        h += "<h2 id=\"heatmap\">Safe as a lock, per call and runtime</h2>\n";
+        h += "<p class=\"legend\">The tables\u{2019} last column at a glance: green yes, red no, amber undetermined, \
+no square where the runtime lacks the call; an outlined square is one whose cells disagree between machines. \
+Hover over a square for its call.</p>\n";
+        h += &heatmap;
+        h += "\n";
+    }
     let targets = r.targets();
     for (i, rt) in r.measured_runtimes().into_iter().enumerate() {
         let rows = r.rows(rt);
@@ -500,13 +520,19 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
                 match cells.iter().find(|c| c.variant == *v && c.runtime == *rt) {
                     Some(c) => {
                         let mut text = table::handoff_text(c);
-                        if let Some(a) = table::amplified_handoff_text(c) {
+                        // without an amplified run the note under the table says why, once
+                        let amplified = matches!(&c.result, CellResult::Counters(k) if k.amplified.is_some());
+                        if let Some(a) = table::amplified_handoff_text(c).filter(|_| amplified) {
                             text.push_str(&format!(" · amplified: {a}"));
                         }
                         let bad = class(tone(c));
+                        // the failure rate as a bar, seen without opening the cell
+                        let rate = super::answers::cell_recipe_answer(c)
+                            .map(|a| super::charts::handoff_rate(&a))
+                            .unwrap_or_default();
                         let _ = write!(
                             h,
-                            "<td class=\"{bad}\"><details><summary>{}</summary><div>{}</div></details></td>",
+                            "<td class=\"{bad}\">{rate}<details><summary>{}</summary><div>{}</div></details></td>",
                             escape(&text),
                             escape(&detail(c, again))
                         );

@@ -6,6 +6,7 @@
 //! below everything that reads or compares results, the engine and the command line.
 
 pub mod answers;
+pub mod charts;
 pub mod csv;
 pub mod filter;
 pub mod handoff;

@@ -212,6 +212,24 @@ fn html_first_screen_shows_the_answer_grid_and_chart() {
     let (grid, chart, lists) =
         (html.find("class=\"grid\"").unwrap(), html.find("<svg").unwrap(), html.find("id=\"lists\"").unwrap());
     assert!(grid < lists && chart < lists, "the grid and the chart come before the lists");
+    // the pictures below the answer: the safe-as-a-lock heatmap before the runtimes' tables,
+    // every race cell's charts in its details, every hand-off cell's failure-rate bar
+    let heatmap = html.find("<h2 id=\"heatmap\">").expect("a heatmap section");
+    assert!(lists < heatmap && heatmap < html.find("<h2 id=\"rt-0\">").unwrap());
+    let results = conformance::report::json::read(&baseline).unwrap();
+    let count = |f: &dyn Fn(&conformance::report::model::CellResult) -> bool| {
+        results.cells.iter().filter(|c| f(&c.result)).count()
+    };
+    use conformance::report::model::CellResult;
+    let races = count(&|r| matches!(r, CellResult::Race(x) if x.natural.is_some() || x.amplified.is_some()));
+    assert_eq!(html.matches("aria-label=\"winners per trial").count(), races);
+    let handoffs = count(&|r| matches!(r, CellResult::Counters(_)));
+    assert!(races > 100 && handoffs > 100, "{races} races, {handoffs} hand-offs");
+    assert_eq!(
+        html.matches("height=\"8\" role=\"img\" width=\"90\"").count(),
+        handoffs,
+        "a rate bar per hand-off cell"
+    );
     let shot =
         std::env::var_os("CONFORMANCE_SCREENSHOT_FIRST").map_or_else(|| t.path().join("first.png"), PathBuf::from);
     let colours = screenshot_colours(&chromium, &page, &shot, "1400,900", &t.path().join("profile"));

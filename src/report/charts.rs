@@ -1,0 +1,440 @@
+//! The HTML report's pictures, as inline SVG built with the `svg` crate (element building and
+//! escaping of text and attributes): no script, no network, nothing outside the page.
+//!
+//! - [`race`]: per race mode of a cell, the winners histogram (trials by number of winners),
+//!   the failing share of each release ordering, and the barrier spread (p50 to p99, and the
+//!   largest) on a µs scale shared by the cell's modes.
+//! - [`handoff_rate`]: a hand-off cell's failure rate as a bar (the failing share of the first
+//!   failure its answer counts; all green when it held).
+//! - [`safe_heatmap`]: call × runtime, each square coloured by the *safe as a lock* column;
+//!   squares whose cells disagree between the merged machines are outlined.
+//!
+//! Every chart carries a `<title>` per mark with the exact counts, so the numbers behind a
+//! picture can be read by hovering over it (and by screen readers).
+
+use std::collections::BTreeSet;
+
+use svg::node::element::{Circle, Group, Line, Rectangle, Text, Title};
+use svg::Document;
+
+use super::model::{Cell, ModeRun, RaceResult, Results};
+use super::style::Tone;
+use crate::verdict::answer::AnswerVerdict;
+use crate::verdict::recipe::RecipeAnswer;
+
+/// Green: held (`exclusive`, `yes`, one winner, a hand-off without failure).
+const GOOD: &str = "#2e7d32";
+/// Red: failed (two or more winners, `no`, a failing share).
+const BAD: &str = "#c62828";
+/// Amber: says nothing either way (no winner, undetermined).
+const UNSURE: &str = "#f9a825";
+/// Grey: the trials of an ordering that did not fail, or an empty scale.
+const REST: &str = "#cfcfcf";
+/// The outline of a square whose cells disagree between machines (the tables' `≠` colour).
+const DIFFER: &str = "#a020f0";
+
+/// The colour of a tone (`None`: not measured).
+fn colour(tone: Option<Tone>) -> &'static str {
+    match tone {
+        Some(Tone::Good) => GOOD,
+        Some(Tone::Bad) => BAD,
+        Some(Tone::Unsure) => UNSURE,
+        None => REST,
+    }
+}
+
+/// `text` with control characters and bidi overrides written as `\u{…}` (as every format
+/// does): the `svg` crate escapes markup, not those.
+fn plain(text: &str) -> String {
+    super::table::escape_controls(text).into_owned()
+}
+
+/// An `<svg>` for inline use in the page: without the `xmlns` the `svg` crate sets (HTML
+/// gives inline SVG its namespace, and the page names no address).
+fn document() -> Document {
+    let mut doc = Document::new();
+    if let Some(a) = svg::Node::get_attributes_mut(&mut doc) {
+        a.remove("xmlns");
+    }
+    doc
+}
+
+/// A `<text>` at (`x`, `y`) of `size` px.
+fn label(x: f64, y: f64, size: u32, text: &str) -> Text {
+    Text::new(plain(text)).set("x", x).set("y", y).set("font-size", size)
+}
+
+/// A filled rectangle with a hover title.
+fn bar(x: f64, y: f64, w: f64, h: f64, fill: &str, title: &str) -> Rectangle {
+    Rectangle::new()
+        .set("x", format!("{x:.1}"))
+        .set("y", format!("{y:.1}"))
+        .set("width", format!("{w:.1}"))
+        .set("height", format!("{h:.1}"))
+        .set("fill", fill)
+        .add(Title::new(plain(title)))
+}
+
+/// Height of one mode's row in [`race`], px.
+const MODE_H: f64 = 62.0;
+/// Height of the tallest bar of a histogram or ordering column, px.
+const BAR_H: f64 = 34.0;
+/// Width of the spread scale, px.
+const SPREAD_W: f64 = 150.0;
+
+/// The pictures of race cell `r`: one row per mode that ran (natural, then amplified), each
+/// with the winners histogram (a bar per number of winners, 0 to the contenders, height ∝
+/// trials; one winner green, two or more red, none amber), the orderings (per release offset
+/// in µs, a column whose red part is the share of its trials showing the mode's verdict, when
+/// the mode ran more than one ordering) and the barrier spread (a line from p50 to p99 with a
+/// dot at p50 and a tick at the largest, on one µs scale for both modes). Returns the `<svg>`
+/// element as text, or an empty string when no mode ran.
+pub fn race(r: &RaceResult) -> String {
+    let modes: Vec<(&str, &ModeRun)> = [("natural", &r.natural), ("amplified", &r.amplified)]
+        .into_iter()
+        .filter_map(|(name, m)| m.as_ref().map(|m| (name, m)))
+        .collect();
+    if modes.is_empty() {
+        return String::new();
+    }
+    // one spread scale for the cell: the modes can be compared by eye
+    let widest =
+        modes.iter().filter_map(|(_, m)| m.stats.barrier_spread_us.map(|s| s.max)).fold(0.0_f64, f64::max).max(1.0);
+    let width = 430.0;
+    let mut doc = document()
+        .set("width", width)
+        .set("height", MODE_H * modes.len() as f64)
+        .set("role", "img")
+        .set("aria-label", "winners per trial, failing share per release ordering and barrier spread, per race mode")
+        .set("font-size", 10);
+    for (row, (name, m)) in modes.iter().enumerate() {
+        doc = doc.add(mode_row(name, m, widest).set("transform", format!("translate(0,{})", MODE_H * row as f64)));
+    }
+    doc.to_string()
+}
+
+/// One mode's row of [`race`]: its name, histogram, orderings and spread, in a group whose top
+/// is at 0; `widest` is the spread scale's end (µs).
+fn mode_row(name: &str, m: &ModeRun, widest: f64) -> Group {
+    let s = &m.stats;
+    let base = 12.0 + BAR_H;
+    let mut g = Group::new().add(label(0.0, 10.0, 10, &format!("{name}: {}", m.verdict.as_str())));
+    // the winners histogram
+    let most = s.winners.values().copied().max().unwrap_or(0).max(1) as f64;
+    for k in 0..=s.contenders {
+        let n = s.winners.get(&k).copied().unwrap_or(0);
+        let x = 4.0 + 15.0 * k as f64;
+        let h = if n == 0 { 0.0 } else { (BAR_H * n as f64 / most).max(1.5) };
+        let fill = match k {
+            0 => UNSURE,
+            1 => GOOD,
+            _ => BAD,
+        };
+        let plural = if k == 1 { "winner" } else { "winners" };
+        g = g.add(bar(x, base - h, 12.0, h, fill, &format!("{k} {plural}: {n} of {} trials", s.trials)));
+        g = g.add(label(x + 3.0, base + 11.0, 9, &k.to_string()));
+    }
+    let hist_end = 4.0 + 15.0 * (s.contenders + 1) as f64;
+    g = g.add(label(hist_end + 2.0, base, 9, "winners"));
+    // the orderings: the failing share of each
+    let mut x = hist_end + 48.0;
+    if m.orderings.len() > 1 {
+        for o in &m.orderings {
+            let bad = o.stats.trials_showing(m.verdict);
+            let t = o.stats.trials.max(1) as f64;
+            let title = format!("offset {} µs: {bad} of {} trials {}", o.offset_us, o.stats.trials, m.verdict.as_str());
+            g = g.add(bar(x, base - BAR_H, 12.0, BAR_H, REST, &title));
+            if bad > 0 && crate::verdict::is_disproof(m.verdict) {
+                let h = (BAR_H * bad as f64 / t).max(1.5);
+                g = g.add(bar(x, base - h, 12.0, h, BAD, &title));
+            }
+            g = g.add(label(x, base + 11.0, 8, &o.offset_us.to_string()));
+            x += 26.0;
+        }
+        g = g.add(label(x - 4.0, base, 9, "µs offsets"));
+        x += 52.0;
+    } else {
+        x += 10.0;
+    }
+    // the barrier spread: p50 to p99, the largest as a tick
+    let y = base - BAR_H / 2.0;
+    let at = |us: f64| x + SPREAD_W * (us / widest).min(1.0);
+    g = g.add(Line::new().set("x1", x).set("y1", y).set("x2", x + SPREAD_W).set("y2", y).set("stroke", REST));
+    match s.barrier_spread_us {
+        Some(sp) => {
+            let title = format!("barrier spread: p50 {:.0} µs, p99 {:.0} µs, largest {:.0} µs", sp.p50, sp.p99, sp.max);
+            let (p50, p99, max) =
+                (format!("{:.1}", at(sp.p50)), format!("{:.1}", at(sp.p99)), format!("{:.1}", at(sp.max)));
+            // one title for the three marks
+            let marks = Group::new()
+                .set("stroke", "#333")
+                .add(Title::new(title))
+                .add(Line::new().set("x1", p50.clone()).set("y1", y).set("x2", p99).set("y2", y).set("stroke-width", 3))
+                .add(Line::new().set("x1", max.clone()).set("y1", y - 6.0).set("x2", max).set("y2", y + 6.0))
+                .add(Circle::new().set("cx", p50).set("cy", y).set("r", 3.5).set("fill", "#333"));
+            g = g.add(marks);
+            g = g.add(label(x, base + 11.0, 9, &format!("spread p50 {:.0} µs (0–{widest:.0} µs)", sp.p50)));
+        }
+        None => g = g.add(label(x, base + 11.0, 9, "spread not measured")),
+    }
+    g
+}
+
+/// Width of a hand-off cell's rate bar, px.
+const RATE_W: f64 = 90.0;
+
+/// The failure rate of a hand-off cell as a bar 90 px wide: for `no`, the red share
+/// of the first failure its answer counts (at least 2 px, so that 1 in 10,000 shows), on
+/// grey; for `yes`, all green; for `undetermined`, all amber. Returns the `<svg>` element as
+/// text.
+pub fn handoff_rate(a: &RecipeAnswer) -> String {
+    let (mark, title) = match (a.verdict, a.failures.first()) {
+        (AnswerVerdict::No, Some(f)) => {
+            let share = if f.of == 0 { 1.0 } else { (f.count as f64 / f.of as f64).min(1.0) };
+            let words =
+                format!("{} {} of {} {}", f.counter.replace('_', " "), f.count, f.of, f.out_of.replace('_', " "));
+            (Some((RATE_W * share).max(2.0)), words)
+        }
+        (AnswerVerdict::Yes, _) => {
+            let over = a.held_over.as_ref().map(|(what, n)| format!(" over {n} {what}")).unwrap_or_default();
+            (None, format!("no failure{over}"))
+        }
+        _ => (None, "undetermined".to_string()),
+    };
+    let ground = match a.verdict {
+        AnswerVerdict::Yes => GOOD,
+        AnswerVerdict::No => REST,
+        AnswerVerdict::Undetermined => UNSURE,
+    };
+    let mut doc = document()
+        .set("width", RATE_W)
+        .set("height", 8)
+        .set("role", "img")
+        .set("aria-label", plain(&title))
+        .add(bar(0.0, 0.0, RATE_W, 8.0, ground, &title));
+    if let Some(w) = mark {
+        doc = doc.add(bar(0.0, 0.0, w, 8.0, BAD, &title));
+    }
+    doc.to_string()
+}
+
+/// Side of a heatmap square, px.
+const SQUARE: f64 = 12.0;
+
+/// The *safe as a lock* heatmap of `r`: a row per call (each distinct row label, in the order
+/// the runtimes first show them), a column per runtime row label, each square coloured by that
+/// runtime's answer for the call (green yes, red no, amber undetermined; empty where the
+/// runtime lacks the call); a square is outlined where one of its cells is in `differ` (cells
+/// that disagree between merged machines, [`Results::disagreements`]). Returns the `<svg>` as
+/// text, or an empty string when `r` has no row.
+pub fn safe_heatmap(r: &Results, differ: &BTreeSet<&str>) -> String {
+    let runtimes: Vec<&str> = r.measured_runtimes().into_iter().filter(|rt| !r.rows(rt).is_empty()).collect();
+    // per runtime its rows by label; the labels in order of first appearance
+    let mut calls: Vec<String> = Vec::new();
+    let mut marks: Vec<Vec<(String, Tone, bool)>> = Vec::new();
+    for rt in &runtimes {
+        let rows = r.rows(rt);
+        let mut of_rt = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let name = row.label();
+            if !calls.contains(&name) {
+                calls.push(name.clone());
+            }
+            let cells = row.second.values().copied().chain(row.race);
+            let differs = cells.into_iter().any(|c: &Cell| differ.contains(c.id.as_str()));
+            of_rt.push((name, Tone::of_answer(row.safe()), differs));
+        }
+        marks.push(of_rt);
+    }
+    if calls.is_empty() {
+        return String::new();
+    }
+    let label_w = (calls.iter().map(|c| c.chars().count()).max().unwrap_or(0) as f64 * 6.2 + 8.0).min(380.0);
+    let head_h = (runtimes.iter().map(|rt| rt.chars().count()).max().unwrap_or(0) as f64 * 4.6 + 12.0).min(160.0);
+    let width = label_w + SQUARE * runtimes.len() as f64 + 70.0;
+    let height = head_h + SQUARE * calls.len() as f64 + 4.0;
+    let mut doc = document()
+        .set("width", format!("{width:.0}"))
+        .set("height", format!("{height:.0}"))
+        .set("role", "img")
+        .set("aria-label", "safe as a lock, per call and runtime")
+        .set("font-size", 10);
+    for (j, rt) in runtimes.iter().enumerate() {
+        let x = label_w + SQUARE * j as f64 + SQUARE / 2.0 + 3.0;
+        let y = head_h - 4.0;
+        doc = doc.add(label(x, y, 10, rt).set("transform", format!("rotate(-50 {x:.1} {y:.1})")));
+    }
+    for (i, call) in calls.iter().enumerate() {
+        let y = head_h + SQUARE * i as f64;
+        doc = doc.add(
+            label(label_w - 4.0, y + SQUARE - 2.0, 10, call).set("text-anchor", "end").set("font-family", "monospace"),
+        );
+        for (j, rt) in runtimes.iter().enumerate() {
+            let Some((_, tone, differs)) = marks[j].iter().find(|(name, _, _)| name == call) else { continue };
+            let word = match tone {
+                Tone::Good => "yes",
+                Tone::Bad => "no",
+                Tone::Unsure => "undetermined",
+            };
+            let note = if *differs { " (the machines disagree)" } else { "" };
+            let mut square = bar(
+                label_w + SQUARE * j as f64,
+                y,
+                SQUARE - 1.0,
+                SQUARE - 1.0,
+                colour(Some(*tone)),
+                &format!("{rt} {call}: safe as a lock {word}{note}"),
+            );
+            if *differs {
+                square = square.set("stroke", DIFFER).set("stroke-width", 2);
+            }
+            doc = doc.add(square);
+        }
+    }
+    doc.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{
+        handoff_rate, safe_heatmap, AnswerVerdict, RaceResult, RecipeAnswer, Results, Tone, BAD, DIFFER, GOOD,
+    };
+    use std::collections::BTreeSet;
+
+    fn base() -> Results {
+        crate::report::fixture("base.json")
+    }
+
+    fn a_race(r: &Results) -> &RaceResult {
+        r.cells
+            .iter()
+            .find_map(|c| match &c.result {
+                super::super::model::CellResult::Race(x) if x.natural.is_some() => Some(x),
+                _ => None,
+            })
+            .expect("the fixture has a race")
+    }
+
+    /// Every number of winners from 0 to the contenders gets a bar titled with its count, and
+    /// the tallest bar is the most frequent count.
+    #[test]
+    fn the_winners_histogram_has_a_bar_per_count_titled_with_its_trials() {
+        let r = base();
+        let race = a_race(&r);
+        let svg = super::race(race);
+        let m = race.natural.as_ref().unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
+        for k in 0..=m.stats.contenders {
+            let n = m.stats.winners.get(&k).copied().unwrap_or(0);
+            let plural = if k == 1 { "winner" } else { "winners" };
+            assert!(svg.contains(&format!("{k} {plural}: {n} of {} trials", m.stats.trials)), "{k}: {svg}");
+        }
+        assert!(svg.contains("natural: "), "{svg}");
+    }
+
+    /// A mode with a failing ordering shows that ordering's share in red, and a spread line
+    /// titled with its percentiles.
+    #[test]
+    fn orderings_show_their_failing_share_and_the_spread_its_percentiles() {
+        let mut r = base();
+        let race = r
+            .cells
+            .iter_mut()
+            .find_map(|c| match &mut c.result {
+                super::super::model::CellResult::Race(x) if x.natural.is_some() => Some(x),
+                _ => None,
+            })
+            .unwrap();
+        let m = race.natural.as_mut().unwrap();
+        m.verdict = crate::verdict::RaceVerdict::MultipleWinners;
+        let mut o = super::super::model::OrderingRun { offset_us: 0, verdict: m.verdict, stats: m.stats.clone() };
+        o.stats.trials = 10;
+        o.stats.multi_winner_trials = 5;
+        let mut p = o.clone();
+        p.offset_us = 500;
+        p.stats.multi_winner_trials = 0;
+        m.orderings = vec![o, p];
+        m.stats.barrier_spread_us = Some(crate::verdict::race::Spread { p50: 40.0, p99: 300.0, max: 400.0 });
+        let svg = super::race(race);
+        assert!(svg.contains("offset 0 µs: 5 of 10 trials multiple-winners"), "{svg}");
+        assert!(svg.contains("offset 500 µs: 0 of 10 trials multiple-winners"), "{svg}");
+        // the red part of offset 0 is half of the column: 17 of 34 px
+        assert!(svg.contains(&format!("fill=\"{BAD}\" height=\"17.0\" width=\"12.0\"")), "{svg}");
+        assert!(svg.contains("barrier spread: p50 40 µs, p99 300 µs, largest 400 µs"), "{svg}");
+    }
+
+    #[test]
+    fn a_handoff_rate_bar_is_red_in_proportion_and_green_when_it_held() {
+        use crate::verdict::recipe::RecipeFailure;
+        let no = RecipeAnswer {
+            verdict: AnswerVerdict::No,
+            failures: vec![RecipeFailure {
+                mode: crate::verdict::RaceMode::Natural,
+                counter: "torn_reads".into(),
+                count: 1,
+                out_of: "reads".into(),
+                of: 10_000,
+            }],
+            held_over: None,
+            unsettled: None,
+        };
+        let svg = handoff_rate(&no);
+        assert!(svg.contains("torn reads 1 of 10000 reads"), "{svg}");
+        // 1 in 10,000 is still seen: 2 px of red
+        assert!(svg.contains(&format!("fill=\"{BAD}\" height=\"8.0\" width=\"2.0\"")), "{svg}");
+        let yes = RecipeAnswer {
+            verdict: AnswerVerdict::Yes,
+            failures: vec![],
+            held_over: Some(("reads".into(), 40)),
+            unsettled: None,
+        };
+        let svg = handoff_rate(&yes);
+        assert!(svg.contains("no failure over 40 reads") && svg.contains(GOOD) && !svg.contains(BAD), "{svg}");
+    }
+
+    /// A square per runtime × call, coloured by the row's answer; a call a runtime lacks has no
+    /// square; labels are escaped.
+    #[test]
+    fn the_heatmap_has_a_square_per_runtime_and_call_coloured_by_its_answer() {
+        let mut r = base();
+        let svg = safe_heatmap(&r, &BTreeSet::new());
+        let mut squares = 0;
+        for rt in r.measured_runtimes() {
+            for row in r.rows(rt) {
+                let word = match Tone::of_answer(row.safe()) {
+                    Tone::Good => "yes",
+                    Tone::Bad => "no",
+                    Tone::Unsure => "undetermined",
+                };
+                let title = format!("{rt} {}: safe as a lock {word}", row.label());
+                assert!(svg.contains(&title), "{title}: {svg}");
+                squares += 1;
+            }
+        }
+        assert_eq!(svg.matches("safe as a lock ").count(), squares, "{svg}");
+        assert!(!svg.contains(DIFFER));
+        r.cells[0].runtime = "<b>&".into();
+        let svg = safe_heatmap(&r, &BTreeSet::new());
+        assert!(svg.contains("&lt;b&gt;&amp;") && !svg.contains("<b>"), "{svg}");
+    }
+
+    #[test]
+    fn squares_whose_cells_disagree_are_outlined() {
+        let r = base();
+        let id =
+            r.cells.iter().find(|c| matches!(c.result, super::super::model::CellResult::Race(_))).unwrap().id.clone();
+        let differ: BTreeSet<&str> = [id.as_str()].into_iter().collect();
+        let svg = safe_heatmap(&r, &differ);
+        assert_eq!(svg.matches(&format!("stroke=\"{DIFFER}\"")).count(), 1, "{svg}");
+        assert!(svg.contains("(the machines disagree)"), "{svg}");
+    }
+
+    #[test]
+    fn nothing_to_draw_draws_nothing() {
+        let mut r = base();
+        r.cells.clear();
+        assert_eq!(safe_heatmap(&r, &BTreeSet::new()), "");
+        let race = RaceResult { natural: None, amplified: None, ..a_race(&base()).clone() };
+        assert_eq!(super::race(&race), "");
+    }
+}

@@ -972,6 +972,8 @@ pub enum DiffFormat {
     Json,
     /// JUnit XML.
     Junit,
+    /// HTML: B's safe-as-a-lock heatmap with the changed cells outlined, then the changes.
+    Html,
 }
 
 /// `compare` flags.

@@ -91,6 +91,10 @@ pub struct Changed {
     pub a: CellSide,
     /// Run B's cell.
     pub b: CellSide,
+    /// Run B's cell's id, as measured (before any matching by kind): where the HTML page
+    /// outlines it.
+    #[serde(skip)]
+    pub b_id: String,
 }
 
 /// The changed cells of one variant.
@@ -344,6 +348,7 @@ pub fn diff(
             after,
             a: side(x, a),
             b: side(&y, b),
+            b_id: y.id.clone(),
         })
     };
     let mut changed: Vec<Changed> = Vec::new();
@@ -632,11 +637,96 @@ pub fn render_markdown(r: &Report) -> String {
     s
 }
 
+/// HTML: one self-contained page (the report's style, no script, no network): the names and
+/// counts, the changed cells as a table (A and B side by side, raw errors, the commands that
+/// measure them again), B's *safe as a lock* heatmap ([`crate::report::charts::safe_heatmap`])
+/// with each changed cell's square outlined and its change in the square's title, then the
+/// pairs, the failure rates that moved with the same answer, and the cells only in A. `b` is
+/// run B's results (the heatmap's squares). Every text is escaped.
+pub fn render_html(r: &Report, b: &Results) -> String {
+    use crate::report::html::escape;
+    let mut h = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>conformance diff</title>\n<style>{}</style></head><body>\n<h1>conformance diff</h1>\n",
+        crate::report::html::STYLE
+    );
+    let _ = writeln!(h, "<p>A: <code>{}</code><br>B: <code>{}</code></p>", escape(&r.a), escape(&r.b));
+    if let Some(line) = libraries_line(r) {
+        let _ = writeln!(h, "<p>{}</p>", escape(&line));
+    }
+    let _ = writeln!(h, "<p>{}</p>", escape(&count_line(r)).replace('\n', "<br>"));
+    if r.changed() > 0 {
+        h += "<h2 id=\"changed\">Changed cells</h2>\n<table><tr><th>call</th><th>cell</th><th>changed</th><th>A</th><th>B</th></tr>\n";
+        let side = |x: &CellSide| {
+            let mut t = format!("<b>{}</b>: {}", escape(&x.runtime), escape(&x.text));
+            if let Some(e) = &x.raw_error {
+                let _ = write!(t, "<br><small>raw: {}</small>", escape(&raw_text(e)));
+            }
+            if let Some(e) = &x.evidence {
+                let _ = write!(t, "<br><small>{}</small>", escape(e));
+            }
+            let _ = write!(t, "<br><code>{}</code>", escape(&x.repro));
+            t
+        };
+        for g in &r.groups {
+            for c in &g.cells {
+                let _ = writeln!(
+                    h,
+                    "<tr><th><code>{}</code></th><td>{} · {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(&g.variant),
+                    escape(c.scenario.as_str()),
+                    escape(&c.target),
+                    escape(c.what.as_str()),
+                    side(&c.a),
+                    side(&c.b)
+                );
+            }
+        }
+        h += "</table>\n";
+    }
+    let changes: BTreeMap<&str, &Changed> =
+        r.groups.iter().flat_map(|g| &g.cells).map(|c| (c.b_id.as_str(), c)).collect();
+    let heatmap = crate::report::charts::safe_heatmap(b, &|c: &Cell| {
+        changes.get(c.id.as_str()).map(|x| format!("{} changed: {} → {}", x.what.as_str(), x.before, x.after))
+    });
+    if !heatmap.is_empty() {
+        h += "<h2 id=\"heatmap\">Safe as a lock in B, changed cells outlined</h2>\n";
+        h += "<p class=\"legend\">Green yes, red no, amber undetermined, no square where B\u{2019}s runtime lacks the call; \
+a square outlined in purple holds a cell that changed from A (hover over it for the change).</p>\n";
+        h += &heatmap;
+        h += "\n";
+    }
+    let list = |h: &mut String, title: &str, items: Vec<String>| {
+        if !items.is_empty() {
+            let _ = writeln!(h, "<h2>{}</h2>\n<ul>", escape(title));
+            for i in items {
+                let _ = writeln!(h, "<li>{}</li>", escape(&i));
+            }
+            h.push_str("</ul>\n");
+        }
+    };
+    list(
+        &mut h,
+        "Races against other parties' calls",
+        r.pairs.iter().map(|c| format!("{}: {} → {}", c.before.1, c.before.0, c.after.0)).collect(),
+    );
+    list(
+        &mut h,
+        "Failure rates that moved, same answer (not a difference)",
+        r.rates.iter().map(|c| format!("{}: {} → {}", c.key, c.before, c.after)).collect(),
+    );
+    list(&mut h, "Only in A (B asked for them)", r.missing.clone());
+    if !r.differs() {
+        h += "<p>No cell differs.</p>\n";
+    }
+    h += "</body></html>\n";
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::{
-        counters_differ, diff, raw_text, render_markdown, render_text, Cell, CellResult, Results, Scenario, SourceKind,
-        What,
+        counters_differ, diff, raw_text, render_html, render_markdown, render_text, Cell, CellResult, Results,
+        Scenario, SourceKind, What,
     };
     use crate::report::model::TargetState;
     use crate::verdict::Outcome;
@@ -719,6 +809,28 @@ mod tests {
         assert_eq!(xml.matches("<failure ").count(), 2, "{xml}");
         let md = render_markdown(&d);
         assert!(md.contains("## `node.writeFileSync.wx`") && md.contains("```sh"), "{md}");
+    }
+
+    /// The HTML page outlines exactly the changed cells' squares in B's heatmap, each titled
+    /// with its change, lists them with both sides, and escapes what the runs hold.
+    #[test]
+    fn the_html_page_outlines_the_changed_squares_and_lists_the_changes() {
+        let a = base();
+        let mut b = base();
+        second(&mut b, "node.writeFileSync.wx", TargetState::File).second_mut().unwrap().outcome = Outcome::Replaced;
+        let d = diff(&a, &b, "a<b>.json", "b.json", &sources(), &[]);
+        let page = render_html(&d, &b);
+        assert_eq!(page.matches("stroke=\"#a020f0\"").count(), 1, "{page}");
+        assert!(
+            page.contains("node.writeFileSync.wx: safe as a lock no (outcome changed: refused EEXIST → replaced"),
+            "{page}"
+        );
+        assert!(page.contains("<h2 id=\"changed\">Changed cells</h2>"), "{page}");
+        assert!(page.contains("a&lt;b&gt;.json") && !page.contains("<b>.json"), "{page}");
+        assert!(!page.contains("<script") && !page.contains("http"), "{page}");
+        let same = diff(&a, &a, "a.json", "b.json", &sources(), &[]);
+        let page = render_html(&same, &a);
+        assert!(page.contains("No cell differs.") && !page.contains("stroke=\"#a020f0\""), "{page}");
     }
 
     #[test]

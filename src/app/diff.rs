@@ -59,6 +59,7 @@ pub(super) fn cmd_diff(a: &DiffArgs, paths: &Paths) -> Result<i32> {
         DiffFormat::Md => crate::diff::render_markdown(&report),
         DiffFormat::Json => serde_json::to_string_pretty(&report).expect("serialises") + "\n",
         DiffFormat::Junit => junit::render(&report.as_compare_diff(), Path::new(&na), Path::new(&nb)),
+        DiffFormat::Html => crate::diff::render_html(&report, &rb),
     };
     output(a.out.as_deref(), &text)?;
     Ok(if report.differs() { exit_code::DIFFERENCES } else { exit_code::OK })

@@ -12,8 +12,6 @@
 //! Every chart carries a `<title>` per mark with the exact counts, so the numbers behind a
 //! picture can be read by hovering over it (and by screen readers).
 
-use std::collections::BTreeSet;
-
 use svg::node::element::{Circle, Group, Line, Rectangle, Text, Title};
 use svg::Document;
 
@@ -61,7 +59,7 @@ fn document() -> Document {
 
 /// A `<text>` at (`x`, `y`) of `size` px.
 fn label(x: f64, y: f64, size: u32, text: &str) -> Text {
-    Text::new(plain(text)).set("x", x).set("y", y).set("font-size", size)
+    Text::new(plain(text)).set("x", format!("{x:.1}")).set("y", format!("{y:.1}")).set("font-size", size)
 }
 
 /// A filled rectangle with a hover title.
@@ -100,7 +98,11 @@ pub fn race(r: &RaceResult) -> String {
     // one spread scale for the cell: the modes can be compared by eye
     let widest =
         modes.iter().filter_map(|(_, m)| m.stats.barrier_spread_us.map(|s| s.max)).fold(0.0_f64, f64::max).max(1.0);
-    let width = 430.0;
+    // the same places in every mode's row: the spread scales line up
+    let contenders = modes.iter().map(|(_, m)| m.stats.contenders).max().unwrap_or(0);
+    let orderings = modes.iter().map(|(_, m)| m.orderings.len()).max().unwrap_or(0);
+    let layout = Layout::new(contenders, orderings);
+    let width = layout.spread + SPREAD_W + 10.0;
     let mut doc = document()
         .set("width", width)
         .set("height", MODE_H * modes.len() as f64)
@@ -108,14 +110,35 @@ pub fn race(r: &RaceResult) -> String {
         .set("aria-label", "winners per trial, failing share per release ordering and barrier spread, per race mode")
         .set("font-size", 10);
     for (row, (name, m)) in modes.iter().enumerate() {
-        doc = doc.add(mode_row(name, m, widest).set("transform", format!("translate(0,{})", MODE_H * row as f64)));
+        doc = doc
+            .add(mode_row(name, m, widest, &layout).set("transform", format!("translate(0,{})", MODE_H * row as f64)));
     }
     doc.to_string()
 }
 
+/// Where a race picture's parts start (px from the left), the same for each mode's row.
+struct Layout {
+    /// The first ordering column.
+    orderings: f64,
+    /// The spread scale.
+    spread: f64,
+}
+
+/// Width of an ordering column and its gap, px.
+const ORDERING_W: f64 = 30.0;
+
+impl Layout {
+    /// For a cell whose modes have at most `contenders` contenders and `orderings` orderings.
+    fn new(contenders: usize, orderings: usize) -> Layout {
+        let hist_end = 4.0 + 15.0 * (contenders + 1) as f64;
+        let first = hist_end + 48.0;
+        Layout { orderings: first, spread: first + ORDERING_W * orderings as f64 + 56.0 }
+    }
+}
+
 /// One mode's row of [`race`]: its name, histogram, orderings and spread, in a group whose top
-/// is at 0; `widest` is the spread scale's end (µs).
-fn mode_row(name: &str, m: &ModeRun, widest: f64) -> Group {
+/// is at 0, laid out by `layout`; `widest` is the spread scale's end (µs).
+fn mode_row(name: &str, m: &ModeRun, widest: f64, layout: &Layout) -> Group {
     let s = &m.stats;
     let base = 12.0 + BAR_H;
     let mut g = Group::new().add(label(0.0, 10.0, 10, &format!("{name}: {}", m.verdict.as_str())));
@@ -136,26 +159,25 @@ fn mode_row(name: &str, m: &ModeRun, widest: f64) -> Group {
     }
     let hist_end = 4.0 + 15.0 * (s.contenders + 1) as f64;
     g = g.add(label(hist_end + 2.0, base, 9, "winners"));
-    // the orderings: the failing share of each
-    let mut x = hist_end + 48.0;
-    if m.orderings.len() > 1 {
-        for o in &m.orderings {
-            let bad = o.stats.trials_showing(m.verdict);
-            let t = o.stats.trials.max(1) as f64;
-            let title = format!("offset {} µs: {bad} of {} trials {}", o.offset_us, o.stats.trials, m.verdict.as_str());
-            g = g.add(bar(x, base - BAR_H, 12.0, BAR_H, REST, &title));
-            if bad > 0 && crate::verdict::is_disproof(m.verdict) {
-                let h = (BAR_H * bad as f64 / t).max(1.5);
-                g = g.add(bar(x, base - h, 12.0, h, BAD, &title));
-            }
-            g = g.add(label(x, base + 11.0, 8, &o.offset_us.to_string()));
-            x += 26.0;
+    // the orderings: the failing share of each (an ordering without trials: an empty frame)
+    let mut x = layout.orderings;
+    for o in &m.orderings {
+        let bad = o.stats.trials_showing(m.verdict);
+        let t = o.stats.trials.max(1) as f64;
+        let title = format!("offset {} µs: {bad} of {} trials {}", o.offset_us, o.stats.trials, m.verdict.as_str());
+        let ground = if o.stats.trials == 0 { "none" } else { REST };
+        g = g.add(bar(x, base - BAR_H, 12.0, BAR_H, ground, &title).set("stroke", REST));
+        if bad > 0 && crate::verdict::is_disproof(m.verdict) {
+            let h = (BAR_H * bad as f64 / t).max(1.5);
+            g = g.add(bar(x, base - h, 12.0, h, BAD, &title));
         }
-        g = g.add(label(x - 4.0, base, 9, "µs offsets"));
-        x += 52.0;
-    } else {
-        x += 10.0;
+        g = g.add(label(x, base + 11.0, 8, &o.offset_us.to_string()));
+        x += ORDERING_W;
     }
+    if !m.orderings.is_empty() {
+        g = g.add(label(x - 4.0, base, 9, "µs offsets"));
+    }
+    let x = layout.spread;
     // the barrier spread: p50 to p99, the largest as a tick
     let y = base - BAR_H / 2.0;
     let at = |us: f64| x + SPREAD_W * (us / widest).min(1.0);
@@ -173,7 +195,7 @@ fn mode_row(name: &str, m: &ModeRun, widest: f64) -> Group {
                 .add(Line::new().set("x1", max.clone()).set("y1", y - 6.0).set("x2", max).set("y2", y + 6.0))
                 .add(Circle::new().set("cx", p50).set("cy", y).set("r", 3.5).set("fill", "#333"));
             g = g.add(marks);
-            g = g.add(label(x, base + 11.0, 9, &format!("spread p50 {:.0} µs (0–{widest:.0} µs)", sp.p50)));
+            g = g.add(label(x, base + 11.0, 9, &format!("spread p50 {:.0} µs, largest {:.0} µs", sp.p50, sp.max)));
         }
         None => g = g.add(label(x, base + 11.0, 9, "spread not measured")),
     }
@@ -196,7 +218,11 @@ pub fn handoff_rate(a: &RecipeAnswer) -> String {
             (Some((RATE_W * share).max(2.0)), words)
         }
         (AnswerVerdict::Yes, _) => {
-            let over = a.held_over.as_ref().map(|(what, n)| format!(" over {n} {what}")).unwrap_or_default();
+            let over = a
+                .held_over
+                .as_ref()
+                .map(|(what, n)| format!(" over {n} {}", what.replace('_', " ")))
+                .unwrap_or_default();
             (None, format!("no failure{over}"))
         }
         _ => (None, "undetermined".to_string()),
@@ -218,20 +244,34 @@ pub fn handoff_rate(a: &RecipeAnswer) -> String {
     doc.to_string()
 }
 
+/// The longest call label the heatmap shows whole, characters.
+const MAX_CALL_CHARS: usize = 60;
+/// The longest runtime label the heatmap shows whole, characters.
+const MAX_RUNTIME_CHARS: usize = 64;
+
+/// `text` cut to `max` characters, the last one `…`, where it is longer.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    text.chars().take(max.saturating_sub(1)).chain(std::iter::once('…')).collect()
+}
+
 /// Side of a heatmap square, px.
 const SQUARE: f64 = 12.0;
 
 /// The *safe as a lock* heatmap of `r`: a row per call (each distinct row label, in the order
 /// the runtimes first show them), a column per runtime row label, each square coloured by that
 /// runtime's answer for the call (green yes, red no, amber undetermined; empty where the
-/// runtime lacks the call); a square is outlined where one of its cells is in `differ` (cells
-/// that disagree between merged machines, [`Results::disagreements`]). Returns the `<svg>` as
-/// text, or an empty string when `r` has no row.
-pub fn safe_heatmap(r: &Results, differ: &BTreeSet<&str>) -> String {
+/// runtime lacks the call); a square is outlined where `mark` gives a note for one of its
+/// cells (cells that disagree between merged machines, [`Results::disagreements`]; cells a
+/// `diff` found changed), the note added to its title. Returns the `<svg>` as text, or an empty
+/// string when `r` has no row.
+pub fn safe_heatmap(r: &Results, mark: &dyn Fn(&Cell) -> Option<String>) -> String {
     let runtimes: Vec<&str> = r.measured_runtimes().into_iter().filter(|rt| !r.rows(rt).is_empty()).collect();
     // per runtime its rows by label; the labels in order of first appearance
     let mut calls: Vec<String> = Vec::new();
-    let mut marks: Vec<Vec<(String, Tone, bool)>> = Vec::new();
+    let mut marks: Vec<Vec<(String, Tone, Option<String>)>> = Vec::new();
     for rt in &runtimes {
         let rows = r.rows(rt);
         let mut of_rt = Vec::with_capacity(rows.len());
@@ -241,17 +281,24 @@ pub fn safe_heatmap(r: &Results, differ: &BTreeSet<&str>) -> String {
                 calls.push(name.clone());
             }
             let cells = row.second.values().copied().chain(row.race);
-            let differs = cells.into_iter().any(|c: &Cell| differ.contains(c.id.as_str()));
-            of_rt.push((name, Tone::of_answer(row.safe()), differs));
+            let note = cells.into_iter().find_map(mark);
+            of_rt.push((name, Tone::of_answer(row.safe()), note));
         }
         marks.push(of_rt);
     }
     if calls.is_empty() {
         return String::new();
     }
-    let label_w = (calls.iter().map(|c| c.chars().count()).max().unwrap_or(0) as f64 * 6.2 + 8.0).min(380.0);
-    let head_h = (runtimes.iter().map(|rt| rt.chars().count()).max().unwrap_or(0) as f64 * 4.6 + 12.0).min(160.0);
-    let width = label_w + SQUARE * runtimes.len() as f64 + 70.0;
+    // labels longer than these are cut with `…` (the squares' titles hold them whole)
+    let calls_shown: Vec<String> = calls.iter().map(|c| cut(c, MAX_CALL_CHARS)).collect();
+    let runtimes_shown: Vec<String> = runtimes.iter().map(|rt| cut(rt, MAX_RUNTIME_CHARS)).collect();
+    let longest = |v: &[String]| v.iter().map(|t| t.chars().count()).max().unwrap_or(0) as f64;
+    // monospace call names, 6.2 px a character at 10 px; runtime names at most 6 px, turned
+    // 50° up: they reach cos 50° of their length to the right and sin 50° up
+    let label_w = longest(&calls_shown) * 6.2 + 8.0;
+    let column_label = longest(&runtimes_shown) * 6.0;
+    let head_h = column_label * 0.766 + 12.0;
+    let width = label_w + SQUARE * runtimes.len() as f64 + column_label * 0.643 + 10.0;
     let height = head_h + SQUARE * calls.len() as f64 + 4.0;
     let mut doc = document()
         .set("width", format!("{width:.0}"))
@@ -259,33 +306,35 @@ pub fn safe_heatmap(r: &Results, differ: &BTreeSet<&str>) -> String {
         .set("role", "img")
         .set("aria-label", "safe as a lock, per call and runtime")
         .set("font-size", 10);
-    for (j, rt) in runtimes.iter().enumerate() {
+    for (j, shown) in runtimes_shown.iter().enumerate() {
         let x = label_w + SQUARE * j as f64 + SQUARE / 2.0 + 3.0;
         let y = head_h - 4.0;
-        doc = doc.add(label(x, y, 10, rt).set("transform", format!("rotate(-50 {x:.1} {y:.1})")));
+        doc = doc.add(label(x, y, 10, shown).set("transform", format!("rotate(-50 {x:.1} {y:.1})")));
     }
     for (i, call) in calls.iter().enumerate() {
         let y = head_h + SQUARE * i as f64;
         doc = doc.add(
-            label(label_w - 4.0, y + SQUARE - 2.0, 10, call).set("text-anchor", "end").set("font-family", "monospace"),
+            label(label_w - 4.0, y + SQUARE - 2.0, 10, &calls_shown[i])
+                .set("text-anchor", "end")
+                .set("font-family", "monospace"),
         );
         for (j, rt) in runtimes.iter().enumerate() {
-            let Some((_, tone, differs)) = marks[j].iter().find(|(name, _, _)| name == call) else { continue };
+            let Some((_, tone, note)) = marks[j].iter().find(|(name, _, _)| name == call) else { continue };
             let word = match tone {
                 Tone::Good => "yes",
                 Tone::Bad => "no",
                 Tone::Unsure => "undetermined",
             };
-            let note = if *differs { " (the machines disagree)" } else { "" };
+            let said = note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
             let mut square = bar(
                 label_w + SQUARE * j as f64,
                 y,
                 SQUARE - 1.0,
                 SQUARE - 1.0,
                 colour(Some(*tone)),
-                &format!("{rt} {call}: safe as a lock {word}{note}"),
+                &format!("{rt} {call}: safe as a lock {word}{said}"),
             );
-            if *differs {
+            if note.is_some() {
                 square = square.set("stroke", DIFFER).set("stroke-width", 2);
             }
             doc = doc.add(square);
@@ -297,9 +346,12 @@ pub fn safe_heatmap(r: &Results, differ: &BTreeSet<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::{
-        handoff_rate, safe_heatmap, AnswerVerdict, RaceResult, RecipeAnswer, Results, Tone, BAD, DIFFER, GOOD,
+        handoff_rate, safe_heatmap, AnswerVerdict, Cell, RaceResult, RecipeAnswer, Results, Tone, BAD, DIFFER, GOOD,
     };
-    use std::collections::BTreeSet;
+
+    fn none(_: &Cell) -> Option<String> {
+        None
+    }
 
     fn base() -> Results {
         crate::report::fixture("base.json")
@@ -397,7 +449,7 @@ mod tests {
     #[test]
     fn the_heatmap_has_a_square_per_runtime_and_call_coloured_by_its_answer() {
         let mut r = base();
-        let svg = safe_heatmap(&r, &BTreeSet::new());
+        let svg = safe_heatmap(&r, &none);
         let mut squares = 0;
         for rt in r.measured_runtimes() {
             for row in r.rows(rt) {
@@ -414,17 +466,16 @@ mod tests {
         assert_eq!(svg.matches("safe as a lock ").count(), squares, "{svg}");
         assert!(!svg.contains(DIFFER));
         r.cells[0].runtime = "<b>&".into();
-        let svg = safe_heatmap(&r, &BTreeSet::new());
+        let svg = safe_heatmap(&r, &none);
         assert!(svg.contains("&lt;b&gt;&amp;") && !svg.contains("<b>"), "{svg}");
     }
 
     #[test]
-    fn squares_whose_cells_disagree_are_outlined() {
+    fn squares_of_marked_cells_are_outlined_and_say_why() {
         let r = base();
         let id =
             r.cells.iter().find(|c| matches!(c.result, super::super::model::CellResult::Race(_))).unwrap().id.clone();
-        let differ: BTreeSet<&str> = [id.as_str()].into_iter().collect();
-        let svg = safe_heatmap(&r, &differ);
+        let svg = safe_heatmap(&r, &|c: &Cell| (c.id == id).then(|| "the machines disagree".to_string()));
         assert_eq!(svg.matches(&format!("stroke=\"{DIFFER}\"")).count(), 1, "{svg}");
         assert!(svg.contains("(the machines disagree)"), "{svg}");
     }
@@ -433,7 +484,7 @@ mod tests {
     fn nothing_to_draw_draws_nothing() {
         let mut r = base();
         r.cells.clear();
-        assert_eq!(safe_heatmap(&r, &BTreeSet::new()), "");
+        assert_eq!(safe_heatmap(&r, &none), "");
         let race = RaceResult { natural: None, amplified: None, ..a_race(&base()).clone() };
         assert_eq!(super::race(&race), "");
     }

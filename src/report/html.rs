@@ -41,7 +41,7 @@ pub fn escape(text: &str) -> String {
     s
 }
 
-const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 1.5em;color:#222;background:#fff}
+pub(crate) const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 1.5em;color:#222;background:#fff}
 h1{margin:.4em 0 .2em}nav{font-size:13px;margin:.3em 0 .8em}nav a{margin-right:.8em;white-space:nowrap}
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #bbb;padding:3px 6px;vertical-align:top;text-align:left}
 th{background:#eee}tr:first-child th{position:sticky;top:0;z-index:1;box-shadow:0 1px 0 #bbb}
@@ -435,7 +435,8 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
         }
         h += "</ul>\n";
     }
-    let heatmap = super::charts::safe_heatmap(r, &differ);
+    let heatmap =
+        super::charts::safe_heatmap(r, &|c| differ.contains(c.id.as_str()).then(|| "the machines disagree".into()));
     if !heatmap.is_empty() {
         h += "<h2 id=\"heatmap\">Safe as a lock, per call and runtime</h2>\n";
         h += "<p class=\"legend\">The tables\u{2019} last column at a glance: green yes, red no, amber undetermined, \
@@ -525,9 +526,16 @@ Hover over a square for its call.</p>\n";
                         if let Some(a) = table::amplified_handoff_text(c).filter(|_| amplified) {
                             text.push_str(&format!(" · amplified: {a}"));
                         }
-                        let bad = class(tone(c));
-                        // the failure rate as a bar, seen without opening the cell
+                        // outlined where the merged machines disagree, as the matrices' cells
+                        let bad = match differ.contains(c.id.as_str()) {
+                            true => format!("{} differ", class(tone(c))),
+                            false => class(tone(c)).to_string(),
+                        };
+                        // the failure rate as a bar, seen without opening the cell (none for a
+                        // recipe that did not run: the probe lacks it)
+                        let ran = super::answers::cell_recipe_runs(c).is_some_and(|(runs, _)| !runs.is_empty());
                         let rate = super::answers::cell_recipe_answer(c)
+                            .filter(|_| ran)
                             .map(|a| super::charts::handoff_rate(&a))
                             .unwrap_or_default();
                         let _ = write!(

@@ -90,7 +90,7 @@ fn two_files_print_only_the_changed_cells() {
 }
 
 #[test]
-fn formats_junit_json_md() {
+fn formats_junit_json_md_html() {
     let t = tempfile::tempdir().unwrap();
     let new = changed(t.path());
     let junit = conformance().args(["diff", "-f", "junit"]).arg(base()).arg(&new).output().unwrap();
@@ -108,6 +108,15 @@ fn formats_junit_json_md() {
     conformance().args(["diff", "-f", "md", "--out"]).arg(&md).arg(base()).arg(&new).assert().code(1).stdout("");
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("## `node.writeFileSync.wx`") && md.contains("```sh"), "{md}");
+    // HTML: the changes, then B's heatmap with the two changed cells' row outlined once
+    let html = conformance().args(["diff", "-f", "html"]).arg(base()).arg(&new).output().unwrap();
+    assert_eq!(html.status.code(), Some(1));
+    let page = String::from_utf8(html.stdout).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && !page.contains("<script"), "{page}");
+    let (table, heatmap) = (page.find("id=\"changed\"").unwrap(), page.find("id=\"heatmap\"").unwrap());
+    assert!(table < heatmap, "{page}");
+    assert_eq!(page.matches("stroke=\"#a020f0\"").count(), 1, "{page}");
+    assert!(page.contains("node.writeFileSync.wx: safe as a lock"), "{page}");
 }
 
 #[test]
@@ -142,7 +151,7 @@ fn bad_input_exits_2_naming_the_file_or_flag() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--variant"));
-    conformance().args(["diff", "-f", "html"]).arg(base()).arg(base()).assert().code(2);
+    conformance().args(["diff", "-f", "csv"]).arg(base()).arg(base()).assert().code(2);
 }
 
 /// A real diff between two versions of one runtime measured here: Node 12.22.12 has no

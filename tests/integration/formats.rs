@@ -223,7 +223,12 @@ fn html_first_screen_shows_the_answer_grid_and_chart() {
     use conformance::report::model::CellResult;
     let races = count(&|r| matches!(r, CellResult::Race(x) if x.natural.is_some() || x.amplified.is_some()));
     assert_eq!(html.matches("aria-label=\"winners per trial").count(), races);
-    let handoffs = count(&|r| matches!(r, CellResult::Counters(_)));
+    // a recipe the probe lacks did not run: no bar
+    let handoffs = results
+        .cells
+        .iter()
+        .filter(|c| conformance::report::answers::cell_recipe_runs(c).is_some_and(|(runs, _)| !runs.is_empty()))
+        .count();
     assert!(races > 100 && handoffs > 100, "{races} races, {handoffs} hand-offs");
     assert_eq!(
         html.matches("height=\"8\" role=\"img\" width=\"90\"").count(),

@@ -639,7 +639,7 @@ pub fn render_markdown(r: &Report) -> String {
 
 /// HTML: one self-contained page (the report's style, no script, no network): the names and
 /// counts, the changed cells as a table (A and B side by side, raw errors, the commands that
-/// measure them again), B's *safe as a lock* heatmap ([`crate::report::charts::safe_heatmap`])
+/// measure them again), B's answer heatmap ([`crate::report::charts::answer_heatmap`])
 /// with each changed cell's square outlined and its change in the square's title, then the
 /// pairs, the failure rates that moved with the same answer, and the cells only in A. `b` is
 /// run B's results (the heatmap's squares). Every text is escaped.
@@ -685,12 +685,13 @@ pub fn render_html(r: &Report, b: &Results) -> String {
     }
     let changes: BTreeMap<&str, &Changed> =
         r.groups.iter().flat_map(|g| &g.cells).map(|c| (c.b_id.as_str(), c)).collect();
-    let heatmap = crate::report::charts::safe_heatmap(b, &|c: &Cell| {
+    let heatmap = crate::report::charts::answer_heatmap(b, &|c: &Cell| {
         changes.get(c.id.as_str()).map(|x| format!("{} changed: {} → {}", x.what.as_str(), x.before, x.after))
     });
     if !heatmap.is_empty() {
-        h += "<h2 id=\"heatmap\">Safe as a lock in B, changed cells outlined</h2>\n";
-        h += "<p class=\"legend\">Green yes, red no, amber undetermined, no square where B\u{2019}s runtime lacks the call; \
+        h += "<h2 id=\"heatmap\">The answer in B, changed cells outlined</h2>\n";
+        h += "<p class=\"legend\">Green use, olive use only if every party does, red don\u{2019}t use, amber undetermined, \
+no square where B\u{2019}s runtime lacks the call; \
 a square outlined in purple holds a cell that changed from A (hover over it for the change).</p>\n";
         h += &heatmap;
         h += "\n";
@@ -822,7 +823,9 @@ mod tests {
         let page = render_html(&d, &b);
         assert_eq!(page.matches("stroke=\"#a020f0\"").count(), 1, "{page}");
         assert!(
-            page.contains("node.writeFileSync.wx: safe as a lock no (outcome changed: refused EEXIST → replaced"),
+            page.contains(
+                "node.writeFileSync.wx: don't use — no: replaced on file (outcome changed: refused EEXIST → replaced"
+            ),
             "{page}"
         );
         assert!(page.contains("<h2 id=\"changed\">Changed cells</h2>"), "{page}");

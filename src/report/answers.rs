@@ -782,6 +782,43 @@ pub fn records(results: &Results) -> Vec<AnswerRecord> {
     out
 }
 
+/// The list of the article's a call's answer puts it on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerList {
+    /// `yes`: use it.
+    Use,
+    /// `no` only against other parties' calls (it held against copies of itself): use it only
+    /// if every party does.
+    UseIfEveryPartyDoes,
+    /// `no`: don't use it.
+    DontUse,
+    /// Undetermined.
+    Undetermined,
+}
+
+impl AnswerList {
+    /// The list of answer `a`.
+    pub fn of(a: &AnswerData) -> AnswerList {
+        let only_against = a.failures.is_empty() && a.needs.is_empty() && !a.against.is_empty();
+        match a.verdict {
+            AnswerVerdict::Yes => AnswerList::Use,
+            AnswerVerdict::No if only_against => AnswerList::UseIfEveryPartyDoes,
+            AnswerVerdict::No => AnswerList::DontUse,
+            AnswerVerdict::Undetermined => AnswerList::Undetermined,
+        }
+    }
+
+    /// `use`, `use if every party does`, `don't use`, `undetermined`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerList::Use => "use",
+            AnswerList::UseIfEveryPartyDoes => "use if every party does",
+            AnswerList::DontUse => "don't use",
+            AnswerList::Undetermined => "undetermined",
+        }
+    }
+}
+
 /// Every runtime's use / don't-use lists per intent (intents with no call left out).
 pub fn intent_records(answers: &[AnswerRecord]) -> Vec<IntentRecord> {
     let mut out: Vec<IntentRecord> = Vec::new();
@@ -800,12 +837,11 @@ pub fn intent_records(answers: &[AnswerRecord]) -> Vec<IntentRecord> {
                 out.len() - 1
             }
         };
-        let only_against = a.answer.failures.is_empty() && a.answer.needs.is_empty() && !a.answer.against.is_empty();
-        let list = match a.answer.verdict {
-            AnswerVerdict::Yes => &mut out[i].use_,
-            AnswerVerdict::No if only_against => &mut out[i].use_if_every_party_does,
-            AnswerVerdict::No => &mut out[i].dont_use,
-            AnswerVerdict::Undetermined => &mut out[i].undetermined,
+        let list = match AnswerList::of(&a.answer) {
+            AnswerList::Use => &mut out[i].use_,
+            AnswerList::UseIfEveryPartyDoes => &mut out[i].use_if_every_party_does,
+            AnswerList::DontUse => &mut out[i].dont_use,
+            AnswerList::Undetermined => &mut out[i].undetermined,
         };
         list.push(a.variant.clone());
     }

@@ -6,8 +6,9 @@
 //!   largest) on a µs scale shared by the cell's modes.
 //! - [`handoff_rate`]: a hand-off cell's failure rate as a bar (the failing share of the first
 //!   failure its answer counts; all green when it held).
-//! - [`safe_heatmap`]: call × runtime, each square coloured by the *safe as a lock* column;
-//!   squares whose cells disagree between the merged machines are outlined.
+//! - [`answer_heatmap`]: call × runtime, each square coloured by the call's answer (use, use if
+//!   every party does, don't use, undetermined); squares whose cells disagree between merged
+//!   machines, or changed in a `diff`, are outlined.
 //!
 //! Every chart carries a `<title>` per mark with the exact counts, so the numbers behind a
 //! picture can be read by hovering over it (and by screen readers).
@@ -16,7 +17,6 @@ use svg::node::element::{Circle, Group, Line, Rectangle, Text, Title};
 use svg::Document;
 
 use super::model::{Cell, ModeRun, RaceResult, Results};
-use super::style::Tone;
 use crate::verdict::answer::AnswerVerdict;
 use crate::verdict::recipe::RecipeAnswer;
 
@@ -26,20 +26,12 @@ const GOOD: &str = "#2e7d32";
 const BAD: &str = "#c62828";
 /// Amber: says nothing either way (no winner, undetermined).
 const UNSURE: &str = "#f9a825";
+/// Olive: use only if every party does (the answer chart's colour for it).
+const IF_ALL: &str = "#9e9d24";
 /// Grey: the trials of an ordering that did not fail, or an empty scale.
 const REST: &str = "#cfcfcf";
 /// The outline of a square whose cells disagree between machines (the tables' `≠` colour).
 const DIFFER: &str = "#a020f0";
-
-/// The colour of a tone (`None`: not measured).
-fn colour(tone: Option<Tone>) -> &'static str {
-    match tone {
-        Some(Tone::Good) => GOOD,
-        Some(Tone::Bad) => BAD,
-        Some(Tone::Unsure) => UNSURE,
-        None => REST,
-    }
-}
 
 /// `text` with control characters and bidi overrides written as `\u{…}` (as every format
 /// does): the `svg` crate escapes markup, not those.
@@ -260,32 +252,43 @@ fn cut(text: &str, max: usize) -> String {
 /// Side of a heatmap square, px.
 const SQUARE: f64 = 12.0;
 
-/// The *safe as a lock* heatmap of `r`: a row per call (each distinct row label, in the order
-/// the runtimes first show them), a column per runtime row label, each square coloured by that
-/// runtime's answer for the call (green yes, red no, amber undetermined; empty where the
-/// runtime lacks the call); a square is outlined where `mark` gives a note for one of its
-/// cells (cells that disagree between merged machines, [`Results::disagreements`]; cells a
-/// `diff` found changed), the note added to its title. Returns the `<svg>` as text, or an empty
-/// string when `r` has no row.
-pub fn safe_heatmap(r: &Results, mark: &dyn Fn(&Cell) -> Option<String>) -> String {
-    let runtimes: Vec<&str> = r.measured_runtimes().into_iter().filter(|rt| !r.rows(rt).is_empty()).collect();
-    // per runtime its rows by label; the labels in order of first appearance
+/// The answer heatmap of `r`: a row per call (variant, in the order the runtimes first show
+/// them), a column per runtime row label, each square coloured by that runtime's answer for the
+/// call ([`super::answers::records`], the lists' categories, [`super::answers::AnswerList`]):
+/// green use, olive use if every party does, red don't use, amber undetermined; no square where
+/// the runtime lacks the call. Its title gives the answer in words. A square is outlined where
+/// `mark` gives a note for one of the call's cells on that runtime (cells that disagree between
+/// merged machines, [`Results::disagreements`]; cells a `diff` found changed), the note added
+/// to its title. Returns the `<svg>` as text, or an empty string when `r` answers no call.
+pub fn answer_heatmap(r: &Results, mark: &dyn Fn(&Cell) -> Option<String>) -> String {
+    use super::answers::AnswerList;
+    let records = super::answers::records(r);
+    let mut runtimes: Vec<&str> = Vec::new();
     let mut calls: Vec<String> = Vec::new();
-    let mut marks: Vec<Vec<(String, Tone, Option<String>)>> = Vec::new();
-    for rt in &runtimes {
-        let rows = r.rows(rt);
-        let mut of_rt = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let name = row.label();
-            if !calls.contains(&name) {
-                calls.push(name.clone());
-            }
-            let cells = row.second.values().copied().chain(row.race);
-            let note = cells.into_iter().find_map(mark);
-            of_rt.push((name, Tone::of_answer(row.safe()), note));
+    for a in &records {
+        if !runtimes.contains(&a.runtime.as_str()) {
+            runtimes.push(&a.runtime);
         }
-        marks.push(of_rt);
+        if !calls.contains(&a.variant) {
+            calls.push(a.variant.clone());
+        }
     }
+    // per runtime its calls: (variant, list, answer in words, note)
+    type Square<'a> = (&'a str, AnswerList, &'a str, Option<String>);
+    let marks: Vec<Vec<Square<'_>>> = runtimes
+        .iter()
+        .map(|rt| {
+            records
+                .iter()
+                .filter(|a| a.runtime == *rt)
+                .map(|a| {
+                    let mut cells = r.cells.iter().filter(|c| c.runtime == *rt && c.variant == a.variant);
+                    let note = cells.find_map(mark);
+                    (a.variant.as_str(), AnswerList::of(&a.answer), a.answer.how.as_str(), note)
+                })
+                .collect()
+        })
+        .collect();
     if calls.is_empty() {
         return String::new();
     }
@@ -319,21 +322,16 @@ pub fn safe_heatmap(r: &Results, mark: &dyn Fn(&Cell) -> Option<String>) -> Stri
                 .set("font-family", "monospace"),
         );
         for (j, rt) in runtimes.iter().enumerate() {
-            let Some((_, tone, note)) = marks[j].iter().find(|(name, _, _)| name == call) else { continue };
-            let word = match tone {
-                Tone::Good => "yes",
-                Tone::Bad => "no",
-                Tone::Unsure => "undetermined",
+            let Some((_, list, how, note)) = marks[j].iter().find(|(v, _, _, _)| v == call) else { continue };
+            let fill = match list {
+                AnswerList::Use => GOOD,
+                AnswerList::UseIfEveryPartyDoes => IF_ALL,
+                AnswerList::DontUse => BAD,
+                AnswerList::Undetermined => UNSURE,
             };
             let said = note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
-            let mut square = bar(
-                label_w + SQUARE * j as f64,
-                y,
-                SQUARE - 1.0,
-                SQUARE - 1.0,
-                colour(Some(*tone)),
-                &format!("{rt} {call}: safe as a lock {word}{said}"),
-            );
+            let title = format!("{rt} {call}: {} — {how}{said}", list.as_str());
+            let mut square = bar(label_w + SQUARE * j as f64, y, SQUARE - 1.0, SQUARE - 1.0, fill, &title);
             if note.is_some() {
                 square = square.set("stroke", DIFFER).set("stroke-width", 2);
             }
@@ -346,7 +344,7 @@ pub fn safe_heatmap(r: &Results, mark: &dyn Fn(&Cell) -> Option<String>) -> Stri
 #[cfg(test)]
 mod tests {
     use super::{
-        handoff_rate, safe_heatmap, AnswerVerdict, Cell, RaceResult, RecipeAnswer, Results, Tone, BAD, DIFFER, GOOD,
+        answer_heatmap, handoff_rate, AnswerVerdict, Cell, RaceResult, RecipeAnswer, Results, BAD, DIFFER, GOOD,
     };
 
     fn none(_: &Cell) -> Option<String> {
@@ -444,30 +442,30 @@ mod tests {
         assert!(svg.contains("no failure over 40 reads") && svg.contains(GOOD) && !svg.contains(BAD), "{svg}");
     }
 
-    /// A square per runtime × call, coloured by the row's answer; a call a runtime lacks has no
-    /// square; labels are escaped.
+    /// A square per runtime × call, titled and coloured by the call's answer list; a call a
+    /// runtime lacks has no square; labels are escaped.
     #[test]
     fn the_heatmap_has_a_square_per_runtime_and_call_coloured_by_its_answer() {
+        use crate::report::answers::{records, AnswerList};
         let mut r = base();
-        let svg = safe_heatmap(&r, &none);
-        let mut squares = 0;
-        for rt in r.measured_runtimes() {
-            for row in r.rows(rt) {
-                let word = match Tone::of_answer(row.safe()) {
-                    Tone::Good => "yes",
-                    Tone::Bad => "no",
-                    Tone::Unsure => "undetermined",
-                };
-                let title = format!("{rt} {}: safe as a lock {word}", row.label());
-                assert!(svg.contains(&title), "{title}: {svg}");
-                squares += 1;
-            }
+        let svg = answer_heatmap(&r, &none);
+        let all = records(&r);
+        assert!(!all.is_empty());
+        for a in &all {
+            let title =
+                format!("{} {}: {} — {}", a.runtime, a.variant, AnswerList::of(&a.answer).as_str(), a.answer.how);
+            assert!(svg.contains(&plain_escaped(&title)), "{title}: {svg}");
         }
-        assert_eq!(svg.matches("safe as a lock ").count(), squares, "{svg}");
+        assert_eq!(svg.matches("<rect").count(), all.len(), "{svg}");
         assert!(!svg.contains(DIFFER));
         r.cells[0].runtime = "<b>&".into();
-        let svg = safe_heatmap(&r, &none);
+        let svg = answer_heatmap(&r, &none);
         assert!(svg.contains("&lt;b&gt;&amp;") && !svg.contains("<b>"), "{svg}");
+    }
+
+    /// `text` as the svg crate writes it in element content.
+    fn plain_escaped(text: &str) -> String {
+        text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
     }
 
     #[test]
@@ -475,7 +473,7 @@ mod tests {
         let r = base();
         let id =
             r.cells.iter().find(|c| matches!(c.result, super::super::model::CellResult::Race(_))).unwrap().id.clone();
-        let svg = safe_heatmap(&r, &|c: &Cell| (c.id == id).then(|| "the machines disagree".to_string()));
+        let svg = answer_heatmap(&r, &|c: &Cell| (c.id == id).then(|| "the machines disagree".to_string()));
         assert_eq!(svg.matches(&format!("stroke=\"{DIFFER}\"")).count(), 1, "{svg}");
         assert!(svg.contains("(the machines disagree)"), "{svg}");
     }
@@ -484,7 +482,7 @@ mod tests {
     fn nothing_to_draw_draws_nothing() {
         let mut r = base();
         r.cells.clear();
-        assert_eq!(safe_heatmap(&r, &none), "");
+        assert_eq!(answer_heatmap(&r, &none), "");
         let race = RaceResult { natural: None, amplified: None, ..a_race(&base()).clone() };
         assert_eq!(super::race(&race), "");
     }

@@ -8,7 +8,7 @@
 //! (`<details>`) to the call, the raw error, natural and amplified rates and the bound, and
 //! the race's pictures ([`super::charts::race`]: winners histogram, orderings, barrier
 //! spread); before those tables a *safe as a lock* heatmap of call × runtime
-//! ([`super::charts::safe_heatmap`]); then the hand-off tables (recipe × runtime, counters,
+//! ([`super::charts::answer_heatmap`]); then the hand-off tables (recipe × runtime, counters,
 //! each cell's failure rate as a bar), and in a merged
 //! file the machines and the cells that disagree between them (marked `≠`). Every text from
 //! the results file is escaped ([`escape`]).
@@ -436,12 +436,12 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
         h += "</ul>\n";
     }
     let heatmap =
-        super::charts::safe_heatmap(r, &|c| differ.contains(c.id.as_str()).then(|| "the machines disagree".into()));
+        super::charts::answer_heatmap(r, &|c| differ.contains(c.id.as_str()).then(|| "the machines disagree".into()));
     if !heatmap.is_empty() {
-        h += "<h2 id=\"heatmap\">Safe as a lock, per call and runtime</h2>\n";
-        h += "<p class=\"legend\">The tables\u{2019} last column at a glance: green yes, red no, amber undetermined, \
-no square where the runtime lacks the call; an outlined square is one whose cells disagree between machines. \
-Hover over a square for its call.</p>\n";
+        h += "<h2 id=\"heatmap\">The answer per call and runtime</h2>\n";
+        h += "<p class=\"legend\">Each call\u{2019}s answer at a glance: green use, olive use only if every party does, \
+red don\u{2019}t use, amber undetermined, no square where the runtime lacks the call; an outlined square holds a cell \
+whose machines disagree. Hover over a square for the call and its answer in words.</p>\n";
         h += &heatmap;
         h += "\n";
     }

@@ -116,7 +116,7 @@ fn formats_junit_json_md_html() {
     let (table, heatmap) = (page.find("id=\"changed\"").unwrap(), page.find("id=\"heatmap\"").unwrap());
     assert!(table < heatmap, "{page}");
     assert_eq!(page.matches("stroke=\"#a020f0\"").count(), 1, "{page}");
-    assert!(page.contains("node.writeFileSync.wx: safe as a lock"), "{page}");
+    assert!(page.contains("node.writeFileSync.wx: don't use — no: replaced"), "{page}");
 }
 
 #[test]

@@ -307,7 +307,7 @@ pub fn answer_heatmap(r: &Results, mark: &dyn Fn(&Cell) -> Option<String>) -> St
         .set("width", format!("{width:.0}"))
         .set("height", format!("{height:.0}"))
         .set("role", "img")
-        .set("aria-label", "safe as a lock, per call and runtime")
+        .set("aria-label", "each call's answer, per runtime")
         .set("font-size", 10);
     for (j, shown) in runtimes_shown.iter().enumerate() {
         let x = label_w + SQUARE * j as f64 + SQUARE / 2.0 + 3.0;

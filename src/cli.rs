@@ -972,7 +972,7 @@ pub enum DiffFormat {
     Json,
     /// JUnit XML.
     Junit,
-    /// HTML: B's safe-as-a-lock heatmap with the changed cells outlined, then the changes.
+    /// HTML: the changed cells, then B's answer heatmap with the changed cells outlined.
     Html,
 }
 

@@ -685,7 +685,7 @@ pub fn render_html(r: &Report, b: &Results) -> String {
     }
     let changes: BTreeMap<&str, &Changed> =
         r.groups.iter().flat_map(|g| &g.cells).map(|c| (c.b_id.as_str(), c)).collect();
-    let heatmap = crate::report::charts::answer_heatmap(b, &|c: &Cell| {
+    let heatmap = crate::report::charts::answer_heatmap(b, &crate::report::answers::records(b), &|c: &Cell| {
         changes.get(c.id.as_str()).map(|x| format!("{} changed: {} → {}", x.what.as_str(), x.before, x.after))
     });
     if !heatmap.is_empty() {

@@ -897,11 +897,10 @@ pub struct GridCell {
 /// The answer grid turned for a page: one row per runtime (its label and a cell per intent),
 /// the intents that any runtime has as columns. A cell names the first call to use, `+N` for
 /// the other calls that held, `(if every party does)` where only such calls held, `none`
-/// where the runtime has calls for the intent and none held, `—` where it has none. Empty
-/// when no call has an intent.
-pub fn grid_by_runtime(results: &Results) -> (Vec<Intent>, Vec<(String, Vec<GridCell>)>) {
-    let answers = records(results);
-    let intents = intent_records(&answers);
+/// where the runtime has calls for the intent and none held, `—` where it has none; `answers`
+/// are `results`' [`records`]. Empty when no call has an intent.
+pub fn grid_by_runtime(results: &Results, answers: &[AnswerRecord]) -> (Vec<Intent>, Vec<(String, Vec<GridCell>)>) {
+    let intents = intent_records(answers);
     let runtimes: Vec<&str> =
         results.measured_runtimes().into_iter().filter(|rt| intents.iter().any(|i| i.runtime == *rt)).collect();
     let columns: Vec<Intent> =
@@ -943,7 +942,7 @@ pub fn grid_by_runtime(results: &Results) -> (Vec<Intent>, Vec<(String, Vec<Grid
 /// [`grid_by_runtime`] as a Markdown table, the calls as code spans; empty when no call has an
 /// intent (`conformance docs`'s `scenario=answer-grid`).
 pub fn grid_by_runtime_markdown(results: &Results) -> String {
-    let (columns, rows) = grid_by_runtime(results);
+    let (columns, rows) = grid_by_runtime(results, &records(results));
     if columns.is_empty() {
         return String::new();
     }

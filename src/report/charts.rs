@@ -16,6 +16,9 @@
 use svg::node::element::{Circle, Group, Line, Rectangle, Text, Title};
 use svg::Document;
 
+use std::collections::BTreeMap;
+
+use super::answers::{AnswerList, AnswerRecord};
 use super::model::{Cell, ModeRun, RaceResult, Results};
 use crate::verdict::answer::AnswerVerdict;
 use crate::verdict::recipe::RecipeAnswer;
@@ -249,6 +252,17 @@ fn cut(text: &str, max: usize) -> String {
     text.chars().take(max.saturating_sub(1)).chain(std::iter::once('…')).collect()
 }
 
+/// The colour of an answer list: green use, olive use if every party does, red don't use,
+/// amber undetermined (the heatmap's squares and the answer chart's bars).
+pub fn list_colour(list: AnswerList) -> &'static str {
+    match list {
+        AnswerList::Use => GOOD,
+        AnswerList::UseIfEveryPartyDoes => IF_ALL,
+        AnswerList::DontUse => BAD,
+        AnswerList::Undetermined => UNSURE,
+    }
+}
+
 /// Side of a heatmap square, px.
 const SQUARE: f64 = 12.0;
 
@@ -256,39 +270,31 @@ const SQUARE: f64 = 12.0;
 /// them), a column per runtime row label, each square coloured by that runtime's answer for the
 /// call ([`super::answers::records`], the lists' categories, [`super::answers::AnswerList`]):
 /// green use, olive use if every party does, red don't use, amber undetermined; no square where
-/// the runtime lacks the call. Its title gives the answer in words. A square is outlined where
+/// the runtime lacks the call. `records` are `r`'s ([`super::answers::records`], computed once
+/// by the caller). Its title gives the answer in words. A square is outlined where
 /// `mark` gives a note for one of the call's cells on that runtime (cells that disagree between
 /// merged machines, [`Results::disagreements`]; cells a `diff` found changed), the note added
 /// to its title. Returns the `<svg>` as text, or an empty string when `r` answers no call.
-pub fn answer_heatmap(r: &Results, mark: &dyn Fn(&Cell) -> Option<String>) -> String {
-    use super::answers::AnswerList;
-    let records = super::answers::records(r);
+pub fn answer_heatmap(r: &Results, records: &[AnswerRecord], mark: &dyn Fn(&Cell) -> Option<String>) -> String {
     let mut runtimes: Vec<&str> = Vec::new();
-    let mut calls: Vec<String> = Vec::new();
-    for a in &records {
+    let mut calls: Vec<&str> = Vec::new();
+    for a in records {
         if !runtimes.contains(&a.runtime.as_str()) {
             runtimes.push(&a.runtime);
         }
-        if !calls.contains(&a.variant) {
-            calls.push(a.variant.clone());
+        if !calls.contains(&a.variant.as_str()) {
+            calls.push(&a.variant);
         }
     }
-    // per runtime its calls: (variant, list, answer in words, note)
-    type Square<'a> = (&'a str, AnswerList, &'a str, Option<String>);
-    let marks: Vec<Vec<Square<'_>>> = runtimes
-        .iter()
-        .map(|rt| {
-            records
-                .iter()
-                .filter(|a| a.runtime == *rt)
-                .map(|a| {
-                    let mut cells = r.cells.iter().filter(|c| c.runtime == *rt && c.variant == a.variant);
-                    let note = cells.find_map(mark);
-                    (a.variant.as_str(), AnswerList::of(&a.answer), a.answer.how.as_str(), note)
-                })
-                .collect()
-        })
-        .collect();
+    // the first note of each (runtime, call), from one pass over the cells
+    let mut notes: BTreeMap<(&str, &str), String> = BTreeMap::new();
+    for c in &r.cells {
+        if let Some(n) = mark(c) {
+            notes.entry((c.runtime.as_str(), c.variant.as_str())).or_insert(n);
+        }
+    }
+    let squares: BTreeMap<(&str, &str), &AnswerRecord> =
+        records.iter().map(|a| ((a.runtime.as_str(), a.variant.as_str()), a)).collect();
     if calls.is_empty() {
         return String::new();
     }
@@ -322,16 +328,12 @@ pub fn answer_heatmap(r: &Results, mark: &dyn Fn(&Cell) -> Option<String>) -> St
                 .set("font-family", "monospace"),
         );
         for (j, rt) in runtimes.iter().enumerate() {
-            let Some((_, list, how, note)) = marks[j].iter().find(|(v, _, _, _)| v == call) else { continue };
-            let fill = match list {
-                AnswerList::Use => GOOD,
-                AnswerList::UseIfEveryPartyDoes => IF_ALL,
-                AnswerList::DontUse => BAD,
-                AnswerList::Undetermined => UNSURE,
-            };
-            let said = note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
-            let title = format!("{rt} {call}: {} — {how}{said}", list.as_str());
-            let mut square = bar(label_w + SQUARE * j as f64, y, SQUARE - 1.0, SQUARE - 1.0, fill, &title);
+            let Some(a) = squares.get(&(*rt, *call)) else { continue };
+            let list = AnswerList::of(&a.answer);
+            let note = notes.get(&(*rt, *call));
+            let said = note.map(|n| format!(" ({n})")).unwrap_or_default();
+            let title = format!("{rt} {call}: {} — {}{said}", list.as_str(), a.answer.how);
+            let mut square = bar(label_w + SQUARE * j as f64, y, SQUARE - 1.0, SQUARE - 1.0, list_colour(list), &title);
             if note.is_some() {
                 square = square.set("stroke", DIFFER).set("stroke-width", 2);
             }
@@ -448,7 +450,7 @@ mod tests {
     fn the_heatmap_has_a_square_per_runtime_and_call_coloured_by_its_answer() {
         use crate::report::answers::{records, AnswerList};
         let mut r = base();
-        let svg = answer_heatmap(&r, &none);
+        let svg = answer_heatmap(&r, &records(&r), &none);
         let all = records(&r);
         assert!(!all.is_empty());
         for a in &all {
@@ -459,7 +461,7 @@ mod tests {
         assert_eq!(svg.matches("<rect").count(), all.len(), "{svg}");
         assert!(!svg.contains(DIFFER));
         r.cells[0].runtime = "<b>&".into();
-        let svg = answer_heatmap(&r, &none);
+        let svg = answer_heatmap(&r, &records(&r), &none);
         assert!(svg.contains("&lt;b&gt;&amp;") && !svg.contains("<b>"), "{svg}");
     }
 
@@ -473,7 +475,9 @@ mod tests {
         let r = base();
         let id =
             r.cells.iter().find(|c| matches!(c.result, super::super::model::CellResult::Race(_))).unwrap().id.clone();
-        let svg = answer_heatmap(&r, &|c: &Cell| (c.id == id).then(|| "the machines disagree".to_string()));
+        let svg = answer_heatmap(&r, &crate::report::answers::records(&r), &|c: &Cell| {
+            (c.id == id).then(|| "the machines disagree".to_string())
+        });
         assert_eq!(svg.matches(&format!("stroke=\"{DIFFER}\"")).count(), 1, "{svg}");
         assert!(svg.contains("(the machines disagree)"), "{svg}");
     }
@@ -482,7 +486,7 @@ mod tests {
     fn nothing_to_draw_draws_nothing() {
         let mut r = base();
         r.cells.clear();
-        assert_eq!(answer_heatmap(&r, &none), "");
+        assert_eq!(answer_heatmap(&r, &crate::report::answers::records(&r), &none), "");
         let race = RaceResult { natural: None, amplified: None, ..a_race(&base()).clone() };
         assert_eq!(super::race(&race), "");
     }

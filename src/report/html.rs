@@ -15,10 +15,10 @@
 
 use std::fmt::Write;
 
+use super::answers::{AnswerList, AnswerRecord};
 use super::model::{Cell, CellResult, ModeRun, Results, Scenario};
 use super::style::Tone;
 use super::table;
-use crate::verdict::answer::AnswerVerdict;
 
 /// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references, for element
 /// content and quoted attribute values; control characters (but line breaks and tabs) and
@@ -56,11 +56,9 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere}.differ{outline:3px solid #a020f
 /// (`use if every party does`), no, and undetermined, each with its answer in words; then the
 /// runtime's hand-off recipes by scenario. Each item is coloured by its typed verdict. Empty
 /// when the file answers nothing.
-fn answer_lists(r: &Results) -> String {
-    use crate::verdict::answer::AnswerVerdict;
-    let calls = super::answers::records(r);
+fn answer_lists(r: &Results, calls: &[AnswerRecord]) -> String {
     let recipes = super::answers::recipe_records(r);
-    let intents = super::answers::intent_records(&calls);
+    let intents = super::answers::intent_records(calls);
     if calls.is_empty() && recipes.is_empty() {
         return String::new();
     }
@@ -109,11 +107,7 @@ fn answer_lists(r: &Results) -> String {
         if !theirs.is_empty() {
             let _ = writeln!(h, "<h4>hand-off recipes</h4><ul>");
             for a in theirs {
-                let tone = match a.answer.verdict {
-                    AnswerVerdict::Yes => Tone::Good,
-                    AnswerVerdict::No => Tone::Bad,
-                    AnswerVerdict::Undetermined => Tone::Unsure,
-                };
+                let tone = Tone::of_verdict(a.answer.verdict);
                 let name = match &a.library {
                     Some(l) => format!("{} [{l}]", a.recipe),
                     None => a.recipe.clone(),
@@ -144,11 +138,7 @@ fn tone(c: &Cell) -> Option<Tone> {
     match &c.result {
         CellResult::SecondComer(_) => c.outcome().and_then(Tone::of_outcome),
         CellResult::Race(r) => Tone::of_race(r.verdict),
-        CellResult::Counters(_) => super::answers::cell_recipe_answer(c).map(|a| match a.verdict {
-            AnswerVerdict::Yes => Tone::Good,
-            AnswerVerdict::No => Tone::Bad,
-            AnswerVerdict::Undetermined => Tone::Unsure,
-        }),
+        CellResult::Counters(_) => super::answers::cell_recipe_answer(c).map(|a| Tone::of_verdict(a.verdict)),
     }
 }
 
@@ -229,10 +219,21 @@ fn detail(c: &Cell, again: Again<'_>) -> String {
     d
 }
 
+/// The classes of cell `c`'s `<td>`: its tone's colour, and `differ` (outlined) where the
+/// merged machines disagree on it.
+fn cell_class(c: &Cell, differ: bool) -> String {
+    let colour = class(tone(c));
+    if differ {
+        format!("{colour} differ")
+    } else {
+        colour.to_string()
+    }
+}
+
 /// One `<td>`: the summary text coloured by the cell's word, expanding to [`detail`].
 fn td(c: &Cell, summary: &str, differ: bool, again: Again<'_>) -> String {
     let mark = if differ { " ≠" } else { "" };
-    let cls = if differ { format!("{} differ", class(tone(c))) } else { class(tone(c)).to_string() };
+    let cls = cell_class(c, differ);
     // a race's pictures under its words ([`super::charts::race`])
     let pictures = match &c.result {
         CellResult::Race(r) => super::charts::race(r),
@@ -254,13 +255,14 @@ contenders together on a free name, naturally (<i>nat</i>) and with every file-s
 <i>exclusive 0/100 &lt; 3.0%</i> is no trial with two winners and its 95% upper bound. Each cell opens to its \
 call, raw error, rates and the command that measures it again.</p>\n";
 
-/// The table of contents: the answer, the lists, each runtime, each hand-off scenario.
-fn nav(r: &Results) -> String {
+/// The table of contents: the answer, the lists, the heatmap (where the page has one), each
+/// runtime, each hand-off scenario.
+fn nav(r: &Results, heatmap: bool) -> String {
     let mut links = vec![("answer".to_string(), "The answer".to_string()), ("lists".into(), "Lists".into())];
     if !table::against_lines(r).is_empty() {
         links.push(("against".into(), "Against others".into()));
     }
-    if !r.measured_runtimes().iter().all(|rt| r.rows(rt).is_empty()) {
+    if heatmap {
         links.push(("heatmap".into(), "Heatmap".into()));
     }
     for (i, rt) in r.measured_runtimes().into_iter().enumerate() {
@@ -280,8 +282,8 @@ fn nav(r: &Results) -> String {
 /// The answer: the runtime × intent grid ([`super::answers::grid_by_runtime`]), each cell
 /// coloured, beside a bar per runtime of its calls in the answer lists' categories
 /// ([`answers_chart`]). Empty when no call has an intent.
-fn answer_section(r: &Results) -> String {
-    let (columns, rows) = super::answers::grid_by_runtime(r);
+fn answer_section(r: &Results, records: &[AnswerRecord]) -> String {
+    let (columns, rows) = super::answers::grid_by_runtime(r, records);
     if columns.is_empty() {
         return String::new();
     }
@@ -299,24 +301,27 @@ fn answer_section(r: &Results) -> String {
         h += "</tr>\n";
     }
     h += "</table>\n";
-    h += &answers_chart(r);
+    h += &answers_chart(records);
     h += "</div>\n";
     h
 }
 
-/// Bar colours of [`answers_chart`]: the calls to use, those to use only if every party does
-/// (`if all do`),
-/// those not to use, the undetermined ones (the grid's and the lists' categories).
-const BAR: [(&str, &str); 4] =
-    [("use", "#2e7d32"), ("if all do", "#9e9d24"), ("don't use", "#c62828"), ("undetermined", "#f9a825")];
+/// The segments of [`answers_chart`]'s bars, in order, with the words of its key: the calls to
+/// use, those to use only if every party does (`if all do`), those not to use, the undetermined
+/// ones (the grid's and the lists' categories, coloured as the heatmap colours them).
+const BAR: [(&str, AnswerList); 4] = [
+    ("use", AnswerList::Use),
+    ("if all do", AnswerList::UseIfEveryPartyDoes),
+    ("don't use", AnswerList::DontUse),
+    ("undetermined", AnswerList::Undetermined),
+];
 
 /// An inline SVG: per runtime, a bar of its calls (second comers and races) in the answer
 /// lists' four categories ([`super::answers::intent_records`]), to one scale; a title per
 /// segment gives the count. Empty without answers.
-fn answers_chart(r: &Results) -> String {
-    let records = super::answers::records(r);
+fn answers_chart(records: &[AnswerRecord]) -> String {
     let mut rows: Vec<(String, [usize; 4])> = Vec::new();
-    for i in super::answers::intent_records(&records) {
+    for i in super::answers::intent_records(records) {
         let n = [i.use_.len(), i.use_if_every_party_does.len(), i.dont_use.len(), i.undetermined.len()];
         match rows.iter_mut().find(|(rt, _)| *rt == i.runtime) {
             Some((_, m)) => m.iter_mut().zip(n).for_each(|(a, b)| *a += b),
@@ -339,7 +344,8 @@ fn answers_chart(r: &Results) -> String {
         let _ =
             writeln!(svg, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", label_w - 6.0, y + 14.0, escape(rt));
         let mut x = label_w;
-        for (k, (word, colour)) in BAR.iter().enumerate() {
+        for (k, (word, list)) in BAR.iter().enumerate() {
+            let colour = super::charts::list_colour(*list);
             let w = bar_w * n[k] as f64 / most as f64;
             if n[k] > 0 {
                 let _ = writeln!(
@@ -355,7 +361,8 @@ fn answers_chart(r: &Results) -> String {
         }
     }
     // the key, two entries a line under the bars
-    for (k, (word, colour)) in BAR.iter().enumerate() {
+    for (k, (word, list)) in BAR.iter().enumerate() {
+        let colour = super::charts::list_colour(*list);
         let y = row_h * (rows.len() + k / 2) as f64 + 14.0;
         let x = label_w + if k % 2 == 0 { 0.0 } else { 80.0 };
         let _ = writeln!(
@@ -422,11 +429,16 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
         }
         h += "</table>\n";
     }
-    h += &nav(r);
+    // every call's answer, once for the page: the grid, its chart, the lists and the heatmap
+    let records = super::answers::records(r);
+    let heatmap = super::charts::answer_heatmap(r, &records, &|c| {
+        differ.contains(c.id.as_str()).then(|| "the machines disagree".into())
+    });
+    h += &nav(r, !heatmap.is_empty());
     // the answer first, as in every report: the grid and its picture, the legend, the lists
-    h += &answer_section(r);
+    h += &answer_section(r, &records);
     h += LEGEND;
-    h += &answer_lists(r);
+    h += &answer_lists(r, &records);
     let against = table::against_lines(r);
     if !against.is_empty() {
         h += "<h2 id=\"against\">Against other parties' calls</h2>\n<ul>\n";
@@ -435,8 +447,6 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
         }
         h += "</ul>\n";
     }
-    let heatmap =
-        super::charts::answer_heatmap(r, &|c| differ.contains(c.id.as_str()).then(|| "the machines disagree".into()));
     if !heatmap.is_empty() {
         h += "<h2 id=\"heatmap\">The answer per call and runtime</h2>\n";
         h += "<p class=\"legend\">Each call\u{2019}s answer at a glance: green use, olive use only if every party does, \
@@ -527,10 +537,7 @@ whose machines disagree. Hover over a square for the call and its answer in word
                             text.push_str(&format!(" · amplified: {a}"));
                         }
                         // outlined where the merged machines disagree, as the matrices' cells
-                        let bad = match differ.contains(c.id.as_str()) {
-                            true => format!("{} differ", class(tone(c))),
-                            false => class(tone(c)).to_string(),
-                        };
+                        let bad = cell_class(c, differ.contains(c.id.as_str()));
                         // the failure rate as a bar, seen without opening the cell (none for a
                         // recipe that did not run: the probe lacks it)
                         let ran = super::answers::cell_recipe_runs(c).is_some_and(|(runs, _)| !runs.is_empty());

@@ -51,6 +51,16 @@ impl Tone {
         }
     }
 
+    /// The tone of an answer's verdict: `yes` held, `no` failed, `undetermined` unsure.
+    pub fn of_verdict(v: crate::verdict::answer::AnswerVerdict) -> Tone {
+        use crate::verdict::answer::AnswerVerdict;
+        match v {
+            AnswerVerdict::Yes => Tone::Good,
+            AnswerVerdict::No => Tone::Bad,
+            AnswerVerdict::Undetermined => Tone::Unsure,
+        }
+    }
+
     /// The tone of a yes / no / undetermined answer.
     pub fn of_answer(safe: Option<bool>) -> Tone {
         match safe {

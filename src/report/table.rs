@@ -664,11 +664,7 @@ fn handoff_tone(c: &Cell, mode: RaceMode) -> Option<Tone> {
         return None;
     }
     let a = crate::verdict::recipe::answer_recipe(&run, words.failures, words.faults);
-    Some(match a.verdict {
-        crate::verdict::answer::AnswerVerdict::Yes => Tone::Good,
-        crate::verdict::answer::AnswerVerdict::No => Tone::Bad,
-        crate::verdict::answer::AnswerVerdict::Undetermined => Tone::Unsure,
-    })
+    Some(Tone::of_verdict(a.verdict))
 }
 
 /// [`scenario_rows`] with the tone of each cell's run ([`handoff_tone`]).

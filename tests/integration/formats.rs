@@ -212,7 +212,7 @@ fn html_first_screen_shows_the_answer_grid_and_chart() {
     let (grid, chart, lists) =
         (html.find("class=\"grid\"").unwrap(), html.find("<svg").unwrap(), html.find("id=\"lists\"").unwrap());
     assert!(grid < lists && chart < lists, "the grid and the chart come before the lists");
-    // the pictures below the answer: the safe-as-a-lock heatmap before the runtimes' tables,
+    // the pictures below the answer: the answer heatmap before the runtimes' tables,
     // every race cell's charts in its details, every hand-off cell's failure-rate bar
     let heatmap = html.find("<h2 id=\"heatmap\">").expect("a heatmap section");
     assert!(lists < heatmap && heatmap < html.find("<h2 id=\"rt-0\">").unwrap());

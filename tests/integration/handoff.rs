@@ -1,8 +1,10 @@
-//! Hand-off scenarios (`docs/HANDOFF.md`): publish, claim and done-marker on every runtime whose
-//! probe has the recipes (Node, Bun, Deno, CoreCLR, Mono, and cmd under Wine; each a visible
-//! SKIPPED when missing, a failure in CI) and against deliberately broken recipes. Only invariants that hold on any
-//! machine are asserted: counters add up to their totals, and a correct recipe never shows a
-//! failure (the count of a wrong one depends on the machine's timing and is not asserted).
+//! Hand-off scenarios (`docs/HANDOFF.md`) on every runtime whose probe has the recipes (Node,
+//! Bun, Deno, CoreCLR, Mono, PowerShell, cmd under Wine, the shells; each a visible SKIPPED
+//! when missing, a failure in CI) and against deliberately broken recipes. Only invariants that
+//! hold on any machine are asserted: counters add up to their totals, and a correct recipe
+//! never shows a failure (the count of a wrong one depends on the machine's timing and is not
+//! asserted). The session runtimes' cells are checked on the default run each runtime's test in
+//! `tests/integration/runtimes.rs` measures ([`check_session_handoffs`]).
 
 use std::collections::BTreeMap;
 
@@ -10,9 +12,10 @@ use crate::common::{available, conformance, fixtures, one_at_a_time, read_result
 use conformance::domain::NoAmplified;
 use conformance::report::model::{Cell, CellResult, CountersResult, Results, Scenario};
 
-/// The runtimes whose probes run the recipes (`probes/shared/session.mjs`,
-/// `probes/dotnet/Probe.cs`).
-const SESSION_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
+/// The runtimes whose probes run every hand-off scenario's recipes
+/// (`probes/shared/session.mjs`, `probes/dotnet/Probe.cs`, which has no `lease.dir-mtime`,
+/// `probes/powershell/probe.ps1`).
+pub(crate) const SESSION_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
 
 /// Why .NET's rename-claim gives duplicates (strace of a Mono run: two workers' `link(2)` of one
 /// item both succeed, then one `unlink(2)` fails with ENOENT and `File.Move` still returns).
@@ -145,32 +148,69 @@ fn a_broken_publish_recipe_is_caught() {
     assert_eq!((count(direct, "damaged_targets"), count(direct, "missing")), (0, 0), "{direct:?}");
 }
 
+/// The publish cells of session runtime `name` in `r`, a run with `items` files per recipe and
+/// the default 2 readers: temp → close → rename shows no failure and every reader reads each
+/// file whole at least once; the direct write publishes every file (its torn reads reported).
+fn check_publish(r: &Results, name: &str, items: u64) {
+    for (mode, right) in publish_runs(r, "publish.temp-rename") {
+        for k in ["torn_reads", "missing", "damaged_targets", "leftover_files", "write_failed", "reader_faults"] {
+            assert_eq!(count(right, k), 0, "{name} {mode}: temp -> close -> rename showed {k}: {right:?}");
+        }
+        assert_eq!(count(right, "published"), items, "{name} {mode}: {right:?}");
+        assert!(
+            count(right, "complete_reads") >= 2 * items,
+            "{name} {mode}: every reader reads each file whole at least once: {right:?}"
+        );
+    }
+    for (mode, wrong) in publish_runs(r, "publish.direct") {
+        assert_eq!(count(wrong, "published"), items, "{name} {mode}: {wrong:?}");
+        // the wrong recipe's torn reads depend on timing: reported, not asserted
+        eprintln!("{name} {mode}: publish.direct torn {}/{} reads", count(wrong, "torn_reads"), count(wrong, "reads"));
+    }
+}
+
+/// Every hand-off scenario of session runtime `name`, checked scenario by scenario, in `r`: a
+/// run of all of them (the default run's, or `--scenario` naming each) with `items` items
+/// (`--items`) and 3 workers. `tests/integration/runtimes.rs` calls it on the default run it
+/// measures through the hostile folder (Node, Bun, Deno, CoreCLR, Mono: one run, one start-up
+/// of the probes, instead of one run per scenario beside it); [`pwsh_handoffs`] on PowerShell's.
+pub(crate) fn check_session_handoffs(r: &Results, name: &str, items: u64) {
+    assert!(SESSION_RUNTIMES.contains(&name), "{name} is no session runtime");
+    check_publish(r, name, items);
+    check_claim(r, name, items);
+    check_done_marker(r, name);
+    check_lease(r, name);
+    check_ledger(r, name);
+    check_holder(r, name);
+    check_update(r, name);
+    let os_locks = OS_LOCK_RUNTIMES.iter().find(|(n, _)| *n == name).map(|(_, rs)| *rs);
+    check_os_lock(r, name, os_locks.unwrap_or_else(|| panic!("{name}: no OS-lock recipes listed")));
+    check_watch(r, name);
+}
+
+/// Every hand-off scenario on PowerShell in one run (its runtime test measures its second
+/// comers and four races, not the default run's hand-offs); cmd's cells of the scenarios it
+/// has no recipe for say unsupported (its publish, claim, update and ledger recipes:
+/// `cmd_recipes_under_wine`, `tests/integration/cmd_handoff.rs`).
 #[test]
-fn publish_on_session_runtimes() {
+fn pwsh_handoffs() {
     let _serial = one_at_a_time();
-    for name in SESSION_RUNTIMES {
-        if !available(name) {
-            continue;
-        }
-        let r = publish(name, "30", &[]);
-        for (mode, right) in publish_runs(&r, "publish.temp-rename") {
-            for k in ["torn_reads", "missing", "damaged_targets", "leftover_files", "write_failed", "reader_faults"] {
-                assert_eq!(count(right, k), 0, "{name} {mode}: temp -> close -> rename showed {k}: {right:?}");
-            }
-            assert_eq!(count(right, "published"), 30, "{name} {mode}: {right:?}");
-            assert!(
-                count(right, "complete_reads") >= 60,
-                "{name} {mode}: every reader reads each file whole at least once: {right:?}"
-            );
-        }
-        for (mode, wrong) in publish_runs(&r, "publish.direct") {
-            assert_eq!(count(wrong, "published"), 30, "{name} {mode}: {wrong:?}");
-            // the wrong recipe's torn reads depend on timing: reported, not asserted
-            eprintln!(
-                "{name} {mode}: publish.direct torn {}/{} reads",
-                count(wrong, "torn_reads"),
-                count(wrong, "reads")
-            );
+    if available("pwsh") {
+        let all = "publish,claim,done-marker,lease,ledger,holder,update,os-lock,watch";
+        let r = handoff(all, "pwsh", "20", &["--workers", "3"]);
+        check_session_handoffs(&r, "pwsh", 20);
+    }
+    // cmd has no lease recipe (no clock finer than a second to judge staleness by, no JSON),
+    // and no holder, OS-lock or watch recipe
+    if available("cmd") {
+        let r = handoff("lease,holder,os-lock,watch", "cmd", "1", &[]);
+        let recipes = [Scenario::Lease, Scenario::Holder, Scenario::OsLock, Scenario::Watch]
+            .into_iter()
+            .map(|s| conformance::handoff::Recipe::of(s).count())
+            .sum::<usize>();
+        assert_eq!(r.cells.len(), recipes, "cmd: one cell per recipe: {r:?}");
+        for c in &r.cells {
+            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
         }
     }
 }
@@ -398,16 +438,13 @@ fn broken_claim_recipes_are_caught() {
     assert_eq!((count(plain, "lost_items"), count(plain, "worker_faults")), (0, 0), "{plain:?}");
 }
 
-#[test]
-fn claim_on_session_runtimes() {
-    let _serial = one_at_a_time();
-    for name in SESSION_RUNTIMES {
-        if !available(name) {
-            continue;
-        }
-        let r = handoff("claim", name, "20", &[]);
+/// The claim cells of session runtime `name` in `r`, a run with `items` items per trial: the
+/// right recipes lose and duplicate nothing (where measured to fail, their duplicates are
+/// reported) and count every item of every trial.
+fn check_claim(r: &Results, name: &str, items: u64) {
+    {
         for right in ["claim.rename-claim", "claim.exclusive-marker"] {
-            for (mode, m) in claim_runs(&r, right) {
+            for (mode, m) in claim_runs(r, right) {
                 for k in ["duplicate_claims", "lost_items", "left_unclaimed", "worker_faults"] {
                     if k == "duplicate_claims" {
                         if let Some(why) = measured_to_fail(name, right) {
@@ -421,10 +458,10 @@ fn claim_on_session_runtimes() {
                     }
                     assert_eq!(count(m, k), 0, "{name} {mode}: {right} showed {k}: {m:?}");
                 }
-                assert_eq!(count(m, "items"), 100, "{name} {mode}: {m:?}");
+                assert_eq!(count(m, "items"), items * conformance::engine::CLAIM_TRIALS as u64, "{name} {mode}: {m:?}");
             }
         }
-        for (mode, wrong) in claim_runs(&r, "claim.list-then-open") {
+        for (mode, wrong) in claim_runs(r, "claim.list-then-open") {
             // the wrong recipe's duplicates depend on timing: reported, not asserted
             eprintln!(
                 "{name} {mode}: claim.list-then-open duplicates {}/{} items",
@@ -435,17 +472,14 @@ fn claim_on_session_runtimes() {
     }
 }
 
-#[test]
-fn done_marker_on_session_runtimes() {
-    let _serial = one_at_a_time();
-    for name in SESSION_RUNTIMES {
-        if !available(name) {
-            continue;
-        }
-        let r = handoff("done-marker", name, "1", &[]);
-        assert_eq!(r.cells.len(), 4, "{name}: one cell per recipe: {r:?}");
-        for c in &r.cells {
-            for (mode, m) in runs(&r, &c.variant) {
+/// The done-marker cells of session runtime `name` in `r`: the counters add up, the marker
+/// written after the data is never premature, and a recipe stops early only after a failure.
+fn check_done_marker(r: &Results, name: &str) {
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == Scenario::DoneMarker).collect();
+    assert_eq!(cells.len(), 4, "{name}: one cell per recipe: {r:?}");
+    {
+        for c in cells {
+            for (mode, m) in runs(r, &c.variant) {
                 let n = |k: &str| *m.get(k).unwrap_or_else(|| panic!("{name} {mode}: {k} in {c:?}"));
                 assert_eq!(n("items"), n("written") + n("write_failed"), "{mode}: {c:?}");
                 assert_eq!(n("consumed"), n("premature_consumes") + n("whole_consumes"), "{mode}: {c:?}");
@@ -549,10 +583,6 @@ fn a_full_file_system_in_a_hand_off_is_a_harness_error_not_a_failed_write() {
     assert!(stdout.contains("harness-error") && !stdout.contains("write failed"), "{stdout}");
 }
 
-/// The runtimes whose probes have the lease recipes (`probes/shared/session.mjs`,
-/// `probes/dotnet/Probe.cs`, which has no `lease.dir-mtime`, `probes/powershell/probe.ps1`).
-const LEASE_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
-
 /// The counters of each run of `recipe`'s lease cell ([`runs`]), checked to add up: every
 /// trial was taken over or stuck; a trial with two holders had a holder beyond the first, and
 /// the lock names at most one holder, so every extra holder lost its lease.
@@ -595,23 +625,20 @@ fn broken_lease_recipes_are_caught() {
     }
 }
 
-#[test]
-fn lease_on_session_runtimes() {
-    let _serial = one_at_a_time();
-    for name in LEASE_RUNTIMES {
-        if !available(name) {
-            continue;
-        }
-        let r = handoff("lease", name, "1", &[]);
-        assert_eq!(r.cells.len(), 5, "{name}: one cell per recipe: {r:?}");
-        for c in &r.cells {
+/// The lease cells of session runtime `name` in `r`: no taker faults, every trial taken over or
+/// stuck, and a recipe stops early only after two holders.
+fn check_lease(r: &Results, name: &str) {
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == Scenario::Lease).collect();
+    assert_eq!(cells.len(), 5, "{name}: one cell per recipe: {r:?}");
+    {
+        for c in cells {
             if ["coreclr", "mono"].contains(&name) && c.variant == "lease.dir-mtime" {
                 // .NET has no mkdir that refuses an existing directory: the probe says so
                 let why = c.evidence.as_deref().unwrap_or_default();
                 assert!(why.starts_with("unsupported: lease.dir-mtime needs a mkdir"), "{name}: {c:?}");
                 continue;
             }
-            for (mode, m) in lease_runs(&r, &c.variant) {
+            for (mode, m) in lease_runs(r, &c.variant) {
                 let trials = count(m, "trials") as usize;
                 assert_eq!(count(m, "taker_faults"), 0, "{name} {mode}: {c:?}");
                 // adaptive trials: a recipe stops early only once a trial had two holders
@@ -626,20 +653,7 @@ fn lease_on_session_runtimes() {
             }
         }
     }
-    // cmd has no lease recipe (no clock finer than a second to judge staleness by, no JSON):
-    // its cells say unsupported
-    if available("cmd") {
-        let r = handoff("lease", "cmd", "1", &[]);
-        assert_eq!(r.cells.len(), 5, "cmd: {r:?}");
-        for c in &r.cells {
-            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
-        }
-    }
 }
-
-/// The runtimes whose probes have the ledger recipes (`probes/shared/session.mjs`,
-/// `probes/dotnet/Probe.cs`, `probes/powershell/probe.ps1`).
-const LEDGER_RUNTIMES: [&str; 6] = ["node", "bun", "deno", "coreclr", "mono", "pwsh"];
 
 /// The counters of each run of `recipe`'s ledger cell ([`runs`]), checked to add up: a trial
 /// with a duplicate made an effect beyond the first, and no trial both made none and two.
@@ -677,17 +691,14 @@ fn broken_ledger_recipes_are_caught() {
     assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "{c:?}");
 }
 
-#[test]
-fn ledger_on_session_runtimes() {
-    let _serial = one_at_a_time();
-    for name in LEDGER_RUNTIMES {
-        if !available(name) {
-            continue;
-        }
-        let r = handoff("ledger", name, "1", &[]);
-        assert_eq!(r.cells.len(), 3, "{name}: one cell per recipe: {r:?}");
-        for c in &r.cells {
-            let runs = ledger_runs(&r, &c.variant);
+/// The ledger cells of session runtime `name` in `r`: every item processed and recorded, no
+/// worker faults, and a recipe stops early only after a duplicate.
+fn check_ledger(r: &Results, name: &str) {
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == Scenario::Ledger).collect();
+    assert_eq!(cells.len(), 3, "{name}: one cell per recipe: {r:?}");
+    {
+        for c in cells {
+            let runs = ledger_runs(r, &c.variant);
             assert!(!runs.is_empty(), "{name}: {c:?}");
             for (mode, m) in runs {
                 let trials = count(m, "trials") as usize;
@@ -706,7 +717,6 @@ fn ledger_on_session_runtimes() {
             }
         }
     }
-    // cmd's ledger recipes: tests/integration/cmd_handoff.rs
 }
 
 /// A run over several runtimes measures their hand-offs after every runtime's races, two
@@ -1050,37 +1060,6 @@ fn check_watch(r: &Results, name: &str) {
                 n("complete"),
                 n("strays")
             );
-        }
-    }
-}
-
-/// The laid-out hand-offs and the shared-file update on every session runtime, one run per
-/// runtime (one start-up of its probes for the four scenarios: the CI run's time), each
-/// scenario's cells checked by its own function.
-#[test]
-fn holder_update_os_lock_and_watch_on_session_runtimes() {
-    let _serial = one_at_a_time();
-    for (name, os_lock_recipes) in OS_LOCK_RUNTIMES {
-        if !available(name) {
-            continue;
-        }
-        let r = handoff("holder,update,os-lock,watch", name, "1", &["--workers", "3"]);
-        check_holder(&r, name);
-        check_update(&r, name);
-        check_os_lock(&r, name, os_lock_recipes);
-        check_watch(&r, name);
-    }
-    // cmd has no holder, OS-lock or watch recipe: its cells say unsupported (its update
-    // recipes: tests/integration/cmd_handoff.rs)
-    if available("cmd") {
-        let r = handoff("holder,os-lock,watch", "cmd", "1", &[]);
-        let recipes = [Scenario::Holder, Scenario::OsLock, Scenario::Watch]
-            .into_iter()
-            .map(|s| conformance::handoff::Recipe::of(s).count())
-            .sum::<usize>();
-        assert_eq!(r.cells.len(), recipes, "cmd: one cell per recipe: {r:?}");
-        for c in &r.cells {
-            assert!(c.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported")), "cmd: {c:?}");
         }
     }
 }

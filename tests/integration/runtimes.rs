@@ -204,7 +204,9 @@ fn control_worked(r: &Results, name: &str) {
 
 /// The whole check for a session-mode runtime: every variant through the hostile folder,
 /// compared with the baseline, paths taken as data, the raw messages of `quoting` variants
-/// quoting the path, and complete race counts over 100 trials.
+/// quoting the path, complete race counts over 100 trials, and, for the runtimes whose probes
+/// have every hand-off recipe, the default run's hand-off cells checked as
+/// `tests/integration/handoff.rs` checks them ([`crate::handoff::check_session_handoffs`]).
 fn check_session_runtime(name: &str, quoting: &[&str]) {
     let _serial = one_at_a_time();
     if !available(name) {
@@ -217,6 +219,11 @@ fn check_session_runtime(name: &str, quoting: &[&str]) {
     }
     race_stats_are_complete(&m, 100);
     control_worked(&m.r, name);
+    // the default run's hand-offs, through the hostile folder, where the probe has every
+    // scenario's recipes (the other probes' hand-off cells are compared with the baseline)
+    if crate::handoff::SESSION_RUNTIMES.contains(&name) {
+        crate::handoff::check_session_handoffs(&m.r, name, conformance::cli::DEFAULT_ITEMS.into());
+    }
 }
 
 #[test]

@@ -96,7 +96,8 @@ pub fn race(r: &RaceResult) -> String {
     // the same places in every mode's row: the spread scales line up
     let contenders = modes.iter().map(|(_, m)| m.stats.contenders).max().unwrap_or(0);
     let orderings = modes.iter().map(|(_, m)| m.orderings.len()).max().unwrap_or(0);
-    let layout = Layout::new(contenders, orderings);
+    let digits = modes.iter().flat_map(|(_, m)| &m.orderings).map(|o| o.offset_us.to_string().len()).max().unwrap_or(0);
+    let layout = Layout::new(contenders, orderings, digits);
     let width = layout.spread + SPREAD_W + 10.0;
     let mut doc = document()
         .set("width", width)
@@ -115,19 +116,23 @@ pub fn race(r: &RaceResult) -> String {
 struct Layout {
     /// The first ordering column.
     orderings: f64,
+    /// From one ordering column to the next: wide enough for the longest offset's label.
+    step: f64,
     /// The spread scale.
     spread: f64,
 }
 
-/// Width of an ordering column and its gap, px.
+/// Least width of an ordering column and its gap, px.
 const ORDERING_W: f64 = 30.0;
 
 impl Layout {
-    /// For a cell whose modes have at most `contenders` contenders and `orderings` orderings.
-    fn new(contenders: usize, orderings: usize) -> Layout {
+    /// For a cell whose modes have at most `contenders` contenders and `orderings` orderings,
+    /// whose longest offset label (µs) has `digits` digits (8 px digits are about 5 px wide).
+    fn new(contenders: usize, orderings: usize, digits: usize) -> Layout {
         let hist_end = 4.0 + 15.0 * (contenders + 1) as f64;
         let first = hist_end + 48.0;
-        Layout { orderings: first, spread: first + ORDERING_W * orderings as f64 + 56.0 }
+        let step = ORDERING_W.max(5.0 * digits as f64 + 8.0);
+        Layout { orderings: first, step, spread: first + step * orderings as f64 + 56.0 }
     }
 }
 
@@ -161,13 +166,30 @@ fn mode_row(name: &str, m: &ModeRun, widest: f64, layout: &Layout) -> Group {
         let t = o.stats.trials.max(1) as f64;
         let title = format!("offset {} µs: {bad} of {} trials {}", o.offset_us, o.stats.trials, m.verdict.as_str());
         let ground = if o.stats.trials == 0 { "none" } else { REST };
-        g = g.add(bar(x, base - BAR_H, 12.0, BAR_H, ground, &title).set("stroke", REST));
+        // one title for the frame and its red share
+        let mut column = Group::new().add(Title::new(plain(&title))).add(
+            Rectangle::new()
+                .set("x", format!("{x:.1}"))
+                .set("y", format!("{:.1}", base - BAR_H))
+                .set("width", "12.0")
+                .set("height", format!("{BAR_H:.1}"))
+                .set("fill", ground)
+                .set("stroke", REST),
+        );
         if bad > 0 && crate::verdict::is_disproof(m.verdict) {
             let h = (BAR_H * bad as f64 / t).max(1.5);
-            g = g.add(bar(x, base - h, 12.0, h, BAD, &title));
+            column = column.add(
+                Rectangle::new()
+                    .set("x", format!("{x:.1}"))
+                    .set("y", format!("{:.1}", base - h))
+                    .set("width", "12.0")
+                    .set("height", format!("{h:.1}"))
+                    .set("fill", BAD),
+            );
         }
+        g = g.add(column);
         g = g.add(label(x, base + 11.0, 8, &o.offset_us.to_string()));
-        x += ORDERING_W;
+        x += layout.step;
     }
     if !m.orderings.is_empty() {
         g = g.add(label(x - 4.0, base, 9, "µs offsets"));
@@ -271,7 +293,8 @@ const SQUARE: f64 = 12.0;
 /// call ([`super::answers::records`], the lists' categories, [`super::answers::AnswerList`]):
 /// green use, olive use if every party does, red don't use, amber undetermined; no square where
 /// the runtime lacks the call. `records` are `r`'s ([`super::answers::records`], computed once
-/// by the caller). Its title gives the answer in words. A square is outlined where
+/// by the caller). Its title gives the answer in words. A call the matrix marks as an
+/// anti-pattern has its label in italics, and says so in its titles. A square is outlined where
 /// `mark` gives a note for one of the call's cells on that runtime (cells that disagree between
 /// merged machines, [`Results::disagreements`]; cells a `diff` found changed), the note added
 /// to its title. Returns the `<svg>` as text, or an empty string when `r` answers no call.
@@ -320,19 +343,26 @@ pub fn answer_heatmap(r: &Results, records: &[AnswerRecord], mark: &dyn Fn(&Cell
         let y = head_h - 4.0;
         doc = doc.add(label(x, y, 10, shown).set("transform", format!("rotate(-50 {x:.1} {y:.1})")));
     }
+    // a call the matrix marks as an anti-pattern (check-then-create…): its label in italics,
+    // said in its title and in each of its squares'
+    let anti: std::collections::BTreeSet<&str> =
+        records.iter().filter(|a| a.anti_pattern).map(|a| a.variant.as_str()).collect();
     for (i, call) in calls.iter().enumerate() {
         let y = head_h + SQUARE * i as f64;
-        doc = doc.add(
-            label(label_w - 4.0, y + SQUARE - 2.0, 10, &calls_shown[i])
-                .set("text-anchor", "end")
-                .set("font-family", "monospace"),
-        );
+        let mut text = label(label_w - 4.0, y + SQUARE - 2.0, 10, &calls_shown[i])
+            .set("text-anchor", "end")
+            .set("font-family", "monospace");
+        if anti.contains(call) {
+            text = text.set("font-style", "italic").add(Title::new(plain(&format!("{call} (anti-pattern)"))));
+        }
+        doc = doc.add(text);
         for (j, rt) in runtimes.iter().enumerate() {
             let Some(a) = squares.get(&(*rt, *call)) else { continue };
             let list = AnswerList::of(&a.answer);
             let note = notes.get(&(*rt, *call));
             let said = note.map(|n| format!(" ({n})")).unwrap_or_default();
-            let title = format!("{rt} {call}: {} — {}{said}", list.as_str(), a.answer.how);
+            let tag = if a.anti_pattern { " (anti-pattern)" } else { "" };
+            let title = format!("{rt} {call}{tag}: {} — {}{said}", list.as_str(), a.answer.how);
             let mut square = bar(label_w + SQUARE * j as f64, y, SQUARE - 1.0, SQUARE - 1.0, list_colour(list), &title);
             if note.is_some() {
                 square = square.set("stroke", DIFFER).set("stroke-width", 2);
@@ -413,6 +443,21 @@ mod tests {
         // the red part of offset 0 is half of the column: 17 of 34 px
         assert!(svg.contains(&format!("fill=\"{BAD}\" height=\"17.0\" width=\"12.0\"")), "{svg}");
         assert!(svg.contains("barrier spread: p50 40 µs, p99 300 µs, largest 400 µs"), "{svg}");
+        // one title per ordering, over its frame and its red share
+        assert_eq!(svg.matches("offset 0 µs: 5 of 10").count(), 1, "{svg}");
+        // offsets of 7 digits get columns wide enough for their labels: 43 px apart, not 30
+        let m = race.natural.as_mut().unwrap();
+        m.orderings[0].offset_us = 1_000_000;
+        m.orderings[1].offset_us = 2_000_000;
+        let svg = super::race(race);
+        let x_of = |text: &str| -> f64 {
+            let at = svg.find(&format!(">\n{text}\n</text>")).unwrap_or_else(|| panic!("{text}: {svg}"));
+            let open = svg[..at].rfind("<text").unwrap();
+            let x = &svg[open..at];
+            let x = &x[x.find("x=\"").unwrap() + 3..];
+            x[..x.find('"').unwrap()].parse().unwrap()
+        };
+        assert!(x_of("2000000") - x_of("1000000") >= 43.0, "{svg}");
     }
 
     #[test]
@@ -454,8 +499,9 @@ mod tests {
         let all = records(&r);
         assert!(!all.is_empty());
         for a in &all {
-            let title =
-                format!("{} {}: {} — {}", a.runtime, a.variant, AnswerList::of(&a.answer).as_str(), a.answer.how);
+            let tag = if a.anti_pattern { " (anti-pattern)" } else { "" };
+            let list = AnswerList::of(&a.answer).as_str();
+            let title = format!("{} {}{tag}: {list} — {}", a.runtime, a.variant, a.answer.how);
             assert!(svg.contains(&plain_escaped(&title)), "{title}: {svg}");
         }
         assert_eq!(svg.matches("<rect").count(), all.len(), "{svg}");
@@ -468,6 +514,34 @@ mod tests {
     /// `text` as the svg crate writes it in element content.
     fn plain_escaped(text: &str) -> String {
         text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    }
+
+    /// An anti-pattern's row label is in italics and titled so, and so are its squares; other
+    /// rows' are not.
+    #[test]
+    fn anti_patterns_are_marked_in_the_heatmap() {
+        let mut r = base();
+        let check = |r: &Results| -> usize {
+            let records = crate::report::answers::records(r);
+            let svg = answer_heatmap(r, &records, &none);
+            let anti: std::collections::BTreeSet<&str> =
+                records.iter().filter(|a| a.anti_pattern).map(|a| a.variant.as_str()).collect();
+            assert_eq!(svg.matches("font-style=\"italic\"").count(), anti.len(), "{svg}");
+            for v in &anti {
+                assert!(svg.contains(&format!("<title>{v} (anti-pattern)</title>")), "{v}: {svg}");
+                let squares = records.iter().filter(|a| a.variant == *v).count();
+                assert_eq!(svg.matches(&format!("{v} (anti-pattern): ")).count(), squares, "{v}: {svg}");
+            }
+            anti.len()
+        };
+        let before = check(&r);
+        assert!(before > 0, "the fixture has an anti-pattern");
+        // marking one more call marks one more row
+        let variant = r.cells.iter().find(|c| !c.anti_pattern).unwrap().variant.clone();
+        for c in r.cells.iter_mut().filter(|c| c.variant == variant) {
+            c.anti_pattern = true;
+        }
+        assert_eq!(check(&r), before + 1);
     }
 
     #[test]

@@ -297,7 +297,9 @@ const SQUARE: f64 = 12.0;
 /// anti-pattern has its label in italics, and says so in its titles. A square is outlined where
 /// `mark` gives a note for one of the call's cells on that runtime (cells that disagree between
 /// merged machines, [`Results::disagreements`]; cells a `diff` found changed), the note added
-/// to its title. Returns the `<svg>` as text, or an empty string when `r` answers no call.
+/// to its title. Returns an HTML fragment, or an empty string when `r` answers no call: a
+/// `<div class="heatmap">` holding the column labels' `<svg>` in a `<div class="heat-head">`
+/// (kept in view while the rows scroll under it, by the page's style) and the squares' `<svg>`.
 pub fn answer_heatmap(r: &Results, records: &[AnswerRecord], mark: &dyn Fn(&Cell) -> Option<String>) -> String {
     let mut runtimes: Vec<&str> = Vec::new();
     let mut calls: Vec<&str> = Vec::new();
@@ -331,24 +333,31 @@ pub fn answer_heatmap(r: &Results, records: &[AnswerRecord], mark: &dyn Fn(&Cell
     let column_label = longest(&runtimes_shown) * 6.0;
     let head_h = column_label * 0.766 + 12.0;
     let width = label_w + SQUARE * runtimes.len() as f64 + column_label * 0.643 + 10.0;
-    let height = head_h + SQUARE * calls.len() as f64 + 4.0;
+    let height = SQUARE * calls.len() as f64 + 4.0;
+    // the column labels in a picture of their own, which the page keeps in view while the rows
+    // scroll under it (`.heat-head` in the page's style); the squares' titles name the runtime
+    let mut head = document()
+        .set("width", format!("{width:.0}"))
+        .set("height", format!("{head_h:.0}"))
+        .set("aria-hidden", "true")
+        .set("font-size", 10);
+    for (j, shown) in runtimes_shown.iter().enumerate() {
+        let x = label_w + SQUARE * j as f64 + SQUARE / 2.0 + 3.0;
+        let y = head_h - 4.0;
+        head = head.add(label(x, y, 10, shown).set("transform", format!("rotate(-50 {x:.1} {y:.1})")));
+    }
     let mut doc = document()
         .set("width", format!("{width:.0}"))
         .set("height", format!("{height:.0}"))
         .set("role", "img")
         .set("aria-label", "each call's answer, per runtime")
         .set("font-size", 10);
-    for (j, shown) in runtimes_shown.iter().enumerate() {
-        let x = label_w + SQUARE * j as f64 + SQUARE / 2.0 + 3.0;
-        let y = head_h - 4.0;
-        doc = doc.add(label(x, y, 10, shown).set("transform", format!("rotate(-50 {x:.1} {y:.1})")));
-    }
     // a call the matrix marks as an anti-pattern (check-then-create…): its label in italics,
     // said in its title and in each of its squares'
     let anti: std::collections::BTreeSet<&str> =
         records.iter().filter(|a| a.anti_pattern).map(|a| a.variant.as_str()).collect();
     for (i, call) in calls.iter().enumerate() {
-        let y = head_h + SQUARE * i as f64;
+        let y = SQUARE * i as f64;
         let mut text = label(label_w - 4.0, y + SQUARE - 2.0, 10, &calls_shown[i])
             .set("text-anchor", "end")
             .set("font-family", "monospace");
@@ -370,7 +379,7 @@ pub fn answer_heatmap(r: &Results, records: &[AnswerRecord], mark: &dyn Fn(&Cell
             doc = doc.add(square);
         }
     }
-    doc.to_string()
+    format!("<div class=\"heatmap\"><div class=\"heat-head\">{head}</div>\n{doc}</div>")
 }
 
 #[cfg(test)]
@@ -509,6 +518,19 @@ mod tests {
         r.cells[0].runtime = "<b>&".into();
         let svg = answer_heatmap(&r, &records(&r), &none);
         assert!(svg.contains("&lt;b&gt;&amp;") && !svg.contains("<b>"), "{svg}");
+    }
+
+    /// The runtime labels sit in a picture of their own, in the `heat-head` block the page's
+    /// style keeps in view; the squares follow in the second picture.
+    #[test]
+    fn the_heatmap_column_labels_are_a_sticky_head_of_their_own() {
+        let r = base();
+        let html = answer_heatmap(&r, &crate::report::answers::records(&r), &none);
+        assert!(html.starts_with("<div class=\"heatmap\"><div class=\"heat-head\"><svg"), "{html}");
+        let (head, body) = html.split_once("</div>").unwrap();
+        assert!(head.contains(&r.cells[0].runtime) && !head.contains("<rect"), "{head}");
+        assert!(body.contains("<rect") && body.contains("role=\"img\""), "{body}");
+        assert!(crate::report::html::STYLE.contains(".heat-head{position:sticky;top:0"));
     }
 
     /// `text` as the svg crate writes it in element content.

@@ -49,6 +49,7 @@ summary{cursor:pointer;font-weight:600}details div{font-weight:normal;font-size:
 code{font-size:12px}.good{background:#c8efc8}.bad{background:#f6c0c0}.warn{background:#fbe6a6}.none{background:#ddd}
 pre{white-space:pre-wrap;overflow-wrap:anywhere}.differ{outline:3px solid #a020f0;outline-offset:-3px}
 .answer{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.answer table{margin:0}.grid th,.grid td{max-width:9.5em;font-size:13px}.grid code{overflow-wrap:anywhere}
+.heat-head{position:sticky;top:0;z-index:2;background:#fff}.heat-head svg,.heatmap>svg{display:block}
 .legend{font-size:12px;color:#444;max-width:60em}.legend span{padding:0 .4em;margin-right:.3em}.note{font-size:12px;color:#444;margin:.1em 0}";
 
 /// The answer lists as HTML lists, the article's *ways to use* and *ways not to use*: per

@@ -57,15 +57,19 @@ fn label(x: f64, y: f64, size: u32, text: &str) -> Text {
     Text::new(plain(text)).set("x", format!("{x:.1}")).set("y", format!("{y:.1}")).set("font-size", size)
 }
 
-/// A filled rectangle with a hover title.
-fn bar(x: f64, y: f64, w: f64, h: f64, fill: &str, title: &str) -> Rectangle {
+/// A filled rectangle.
+fn rect(x: f64, y: f64, w: f64, h: f64, fill: &str) -> Rectangle {
     Rectangle::new()
         .set("x", format!("{x:.1}"))
         .set("y", format!("{y:.1}"))
         .set("width", format!("{w:.1}"))
         .set("height", format!("{h:.1}"))
         .set("fill", fill)
-        .add(Title::new(plain(title)))
+}
+
+/// A filled rectangle with a hover title.
+fn bar(x: f64, y: f64, w: f64, h: f64, fill: &str, title: &str) -> Rectangle {
+    rect(x, y, w, h, fill).add(Title::new(plain(title)))
 }
 
 /// Height of one mode's row in [`race`], px.
@@ -167,25 +171,12 @@ fn mode_row(name: &str, m: &ModeRun, widest: f64, layout: &Layout) -> Group {
         let title = format!("offset {} µs: {bad} of {} trials {}", o.offset_us, o.stats.trials, m.verdict.as_str());
         let ground = if o.stats.trials == 0 { "none" } else { REST };
         // one title for the frame and its red share
-        let mut column = Group::new().add(Title::new(plain(&title))).add(
-            Rectangle::new()
-                .set("x", format!("{x:.1}"))
-                .set("y", format!("{:.1}", base - BAR_H))
-                .set("width", "12.0")
-                .set("height", format!("{BAR_H:.1}"))
-                .set("fill", ground)
-                .set("stroke", REST),
-        );
+        let mut column = Group::new()
+            .add(Title::new(plain(&title)))
+            .add(rect(x, base - BAR_H, 12.0, BAR_H, ground).set("stroke", REST));
         if bad > 0 && crate::verdict::is_disproof(m.verdict) {
             let h = (BAR_H * bad as f64 / t).max(1.5);
-            column = column.add(
-                Rectangle::new()
-                    .set("x", format!("{x:.1}"))
-                    .set("y", format!("{:.1}", base - h))
-                    .set("width", "12.0")
-                    .set("height", format!("{h:.1}"))
-                    .set("fill", BAD),
-            );
+            column = column.add(rect(x, base - h, 12.0, h, BAD));
         }
         g = g.add(column);
         g = g.add(label(x, base + 11.0, 8, &o.offset_us.to_string()));

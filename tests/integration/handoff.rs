@@ -148,6 +148,13 @@ fn a_broken_publish_recipe_is_caught() {
     assert_eq!((count(direct, "damaged_targets"), count(direct, "missing")), (0, 0), "{direct:?}");
 }
 
+/// The cells of `scenario` in `r` (a run of runtime `name`), asserted to be `n`: one per recipe.
+fn cells_in<'a>(r: &'a Results, scenario: Scenario, name: &str, n: usize) -> Vec<&'a Cell> {
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == scenario).collect();
+    assert_eq!(cells.len(), n, "{name}: one cell per recipe: {r:?}");
+    cells
+}
+
 /// The publish cells of session runtime `name` in `r`, a run with `items` files per recipe and
 /// the default 2 readers: temp → close → rename shows no failure and every reader reads each
 /// file whole at least once; the direct write publishes every file (its torn reads reported).
@@ -442,62 +449,56 @@ fn broken_claim_recipes_are_caught() {
 /// right recipes lose and duplicate nothing (where measured to fail, their duplicates are
 /// reported) and count every item of every trial.
 fn check_claim(r: &Results, name: &str, items: u64) {
-    {
-        for right in ["claim.rename-claim", "claim.exclusive-marker"] {
-            for (mode, m) in claim_runs(r, right) {
-                for k in ["duplicate_claims", "lost_items", "left_unclaimed", "worker_faults"] {
-                    if k == "duplicate_claims" {
-                        if let Some(why) = measured_to_fail(name, right) {
-                            eprintln!(
-                                "{name} {mode}: {right} duplicates {}/{} items ({why})",
-                                count(m, k),
-                                count(m, "items")
-                            );
-                            continue;
-                        }
+    for right in ["claim.rename-claim", "claim.exclusive-marker"] {
+        for (mode, m) in claim_runs(r, right) {
+            for k in ["duplicate_claims", "lost_items", "left_unclaimed", "worker_faults"] {
+                if k == "duplicate_claims" {
+                    if let Some(why) = measured_to_fail(name, right) {
+                        eprintln!(
+                            "{name} {mode}: {right} duplicates {}/{} items ({why})",
+                            count(m, k),
+                            count(m, "items")
+                        );
+                        continue;
                     }
-                    assert_eq!(count(m, k), 0, "{name} {mode}: {right} showed {k}: {m:?}");
                 }
-                assert_eq!(count(m, "items"), items * conformance::engine::CLAIM_TRIALS as u64, "{name} {mode}: {m:?}");
+                assert_eq!(count(m, k), 0, "{name} {mode}: {right} showed {k}: {m:?}");
             }
+            assert_eq!(count(m, "items"), items * conformance::engine::CLAIM_TRIALS as u64, "{name} {mode}: {m:?}");
         }
-        for (mode, wrong) in claim_runs(r, "claim.list-then-open") {
-            // the wrong recipe's duplicates depend on timing: reported, not asserted
-            eprintln!(
-                "{name} {mode}: claim.list-then-open duplicates {}/{} items",
-                count(wrong, "duplicate_claims"),
-                count(wrong, "items")
-            );
-        }
+    }
+    for (mode, wrong) in claim_runs(r, "claim.list-then-open") {
+        // the wrong recipe's duplicates depend on timing: reported, not asserted
+        eprintln!(
+            "{name} {mode}: claim.list-then-open duplicates {}/{} items",
+            count(wrong, "duplicate_claims"),
+            count(wrong, "items")
+        );
     }
 }
 
 /// The done-marker cells of session runtime `name` in `r`: the counters add up, the marker
 /// written after the data is never premature, and a recipe stops early only after a failure.
 fn check_done_marker(r: &Results, name: &str) {
-    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == Scenario::DoneMarker).collect();
-    assert_eq!(cells.len(), 4, "{name}: one cell per recipe: {r:?}");
-    {
-        for c in cells {
-            for (mode, m) in runs(r, &c.variant) {
-                let n = |k: &str| *m.get(k).unwrap_or_else(|| panic!("{name} {mode}: {k} in {c:?}"));
-                assert_eq!(n("items"), n("written") + n("write_failed"), "{mode}: {c:?}");
-                assert_eq!(n("consumed"), n("premature_consumes") + n("whole_consumes"), "{mode}: {c:?}");
-                assert_eq!(n("consumer_faults"), 0, "{name} {mode}: {c:?}");
-                if c.variant == "done.marker-after-data" {
-                    // the manifest is written after the data is closed: never premature, never missed
-                    let got = (n("premature_consumes"), n("never_consumed"), n("items"));
-                    assert_eq!(got, (0, 0, conformance::engine::DONE_ITEMS as u64), "{name} {mode}: {c:?}");
-                } else {
-                    // adaptive trials: a recipe stops early only once an item was premature
-                    let items = n("items") as usize;
-                    assert!((1..=conformance::engine::DONE_ITEMS).contains(&items), "{name} {mode}: {c:?}");
-                    if items < conformance::engine::DONE_ITEMS {
-                        assert!(items >= conformance::engine::DONE_DISPROOF_ITEMS, "{name} {mode}: {c:?}");
-                        assert!(n("premature_consumes") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
-                    }
-                    eprintln!("{name} {mode}: {} premature {}/{}", c.variant, n("premature_consumes"), n("consumed"));
+    for c in cells_in(r, Scenario::DoneMarker, name, 4) {
+        for (mode, m) in runs(r, &c.variant) {
+            let n = |k: &str| *m.get(k).unwrap_or_else(|| panic!("{name} {mode}: {k} in {c:?}"));
+            assert_eq!(n("items"), n("written") + n("write_failed"), "{mode}: {c:?}");
+            assert_eq!(n("consumed"), n("premature_consumes") + n("whole_consumes"), "{mode}: {c:?}");
+            assert_eq!(n("consumer_faults"), 0, "{name} {mode}: {c:?}");
+            if c.variant == "done.marker-after-data" {
+                // the manifest is written after the data is closed: never premature, never missed
+                let got = (n("premature_consumes"), n("never_consumed"), n("items"));
+                assert_eq!(got, (0, 0, conformance::engine::DONE_ITEMS as u64), "{name} {mode}: {c:?}");
+            } else {
+                // adaptive trials: a recipe stops early only once an item was premature
+                let items = n("items") as usize;
+                assert!((1..=conformance::engine::DONE_ITEMS).contains(&items), "{name} {mode}: {c:?}");
+                if items < conformance::engine::DONE_ITEMS {
+                    assert!(items >= conformance::engine::DONE_DISPROOF_ITEMS, "{name} {mode}: {c:?}");
+                    assert!(n("premature_consumes") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
                 }
+                eprintln!("{name} {mode}: {} premature {}/{}", c.variant, n("premature_consumes"), n("consumed"));
             }
         }
     }
@@ -628,29 +629,25 @@ fn broken_lease_recipes_are_caught() {
 /// The lease cells of session runtime `name` in `r`: no taker faults, every trial taken over or
 /// stuck, and a recipe stops early only after two holders.
 fn check_lease(r: &Results, name: &str) {
-    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == Scenario::Lease).collect();
-    assert_eq!(cells.len(), 5, "{name}: one cell per recipe: {r:?}");
-    {
-        for c in cells {
-            if ["coreclr", "mono"].contains(&name) && c.variant == "lease.dir-mtime" {
-                // .NET has no mkdir that refuses an existing directory: the probe says so
-                let why = c.evidence.as_deref().unwrap_or_default();
-                assert!(why.starts_with("unsupported: lease.dir-mtime needs a mkdir"), "{name}: {c:?}");
-                continue;
+    for c in cells_in(r, Scenario::Lease, name, 5) {
+        if ["coreclr", "mono"].contains(&name) && c.variant == "lease.dir-mtime" {
+            // .NET has no mkdir that refuses an existing directory: the probe says so
+            let why = c.evidence.as_deref().unwrap_or_default();
+            assert!(why.starts_with("unsupported: lease.dir-mtime needs a mkdir"), "{name}: {c:?}");
+            continue;
+        }
+        for (mode, m) in lease_runs(r, &c.variant) {
+            let trials = count(m, "trials") as usize;
+            assert_eq!(count(m, "taker_faults"), 0, "{name} {mode}: {c:?}");
+            // adaptive trials: a recipe stops early only once a trial had two holders
+            if trials < conformance::engine::LEASE_TRIALS {
+                assert!(trials >= conformance::engine::LEASE_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
+                assert!(count(m, "double_ownership") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
+            } else {
+                assert_eq!(trials, conformance::engine::LEASE_TRIALS, "{name} {mode}: {c:?}");
             }
-            for (mode, m) in lease_runs(r, &c.variant) {
-                let trials = count(m, "trials") as usize;
-                assert_eq!(count(m, "taker_faults"), 0, "{name} {mode}: {c:?}");
-                // adaptive trials: a recipe stops early only once a trial had two holders
-                if trials < conformance::engine::LEASE_TRIALS {
-                    assert!(trials >= conformance::engine::LEASE_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
-                    assert!(count(m, "double_ownership") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
-                } else {
-                    assert_eq!(trials, conformance::engine::LEASE_TRIALS, "{name} {mode}: {c:?}");
-                }
-                // counts depend on the machine's timing: reported, not asserted
-                eprintln!("{name} {mode}: {} double-owned {}/{trials}", c.variant, count(m, "double_ownership"));
-            }
+            // counts depend on the machine's timing: reported, not asserted
+            eprintln!("{name} {mode}: {} double-owned {}/{trials}", c.variant, count(m, "double_ownership"));
         }
     }
 }
@@ -694,27 +691,23 @@ fn broken_ledger_recipes_are_caught() {
 /// The ledger cells of session runtime `name` in `r`: every item processed and recorded, no
 /// worker faults, and a recipe stops early only after a duplicate.
 fn check_ledger(r: &Results, name: &str) {
-    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == Scenario::Ledger).collect();
-    assert_eq!(cells.len(), 3, "{name}: one cell per recipe: {r:?}");
-    {
-        for c in cells {
-            let runs = ledger_runs(r, &c.variant);
-            assert!(!runs.is_empty(), "{name}: {c:?}");
-            for (mode, m) in runs {
-                let trials = count(m, "trials") as usize;
-                assert_eq!(count(m, "worker_faults"), 0, "{name} {mode}: {c:?}");
-                // every trial's item was processed by someone and its key recorded
-                assert_eq!((count(m, "unprocessed"), count(m, "unrecorded")), (0, 0), "{name} {mode}: {c:?}");
-                // adaptive trials: a recipe stops early only once a trial made a duplicate
-                if trials < conformance::engine::LEDGER_TRIALS {
-                    assert!(trials >= conformance::engine::LEDGER_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
-                    assert!(count(m, "duplicated") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
-                } else {
-                    assert_eq!(trials, conformance::engine::LEDGER_TRIALS, "{name} {mode}: {c:?}");
-                }
-                // counts depend on the machine's timing: reported, not asserted
-                eprintln!("{name} {mode}: {} duplicated {}/{trials}", c.variant, count(m, "duplicated"));
+    for c in cells_in(r, Scenario::Ledger, name, 3) {
+        let runs = ledger_runs(r, &c.variant);
+        assert!(!runs.is_empty(), "{name}: {c:?}");
+        for (mode, m) in runs {
+            let trials = count(m, "trials") as usize;
+            assert_eq!(count(m, "worker_faults"), 0, "{name} {mode}: {c:?}");
+            // every trial's item was processed by someone and its key recorded
+            assert_eq!((count(m, "unprocessed"), count(m, "unrecorded")), (0, 0), "{name} {mode}: {c:?}");
+            // adaptive trials: a recipe stops early only once a trial made a duplicate
+            if trials < conformance::engine::LEDGER_TRIALS {
+                assert!(trials >= conformance::engine::LEDGER_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
+                assert!(count(m, "duplicated") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
+            } else {
+                assert_eq!(trials, conformance::engine::LEDGER_TRIALS, "{name} {mode}: {c:?}");
             }
+            // counts depend on the machine's timing: reported, not asserted
+            eprintln!("{name} {mode}: {} duplicated {}/{trials}", c.variant, count(m, "duplicated"));
         }
     }
 }
@@ -817,9 +810,7 @@ fn broken_update_recipes_are_caught() {
 
 /// The update cells of runtime `name` in `r` (a run with `--workers 3`), checked.
 fn check_update(r: &Results, name: &str) {
-    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.variant.starts_with("update.")).collect();
-    assert_eq!(cells.len(), 5, "{name}: one cell per recipe: {r:?}");
-    for c in cells {
+    for c in cells_in(r, Scenario::Update, name, 5) {
         let runs = update_runs(r, &c.variant, 3);
         assert!(!runs.is_empty(), "{name}: {c:?}");
         for (mode, m) in runs {
@@ -877,9 +868,7 @@ fn broken_holder_recipes_are_caught() {
 
 /// The holder cells of runtime `name` in `r`, checked.
 fn check_holder(r: &Results, name: &str) {
-    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.variant.starts_with("holder.")).collect();
-    assert_eq!(cells.len(), 3, "{name}: one cell per recipe: {r:?}");
-    for c in cells {
+    for c in cells_in(r, Scenario::Holder, name, 3) {
         for (mode, m) in runs(r, &c.variant) {
             let n = |k: &str| count(m, k);
             assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");
@@ -1040,9 +1029,7 @@ fn broken_watch_recipes_are_caught() {
 
 /// The watch cells of runtime `name` in `r`, checked.
 fn check_watch(r: &Results, name: &str) {
-    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.variant.starts_with("watch.")).collect();
-    assert_eq!(cells.len(), 3, "{name}: one cell per recipe: {r:?}");
-    for c in cells {
+    for c in cells_in(r, Scenario::Watch, name, 3) {
         for (mode, m) in runs(r, &c.variant) {
             let n = |k: &str| count(m, k);
             assert_eq!(n("worker_faults"), 0, "{name} {mode}: {c:?}");

@@ -148,6 +148,18 @@ fn a_broken_publish_recipe_is_caught() {
     assert_eq!((count(direct, "damaged_targets"), count(direct, "missing")), (0, 0), "{direct:?}");
 }
 
+/// Adaptive trials, checked: a run of `trials` stopped before its `full` trials only after at
+/// least `least` of them and a failure (`failures`, its count); otherwise it ran all `full`.
+/// `at` names the run in the messages.
+fn adaptive_trials(trials: usize, full: usize, least: usize, failures: u64, at: &str) {
+    if trials < full {
+        assert!(trials >= least, "{at}");
+        assert!(failures >= 1, "stopped early without a failure: {at}");
+    } else {
+        assert_eq!(trials, full, "{at}");
+    }
+}
+
 /// The cells of `scenario` in `r` (a run of runtime `name`), asserted to be `n`: one per recipe.
 fn cells_in<'a>(r: &'a Results, scenario: Scenario, name: &str, n: usize) -> Vec<&'a Cell> {
     let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.scenario == scenario).collect();
@@ -491,13 +503,11 @@ fn check_done_marker(r: &Results, name: &str) {
                 let got = (n("premature_consumes"), n("never_consumed"), n("items"));
                 assert_eq!(got, (0, 0, conformance::engine::DONE_ITEMS as u64), "{name} {mode}: {c:?}");
             } else {
-                // adaptive trials: a recipe stops early only once an item was premature
-                let items = n("items") as usize;
-                assert!((1..=conformance::engine::DONE_ITEMS).contains(&items), "{name} {mode}: {c:?}");
-                if items < conformance::engine::DONE_ITEMS {
-                    assert!(items >= conformance::engine::DONE_DISPROOF_ITEMS, "{name} {mode}: {c:?}");
-                    assert!(n("premature_consumes") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
-                }
+                // adaptive trials: a recipe stops early only once an item was premature (at least
+                // DONE_DISPROOF_ITEMS items; else all DONE_ITEMS)
+                let (full, least) = (conformance::engine::DONE_ITEMS, conformance::engine::DONE_DISPROOF_ITEMS);
+                let at = format!("{name} {mode}: {c:?}");
+                adaptive_trials(n("items") as usize, full, least, n("premature_consumes"), &at);
                 eprintln!("{name} {mode}: {} premature {}/{}", c.variant, n("premature_consumes"), n("consumed"));
             }
         }
@@ -640,12 +650,8 @@ fn check_lease(r: &Results, name: &str) {
             let trials = count(m, "trials") as usize;
             assert_eq!(count(m, "taker_faults"), 0, "{name} {mode}: {c:?}");
             // adaptive trials: a recipe stops early only once a trial had two holders
-            if trials < conformance::engine::LEASE_TRIALS {
-                assert!(trials >= conformance::engine::LEASE_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
-                assert!(count(m, "double_ownership") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
-            } else {
-                assert_eq!(trials, conformance::engine::LEASE_TRIALS, "{name} {mode}: {c:?}");
-            }
+            let (full, least) = (conformance::engine::LEASE_TRIALS, conformance::engine::LEASE_DISPROOF_TRIALS);
+            adaptive_trials(trials, full, least, count(m, "double_ownership"), &format!("{name} {mode}: {c:?}"));
             // counts depend on the machine's timing: reported, not asserted
             eprintln!("{name} {mode}: {} double-owned {}/{trials}", c.variant, count(m, "double_ownership"));
         }
@@ -700,12 +706,8 @@ fn check_ledger(r: &Results, name: &str) {
             // every trial's item was processed by someone and its key recorded
             assert_eq!((count(m, "unprocessed"), count(m, "unrecorded")), (0, 0), "{name} {mode}: {c:?}");
             // adaptive trials: a recipe stops early only once a trial made a duplicate
-            if trials < conformance::engine::LEDGER_TRIALS {
-                assert!(trials >= conformance::engine::LEDGER_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
-                assert!(count(m, "duplicated") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
-            } else {
-                assert_eq!(trials, conformance::engine::LEDGER_TRIALS, "{name} {mode}: {c:?}");
-            }
+            let (full, least) = (conformance::engine::LEDGER_TRIALS, conformance::engine::LEDGER_DISPROOF_TRIALS);
+            adaptive_trials(trials, full, least, count(m, "duplicated"), &format!("{name} {mode}: {c:?}"));
             // counts depend on the machine's timing: reported, not asserted
             eprintln!("{name} {mode}: {} duplicated {}/{trials}", c.variant, count(m, "duplicated"));
         }
@@ -821,12 +823,8 @@ fn check_update(r: &Results, name: &str) {
             assert!(!c_errors_mention(c, "InvokeMethodOnNull"), "{name} {mode}: the probe crashed: {c:?}");
             assert!(count(m, "reads") > 0, "{name} {mode}: the reader read nothing: {c:?}");
             // adaptive trials: a recipe stops early only once a trial lost an update
-            if trials < conformance::engine::UPDATE_TRIALS {
-                assert!(trials >= conformance::engine::UPDATE_DISPROOF_TRIALS, "{name} {mode}: {c:?}");
-                assert!(count(m, "lossy") >= 1, "stopped early without a failure: {name} {mode}: {c:?}");
-            } else {
-                assert_eq!(trials, conformance::engine::UPDATE_TRIALS, "{name} {mode}: {c:?}");
-            }
+            let (full, least) = (conformance::engine::UPDATE_TRIALS, conformance::engine::UPDATE_DISPROOF_TRIALS);
+            adaptive_trials(trials, full, least, count(m, "lossy"), &format!("{name} {mode}: {c:?}"));
             // counts depend on the machine's timing: reported, not asserted
             eprintln!(
                 "{name} {mode}: {} lost {}/{} torn {}/{}",

@@ -26,11 +26,8 @@ pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options,
     // one session probe per runtime and family, and whose it is: (index in `found`, family)
     let mut pool: Vec<Contender> = Vec::new();
     let mut owners = Vec::new();
+    prepare_each(found, ctx);
     for (i, rt) in found.iter_mut().enumerate().filter(|(_, r)| r.status == Status::Found) {
-        if let Err(why) = rt.adapter().prepare(rt, ctx) {
-            rt.status = Status::Broken(why);
-            continue;
-        }
         if rt.adapter().mode() != Mode::Session {
             continue;
         }
@@ -64,6 +61,33 @@ pub fn ready_runtimes(found: &mut [Runtime], ctx: &ProbeContext, opts: &Options,
         }
     }
     warnings
+}
+
+/// Runs [`Adapter::prepare`](crate::runtime::Adapter::prepare) (probe builds and checks,
+/// Wine's start) for every found runtime in `found`, the adapters at once — one thread each,
+/// as a run of every runtime here waited on them one after another (Wine's start alone about
+/// 2 s) — and the versions of one adapter one after another, since they share its probe's
+/// build: the first makes it, the others find it. A runtime whose preparation fails becomes
+/// [`Status::Broken`] with the reason.
+fn prepare_each(found: &mut [Runtime], ctx: &ProbeContext) {
+    let mut groups: Vec<(&str, Vec<&mut Runtime>)> = Vec::new();
+    for rt in found.iter_mut().filter(|r| r.status == Status::Found) {
+        match groups.iter_mut().find(|(name, _)| *name == rt.name) {
+            Some((_, g)) => g.push(rt),
+            None => groups.push((rt.name, vec![rt])),
+        }
+    }
+    std::thread::scope(|s| {
+        for (_, group) in groups {
+            s.spawn(move || {
+                for rt in group {
+                    if let Err(why) = rt.adapter().prepare(rt, ctx) {
+                        rt.status = Status::Broken(why);
+                    }
+                }
+            });
+        }
+    });
 }
 
 /// What `conformance runtimes` needs to start each probe as `run` does before measuring

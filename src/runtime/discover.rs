@@ -245,16 +245,37 @@ fn blank(a: &'static dyn Adapter, path: Option<PathBuf>, status: Status) -> Runt
     }
 }
 
+/// A runtime at `exe` whose version query has not run yet: [`Status::Found`] with no version,
+/// which [`query_versions`] fills in (or turns into [`Status::Broken`]).
 fn probe_exe(a: &'static dyn Adapter, exe: PathBuf) -> Runtime {
-    match a.version(&exe) {
-        Ok((version, label)) => {
-            let mut rt = blank(a, Some(exe), Status::Found);
-            rt.version = version;
-            rt.label = label;
-            rt
+    blank(a, Some(exe), Status::Found)
+}
+
+/// Runs the version query of every runtime in `out` that has a path and is [`Status::Found`]
+/// (in [`discover`], only those [`probe_exe`] made), all at once (one thread each: a query is a process start, 0.1–1.5 s for
+/// .NET, Java or Wine, and a run of every runtime here waited 7 s for them one after another),
+/// and sets each one's version and label, or [`Status::Broken`] with why.
+fn query_versions(out: &mut [Runtime]) {
+    std::thread::scope(|s| {
+        let queries: Vec<_> = out
+            .iter_mut()
+            .filter(|rt| rt.status == Status::Found)
+            .filter_map(|rt| {
+                let exe = rt.path.clone()?;
+                let a = rt.adapter;
+                Some((rt, s.spawn(move || a.version(&exe))))
+            })
+            .collect();
+        for (rt, q) in queries {
+            match q.join().unwrap_or_else(|_| Err("the version query panicked".into())) {
+                Ok((version, label)) => {
+                    rt.version = version;
+                    rt.label = label;
+                }
+                Err(why) => rt.status = Status::Broken(why),
+            }
         }
-        Err(why) => blank(a, Some(exe), Status::Broken(why)),
-    }
+    });
 }
 
 /// The folder where `.ci/install` links the runtimes it installs (`<project>/.runtimes/bin`).
@@ -331,6 +352,7 @@ pub fn discover(req: &Requested) -> Discovery {
             out.push(rt);
         }
     }
+    query_versions(&mut out);
     // two rows must never share a label
     let labels: Vec<String> = out.iter().map(|r| r.label.clone()).collect();
     for (i, rt) in out.iter_mut().enumerate() {
@@ -435,6 +457,40 @@ mod tests {
         assert_eq!(d.runtimes.len(), 1);
         assert_eq!(d.runtimes[0].selector, "bun@1.3.14");
         assert!(matches!(&d.runtimes[0].status, Status::NotFound(w) if w.contains("--offline")));
+    }
+
+    /// Version queries run together ([`super::query_versions`]): each answer lands on its own
+    /// executable's row, in the order asked for; a query that fails makes that row broken; two
+    /// rows with one label are told apart by their paths.
+    #[cfg(unix)]
+    #[test]
+    fn each_version_query_answers_for_its_own_executable() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let fake = |dir: &str, script: &str| {
+            let d = t.path().join(dir);
+            std::fs::create_dir(&d).unwrap();
+            let exe = d.join("node");
+            std::fs::write(&exe, format!("#!/bin/sh\n{script}\n")).unwrap();
+            std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+            exe
+        };
+        let slow = fake("slow", "sleep 0.3; echo v22.1.0");
+        let fast = fake("fast", "echo v18.20.8");
+        let twin = fake("twin", "echo v18.20.8");
+        let broken = fake("broken", "echo boom >&2; exit 1");
+        let items: Vec<String> =
+            [&slow, &fast, &broken, &twin].iter().map(|p| format!("node={}", p.display())).collect();
+        let d = discover(&Requested::parse(&[items.join(",")]).unwrap());
+        let rows: Vec<(&str, &Status)> = d.runtimes.iter().map(|r| (r.version.as_str(), &r.status)).collect();
+        assert_eq!(rows.len(), 4, "{rows:?}");
+        assert_eq!(d.runtimes[0].path.as_deref(), Some(slow.as_path()));
+        assert_eq!((rows[0], d.runtimes[0].label.as_str()), (("22.1.0", &Status::Found), "node 22.1.0"));
+        assert_eq!(rows[1], ("18.20.8", &Status::Found));
+        assert!(matches!(rows[2].1, Status::Broken(_)), "{rows:?}");
+        assert_eq!(rows[3], ("18.20.8", &Status::Found));
+        assert_eq!(d.runtimes[1].label, format!("node 18.20.8 ({})", fast.display()));
+        assert_eq!(d.runtimes[3].label, format!("node 18.20.8 ({})", twin.display()));
     }
 
     #[test]

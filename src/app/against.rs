@@ -1,7 +1,5 @@
 //! `run --against`: the rows that held, raced against each other's calls (see [`crate::against`]).
 
-use indicatif::ProgressBar;
-
 use crate::engine::{self};
 use crate::matrix::Variant;
 use crate::plan::RunPlan;
@@ -9,9 +7,6 @@ use crate::report::model::Results;
 use crate::report::table;
 use crate::runtime::{ProbeContext, Runtime};
 
-/// The progress bar of `run`: cells done of `total`, elapsed time, and the cell under way. It
-/// draws on stderr only when stderr is a terminal (indicatif's `ProgressDrawTarget::stderr`
-/// hides itself otherwise), and never with `--quiet`; with `eta`, also the time left.
 /// Races the pairs `plan.against` picks ([`crate::against::pairs`]) among the rows of
 /// `results` that held against copies of themselves, one contender each, and appends them to
 /// `results.against`; the bar grows by the pairs. Stops between pairs on an interrupt.
@@ -21,7 +16,7 @@ pub(super) fn race_against(
     results: &mut Results,
     m: &mut engine::Measurement<'_>,
     ctx: &ProbeContext,
-    bar: &ProgressBar,
+    bar: &super::Progress,
 ) {
     use crate::against::Candidate;
     let mut rows: Vec<(Candidate, &Runtime, Variant)> = Vec::new();
@@ -85,7 +80,7 @@ pub(super) fn race_against(
         let (a, b) = pairs[i];
         let side = |i: usize| engine::against::Side { rt: rows[i].1, v: &rows[i].2, detection: detections[i].as_ref() };
         let label = |i: usize| format!("{} {}", rows[i].1.name, Variant::label(&rows[i].2.id, rows[i].2.cell_source()));
-        bar.set_message(table::escape_controls(&format!("against · {} vs {}", label(a), label(b))).into_owned());
+        bar.say(table::escape_controls(&format!("against · {} vs {}", label(a), label(b))).into_owned());
         raced[i] = engine::against::race_pair([side(a), side(b)], m, ctx, &mut kept);
         bar.inc(1);
     }

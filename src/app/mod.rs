@@ -168,12 +168,46 @@ fn locate_versions(req: &mut Requested, paths: &Paths, flag: &str) -> Result<()>
     r
 }
 
-fn progress_bar(total: usize, quiet: bool, eta: bool) -> ProgressBar {
+/// The progress bar of `run` ([`crate::plan::PROGRESS_TEMPLATE`], or
+/// [`crate::plan::PROGRESS_TEMPLATE_ETA`] when it shows the time left), with [`Progress::say`],
+/// which fits its message to the terminal; everything else is indicatif's [`ProgressBar`].
+pub(crate) struct Progress {
+    bar: ProgressBar,
+    eta: bool,
+}
+
+impl std::ops::Deref for Progress {
+    type Target = ProgressBar;
+    fn deref(&self) -> &ProgressBar {
+        &self.bar
+    }
+}
+
+impl Progress {
+    /// Shows `message` beside the bar, cut at a word with ` …` where the line would pass the
+    /// edge of stderr's terminal ([`crate::plan::fit_message`]; the bar's own `{wide_msg}` cuts
+    /// mid-word); as it is where stderr is no terminal (nothing is drawn there).
+    pub(crate) fn say(&self, message: String) {
+        let message = match terminal_size::terminal_size_of(std::io::stderr()) {
+            Some((w, _)) => {
+                let prefix = crate::plan::progress_prefix_width(self.bar.length().unwrap_or(0), self.eta);
+                crate::plan::fit_message(&message, usize::from(w.0).saturating_sub(prefix))
+            }
+            None => message,
+        };
+        self.bar.set_message(message);
+    }
+}
+
+/// The progress bar of `run`: cells done of `total`, elapsed time, and the cell under way. It
+/// draws on stderr only when stderr is a terminal (indicatif's `ProgressDrawTarget::stderr`
+/// hides itself otherwise), and never with `--quiet`; with `eta`, also the time left.
+fn progress_bar(total: usize, quiet: bool, eta: bool) -> Progress {
     let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
     let bar = ProgressBar::with_draw_target(Some(total as u64), target);
     let template = if eta { crate::plan::PROGRESS_TEMPLATE_ETA } else { crate::plan::PROGRESS_TEMPLATE };
     bar.set_style(ProgressStyle::with_template(template).expect("template"));
-    bar
+    Progress { bar, eta }
 }
 
 /// Refuses an `--out FILE` that is one of the command's `inputs` (the same file by identity:

@@ -135,7 +135,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     let cells = plan.cells(&found);
     // --thorough (no adaptive trials) may take long: its bar says about how long is left
     let bar = progress_bar(cells.len(), plan.quiet, !plan.options.adaptive);
-    bar.set_message(crate::plan::progress_message(&cells, 0));
+    bar.say(crate::plan::progress_message(&cells, 0));
     let mut results =
         Results { schema: SCHEMA, run_info: plan.run_info(&found), cells: Vec::new(), against: Vec::new() };
     let mut stdout = std::io::stdout().lock();
@@ -162,10 +162,10 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     let amplify = plan.options.amplify.clone();
     let up_front = pools.iter().map(|p| p.probes(&amplify)).sum::<usize>() <= MAX_PROBES_UP_FRONT;
     if up_front && !crate::interrupt::requested() {
-        bar.set_message(format!("starting the probes of {} runtime(s)", measurable.len()));
+        bar.say(format!("starting the probes of {} runtime(s)", measurable.len()));
         let mut all: Vec<_> = measurable.iter().copied().zip(pools.iter_mut()).collect();
         engine::start_runtimes(&mut all, &amplify);
-        bar.set_message(crate::plan::progress_message(&cells, 0));
+        bar.say(crate::plan::progress_message(&cells, 0));
     }
     let mut turns = measurable.into_iter().zip(&planned_of).zip(pools);
     for ((rt, planned), mut pools) in turns.by_ref() {
@@ -190,7 +190,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
             let id = Cell::id_of(&rt.label, &f.variant, f.scenario, f.target, f.source, f.contenders);
             let done = cells.iter().position(|c| c.id == id).map_or(bar.position() + 1, |i| i as u64 + 1);
             bar.set_position(done);
-            bar.set_message(crate::plan::progress_message(&cells, done as usize));
+            bar.say(crate::plan::progress_message(&cells, done as usize));
             partial.send(&cell(f.clone()));
         });
         rt.adapter().cleanup(rt, &ctx);
@@ -231,7 +231,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
                 if let Some(i) = cells.iter().position(|c| c.id == id) {
                     bar.set_position(bar.position().max(i as u64 + 1));
                 }
-                bar.set_message(format!("hand-offs: {} · {}", table::escape_controls(&rt.label), f.variant));
+                bar.say(format!("hand-offs: {} · {}", table::escape_controls(&rt.label), f.variant));
                 partial.send(&cell_of(rt, planned, f.clone()));
             };
             let done = handoff_lanes(deferred, &mut measurement, lane.as_mut(), &on_finding);

@@ -390,7 +390,9 @@ pub use parse::{
 pub use race::{RacePlan, Slot};
 pub use run::{CellPlan, DryRun, DryRuntime, Estimate, RaceShape, RunPlan};
 pub use runtimes::{cleanup_runtimes, ready_runtimes, RuntimesPlan};
-pub use show::{dry_run_text, progress_message, PROGRESS_TEMPLATE, PROGRESS_TEMPLATE_ETA};
+pub use show::{
+    dry_run_text, fit_message, progress_message, progress_prefix_width, PROGRESS_TEMPLATE, PROGRESS_TEMPLATE_ETA,
+};
 pub use timing::{estimate_seconds, SecondsEstimate};
 
 #[cfg(test)]

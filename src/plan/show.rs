@@ -19,6 +19,30 @@ pub const PROGRESS_TEMPLATE: &str = "{spinner} [{elapsed_precise}] {bar:20} {pos
 pub const PROGRESS_TEMPLATE_ETA: &str =
     "{spinner} [{elapsed_precise}] {bar:20} {pos}/{len} cells, about {eta} left  {wide_msg}";
 
+/// The columns [`PROGRESS_TEMPLATE`] (or [`PROGRESS_TEMPLATE_ETA`] when `eta`) takes before
+/// its message for a plan of `cells` cells: the spinner and a space (2), `[hh:mm:ss] ` (11),
+/// the bar and a space (21), `pos/len cells  ` (9 + twice the digits of `cells`), and with
+/// `eta` `, about 59m left` at its longest (16; indicatif's `{eta}` in its short form).
+pub fn progress_prefix_width(cells: u64, eta: bool) -> usize {
+    let digits = cells.max(1).ilog10() as usize + 1;
+    2 + 11 + 21 + 9 + 2 * digits + if eta { 16 } else { 0 }
+}
+
+/// `message` fitted to `width` columns (as the terminal shows them, `unicode-width`): as it
+/// is when it fits; else cut at the last space that leaves room for ` …`, which marks the
+/// cut — a word is split only when the first one alone is wider than the room. The progress
+/// bar's `{wide_msg}` cuts wherever the edge falls (`bun 1.4.5 · node.writeFileSy`), which
+/// reads as a different call.
+pub fn fit_message(message: &str, width: usize) -> String {
+    if textwrap::core::display_width(message) <= width {
+        return message.to_string();
+    }
+    let room = width.saturating_sub(2).max(1);
+    let opts = textwrap::Options::new(room).word_splitter(textwrap::WordSplitter::NoHyphenation).break_words(true);
+    let first = textwrap::wrap(message, opts).into_iter().next().unwrap_or_default();
+    format!("{} …", first.trim_end())
+}
+
 /// What the progress bar says when `done` of `cells` (the plan's list, in measuring order)
 /// are measured: the runtime, variant, scenario and target of the cell under way, e.g.
 /// `bun 1.3.14 · node.writeFileSync.wx · race`; control characters escaped.
@@ -211,7 +235,10 @@ pub fn dry_run_text(d: &DryRun) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{progress_message, CellPlan, Scenario, PROGRESS_TEMPLATE, PROGRESS_TEMPLATE_ETA};
+    use super::{
+        fit_message, progress_message, progress_prefix_width, CellPlan, Scenario, PROGRESS_TEMPLATE,
+        PROGRESS_TEMPLATE_ETA,
+    };
     use crate::exec::scratch::TargetState;
 
     /// The bar names the cell under way — the plan's next — and says when all are done.
@@ -240,5 +267,87 @@ mod tests {
         assert_eq!(progress_message(&cells, 3), "writing results");
         assert!(PROGRESS_TEMPLATE.contains("{pos}/{len} cells") && PROGRESS_TEMPLATE.contains("{elapsed_precise}"));
         assert!(PROGRESS_TEMPLATE_ETA.contains("{pos}/{len} cells") && PROGRESS_TEMPLATE_ETA.contains("{eta}"));
+    }
+
+    /// A message too long for the room is cut at a word, the cut marked; one that fits is
+    /// left as it is; a first word wider than the room is split (nothing else fits).
+    #[test]
+    fn a_long_message_is_cut_at_a_word() {
+        let m = "bun 1.4.5 · node.writeFileSync.wx · second comer on empty-dir";
+        assert_eq!(fit_message(m, 200), m);
+        assert_eq!(fit_message(m, m.chars().count()), m);
+        assert_eq!(fit_message(m, 40), "bun 1.4.5 · node.writeFileSync.wx · …");
+        assert_eq!(fit_message(m, 20), "bun 1.4.5 · …");
+        let cut = fit_message("hand-offs: node.writeFileSync.wx", 12);
+        assert_eq!(cut, "hand-offs: …");
+        let long = fit_message("node.writeFileSync.wx", 10);
+        assert!(long.ends_with(" …") && textwrap::core::display_width(&long) <= 10, "{long}");
+        // Japanese runtime labels take two columns a character
+        let wide = fit_message("ランタイム 一 二 三 四", 12);
+        assert!(textwrap::core::display_width(&wide) <= 12, "{wide}");
+    }
+
+    /// What the bar itself draws (indicatif on a terminal of 80, 100 and 120 columns, a run's
+    /// count of cells): a message fitted to the room [`progress_prefix_width`] leaves is drawn
+    /// whole — indicatif cuts nothing of it — and, without the time left, starts exactly
+    /// where the prefix ends.
+    #[test]
+    fn a_fitted_message_is_drawn_whole_by_the_bar() {
+        use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
+        use std::sync::{Arc, Mutex};
+        #[derive(Debug, Clone)]
+        struct Screen(Arc<Mutex<Vec<String>>>, u16);
+        impl TermLike for Screen {
+            fn width(&self) -> u16 {
+                self.1
+            }
+            fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+                Ok(())
+            }
+            fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+                Ok(())
+            }
+            fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+                Ok(())
+            }
+            fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+                Ok(())
+            }
+            fn write_line(&self, s: &str) -> std::io::Result<()> {
+                self.write_str(s)
+            }
+            fn write_str(&self, s: &str) -> std::io::Result<()> {
+                self.0.lock().unwrap().push(s.to_string());
+                Ok(())
+            }
+            fn clear_line(&self) -> std::io::Result<()> {
+                Ok(())
+            }
+            fn flush(&self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let long = "bun 1.4.5 · node.writeFileSync.wx · second comer on empty-dir, then more words than any terminal holds on one line of its width";
+        for (width, eta) in [(80u16, false), (120, false), (100, true)] {
+            let total = 2757u64;
+            let screen = Screen(Arc::new(Mutex::new(Vec::new())), width);
+            let bar =
+                ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::term_like(Box::new(screen.clone())));
+            let template = if eta { PROGRESS_TEMPLATE_ETA } else { PROGRESS_TEMPLATE };
+            bar.set_style(ProgressStyle::with_template(template).unwrap());
+            bar.set_position(1234);
+            let prefix = progress_prefix_width(total, eta);
+            let msg = fit_message(long, usize::from(width) - prefix);
+            assert!(msg.ends_with(" …"), "{msg}");
+            bar.set_message(msg.clone());
+            bar.tick();
+            let drawn =
+                screen.0.lock().unwrap().iter().rev().find(|l| l.contains("cells")).cloned().expect("a drawn bar");
+            let at = drawn.find(&msg).unwrap_or_else(|| panic!("{width} columns: {msg:?} not whole in {drawn:?}"));
+            assert!(textwrap::core::display_width(&drawn) <= usize::from(width), "{drawn:?}");
+            if !eta {
+                assert_eq!(textwrap::core::display_width(&drawn[..at]), prefix, "{drawn:?}");
+            }
+        }
     }
 }

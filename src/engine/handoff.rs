@@ -91,6 +91,25 @@ pub(super) fn pools(rt: &Runtime, slots: usize, m: &Measurement<'_>, ctx: &Probe
     Some(Pools::of_adapter(adapter, launch, timeouts_for(adapter, m.opts), slots, ContenderKind::Processes, m))
 }
 
+/// About how long one recipe of `scenario` takes in a default run, ms: for dealing a runtime's
+/// scenarios to two lanes ([`super::Handoffs::split`]) only, never for a verdict. The mean
+/// cell time per scenario of a default run of every runtime here (cmd and cells under 50 ms,
+/// which are refusals, left out); a scenario not listed counts as a second.
+pub(super) fn schedule_weight(scenario: Scenario) -> u64 {
+    match scenario {
+        Scenario::Watch => 4_050,
+        Scenario::Claim => 1_380,
+        Scenario::Publish => 1_090,
+        Scenario::Update => 1_060,
+        Scenario::Lease => 860,
+        Scenario::Ledger => 760,
+        Scenario::Holder => 450,
+        Scenario::DoneMarker => 230,
+        Scenario::OsLock => 210,
+        _ => 1_000,
+    }
+}
+
 /// When a hand-off scenario runs its items a second time amplified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum AmplifiedRun {

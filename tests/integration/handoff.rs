@@ -522,7 +522,7 @@ fn thorough_runs_the_hand_offs_amplified_too() {
     if !available("node") {
         return;
     }
-    let r = handoff("publish,claim,done-marker", "node", "8", &["--thorough"]);
+    let r = handoff("publish,claim,done-marker", "node", "4", &["--thorough"]);
     let amplified: Vec<&str> = r
         .cells
         .iter()
@@ -538,7 +538,7 @@ fn thorough_runs_the_hand_offs_amplified_too() {
     let recipes = conformance::handoff::recipes().iter().filter(|r| asked.contains(&r.scenario)).count();
     assert_eq!(amplified.len(), recipes, "every recipe ran amplified, the libraries' too: {amplified:?}");
     for (mode, m) in publish_runs(&r, "publish.temp-rename") {
-        assert_eq!((count(m, "torn_reads"), count(m, "damaged_targets"), count(m, "published")), (0, 0, 8), "{mode}");
+        assert_eq!((count(m, "torn_reads"), count(m, "damaged_targets"), count(m, "published")), (0, 0, 4), "{mode}");
     }
     for right in ["claim.rename-claim", "claim.exclusive-marker"] {
         for (mode, m) in claim_runs(&r, right) {
@@ -715,9 +715,11 @@ fn check_ledger(r: &Results, name: &str) {
 }
 
 /// A run over several runtimes measures their hand-offs after every runtime's races, two
-/// runtimes at a time (one per core): each runtime's hand-off cells still count every item,
-/// a right recipe still shows no failure, and results.json keeps each runtime's cells
-/// together, in the `--runtime` order, its hand-offs after its other cells.
+/// at a time (one per core), and a run of one runtime deals its recipes to two halves, one
+/// per core (`engine::Handoffs::split`): each runtime's hand-off cells still count every
+/// item, a right recipe still shows no failure, and results.json keeps each runtime's cells
+/// together, in the `--runtime` order, its hand-offs after its other cells, each recipe once,
+/// in the plan's order (scenarios as `Scenario::HANDOFFS`, recipes as the recipe list).
 #[test]
 fn handoffs_of_several_runtimes_run_two_at_a_time_and_stay_with_their_runtime() {
     let _serial = one_at_a_time();
@@ -726,10 +728,17 @@ fn handoffs_of_several_runtimes_run_two_at_a_time_and_stay_with_their_runtime() 
         eprintln!("SKIPPED: fewer than two of node, bun, deno");
         return;
     }
+    check_handoff_lanes(&names);
+    check_handoff_lanes(&names[..1]);
+}
+
+/// [`handoffs_of_several_runtimes_run_two_at_a_time_and_stay_with_their_runtime`] for the
+/// runtimes `names`.
+fn check_handoff_lanes(names: &[&str]) {
     let list = names.join(",");
     let out = tempfile::tempdir().unwrap();
     conformance()
-        .args(["run", "-r", &list, "--scenario", "second-comer,claim", "--target", "absent", "--no-relative"])
+        .args(["run", "-r", &list, "--scenario", "second-comer,claim,done-marker", "--target", "absent", "--no-relative"])
         .args(["--items", "20", "-q", "--out"])
         .arg(out.path())
         .assert()
@@ -739,14 +748,25 @@ fn handoffs_of_several_runtimes_run_two_at_a_time_and_stay_with_their_runtime() 
     let mut order = runtimes.clone();
     order.dedup();
     assert_eq!(order, names, "each runtime's cells together, in the --runtime order: {runtimes:?}");
-    for name in &names {
+    for name in names {
         let mine: Vec<&Cell> = r.cells.iter().filter(|c| c.runtime_name == *name).collect();
-        let first_handoff = mine.iter().position(|c| c.scenario == Scenario::Claim).expect("claim cells");
+        let first_handoff = mine.iter().position(|c| c.scenario.is_handoff()).expect("hand-off cells");
+        let ids = || mine.iter().map(|c| &c.id).collect::<Vec<_>>();
         assert!(
-            mine[first_handoff..].iter().all(|c| c.scenario == Scenario::Claim),
+            mine[first_handoff..].iter().all(|c| c.scenario.is_handoff()),
             "{name}: the hand-offs after the other cells: {:?}",
-            mine.iter().map(|c| &c.id).collect::<Vec<_>>()
+            ids()
         );
+        let recipes = conformance::handoff::recipes();
+        let place = |c: &Cell| {
+            let s = Scenario::HANDOFFS.iter().position(|s| *s == c.scenario);
+            (s, recipes.iter().position(|r| r.id == c.variant))
+        };
+        let places: Vec<_> = mine[first_handoff..].iter().map(|c| place(c)).collect();
+        assert!(places.iter().all(|(s, r)| s.is_some() && r.is_some()), "{name}: {places:?}");
+        assert!(places.windows(2).all(|w| w[0] < w[1]), "{name}: each recipe once, in the plan's order: {:?}", ids());
+        let asked = recipes.iter().filter(|r| [Scenario::Claim, Scenario::DoneMarker].contains(&r.scenario)).count();
+        assert_eq!(places.len(), asked, "{name}: every recipe of claim and done-marker: {:?}", ids());
         assert!(mine[..first_handoff].iter().any(|c| c.scenario == Scenario::SecondComer), "{name}");
         let one = Results { cells: mine.into_iter().cloned().collect(), ..r.clone() };
         for (mode, m) in claim_runs(&one, "claim.exclusive-marker") {

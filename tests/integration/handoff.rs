@@ -738,7 +738,16 @@ fn check_handoff_lanes(names: &[&str]) {
     let list = names.join(",");
     let out = tempfile::tempdir().unwrap();
     conformance()
-        .args(["run", "-r", &list, "--scenario", "second-comer,claim,done-marker", "--target", "absent", "--no-relative"])
+        .args([
+            "run",
+            "-r",
+            &list,
+            "--scenario",
+            "second-comer,claim,done-marker",
+            "--target",
+            "absent",
+            "--no-relative",
+        ])
         .args(["--items", "20", "-q", "--out"])
         .arg(out.path())
         .assert()

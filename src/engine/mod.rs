@@ -559,8 +559,8 @@ impl Handoffs {
 
     /// These hand-offs as two, for the two lanes of a run of one runtime (whose hand-offs
     /// would leave a lane idle): the recipes dealt heaviest first, each to the
-    /// lighter half by [`handoff::schedule_weight`] (a watch recipe's burst alone is a few
-    /// seconds), each half in the cell list's order; the second half measured by a pool of its
+    /// lighter half by its scenario's usual cell time (`schedule_weight` in
+    /// `engine/handoff.rs`; a watch recipe's burst alone is a few seconds), each half in the cell list's order; the second half measured by a pool of its
     /// own, started now for `rt` with `m`'s options and `ctx` (its start-up faults, if any, show
     /// in its cells as data, as the first pool's do). One, unchanged, where there is a single
     /// recipe or no pool can be made for `rt`. Recipes share no name with one another: measuring

@@ -558,11 +558,11 @@ impl Handoffs {
     }
 
     /// These hand-offs as two, for the two lanes of a run of one runtime (whose hand-offs
-    /// would leave a lane idle): the recipes dealt heaviest first, each to the
-    /// lighter half by its scenario's usual cell time (`schedule_weight` in
-    /// `engine/handoff.rs`; a watch recipe's burst alone is a few seconds), each half in the cell list's order; the second half measured by a pool of its
-    /// own, started now for `rt` with `m`'s options and `ctx` (its start-up faults, if any, show
-    /// in its cells as data, as the first pool's do). One, unchanged, where there is a single
+    /// would leave a lane idle): the recipes dealt heaviest first, each to the lighter half by
+    /// its scenario's usual cell time (`schedule_weight` in `engine/handoff.rs`; a watch
+    /// recipe's burst alone is a few seconds), each half in the cell list's order; the second
+    /// half measured by a pool of its own, started now for `rt` with `m`'s options and `ctx`
+    /// (its start-up faults, if any, show in its cells as data, as the first pool's do). One, unchanged, where there is a single
     /// recipe or no pool can be made for `rt`. Recipes share no name with one another: measuring
     /// them at once changes which core they run on, not what they measure.
     pub fn split(mut self, rt: &Runtime, m: &Measurement<'_>, ctx: &ProbeContext) -> Vec<Handoffs> {
@@ -572,18 +572,19 @@ impl Handoffs {
             return vec![self];
         }
         let Some(mut pools) = handoff::pools(rt, self.pools.natural.len(), m, ctx) else { return vec![self] };
+        let weights: Vec<u64> = items.iter().map(|(s, _)| handoff::schedule_weight(*s)).collect();
         let mut order: Vec<usize> = (0..items.len()).collect();
-        order.sort_by_key(|i| std::cmp::Reverse(handoff::schedule_weight(items[*i].0)));
+        order.sort_by_key(|i| std::cmp::Reverse(weights[*i]));
         let (mut load, mut second) = ([0u64; 2], vec![false; items.len()]);
         for i in order {
             let half = usize::from(load[1] < load[0]);
-            load[half] += handoff::schedule_weight(items[i].0);
+            load[half] += weights[i];
             second[i] = half == 1;
         }
         // a half's recipes grouped by scenario again, in the cell list's order
         let group = |half: bool| {
             let mut out: Vec<(Scenario, Vec<&'static crate::handoff::Recipe>)> = Vec::new();
-            for (_, (s, r)) in items.iter().enumerate().filter(|(i, _)| second[*i] == half) {
+            for ((s, r), _) in items.iter().zip(&second).filter(|(_, second)| **second == half) {
                 match out.last_mut() {
                     Some((last, rs)) if last == s => rs.push(r),
                     _ => out.push((*s, vec![*r])),

@@ -252,9 +252,9 @@ fn probe_exe(a: &'static dyn Adapter, exe: PathBuf) -> Runtime {
 }
 
 /// Runs the version query of every runtime in `out` that has a path and is [`Status::Found`]
-/// (in [`discover`], only those [`probe_exe`] made), all at once (one thread each: a query is a process start, 0.1–1.5 s for
-/// .NET, Java or Wine, and a run of every runtime here waited 7 s for them one after another),
-/// and sets each one's version and label, or [`Status::Broken`] with why.
+/// (in [`discover`], only those [`probe_exe`] made), all at once, one thread each (a query is
+/// a process start, PowerShell's the longest, and one after another they added up), and sets
+/// each one's version and label, or [`Status::Broken`] with why.
 fn query_versions(out: &mut [Runtime]) {
     std::thread::scope(|s| {
         let queries: Vec<_> = out

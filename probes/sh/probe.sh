@@ -80,6 +80,8 @@ errno_name() {
   case $1 in
     *": File exists") CODE=EEXIST ;;
     *": No such file or directory") CODE=ENOENT ;;
+    # dash's own spelling, when a redirection cannot open a file
+    *": No such file") CODE=ENOENT ;;
     *": Directory not empty") CODE=ENOTEMPTY ;;
     *": Is a directory") CODE=EISDIR ;;
     *": Not a directory") CODE=ENOTDIR ;;

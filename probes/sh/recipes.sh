@@ -11,8 +11,9 @@
 # Every value is data: quoted, never evaluated; `--` before every operand.
 #
 # What a shell script has, and so what each recipe uses: `cat` to write given bytes and to
-# read a file, `set -C` (noclobber: the shell opens with O_EXCL) for an exclusive create of a
-# file, `mv -f` to rename, `>>` (O_APPEND) to append, `rm` to delete, a glob to list a folder.
+# copy a file, `read` to read a line (a builtin: no process to start), `set -C` (noclobber:
+# the shell opens with O_EXCL) for an exclusive create of a file, `mv -f` to rename, `>>`
+# (O_APPEND) to append, `rm` to delete, a glob to list a folder.
 # A step's exit status and its tool's first line on stderr are the step's error.
 
 RCP=${CONFORMANCE_RECIPE-}
@@ -127,7 +128,7 @@ r_read_poll() {
 
 # Rounds of `for f in incoming/*` (`.claim` names skipped) until a listing is empty; per item:
 # claim it (nothing / `mv -f -- item processing/name` / `set -C; : > item.claim`), read it
-# (`$(cat -- item)`), append its content and a line end to the output in one write
+# (`read -r data < item`), append its content and a line end to the output in one write
 # (`printf '%s\n' >> output`), `rm -- item`.
 r_claim() {
   _rounds=0 _listed=0 _claimed=0 _cfail=0 _dfail=0 _done=0 _idle=0
@@ -154,7 +155,10 @@ r_claim() {
           excl_create "$_f.claim" "" || { _cfail=$((_cfail + 1)); continue; }
           ;;
       esac
-      _data=$(cat -- "$_at" 2>|"$E") || { _cfail=$((_cfail + 1)); continue; }
+      # read by the shell itself (`read`: no process to start); an item is one line without a
+      # line end, at whose end `read` says 1 with the line read
+      _data=
+      { IFS= read -r _data < "$_at"; } 2>|"$E" || [ -n "$_data" ] || { _cfail=$((_cfail + 1)); continue; }
       _claimed=$((_claimed + 1))
       if ! { printf '%s\n' "$_data" >> "$ROUT"; } 2>|"$E"; then
         fail_step output sh $?
@@ -177,13 +181,20 @@ r_claim() {
 # ---- update: update.read-modify-write, update.temp-rename, update.append-line and the locked
 # forms ----------------------------------------------------------------------------------------
 
-# update_read: sets _v to the counter's whole number, read by `$(cat -- counter)` (trailing
-# line ends dropped) and read again while it holds none (an empty or half-written file), at
+# update_read: sets _v to the counter's whole number, read by `read -r` (one line, trailing
+# empty lines allowed) and read again while it holds none (an empty or half-written file), at
 # most UPDATE_READ_TRIES times; status 1 (the step failed) otherwise.
 update_read() {
   _tries=0
   while :; do
-    _v=$(cat -- "$RCNT" 2>|"$E") || { fail_step read cat $?; return 1; }
+    # read by the shell itself (`read`, no process), two lines: a second one makes the text no
+    # whole number, as `$(cat -- counter)` would keep it; `read` says 1 at the end of the file,
+    # so only a message on stderr (the file could not be opened) is a failure
+    _v= _more=
+    { { IFS= read -r _v; IFS= read -r _more; } < "$RCNT"; } 2>|"$E"
+    _rst=$?
+    [ "$_rst" -eq 0 ] || ! [ -s "$E" ] || { fail_step read sh "$_rst"; return 1; }
+    [ -z "$_more" ] || _v=-
     case $_v in
       '' | *[!0-9]*) ;;
       *)

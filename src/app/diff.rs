@@ -55,7 +55,7 @@ pub(super) fn cmd_diff(a: &DiffArgs, paths: &Paths) -> Result<i32> {
     };
     let report = crate::diff::diff(&ra, &rb, &na, &nb, &sources, &a.ignore);
     let text = match a.format {
-        DiffFormat::Table => crate::diff::render_text(&report),
+        DiffFormat::Table => fit_to_terminal(&crate::diff::render_text(&report), a.out.is_none()),
         DiffFormat::Md => crate::diff::render_markdown(&report),
         DiffFormat::Json => serde_json::to_string_pretty(&report).expect("serialises") + "\n",
         DiffFormat::Junit => junit::render(&report.as_compare_diff(), Path::new(&na), Path::new(&nb)),
@@ -183,4 +183,29 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
     let (b, nb) = measured.pop().expect("two runs");
     let (a, na) = measured.pop().expect("two runs");
     Ok(Some((a, b, na, nb)))
+}
+
+/// The terminal text of a diff, each line wrapped to the terminal's width as the notes under a
+/// table are ([`crate::report::style::TermStyle::note`]), when it goes to a terminal
+/// (`on_terminal`: no `--out`) that has a width; a reproduction line stays whole, to be pasted.
+fn fit_to_terminal(text: &str, on_terminal: bool) -> String {
+    let style = crate::report::style::current();
+    if !on_terminal || style.width.is_none() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if line.trim_start().starts_with("repro: ") {
+            out.push_str(line);
+        } else {
+            let indent = line.len() - line.trim_start().len();
+            let narrower =
+                crate::report::style::TermStyle { width: style.width.map(|w| w.saturating_sub(indent)), ..style };
+            let wrapped = narrower.note(line.trim_start());
+            let pad = " ".repeat(indent);
+            out.push_str(&wrapped.lines().map(|l| format!("{pad}{l}")).collect::<Vec<_>>().join("\n"));
+        }
+        out.push('\n');
+    }
+    out
 }

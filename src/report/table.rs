@@ -143,11 +143,13 @@ fn cards(cells: &[Vec<(String, Option<super::style::Tone>)>], style: super::styl
                 format!("{}: {}", h.replace('\n', " "), style.paint(*tone, &v.replace('\n', " ")))
             })
             .collect();
-        // textwrap measures without the colour codes
+        // textwrap measures without the colour codes; first fit, because optimal fit lets a line
+        // run past the width rather than leave one short (`call:` alone before a long call)
         let opts = textwrap::Options::new(width)
             .initial_indent("  ")
             .subsequent_indent("    ")
-            .word_splitter(textwrap::WordSplitter::NoHyphenation);
+            .word_splitter(textwrap::WordSplitter::NoHyphenation)
+            .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit);
         out.extend(textwrap::wrap(&items.join("; "), opts).into_iter().map(|l| l.into_owned()));
     }
     out.join("\n")

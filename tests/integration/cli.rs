@@ -1060,6 +1060,35 @@ fn report_tables_fit_80_and_120_columns() {
     assert!(full.lines().any(|l| l.chars().count() > 200), "--wide keeps the full layout");
 }
 
+/// `variants`, `runtimes` and `diff` fit 80 and 120 columns as `report` does: a row too wide
+/// becomes a card, whose lines are wrapped at the width (a long call on a line of its own).
+#[test]
+fn listings_fit_80_and_120_columns() {
+    let base = crate::common::root().join("reports").join("linux").join("results.json");
+    let other = crate::common::fixtures().join("results").join("base.json");
+    let commands: [(&str, Vec<std::ffi::OsString>); 3] = [
+        ("variants", vec!["variants".into()]),
+        ("runtimes", vec!["runtimes".into()]),
+        ("diff", vec!["diff".into(), other.into(), base.into()]),
+    ];
+    for (name, args) in &commands {
+        for width in [80, 120] {
+            let out = conformance().args(args).env("COLUMNS", width.to_string()).output().unwrap();
+            assert!(out.status.code().is_some_and(|c| c <= 1), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(text.lines().count() > 3, "{name} printed something: {text}");
+            let over: Vec<&str> =
+                text.lines().filter(|l| l.chars().count() > width && !l.contains("https://")).collect();
+            assert!(
+                over.is_empty(),
+                "{name}: {} lines over {width} columns: {:#?}",
+                over.len(),
+                &over[..over.len().min(5)]
+            );
+        }
+    }
+}
+
 /// Colour: off when stdout is not a terminal (as here) or `NO_COLOR` is set, on with `--color
 /// always` or `CLICOLOR_FORCE`; a file written with `--out` is plain whatever the flag says.
 #[test]

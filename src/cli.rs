@@ -116,6 +116,36 @@ pub const DEFAULT_HOLD_MS: u64 = 20;
 /// The cap on trials per race with `--max-rate` (`--max-trials`).
 pub const DEFAULT_MAX_TRIALS: u32 = 5000;
 
+/// The global flags each command ignores (by clap id): where to find probes, matrices and
+/// cached runtimes (`--probes`, `--matrices`, `--cache-dir`, `--offline`) matter only to the
+/// commands that measure or list variants, and the terminal's layout (`--wide`, `--color`) only
+/// to those that print tables. [`command`] hides them from those commands' help; they still
+/// parse there, as a global flag must anywhere.
+pub const IGNORED_GLOBALS: [(&str, &[&str]); 7] = [
+    ("compare", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
+    ("merge", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
+    ("docs", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
+    ("completions", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
+    ("man", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
+    ("report", &["probes", "matrices", "cache_dir", "offline"]),
+    ("variants", &["probes", "cache_dir", "offline"]),
+];
+
+/// The command line as parsed and documented: [`Cli`]'s, with [`IGNORED_GLOBALS`] hidden from
+/// the help of the commands that ignore them (each given a hidden copy of the global flag
+/// before clap copies the global ones into every command; clap skips an id a command has).
+/// `main`, `completions` and `man` use it.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let globals: Vec<clap::Arg> = cli.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
+    IGNORED_GLOBALS.iter().fold(cli, |cmd, (sub, ids)| {
+        cmd.mut_subcommand(sub, |s| {
+            globals.iter().filter(|a| ids.contains(&a.get_id().as_str())).fold(s, |s, a| s.arg(a.clone().hide(true)))
+        })
+    })
+}
+
 /// Measures which file-system calls really give a process exclusive ownership of a name,
 /// in Node.js, Bun, Deno, .NET (CoreCLR, Mono), PowerShell and cmd.
 #[derive(Debug, Parser)]
@@ -1150,6 +1180,39 @@ mod tests {
     #[test]
     fn verify_cli() {
         super::Cli::command().debug_assert();
+        super::command().debug_assert();
+    }
+
+    /// A command's help lists no global flag it ignores (IGNORED_GLOBALS), still parses it, and
+    /// the commands that use a flag still list it.
+    #[test]
+    fn help_lists_no_flag_a_command_ignores() {
+        let mut cmd = super::command();
+        cmd.build();
+        let help = |cmd: &mut clap::Command, sub: &str| {
+            cmd.find_subcommand_mut(sub).expect(sub).render_long_help().to_string()
+        };
+        for (sub, ids) in super::IGNORED_GLOBALS {
+            let text = help(&mut cmd, sub);
+            for id in ids {
+                let flag = format!("--{}", id.replace('_', "-"));
+                assert!(
+                    !text.contains(&format!("{flag} ")) && !text.contains(&format!("{flag}\n")),
+                    "{sub} lists {flag}"
+                );
+            }
+        }
+        let merge = help(&mut cmd, "merge");
+        assert!(!merge.contains("Global:"), "no empty Global heading: {merge}");
+        for flag in ["--probes", "--matrices", "--cache-dir", "--offline", "--wide", "--color"] {
+            assert!(help(&mut cmd, "run").contains(flag), "run lists {flag}");
+        }
+        assert!(help(&mut cmd, "report").contains("--wide") && help(&mut cmd, "variants").contains("--matrices"));
+        let parsed = <super::Cli as clap::FromArgMatches>::from_arg_matches(
+            &super::command().try_get_matches_from(["conformance", "merge", "a.json", "b.json", "--wide"]).unwrap(),
+        )
+        .unwrap();
+        assert!(parsed.wide, "a hidden global flag still parses");
     }
 
     /// `race` without `--trials` runs the defaults of `run`; its help says which.

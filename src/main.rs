@@ -1,6 +1,6 @@
 //! The `conformance` binary: parse, run, map the result to an exit code.
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 fn main() -> std::process::ExitCode {
     // a panic is a bug of the harness: say so and exit with the documented code, not 101
@@ -12,7 +12,10 @@ fn main() -> std::process::ExitCode {
     if std::env::var_os("CONFORMANCE_TEST_PANIC").is_some() {
         panic!("CONFORMANCE_TEST_PANIC is set");
     }
-    let cli = conformance::cli::Cli::parse();
+    // clap's own parse, from the command whose help hides the flags a command ignores
+    let mut command = conformance::cli::command();
+    let matches = command.clone().get_matches();
+    let cli = conformance::cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit());
     let code = match conformance::app::run(cli) {
         Ok(code) => code,
         Err(e) => {

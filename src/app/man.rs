@@ -1,9 +1,7 @@
 //! `conformance man`: the manual pages (roff), generated from the command line's definition by
 //! `clap_mangen`: `conformance.1` on stdout, or one page per command in a folder.
 
-use clap::CommandFactory;
-
-use crate::cli::{Cli, ManArgs};
+use crate::cli::ManArgs;
 use crate::error::{Error, Result};
 use crate::exit_code;
 use crate::status::emit;
@@ -20,7 +18,7 @@ fn page(cmd: clap::Command) -> Vec<u8> {
 ///
 /// Errors: [`Error::Output`] (exit 3) when DIR or a page cannot be written.
 pub(super) fn cmd_man(a: &ManArgs) -> Result<i32> {
-    let mut cli = Cli::command();
+    let mut cli = crate::cli::command();
     cli.build();
     let Some(dir) = &a.out else {
         emit(&String::from_utf8_lossy(&page(cli)));

@@ -1089,6 +1089,25 @@ fn listings_fit_80_and_120_columns() {
     }
 }
 
+/// `run --dry-run --estimate-from FILE` says how long the run would measure, in seconds, from
+/// that file's cells, naming it and how many cells it timed.
+#[test]
+fn dry_run_estimates_seconds_from_an_earlier_run() {
+    if !crate::common::available("node") {
+        return;
+    }
+    let base = crate::common::root().join("reports").join("linux").join("results.json");
+    let out = conformance().args(["run", "--dry-run", "-r", "node", "--estimate-from"]).arg(&base).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("estimated time: ")).unwrap_or_else(|| panic!("{text}"));
+    let range = line["estimated time: ".len()..].split(" s of measuring").next().unwrap();
+    let (low, high) = range.split_once('–').unwrap_or((range, range));
+    let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
+    assert!(0.0 < low && low <= high, "{line}");
+    assert!(line.contains(&format!("from the cells of {}", base.display())), "{line}");
+}
+
 /// Colour: off when stdout is not a terminal (as here) or `NO_COLOR` is set, on with `--color
 /// always` or `CLICOLOR_FORCE`; a file written with `--out` is plain whatever the flag says.
 #[test]

@@ -101,6 +101,53 @@ fn junit_from_compare_and_from_report_expect() {
     conformance().args(["report", "-f", "csv", "--expect"]).arg(base()).arg(base()).assert().code(2);
 }
 
+/// The HTML report gives each cell, in its details, the command that measures it again, one
+/// per measured cell, each a command line a shell can split.
+#[test]
+fn html_cells_carry_the_command_that_measures_them_again() {
+    let out = conformance().args(["report", "-f", "html"]).arg(base()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let html = String::from_utf8(out.stdout).unwrap();
+    let again: Vec<&str> = html.match_indices("again: ").map(|(i, _)| &html[i + 7..]).collect();
+    let cells = conformance::report::json::read(&base()).unwrap().cells.len();
+    assert_eq!(again.len(), cells, "one again line per cell");
+    let first = again[0].split(['<', '\n']).next().unwrap();
+    assert_eq!(first, "conformance run -r node -v node.writeFileSync.wx --scenario second-comer --target absent");
+    for line in &again {
+        let line = line.split(['<', '\n']).next().unwrap();
+        let words = shlex::split(line).unwrap_or_else(|| panic!("not a shell line: {line}"));
+        assert_eq!(&words[..2], ["conformance", "run"], "{line}");
+    }
+}
+
+/// Two runs of different versions that disagree, merged: the report says the *versions*
+/// disagree and names each, not the machines (the version may be what changed).
+#[test]
+fn merge_says_versions_disagree_where_the_versions_differ() {
+    let t = tempfile::tempdir().unwrap();
+    let tmpfs = tmpfs_run(t.path());
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tmpfs).unwrap()).unwrap();
+    for c in v["cells"].as_array_mut().unwrap() {
+        if c["runtime"] == "node 20.20.2" {
+            c["runtime"] = "node 22.1.0".into();
+            c["runtime_version"] = "22.1.0".into();
+            let id = c["id"].as_str().unwrap().replacen("node 20.20.2", "node 22.1.0", 1);
+            c["id"] = id.into();
+        }
+    }
+    let newer = t.path().join("newer.json");
+    std::fs::write(&newer, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let merged = t.path().join("merged.json");
+    conformance().arg("merge").arg(base()).arg(&newer).arg("--out").arg(&merged).assert().code(0);
+    let out = conformance().args(["report", "--wide"]).arg(&merged).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    let line =
+        table.lines().find(|l| l.contains("node.writeFileSync.wx/second-comer/file:")).expect("a disagreement line");
+    assert!(line.starts_with("versions disagree: node/"), "{line}");
+    assert!(line.contains("refused [node 20.20.2; ") && line.contains("replaced [node 22.1.0; "), "{line}");
+    assert!(!table.contains("machines disagree"), "{table}");
+}
+
 #[test]
 fn merge_puts_machines_side_by_side_and_marks_disagreements() {
     let t = tempfile::tempdir().unwrap();

@@ -1108,6 +1108,28 @@ fn dry_run_estimates_seconds_from_an_earlier_run() {
     assert!(line.contains(&format!("from the cells of {}", base.display())), "{line}");
 }
 
+/// `race -n 5` races its contenders 5 times but gives the detection control the trials `run`
+/// would (at least 20 in the mode it is judged in), so that a short race is not called weak
+/// for want of control trials.
+#[test]
+fn a_short_race_gives_its_control_the_trials_run_would() {
+    let _serial = crate::common::one_at_a_time();
+    if !crate::common::available("node") {
+        return;
+    }
+    let out = conformance()
+        .args(["race", "-c", "node:node.writeFileSync.wx", "-c", "node:node.writeFileSync.wx"])
+        .args(["-n", "5", "--amplify", "off", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["natural"]["stats"]["trials"], 5, "the contenders' race: {j}");
+    let d = &j["detection"];
+    assert_eq!(d["mode"], "natural", "{d}");
+    assert!(d["trials"].as_u64().is_some_and(|t| t >= 20), "the control's trials: {d}");
+}
+
 /// Colour: off when stdout is not a terminal (as here) or `NO_COLOR` is set, on with `--color
 /// always` or `CLICOLOR_FORCE`; a file written with `--out` is plain whatever the flag says.
 #[test]

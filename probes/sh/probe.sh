@@ -75,12 +75,12 @@ errno_of_output() {
 # errno_name LINE: sets CODE to the errno name whose strerror text (LC_ALL=C, glibc) ends
 # LINE after ": ", or to the empty string. Bash's own noclobber refusal ("cannot overwrite
 # existing file") is its NOCLOBBER_REDIRECT, which bash's redir.c returns for a regular file
-# found by stat(2) or an O_EXCL open that failed with EEXIST: named EEXIST.
+# found by stat(2) or an O_EXCL open that failed with EEXIST: named EEXIST. dash's "No such
+# file" (a redirection that cannot open its file) is ENOENT.
 errno_name() {
   case $1 in
     *": File exists") CODE=EEXIST ;;
     *": No such file or directory") CODE=ENOENT ;;
-    # dash's own spelling, when a redirection cannot open a file
     *": No such file") CODE=ENOENT ;;
     *": Directory not empty") CODE=ENOTEMPTY ;;
     *": Is a directory") CODE=EISDIR ;;

@@ -181,20 +181,29 @@ r_claim() {
 # ---- update: update.read-modify-write, update.temp-rename, update.append-line and the locked
 # forms ----------------------------------------------------------------------------------------
 
-# update_read: sets _v to the counter's whole number, read by `read -r` (one line, trailing
-# empty lines allowed) and read again while it holds none (an empty or half-written file), at
+# update_read: sets _v to the counter's whole number, read by `$(cat -- counter)` where rivals
+# rewrite it in place (read-modify-write), else by `read -r` (one line, trailing empty lines
+# allowed), and read again while it holds none (an empty or half-written file), at
 # most UPDATE_READ_TRIES times; status 1 (the step failed) otherwise.
 update_read() {
   _tries=0
   while :; do
-    # read by the shell itself (`read`, no process), two lines: a second one makes the text no
-    # whole number, as `$(cat -- counter)` would keep it; `read` says 1 at the end of the file,
-    # so only a message on stderr (the file could not be opened) is a failure
-    _v= _more=
-    { { IFS= read -r _v; IFS= read -r _more; } < "$RCNT"; } 2>|"$E"
-    _rst=$?
-    [ "$_rst" -eq 0 ] || ! [ -s "$E" ] || { fail_step read sh "$_rst"; return 1; }
-    [ -z "$_more" ] || _v=-
+    if [ "$UM" = read-modify-write ]; then
+      # rewritten in place by rivals while it is read: one read(2) of the whole file by cat, as
+      # every other runtime reads it (dash's `read` takes a byte per read(2), and could splice
+      # two counters' digits into a third number)
+      _v=$(cat -- "$RCNT" 2>|"$E") || { fail_step read cat $?; return 1; }
+    else
+      # nobody writes it while it is read (a lock holds it, or a rename replaces it): read by
+      # the shell itself (`read`, no process), two lines, a second one making the text no whole
+      # number as `$(cat -- counter)` would keep it; `read` says 1 at the end of the file, so
+      # only a message on stderr (the file could not be opened) is a failure
+      _v= _more=
+      { { IFS= read -r _v; IFS= read -r _more; } < "$RCNT"; } 2>|"$E"
+      _rst=$?
+      [ "$_rst" -eq 0 ] || ! [ -s "$E" ] || { fail_step read sh "$_rst"; return 1; }
+      [ -z "$_more" ] || _v=-
+    fi
     case $_v in
       '' | *[!0-9]*) ;;
       *)

@@ -139,10 +139,11 @@ pub fn command() -> clap::Command {
     use clap::CommandFactory;
     let cli = Cli::command();
     let globals: Vec<clap::Arg> = cli.get_arguments().filter(|a| a.is_global_set()).cloned().collect();
-    IGNORED_GLOBALS.iter().fold(cli, |cmd, (sub, ids)| {
-        cmd.mut_subcommand(sub, |s| {
-            globals.iter().filter(|a| ids.contains(&a.get_id().as_str())).fold(s, |s, a| s.arg(a.clone().hide(true)))
-        })
+    // mut_subcommands keeps the commands' order (mut_subcommand moves one to the end, which
+    // man pages and completions list as stored)
+    cli.mut_subcommands(|s| {
+        let ignored = IGNORED_GLOBALS.iter().find(|(name, _)| *name == s.get_name()).map_or(&[][..], |(_, ids)| *ids);
+        globals.iter().filter(|a| ignored.contains(&a.get_id().as_str())).fold(s, |s, a| s.arg(a.clone().hide(true)))
     })
 }
 
@@ -1213,6 +1214,10 @@ mod tests {
         )
         .unwrap();
         assert!(parsed.wide, "a hidden global flag still parses");
+        // the commands keep their order (man pages and completions list them as stored)
+        use clap::CommandFactory;
+        let names = |c: &clap::Command| c.get_subcommands().map(|s| s.get_name().to_string()).collect::<Vec<_>>();
+        assert_eq!(names(&super::command()), names(&super::Cli::command()));
     }
 
     /// `race` without `--trials` runs the defaults of `run`; its help says which.

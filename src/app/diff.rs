@@ -185,25 +185,30 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
     Ok(Some((a, b, na, nb)))
 }
 
-/// The terminal text of a diff, each line wrapped to the terminal's width as the notes under a
-/// table are ([`crate::report::style::TermStyle::note`]), when it goes to a terminal
-/// (`on_terminal`: no `--out`) that has a width; a reproduction line stays whole, to be pasted.
+/// The terminal text of a diff, each line wrapped to the terminal's width (at least
+/// [`crate::report::style::MIN_WIDTH`]) at spaces, its indent kept and a continuation two
+/// spaces further in, when it goes to a terminal (`on_terminal`: no `--out`) that has a width.
+/// A word is never broken (a path stays whole, to be copied), and a `repro:` line stays whole,
+/// to be pasted.
 fn fit_to_terminal(text: &str, on_terminal: bool) -> String {
-    let style = crate::report::style::current();
-    if !on_terminal || style.width.is_none() {
+    let Some(width) = crate::report::style::current().width.filter(|_| on_terminal) else {
         return text.to_string();
-    }
+    };
+    let width = width.max(crate::report::style::MIN_WIDTH);
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
-        if line.trim_start().starts_with("repro: ") {
+        let body = line.trim_start_matches(' ');
+        if body.starts_with("repro: ") {
             out.push_str(line);
         } else {
-            let indent = line.len() - line.trim_start().len();
-            let narrower =
-                crate::report::style::TermStyle { width: style.width.map(|w| w.saturating_sub(indent)), ..style };
-            let wrapped = narrower.note(line.trim_start());
-            let pad = " ".repeat(indent);
-            out.push_str(&wrapped.lines().map(|l| format!("{pad}{l}")).collect::<Vec<_>>().join("\n"));
+            let pad = &line[..line.len() - body.len()];
+            let more = format!("{pad}  ");
+            let opts = textwrap::Options::new(width)
+                .initial_indent(pad)
+                .subsequent_indent(&more)
+                .break_words(false)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation);
+            out.push_str(&textwrap::fill(body, opts));
         }
         out.push('\n');
     }

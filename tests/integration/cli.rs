@@ -1061,15 +1061,31 @@ fn report_tables_fit_80_and_120_columns() {
 }
 
 /// `variants`, `runtimes` and `diff` fit 80 and 120 columns as `report` does: a row too wide
-/// becomes a card, whose lines are wrapped at the width (a long call on a line of its own).
+/// becomes a card, whose lines are wrapped at the width (a long call on a line of its own); a
+/// diff's lines are wrapped, its `repro:` lines left whole to be pasted.
 #[test]
 fn listings_fit_80_and_120_columns() {
+    let t = tempfile::tempdir().unwrap();
     let base = crate::common::root().join("reports").join("linux").join("results.json");
-    let other = crate::common::fixtures().join("results").join("base.json");
+    // the baseline with one second comer changed: a diff with a changed cell and its repro lines
+    let changed = edited_baseline(t.path(), "changed.json", |v| {
+        let c = v["cells"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|c| {
+                c["variant"] == "node.writeFileSync.wx" && c["scenario"] == "second-comer" && c["target"] == "file"
+            })
+            .expect("node's wx against a file");
+        c["result"]["outcome"] = "replaced".into();
+        c["result"].as_object_mut().unwrap().remove("error");
+        c["result"]["relative"] = serde_json::json!({"outcome": "replaced"});
+    });
+    // `runtimes -r node`: every runtime's probe would start Wine beside the cmd tests
     let commands: [(&str, Vec<std::ffi::OsString>); 3] = [
         ("variants", vec!["variants".into()]),
-        ("runtimes", vec!["runtimes".into()]),
-        ("diff", vec!["diff".into(), other.into(), base.into()]),
+        ("runtimes", vec!["runtimes".into(), "-r".into(), "node".into()]),
+        ("diff", vec!["diff".into(), base.into(), changed.into()]),
     ];
     for (name, args) in &commands {
         for width in [80, 120] {
@@ -1077,14 +1093,21 @@ fn listings_fit_80_and_120_columns() {
             assert!(out.status.code().is_some_and(|c| c <= 1), "{name}: {}", String::from_utf8_lossy(&out.stderr));
             let text = String::from_utf8(out.stdout).unwrap();
             assert!(text.lines().count() > 3, "{name} printed something: {text}");
-            let over: Vec<&str> =
-                text.lines().filter(|l| l.chars().count() > width && !l.contains("https://")).collect();
+            let over: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    l.chars().count() > width && !l.contains("https://") && !l.trim_start().starts_with("repro: ")
+                })
+                .collect();
             assert!(
                 over.is_empty(),
                 "{name}: {} lines over {width} columns: {:#?}",
                 over.len(),
                 &over[..over.len().min(5)]
             );
+            if *name == "diff" {
+                assert!(text.lines().any(|l| l.trim_start().starts_with("repro: ")), "a changed cell's repro: {text}");
+            }
         }
     }
 }
@@ -1101,7 +1124,9 @@ fn dry_run_estimates_seconds_from_an_earlier_run() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let line = text.lines().find(|l| l.starts_with("estimated time: ")).unwrap_or_else(|| panic!("{text}"));
-    let range = line["estimated time: ".len()..].split(" s of measuring").next().unwrap();
+    // `at least N s` where some cells had no time to go by
+    let range =
+        line["estimated time: ".len()..].trim_start_matches("at least ").split(" s of measuring").next().unwrap();
     let (low, high) = range.split_once('–').unwrap_or((range, range));
     let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
     assert!(0.0 < low && low <= high, "{line}");

@@ -72,7 +72,16 @@ pub enum Scenarios {
     /// `scenario=answer-grid`: one row per runtime, one column per intent, the first call to
     /// use in each (a Markdown table).
     AnswerGrid,
+    /// `scenario=terminal`: what `conformance report FILE` prints for the selected runtimes in
+    /// a terminal [`TERMINAL_WIDTH`] columns wide, without colour (the answer lists, then the
+    /// tables with their race lines and notes), in a text block: a run's console output,
+    /// regenerated from its results file.
+    Terminal,
 }
+
+/// The terminal width, in columns, `scenario=terminal` renders at: a README's console example
+/// as a 120-column terminal shows it.
+pub const TERMINAL_WIDTH: usize = 120;
 
 /// What one marker selects from a results file, parsed from its keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,7 +317,7 @@ impl Selector {
 
 /// `scenario=`'s value: `second-comer`, `race` or both, or exactly one hand-off scenario.
 fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
-    let known = || Scenario::ALL.map(Scenario::as_str).join(", ") + ", answers, recipe-answers, answer-grid";
+    let known = || Scenario::ALL.map(Scenario::as_str).join(", ") + ", answers, recipe-answers, answer-grid, terminal";
     let (mut second_comer, mut race, mut handoff) = (false, false, Vec::new());
     for s in value.split(',').map(str::trim) {
         match s {
@@ -319,6 +328,8 @@ fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
             "answers" => return Err("key 'scenario': answers is a table kind of its own: give it alone".into()),
             "recipe-answers" if value.trim() == "recipe-answers" => return Ok(Scenarios::RecipeAnswers),
             "answer-grid" if value.trim() == "answer-grid" => return Ok(Scenarios::AnswerGrid),
+            "terminal" if value.trim() == "terminal" => return Ok(Scenarios::Terminal),
+            "terminal" => return Err("key 'scenario': terminal is a table kind of its own: give it alone".into()),
             "answer-grid" => return Err("key 'scenario': answer-grid is a table kind of its own: give it alone".into()),
             "recipe-answers" => {
                 return Err("key 'scenario': recipe-answers is a table kind of its own: give it alone".into())
@@ -352,6 +363,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
         }
         Scenarios::Handoff(h) => s == h,
         Scenarios::RecipeAnswers => s.is_handoff(),
+        Scenarios::Terminal => true,
     };
     let mut sub = Results {
         schema: results.schema,
@@ -406,6 +418,13 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
             return Ok(format!("```text\n{text}```\n"));
         }
         Scenarios::AnswerGrid => return Ok(crate::report::answers::grid_by_runtime_markdown(&sub)),
+        Scenarios::Terminal => {
+            // as `report` prints it (app/report.rs), at a fixed width and without colour
+            let style = crate::report::style::TermStyle { width: Some(TERMINAL_WIDTH), colour: false };
+            let answers = crate::report::answers::render_styled(&sub, style);
+            let text = format!("{answers}{}", crate::report::table::render_report(&sub, style));
+            return Ok(format!("```text\n{}\n```\n", text.trim_end()));
+        }
         Scenarios::Runtime { second_comer, race } => (second_comer, race),
     };
     let have = sub.targets();
@@ -443,6 +462,7 @@ fn scenario_words(s: &Scenarios) -> String {
         Scenarios::Runtime { .. } | Scenarios::Answers | Scenarios::AnswerGrid => "second-comer or race".into(),
         Scenarios::RecipeAnswers => "hand-off".into(),
         Scenarios::Handoff(h) => h.as_str().into(),
+        Scenarios::Terminal => "measured".into(),
     }
 }
 
@@ -657,6 +677,25 @@ mod tests {
         let t = render(&r, &Selector::parse("scenario=answer-grid runtime=node,python").unwrap()).unwrap();
         assert_eq!(t.lines().count(), 4, "a header, its rule and two runtimes: {t}");
         assert!(t.lines().nth(2).unwrap().starts_with("| node ") && t.contains("| python 3"), "{t}");
+    }
+
+    /// `scenario=terminal` is what `report` prints at 120 columns without colour, in a text
+    /// block: the answer lists first, then each runtime's table fitted to the width.
+    #[test]
+    fn a_terminal_marker_is_reports_text_at_120_columns() {
+        assert_eq!(Selector::parse("scenario=terminal").unwrap().scenarios, super::Scenarios::Terminal);
+        assert!(Selector::parse("scenario=terminal,race").unwrap_err().contains("terminal is a table kind of its own"));
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let r = crate::report::json::read(&path).unwrap();
+        let t = render(&r, &Selector::parse("scenario=terminal runtime=node").unwrap()).unwrap();
+        assert!(t.starts_with("```text\n") && t.ends_with("\n```\n"), "{t}");
+        assert!(t.contains(": which call to use") && t.contains("│ node.writeFileSync.wx"), "{t}");
+        assert!(t.find("which call to use") < t.find("│ node.writeFileSync.wx"), "the answer lists first");
+        let over: Vec<&str> = t.lines().filter(|l| l.chars().count() > super::TERMINAL_WIDTH).collect();
+        assert!(over.is_empty(), "{over:#?}");
+        assert!(!t.contains('\u{1b}'), "no colour");
+        // python's calls may appear in node's races against other parties, not as a table
+        assert!(!t.lines().any(|l| l.starts_with("python 3")), "only the selected runtime's tables");
     }
 
     #[test]

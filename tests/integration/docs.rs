@@ -151,7 +151,7 @@ fn the_readmes_tables_match_the_committed_baseline() {
         .assert()
         .code(0)
         .stdout(predicate::str::starts_with(
-            "README.md: 1 table marker(s) up to date\ndocs/ANSWERS.md: 5 table marker(s) up to date\n\
+            "README.md: 2 table marker(s) up to date\ndocs/ANSWERS.md: 5 table marker(s) up to date\n\
              docs/GUIDE.md: 11 table marker(s) up to date\nreports/README.md: 2 table marker(s) up to date",
         ));
 }

@@ -122,14 +122,18 @@ pub const DEFAULT_MAX_TRIALS: u32 = 5000;
 /// to those that print tables. [`command`] hides them from those commands' help; they still
 /// parse there, as a global flag must anywhere.
 pub const IGNORED_GLOBALS: [(&str, &[&str]); 7] = [
-    ("compare", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
-    ("merge", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
-    ("docs", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
-    ("completions", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
-    ("man", &["probes", "matrices", "cache_dir", "offline", "wide", "color"]),
+    ("compare", EVERY_GLOBAL),
+    ("merge", EVERY_GLOBAL),
+    ("docs", EVERY_GLOBAL),
+    ("completions", EVERY_GLOBAL),
+    ("man", EVERY_GLOBAL),
     ("report", &["probes", "matrices", "cache_dir", "offline"]),
     ("variants", &["probes", "cache_dir", "offline"]),
 ];
+
+/// Every global flag of [`Cli`], by clap id: what a command that neither measures nor prints
+/// a table ignores.
+const EVERY_GLOBAL: &[&str] = &["probes", "matrices", "cache_dir", "offline", "wide", "color"];
 
 /// The command line as parsed and documented: [`Cli`]'s, with [`IGNORED_GLOBALS`] hidden from
 /// the help of the commands that ignore them (each given a hidden copy of the global flag
@@ -1216,6 +1220,12 @@ mod tests {
         assert!(parsed.wide, "a hidden global flag still parses");
         // the commands keep their order (man pages and completions list them as stored)
         use clap::CommandFactory;
+        let globals: Vec<String> = super::Cli::command()
+            .get_arguments()
+            .filter(|a| a.is_global_set())
+            .map(|a| a.get_id().to_string())
+            .collect();
+        assert_eq!(globals, super::EVERY_GLOBAL, "EVERY_GLOBAL names every global flag");
         let names = |c: &clap::Command| c.get_subcommands().map(|s| s.get_name().to_string()).collect::<Vec<_>>();
         assert_eq!(names(&super::command()), names(&super::Cli::command()));
     }

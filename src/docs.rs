@@ -419,10 +419,9 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
         }
         Scenarios::AnswerGrid => return Ok(crate::report::answers::grid_by_runtime_markdown(&sub)),
         Scenarios::Terminal => {
-            // as `report` prints it (app/report.rs), at a fixed width and without colour
+            // as `report` prints it, at a fixed width and without colour
             let style = crate::report::style::TermStyle { width: Some(TERMINAL_WIDTH), colour: false };
-            let answers = crate::report::answers::render_styled(&sub, style);
-            let text = format!("{answers}{}", crate::report::table::render_report(&sub, style));
+            let text = crate::report::table::render_with_answers(&sub, style);
             return Ok(format!("```text\n{}\n```\n", text.trim_end()));
         }
         Scenarios::Runtime { second_comer, race } => (second_comer, race),

@@ -14,7 +14,7 @@ fn main() -> std::process::ExitCode {
     }
     // clap's own parse, from the command whose help hides the flags a command ignores
     let mut command = conformance::cli::command();
-    let matches = command.clone().get_matches();
+    let matches = command.get_matches_mut();
     let cli = conformance::cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit());
     let code = match conformance::app::run(cli) {
         Ok(code) => code,

@@ -47,10 +47,7 @@ pub(super) fn cmd_report(a: &ReportArgs) -> Result<i32> {
             junit::render(&diff, base_path, &a.results)
         }
         Format::Table if a.answers => crate::report::answers::render_styled(&r, style),
-        Format::Table => {
-            let answers = crate::report::answers::render_styled(&r, style);
-            format!("{answers}{}", table::render_report(&r, style))
-        }
+        Format::Table => table::render_with_answers(&r, style),
     };
     output(a.out.as_deref(), &text)?;
     Ok(code)

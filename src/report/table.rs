@@ -440,6 +440,13 @@ pub fn text_rows(results: &Results, runtime: &str, with_call: bool) -> (Vec<Stri
     (header, out)
 }
 
+/// What `report` prints in a terminal for `r` (`report --format table`): the answer lists
+/// ([`super::answers::render_styled`]), then [`render_report`], both as `style` says. The
+/// `terminal` marker of `conformance docs` renders the same at a fixed width.
+pub fn render_with_answers(r: &Results, style: super::style::TermStyle) -> String {
+    format!("{}{}", super::answers::render_styled(r, style), render_report(r, style))
+}
+
 /// The whole report as terminal text (`report --format table`): one table per runtime row
 /// label (per machine in a merged file) with its race lines, then the hand-off tables. In a
 /// merged file, cells that disagree between machines ([`Results::disagreements`]) are marked

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The product's race cell beside a C floor and a plain driver of the same race (issue 26):
-# Node's writeFileSync(p, token, {flag: 'wx'}) raced by 3 contenders, T trials each way.
-#   bash benches/floor.sh [TRIALS]        (default 3000)
+# Node's writeFileSync(p, token, {flag: 'wx'}) raced by K contenders, T trials each way.
+#   bash benches/floor.sh [TRIALS] [K]    (default 3000 trials, 3 contenders: the default run's)
 # Prints one line per way: trials/s, and for the product its barrier spread p50 (µs, the probes'
 # monotonic stamps placed on one time line) and its amplified race's trials/s beside the
 # natural one, then where a trial's time went in each mode (results.json's `cost`). A benchmark,
@@ -13,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trials=${1:-3000}
+k=${2:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 command -v gcc >/dev/null || { echo "gcc is needed for the C floor" >&2; exit 1; }
@@ -20,11 +21,12 @@ node=$(command -v node) || { echo "node is needed" >&2; exit 1; }
 cargo build --release -q
 gcc -O2 -Wall -o "$work/excl_race" benches/floor/excl_race.c
 mkdir "$work/c" "$work/plain"
-read -r _ c_multi c_rate _ < <("$work/excl_race" "$work/c" "$trials" 3)
-read -r _ p_multi p_rate < <(python3 benches/floor/plain_driver.py "$node" "$work/plain" "$trials" 3)
+read -r _ c_multi c_rate _ < <("$work/excl_race" "$work/c" "$trials" "$k")
+read -r _ p_multi p_rate < <(python3 benches/floor/plain_driver.py "$node" "$work/plain" "$trials" "$k")
 bin=target/release/conformance
-"$bin" run -r node -v node.writeFileSync.wx --scenario race -n "$trials" -q --amplify off --out "$work/nat" >/dev/null
-"$bin" run -r node -v node.writeFileSync.wx --scenario race -n "$trials" -q --thorough --out "$work/amp" >/dev/null
+"$bin" run -r node -v node.writeFileSync.wx --scenario race -n "$trials" -k "$k" -q --amplify off --out "$work/nat" >/dev/null
+"$bin" run -r node -v node.writeFileSync.wx --scenario race -n "$trials" -k "$k" -q --thorough --out "$work/amp" >/dev/null
+echo "$k contenders, $trials trials"
 python3 - "$work" "$c_rate" "$c_multi" "$p_rate" "$p_multi" <<'PY'
 import json, sys
 work, c_rate, c_multi, p_rate, p_multi = sys.argv[1], float(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[5]
@@ -40,6 +42,10 @@ print(f"c-floor       {c_rate:8.0f} trials/s  multi-winner trials {c_multi}")
 print(f"plain-driver  {p_rate:8.0f} trials/s  multi-winner trials {p_multi}")
 print(f"conformance   {n_rate:8.0f} trials/s natural ({n_rate / p_rate:.1f}x the plain driver, 1/{c_rate / n_rate:.1f} of the C floor), "
       f"barrier spread p50 {p50:.0f} us; amplified {a_rate:.0f} trials/s ({a_rate / n_rate:.2f}x natural)")
+# a row whose detection control was weak (natural catch rate significantly under 20%: more
+# likely with 2 contenders) is `inconclusive` and stops early: its rate is then of a few trials
+counted = (nat["stats"]["trials"], amp["stats"]["trials"])
+print(f"  trials counted: natural {counted[0]}, amplified {counted[1]}")
 for name, m in (("natural", nat), ("amplified", amp)):
     cost = m.get("cost") or {}
     steps = ", ".join(f"{k[:-3].replace('_', '-')} {v:.0f}" for k, v in cost.items() if k.endswith("_us"))

@@ -67,9 +67,16 @@ pub struct CrossRace {
 }
 
 impl CrossRace {
-    /// A terminal report: one line per contender with its wins in each mode, then one line per
-    /// mode, the verdict and the control; control characters escaped, wide cells cut.
+    /// A terminal report in the terminal's style ([`crate::report::style::current`]): see
+    /// [`CrossRace::render_styled`].
     pub fn render(&self) -> String {
+        self.render_styled(crate::report::style::current())
+    }
+
+    /// A terminal report: one line per contender with its wins in each mode (the table fitted
+    /// to `style`'s width and coloured as it says), then one line per mode, the verdict and the
+    /// control; control characters escaped, wide cells cut.
+    pub fn render_styled(&self, style: crate::report::style::TermStyle) -> String {
         let header = ["slot", "runtime", "variant", "call", "wins (natural)", "wins (amplified)"].map(String::from);
         let wins = |m: &Option<ModeRun>, slot: usize| {
             m.as_ref().and_then(|m| m.stats.wins_by_contender.get(slot)).map_or("-".into(), |w| w.to_string())
@@ -85,7 +92,8 @@ impl CrossRace {
             ]
         });
         // cells cut and control characters escaped, as in every terminal table
-        let mut s = format!("{}\n", crate::report::table::terminal_table(std::iter::once(header).chain(rows)));
+        let records = std::iter::once(header).chain(rows).map(|r| r.map(|c| (c, None)));
+        let mut s = format!("{}\n", crate::report::table::toned_table(records, style));
         for (name, m) in [("natural", &self.natural), ("amplified", &self.amplified)] {
             if let Some(m) = m {
                 s.push_str(&format!("{name:<9}  {}\n", mode_line(m)));

@@ -77,6 +77,48 @@ pub enum Scenarios {
     /// tables with their race lines and notes), in a text block: a run's console output,
     /// regenerated from its results file.
     Terminal,
+    /// `scenario=cross-race`: what `conformance race` prints on stdout (its contenders' table,
+    /// the verdict of each mode and the control), from the `cross-race.json` that `race --out`
+    /// wrote, in a text block.
+    CrossRace,
+    /// `scenario=timings`: how long whole runs take, from the summary
+    /// `benches/default-run.sh` writes ([`crate::report::timings`]): a Markdown table and where
+    /// the time went.
+    Timings,
+}
+
+/// What a marker's file holds: a results file for most kinds, a `cross-race.json` for
+/// `scenario=cross-race`, a benchmark summary for `scenario=timings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FileKind {
+    /// `results.json` ([`Results`]).
+    Results,
+    /// `cross-race.json` ([`crate::cross::CrossRace`]).
+    CrossRace,
+    /// A benchmark summary ([`crate::report::timings::Timings`]).
+    Timings,
+}
+
+/// A marker's file, read as its [`FileKind`] says.
+#[derive(Debug, Clone)]
+pub enum Loaded {
+    /// A results file.
+    Results(Box<Results>),
+    /// A cross-runtime race.
+    CrossRace(Box<crate::cross::CrossRace>),
+    /// A benchmark summary.
+    Timings(crate::report::timings::Timings),
+}
+
+impl Scenarios {
+    /// The kind of file this marker's tables come from.
+    pub fn file_kind(&self) -> FileKind {
+        match self {
+            Scenarios::CrossRace => FileKind::CrossRace,
+            Scenarios::Timings => FileKind::Timings,
+            _ => FileKind::Results,
+        }
+    }
 }
 
 /// The terminal width, in columns, `scenario=terminal` renders at: a README's console example
@@ -297,6 +339,15 @@ impl Selector {
                 _ => sel.results = Some(value.to_string()),
             }
         }
+        if sel.scenarios.file_kind() != FileKind::Results {
+            let kind = scenario_words(&sel.scenarios);
+            if let Some(key) = seen.iter().find(|k| !matches!(**k, "scenario" | "results")) {
+                return Err(format!("key '{key}' does not apply to scenario={kind}: its file holds one table"));
+            }
+            if sel.results.is_none() {
+                return Err(format!("scenario={kind} needs results=FILE (a file of its own, not a results.json)"));
+            }
+        }
         if !sel.targets.is_empty() && !matches!(sel.scenarios, Scenarios::Runtime { second_comer: true, .. }) {
             return Err("key 'target' selects second-comer columns: the scenario must include second-comer".into());
         }
@@ -317,7 +368,10 @@ impl Selector {
 
 /// `scenario=`'s value: `second-comer`, `race` or both, or exactly one hand-off scenario.
 fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
-    let known = || Scenario::ALL.map(Scenario::as_str).join(", ") + ", answers, recipe-answers, answer-grid, terminal";
+    let known = || {
+        Scenario::ALL.map(Scenario::as_str).join(", ")
+            + ", answers, recipe-answers, answer-grid, terminal, cross-race, timings"
+    };
     let (mut second_comer, mut race, mut handoff) = (false, false, Vec::new());
     for s in value.split(',').map(str::trim) {
         match s {
@@ -329,6 +383,11 @@ fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
             "recipe-answers" if value.trim() == "recipe-answers" => return Ok(Scenarios::RecipeAnswers),
             "answer-grid" if value.trim() == "answer-grid" => return Ok(Scenarios::AnswerGrid),
             "terminal" if value.trim() == "terminal" => return Ok(Scenarios::Terminal),
+            "cross-race" if value.trim() == "cross-race" => return Ok(Scenarios::CrossRace),
+            "timings" if value.trim() == "timings" => return Ok(Scenarios::Timings),
+            "cross-race" | "timings" => {
+                return Err(format!("key 'scenario': {s} is a table kind of its own: give it alone"))
+            }
             "terminal" => return Err("key 'scenario': terminal is a table kind of its own: give it alone".into()),
             "answer-grid" => return Err("key 'scenario': answer-grid is a table kind of its own: give it alone".into()),
             "recipe-answers" => {
@@ -364,7 +423,11 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
         Scenarios::Handoff(h) => s == h,
         Scenarios::RecipeAnswers => s.is_handoff(),
         Scenarios::Terminal => true,
+        Scenarios::CrossRace | Scenarios::Timings => false,
     };
+    if sel.scenarios.file_kind() != FileKind::Results {
+        return Err(format!("scenario={} is not rendered from a results file", scenario_words(&sel.scenarios)));
+    }
     let mut sub = Results {
         schema: results.schema,
         run_info: results.run_info.clone(),
@@ -425,6 +488,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
             return Ok(format!("```text\n{}\n```\n", text.trim_end()));
         }
         Scenarios::Runtime { second_comer, race } => (second_comer, race),
+        Scenarios::CrossRace | Scenarios::Timings => unreachable!("refused above: not from a results file"),
     };
     let have = sub.targets();
     if let Some(t) = sel.targets.iter().find(|t| !have.contains(t)) {
@@ -462,6 +526,29 @@ fn scenario_words(s: &Scenarios) -> String {
         Scenarios::RecipeAnswers => "hand-off".into(),
         Scenarios::Handoff(h) => h.as_str().into(),
         Scenarios::Terminal => "measured".into(),
+        Scenarios::CrossRace => "cross-race".into(),
+        Scenarios::Timings => "timings".into(),
+    }
+}
+
+/// The tables `sel` selects from `loaded`, as Markdown ending in a newline: [`render`] for a
+/// results file; for `scenario=cross-race` what `conformance race` prints on stdout in a
+/// terminal [`TERMINAL_WIDTH`] columns wide, without colour
+/// ([`crate::cross::CrossRace::render_styled`]), in a text block; for `scenario=timings`
+/// [`crate::report::timings::markdown`].
+///
+/// Errors: those of [`render`]; a file of another kind than the marker's (the caller reads
+/// each file as [`Scenarios::file_kind`] says, so this is a caller's mistake, reported).
+pub fn render_loaded(loaded: &Loaded, sel: &Selector) -> Result<String, String> {
+    match (loaded, &sel.scenarios) {
+        (Loaded::Results(r), s) if s.file_kind() == FileKind::Results => render(r, sel),
+        (Loaded::CrossRace(c), Scenarios::CrossRace) => {
+            // as `race` prints it in a terminal of the README's width, without colour
+            let style = crate::report::style::TermStyle { width: Some(TERMINAL_WIDTH), colour: false };
+            Ok(format!("```text\n{}\n```\n", c.render_styled(style).trim_end()))
+        }
+        (Loaded::Timings(t), Scenarios::Timings) => Ok(crate::report::timings::markdown(t)),
+        _ => Err(format!("scenario={}: the file is of another kind", scenario_words(&sel.scenarios))),
     }
 }
 
@@ -695,6 +782,36 @@ mod tests {
         assert!(!t.contains('\u{1b}'), "no colour");
         // python's calls may appear in node's races against other parties, not as a table
         assert!(!t.lines().any(|l| l.starts_with("python 3")), "only the selected runtime's tables");
+    }
+
+    /// The kinds read from a file of their own need `results=`, take no selection keys, and
+    /// are rendered only from a file of their kind.
+    #[test]
+    fn cross_race_and_timings_markers_take_a_file_of_their_own() {
+        use super::{render_loaded, FileKind, Loaded, Scenarios};
+        let t = Selector::parse("scenario=timings results=benches/results/default-run.json").unwrap();
+        assert_eq!((t.scenarios.clone(), t.scenarios.file_kind()), (Scenarios::Timings, FileKind::Timings));
+        let c = Selector::parse("scenario=cross-race results=race.json").unwrap();
+        assert_eq!(c.scenarios.file_kind(), FileKind::CrossRace);
+        assert_eq!(Selector::parse("scenario=terminal").unwrap().scenarios.file_kind(), FileKind::Results);
+        let e = Selector::parse("scenario=timings").unwrap_err();
+        assert!(e.contains("scenario=timings needs results=FILE"), "{e}");
+        let e = Selector::parse("scenario=cross-race runtime=node results=r.json").unwrap_err();
+        assert!(e.contains("key 'runtime' does not apply to scenario=cross-race"), "{e}");
+        let e = Selector::parse("scenario=timings,race results=r.json").unwrap_err();
+        assert!(e.contains("timings is a table kind of its own"), "{e}");
+        let summary = crate::report::timings::Timings {
+            machine: "m".into(),
+            conformance: "c".into(),
+            date: "d".into(),
+            commands: vec![],
+        };
+        let md = render_loaded(&Loaded::Timings(summary.clone()), &t).unwrap();
+        assert!(md.starts_with("| command | runs |"), "{md}");
+        let e = render_loaded(&Loaded::Timings(summary), &c).unwrap_err();
+        assert!(e.contains("another kind"), "{e}");
+        let e = render(&base(), &t).unwrap_err();
+        assert!(e.contains("not rendered from a results file"), "{e}");
     }
 
     #[test]

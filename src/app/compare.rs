@@ -13,7 +13,7 @@ pub(super) fn cmd_compare(a: &CompareArgs) -> Result<i32> {
     let new = json::read(&a.new)?;
     let diff = crate::compare::compare_ignoring(&base, &new, &a.ignore);
     let text = match a.format {
-        CompareFormat::Text => diff.render(),
+        CompareFormat::Text => super::fit_to_terminal(&diff.render(), a.out.is_none()),
         CompareFormat::Junit => junit::render(&diff, &a.base, &a.new),
     };
     output(a.out.as_deref(), &text)?;

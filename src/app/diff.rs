@@ -55,7 +55,7 @@ pub(super) fn cmd_diff(a: &DiffArgs, paths: &Paths) -> Result<i32> {
     };
     let report = crate::diff::diff(&ra, &rb, &na, &nb, &sources, &a.ignore);
     let text = match a.format {
-        DiffFormat::Table => fit_to_terminal(&crate::diff::render_text(&report), a.out.is_none()),
+        DiffFormat::Table => super::fit_to_terminal(&crate::diff::render_text(&report), a.out.is_none()),
         DiffFormat::Md => crate::diff::render_markdown(&report),
         DiffFormat::Json => serde_json::to_string_pretty(&report).expect("serialises") + "\n",
         DiffFormat::Junit => junit::render(&report.as_compare_diff(), Path::new(&na), Path::new(&nb)),
@@ -183,34 +183,4 @@ pub(super) fn diff_measure(a: &DiffArgs, paths: &Paths) -> Result<Option<(Result
     let (b, nb) = measured.pop().expect("two runs");
     let (a, na) = measured.pop().expect("two runs");
     Ok(Some((a, b, na, nb)))
-}
-
-/// The terminal text of a diff, each line wrapped to the terminal's width (at least
-/// [`crate::report::style::MIN_WIDTH`]) at spaces, its indent kept and a continuation two
-/// spaces further in, when it goes to a terminal (`on_terminal`: no `--out`) that has a width.
-/// A word is never broken (a path stays whole, to be copied), and a `repro:` line stays whole,
-/// to be pasted.
-fn fit_to_terminal(text: &str, on_terminal: bool) -> String {
-    let Some(width) = crate::report::style::current().width.filter(|_| on_terminal) else {
-        return text.to_string();
-    };
-    let width = width.max(crate::report::style::MIN_WIDTH);
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let body = line.trim_start_matches(' ');
-        if body.starts_with("repro: ") {
-            out.push_str(line);
-        } else {
-            let pad = &line[..line.len() - body.len()];
-            let more = format!("{pad}  ");
-            let opts = textwrap::Options::new(width)
-                .initial_indent(pad)
-                .subsequent_indent(&more)
-                .break_words(false)
-                .word_splitter(textwrap::WordSplitter::NoHyphenation);
-            out.push_str(&textwrap::fill(body, opts));
-        }
-        out.push('\n');
-    }
-    out
 }

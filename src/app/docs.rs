@@ -3,9 +3,9 @@
 use std::path::Path;
 
 use crate::cli::DocsArgs;
+use crate::docs::{FileKind, Loaded};
 use crate::error::{Error, Result};
 use crate::exit_code;
-use crate::report::model::Results;
 use crate::report::{json, table};
 use crate::status::emit;
 
@@ -22,7 +22,7 @@ pub(super) const DOCS_DIFF_LINES: usize = 40;
 /// that cannot be read ([`json::read`]) — then nothing is written; [`Error::Output`] (exit 3)
 /// when a document cannot be rewritten (the documents before it have been).
 pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
-    let mut loaded: std::collections::BTreeMap<std::path::PathBuf, Results> = Default::default();
+    let mut loaded: std::collections::BTreeMap<(std::path::PathBuf, FileKind), Loaded> = Default::default();
     let mut drifted = 0usize;
     let mut writes = Vec::new();
     for file in &a.files {
@@ -45,11 +45,19 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
                 Some(p) => file.parent().unwrap_or(Path::new("")).join(p),
                 None => a.results.clone(),
             };
-            if !loaded.contains_key(&source) {
-                let r = json::read(&source).map_err(|e| at(m.line, format!("results file of this marker: {e}")))?;
-                loaded.insert(source.clone(), r);
+            let key = (source.clone(), m.selector.scenarios.file_kind());
+            if !loaded.contains_key(&key) {
+                let read = match key.1 {
+                    FileKind::Results => json::read(&source).map(|r| Loaded::Results(Box::new(r))),
+                    FileKind::CrossRace => {
+                        json::read_as(&source, "a cross-race.json").map(|r| Loaded::CrossRace(Box::new(r)))
+                    }
+                    FileKind::Timings => json::read_as(&source, "a benchmark summary").map(Loaded::Timings),
+                };
+                let r = read.map_err(|e| at(m.line, format!("file of this marker: {e}")))?;
+                loaded.insert(key.clone(), r);
             }
-            let tables = crate::docs::render(&loaded[&source], &m.selector).map_err(|e| at(m.line, e))?;
+            let tables = crate::docs::render_loaded(&loaded[&key], &m.selector).map_err(|e| at(m.line, e))?;
             blocks.push((m, source, crate::docs::block(&tables, m.eol)));
         }
         let stale: Vec<_> = blocks.iter().filter(|(m, _, new)| text[m.content.clone()] != **new).collect();

@@ -240,3 +240,33 @@ fn output(out: Option<&Path>, text: &str) -> Result<()> {
         }
     }
 }
+
+/// The terminal text of a diff or a comparison, each line wrapped to the terminal's width (at
+/// least [`crate::report::style::MIN_WIDTH`]) at spaces, its indent kept and a continuation two
+/// spaces further in, when it goes to a terminal (`on_terminal`: no `--out`) that has a width.
+/// A word is never broken (a path stays whole, to be copied), and a `repro:` line stays whole,
+/// to be pasted.
+pub(super) fn fit_to_terminal(text: &str, on_terminal: bool) -> String {
+    let Some(width) = crate::report::style::current().width.filter(|_| on_terminal) else {
+        return text.to_string();
+    };
+    let width = width.max(crate::report::style::MIN_WIDTH);
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let body = line.trim_start_matches(' ');
+        if body.starts_with("repro: ") {
+            out.push_str(line);
+        } else {
+            let pad = &line[..line.len() - body.len()];
+            let more = format!("{pad}  ");
+            let opts = textwrap::Options::new(width)
+                .initial_indent(pad)
+                .subsequent_indent(&more)
+                .break_words(false)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation);
+            out.push_str(&textwrap::fill(body, opts));
+        }
+        out.push('\n');
+    }
+    out
+}

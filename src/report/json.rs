@@ -76,6 +76,22 @@ pub fn read(path: &Path) -> Result<Results> {
     parse(path, &bytes)
 }
 
+/// Reads a JSON file of another kind conformance writes (`cross-race.json`, a benchmark
+/// summary) as `T`; `what` names the kind in messages (`a cross-race.json`).
+///
+/// Errors ([`Error::Input`], exit 2): the file cannot be read, is larger than 64 MiB, or is
+/// not JSON of that shape (with the line and column serde reports).
+pub fn read_as<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T> {
+    let bytes = read_capped(path, MAX_BYTES)?;
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    serde_json::from_slice(bytes).map_err(|e| Error::Input {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: format!("not {what}: {e}"),
+    })
+}
+
 /// The bytes of `path`, refusing more than `limit` (checked on the size first, then while
 /// reading through [`Read::take`], for what is not a regular file).
 fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>> {

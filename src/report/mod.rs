@@ -17,6 +17,7 @@ pub mod markdown;
 pub mod model;
 pub mod style;
 pub mod table;
+pub mod timings;
 
 pub use model::{Cell, ErrorInfo, Results, RunInfo, RuntimeInfo, Scenario};
 

@@ -1060,9 +1060,10 @@ fn report_tables_fit_80_and_120_columns() {
     assert!(full.lines().any(|l| l.chars().count() > 200), "--wide keeps the full layout");
 }
 
-/// `variants`, `runtimes` and `diff` fit 80 and 120 columns as `report` does: a row too wide
-/// becomes a card, whose lines are wrapped at the width (a long call on a line of its own); a
-/// diff's lines are wrapped, its `repro:` lines left whole to be pasted.
+/// `variants`, `runtimes`, `diff` and `compare` fit 80 and 120 columns as `report` does: a row
+/// too wide becomes a card, whose lines are wrapped at the width (a long call on a line of its
+/// own); the lines of a diff or a comparison are wrapped, their `repro:` lines left whole to be
+/// pasted.
 #[test]
 fn listings_fit_80_and_120_columns() {
     let t = tempfile::tempdir().unwrap();
@@ -1082,10 +1083,11 @@ fn listings_fit_80_and_120_columns() {
         c["result"]["relative"] = serde_json::json!({"outcome": "replaced"});
     });
     // `runtimes -r node`: every runtime's probe would start Wine beside the cmd tests
-    let commands: [(&str, Vec<std::ffi::OsString>); 3] = [
+    let commands: [(&str, Vec<std::ffi::OsString>); 4] = [
         ("variants", vec!["variants".into()]),
         ("runtimes", vec!["runtimes".into(), "-r".into(), "node".into()]),
-        ("diff", vec!["diff".into(), base.into(), changed.into()]),
+        ("diff", vec!["diff".into(), base.clone().into(), changed.clone().into()]),
+        ("compare", vec!["compare".into(), base.into(), changed.into()]),
     ];
     for (name, args) in &commands {
         for width in [80, 120] {
@@ -1107,6 +1109,9 @@ fn listings_fit_80_and_120_columns() {
             );
             if *name == "diff" {
                 assert!(text.lines().any(|l| l.trim_start().starts_with("repro: ")), "a changed cell's repro: {text}");
+            }
+            if *name == "compare" {
+                assert!(text.contains("node.writeFileSync.wx"), "the changed cell is named: {text}");
             }
         }
     }

@@ -15,7 +15,7 @@ summary=${2:-$out/default-run.json}
 here=$(cd "$(dirname "$0")/.." && pwd)
 rev=${REV:-$(git -C "$here" describe --always --dirty --abbrev=7)}
 os=$( (. /etc/os-release && echo "$PRETTY_NAME") 2>/dev/null || echo unknown)
-machine="$(uname -m), $(nproc) cores, $(uname -s) $(uname -r) ($os)"
+machine="$(uname -m), $(nproc) cores, $(uname -s) $(uname -r), $os"
 jq -n \
     --slurpfile h "$out/hyperfine.json" \
     --slurpfile a "$out/all/results.json" \

@@ -109,9 +109,10 @@ pub fn markdown(t: &Timings) -> String {
     for c in &t.commands {
         let total = c.cell_s();
         out += &format!(
-            "\n`{}`, cell time of the last run ({}): by scenario {}; by runtime {}.\n",
+            "\n`{}`, cell time of the last run ({}, {} runtime rows): by scenario {}; by runtime {}.\n",
             c.command.replace('`', "'"),
             secs(total),
+            c.cell_s_by_runtime.len(),
             share_line(&c.cell_s_by_scenario, total),
             share_line(&c.cell_s_by_runtime, total)
         );
@@ -150,7 +151,7 @@ mod tests {
         let md = markdown(&sample());
         assert!(md.contains("| `conformance run -r node,bun` | 3 | 11.0 s ± 1.0 s | 10.0 s … 12.0 s | 40 |"), "{md}");
         assert!(md.contains("by runtime bun 1 9.0 s (75%), node 20 3.0 s (25%)."), "{md}");
-        assert!(md.contains("by scenario race 12.0 s (100%)"), "{md}");
+        assert!(md.contains("(12.0 s, 2 runtime rows): by scenario race 12.0 s (100%)"), "{md}");
         assert!(md.contains("on x86_64, 2 cores (conformance abc1234, 2026-12-06)"), "{md}");
     }
 

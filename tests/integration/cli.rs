@@ -1094,7 +1094,9 @@ fn listings_fit_80_and_120_columns() {
             let out = conformance().args(args).env("COLUMNS", width.to_string()).output().unwrap();
             assert!(out.status.code().is_some_and(|c| c <= 1), "{name}: {}", String::from_utf8_lossy(&out.stderr));
             let text = String::from_utf8(out.stdout).unwrap();
-            assert!(text.lines().count() > 3, "{name} printed something: {text}");
+            // a comparison with one changed cell is that line and the count line
+            let least = if *name == "compare" { 2 } else { 4 };
+            assert!(text.lines().count() >= least, "{name} printed something: {text}");
             let over: Vec<&str> = text
                 .lines()
                 .filter(|l| {

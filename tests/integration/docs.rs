@@ -151,7 +151,36 @@ fn the_readmes_tables_match_the_committed_baseline() {
         .assert()
         .code(0)
         .stdout(predicate::str::starts_with(
-            "README.md: 2 table marker(s) up to date\ndocs/ANSWERS.md: 5 table marker(s) up to date\n\
+            "README.md: 4 table marker(s) up to date\ndocs/ANSWERS.md: 5 table marker(s) up to date\n\
              docs/GUIDE.md: 11 table marker(s) up to date\nreports/README.md: 2 table marker(s) up to date",
         ));
+}
+
+/// A race's output and the run times come from files of their own: a cross-race marker renders
+/// what `race` prints from a `cross-race.json`, a timings marker the benchmark summary's table;
+/// a file of the wrong kind exits 2 naming the document's line and what the file is not.
+#[test]
+fn cross_race_and_timings_markers_render_their_own_files() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("docs/examples/cross-race.json"), t.path().join("race.json")).unwrap();
+    std::fs::copy(root().join("benches/results/default-run.json"), t.path().join("times.json")).unwrap();
+    let text =
+        "# Race\n\n<!-- conformance:table scenario=cross-race results=race.json -->\n<!-- /conformance:table -->\n\n\
+                <!-- conformance:table scenario=timings results=times.json -->\n<!-- /conformance:table -->\n";
+    let d = doc(t.path(), "race.md", text);
+    conformance().arg("docs").arg(&d).assert().code(0).stdout(predicate::str::contains("rewrote 2 of 2"));
+    let out = std::fs::read_to_string(&d).unwrap();
+    assert!(out.contains("│ slot │ runtime") && out.contains("verdict: exclusive"), "{out}");
+    assert!(out.contains("| command | runs | mean ± σ |") && out.contains("| `conformance run` |"), "{out}");
+    conformance().args(["docs", "--check"]).arg(&d).assert().code(0);
+    // a results file where a benchmark summary belongs: the error names the marker's line
+    let line = 1 + out.lines().position(|l| l.contains("scenario=timings")).unwrap();
+    std::fs::copy(base(), t.path().join("times.json")).unwrap();
+    conformance()
+        .args(["docs", "--check"])
+        .arg(&d)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("race.md:{line}: file of this marker")))
+        .stderr(predicate::str::contains("not a benchmark summary"));
 }

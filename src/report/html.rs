@@ -48,7 +48,7 @@ th{background:#eee}tr:first-child th{position:sticky;top:0;z-index:1;box-shadow:
 summary{cursor:pointer;font-weight:600}details div{font-weight:normal;font-size:12px;max-width:36em;white-space:pre-wrap;overflow-wrap:anywhere}
 code{font-size:12px}.good{background:#c8efc8}.bad{background:#f6c0c0}.warn{background:#fbe6a6}.none{background:#ddd}
 pre{white-space:pre-wrap;overflow-wrap:anywhere}.differ{outline:3px solid #a020f0;outline-offset:-3px}
-.answer{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.answer table{margin:0}.grid th,.grid td{max-width:9.5em;font-size:13px}.grid code{overflow-wrap:anywhere}
+.answer{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.answer table{margin:0}.grid th,.grid td{max-width:9.5em;font-size:13px}.grid code{overflow-wrap:break-word}
 .heat-head{position:sticky;top:0;z-index:2;background:#fff}.heat-head svg,.heatmap>svg{display:block}
 .legend{font-size:12px;color:#444;max-width:60em}.legend span{padding:0 .4em;margin-right:.3em}.note{font-size:12px;color:#444;margin:.1em 0}";
 
@@ -296,7 +296,7 @@ fn answer_section(r: &Results, records: &[AnswerRecord]) -> String {
     for (rt, cells) in &rows {
         let _ = write!(h, "<tr><th>{}</th>", escape(rt));
         for c in cells {
-            let call = c.call.as_deref().map(|x| format!("<code>{}</code>", escape(x))).unwrap_or_default();
+            let call = c.call.as_deref().map(|x| format!("<code>{}</code>", breakable(x))).unwrap_or_default();
             let _ = write!(h, "<td class=\"{}\">{call}{}</td>", class(c.tone), escape(&c.rest));
         }
         h += "</tr>\n";
@@ -305,6 +305,12 @@ fn answer_section(r: &Results, records: &[AnswerRecord]) -> String {
     h += &answers_chart(records);
     h += "</div>\n";
     h
+}
+
+/// `name` escaped, with a line-break opportunity (`<wbr>`) after each `.` and `_`: a call in a
+/// narrow grid cell wraps between its parts (`FileMode.` / `CreateNew`), not inside a word.
+fn breakable(name: &str) -> String {
+    escape(name).replace('.', ".<wbr>").replace('_', "_<wbr>")
 }
 
 /// The segments of [`answers_chart`]'s bars, in order, with the words of its key: the calls to
@@ -577,6 +583,14 @@ mod tests {
 
     fn base() -> Results {
         crate::report::fixture("base.json")
+    }
+
+    /// A call in the grid may wrap after a dot or an underscore, never inside a word.
+    #[test]
+    fn grid_calls_break_between_their_parts() {
+        assert_eq!(super::breakable("FileMode.CreateNew"), "FileMode.<wbr>CreateNew");
+        assert_eq!(super::breakable("OpenOptions.write.create_new"), "OpenOptions.<wbr>write.<wbr>create_<wbr>new");
+        assert_eq!(super::breakable("a<b.c"), "a&lt;b.<wbr>c", "escaped first");
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub fn markdown(t: &Timings) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{markdown, Share, TimedCommand, Timings};
 
     fn sample() -> Timings {
         Timings {

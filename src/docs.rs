@@ -121,9 +121,13 @@ impl Scenarios {
     }
 }
 
-/// The terminal width, in columns, `scenario=terminal` renders at: a README's console example
-/// as a 120-column terminal shows it.
+/// The terminal width, in columns, `scenario=terminal` and `scenario=cross-race` render at: a
+/// README's console example as a 120-column terminal shows it.
 pub const TERMINAL_WIDTH: usize = 120;
+
+/// How the console examples are rendered: [`TERMINAL_WIDTH`] columns, no colour.
+const CONSOLE: crate::report::style::TermStyle =
+    crate::report::style::TermStyle { width: Some(TERMINAL_WIDTH), colour: false };
 
 /// What one marker selects from a results file, parsed from its keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -483,8 +487,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
         Scenarios::AnswerGrid => return Ok(crate::report::answers::grid_by_runtime_markdown(&sub)),
         Scenarios::Terminal => {
             // as `report` prints it, at a fixed width and without colour
-            let style = crate::report::style::TermStyle { width: Some(TERMINAL_WIDTH), colour: false };
-            let text = crate::report::table::render_with_answers(&sub, style);
+            let text = crate::report::table::render_with_answers(&sub, CONSOLE);
             return Ok(format!("```text\n{}\n```\n", text.trim_end()));
         }
         Scenarios::Runtime { second_comer, race } => (second_comer, race),
@@ -544,8 +547,7 @@ pub fn render_loaded(loaded: &Loaded, sel: &Selector) -> Result<String, String> 
         (Loaded::Results(r), s) if s.file_kind() == FileKind::Results => render(r, sel),
         (Loaded::CrossRace(c), Scenarios::CrossRace) => {
             // as `race` prints it in a terminal of the README's width, without colour
-            let style = crate::report::style::TermStyle { width: Some(TERMINAL_WIDTH), colour: false };
-            Ok(format!("```text\n{}\n```\n", c.render_styled(style).trim_end()))
+            Ok(format!("```text\n{}\n```\n", c.render_styled(CONSOLE).trim_end()))
         }
         (Loaded::Timings(t), Scenarios::Timings) => Ok(crate::report::timings::markdown(t)),
         _ => Err(format!("scenario={}: the file is of another kind", scenario_words(&sel.scenarios))),

@@ -83,13 +83,19 @@ pub fn read(path: &Path) -> Result<Results> {
 /// not JSON of that shape (with the line and column serde reports).
 pub fn read_as<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<T> {
     let bytes = read_capped(path, MAX_BYTES)?;
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    serde_json::from_slice(bytes).map_err(|e| Error::Input {
-        path: path.to_path_buf(),
-        line: e.line(),
-        column: e.column(),
-        message: format!("not {what}: {e}"),
-    })
+    serde_json::from_slice(without_bom(&bytes)).map_err(|e| not_json(path, what, e))
+}
+
+/// `bytes` without a leading UTF-8 byte order mark (an editor's): what follows it is read as
+/// usual.
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
+/// The input error for `path` when it is not JSON of the shape `what` names (`a cross-race.json`),
+/// at the line and column serde reports.
+fn not_json(path: &Path, what: &str, e: serde_json::Error) -> Error {
+    Error::Input { path: path.to_path_buf(), line: e.line(), column: e.column(), message: format!("not {what}: {e}") }
 }
 
 /// The bytes of `path`, refusing more than `limit` (checked on the size first, then while
@@ -113,14 +119,8 @@ fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>> {
 /// Parses and checks the bytes of a results file (see [`read`]); files of schemas 1 and 2
 /// are brought up to [`SCHEMA`] first ([`super::legacy::upgrade`]).
 fn parse(path: &Path, bytes: &[u8]) -> Result<Results> {
-    // a byte order mark (an editor's) is not JSON; what follows it is read as usual
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let json_error = |e: serde_json::Error| Error::Input {
-        path: path.to_path_buf(),
-        line: e.line(),
-        column: e.column(),
-        message: format!("not a conformance results file: {e}"),
-    };
+    let bytes = without_bom(bytes);
+    let json_error = |e: serde_json::Error| not_json(path, "a conformance results file", e);
     #[derive(serde::Deserialize)]
     struct Peek {
         schema: u32,

@@ -209,13 +209,25 @@ impl CmdLoop {
         if self.fallback.is_some() || self.child.is_some() {
             return Ok(());
         }
-        match self.start_loop() {
+        // One more try before giving up on the loop: under Wine a start now and then prints
+        // "Application could not be started, or no application associated with the specified
+        // file." instead of the hello while the next start works.
+        // loops started before this one (one started ahead, [`CmdLoop::starting`], is this one)
+        let restart = self.starts > u64::from(self.starting.is_some());
+        let started = match self.start_loop() {
+            Err(LoopStart::Failed(first)) => self.start_loop().map_err(|e| match e {
+                LoopStart::Failed(then) => LoopStart::Failed(format!("{first}; tried again: {then}")),
+                other => other,
+            }),
+            other => other,
+        };
+        match started {
             Ok(()) => Ok(()),
             Err(LoopStart::Interrupted) => {
                 Err(Attempt::fault(Report::Interrupted, "interrupted before the cmd loop said hello"))
             }
             Err(LoopStart::Failed(why)) => {
-                let when = if self.starts > 1 { "did not restart" } else { "did not start" };
+                let when = if restart { "did not restart" } else { "did not start" };
                 let why = format!("the cmd loop {when}: {why}");
                 self.fallback = Some((OneShot::new(self.launch.clone(), self.cwd.clone(), self.timeouts), why));
                 Ok(())

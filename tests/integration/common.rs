@@ -19,11 +19,17 @@ pub fn fixtures() -> PathBuf {
 /// The binary with a private cache folder and quiet progress.
 pub fn conformance() -> Command {
     let mut c = Command::cargo_bin("conformance").expect("binary built");
-    c.env("CONFORMANCE_CACHE_DIR", root().join("target").join("test-cache"));
+    c.env("CONFORMANCE_CACHE_DIR", test_cache_dir());
     // the full layout, without colour, whatever terminal the tests run in: tests of fitting
     // and colour set these themselves
     c.env_remove("COLUMNS").env_remove("CLICOLOR_FORCE");
     c
+}
+
+/// The cache folder (`--cache-dir`) every [`conformance`] command of the tests uses:
+/// `target/test-cache`, kept between test runs as the build is.
+pub fn test_cache_dir() -> std::path::PathBuf {
+    root().join("target").join("test-cache")
 }
 
 /// Runtimes CI must have: `CONFORMANCE_REQUIRE_RUNTIMES` (comma-separated), or on Linux CI

@@ -34,7 +34,7 @@ fn spawn<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> (Child,
     let mark = format!("{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
     let bin = assert_cmd::cargo::cargo_bin("conformance");
     let mut c = Command::new(bin);
-    c.env("CONFORMANCE_CACHE_DIR", crate::common::root().join("target").join("test-cache"));
+    c.env("CONFORMANCE_CACHE_DIR", crate::common::test_cache_dir());
     c.args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     for (k, v) in env {
         c.env(k, v);

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{conformance, fixtures, read_results, root};
+use crate::common::{conformance, fixtures, read_results};
 
 /// The arguments of a quick run of `node.fake.wx` on the fake runtime of the fault tests.
 fn quick_run(out: &Path) -> Vec<String> {
@@ -63,7 +63,7 @@ fn on_a_terminal(args: &[String]) -> Option<String> {
     }
     let out = std::process::Command::new(script)
         .args(["-qec", &line, "/dev/null"])
-        .env("CONFORMANCE_CACHE_DIR", root().join("target").join("test-cache"))
+        .env("CONFORMANCE_CACHE_DIR", crate::common::test_cache_dir())
         .output()
         .expect("script runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));

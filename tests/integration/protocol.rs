@@ -173,14 +173,16 @@ fn java_probe(scratch: &Path) -> PathBuf {
     dir
 }
 
-/// The Rust probe built by `cargo build --release --locked` from `probes/rust` into cargo's
-/// folder for integration tests' files (`CARGO_TARGET_TMPDIR`, inside `target/`), where a
-/// later test run finds it built.
+/// The Rust probe built by `cargo build --release --locked` from `probes/rust` into the cargo
+/// target folder the harness builds it in under the tests' cache folder
+/// ([`crate::common::conformance`]'s `CONFORMANCE_CACHE_DIR`, `rust/target`): a build by either
+/// leaves the other nothing to compile (cargo locks the folder while one builds), where two
+/// folders cost two release builds of the probe in every clean CI run.
 fn rust_probe() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rust-probe");
+            let target = crate::common::test_cache_dir().join("rust").join("target");
             let out = Command::new(runtime_path("rust"))
                 .args(["build", "--release", "--locked", "--quiet", "--manifest-path"])
                 .arg(root().join("probes").join("rust").join("Cargo.toml"))

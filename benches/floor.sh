@@ -6,6 +6,10 @@
 # monotonic stamps placed on one time line) and its amplified race's trials/s beside the
 # natural one, then where a trial's time went in each mode (results.json's `cost`). A benchmark,
 # not a test: run it on a quiet machine.
+# Writes the round's summary (src/report/race_speed.rs has the shape) to SUMMARY (default: a
+# target/race-speed.json); SAVE=1 copies it to benches/results/race-speed.json, which
+# docs/MEASURING.md renders (`conformance docs`, scenario=race-speed). REV names the build
+# measured (default: this checkout's commit, with -dirty when it has changes).
 #   c-floor       benches/floor/excl_race.c: forked contenders blocked on pipes, open(O_EXCL)
 #   plain-driver  benches/floor/plain_driver.py: persistent Node contenders over JSON lines,
 #                 prepare + go round trips and a folder per trial, no checks
@@ -27,9 +31,14 @@ bin=target/release/conformance
 "$bin" run -r node -v node.writeFileSync.wx --scenario race -n "$trials" -k "$k" -q --amplify off --out "$work/nat" >/dev/null
 "$bin" run -r node -v node.writeFileSync.wx --scenario race -n "$trials" -k "$k" -q --thorough --out "$work/amp" >/dev/null
 echo "$k contenders, $trials trials"
-python3 - "$work" "$c_rate" "$c_multi" "$p_rate" "$p_multi" <<'PY'
-import json, sys
+summary=${SUMMARY:-target/race-speed.json}
+rev=${REV:-$(git describe --always --dirty --abbrev=7)}
+os=$( (. /etc/os-release && echo "$PRETTY_NAME") 2>/dev/null || echo unknown)
+machine="$(uname -m), $(nproc) cores, $(uname -s) $(uname -r), $os"
+python3 - "$work" "$c_rate" "$c_multi" "$p_rate" "$p_multi" "$summary" "$machine" "$rev" "node $("$node" --version)" "$trials" "$k" <<'PY'
+import datetime, json, sys
 work, c_rate, c_multi, p_rate, p_multi = sys.argv[1], float(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[5]
+summary, machine, rev, runtime, trials, k = sys.argv[6:12]
 def cell(path, mode):
     r = json.load(open(path))
     c = next(c for c in r["cells"] if c["variant"] == "node.writeFileSync.wx" and c["scenario"] == "race")
@@ -50,4 +59,23 @@ for name, m in (("natural", nat), ("amplified", amp)):
     cost = m.get("cost") or {}
     steps = ", ".join(f"{k[:-3].replace('_', '-')} {v:.0f}" for k, v in cost.items() if k.endswith("_us"))
     print(f"  {name:9} per trial (us): {steps}")
+def product(way, m):
+    sp = m["stats"].get("barrier_spread_us") or {}
+    return {"way": way, "trials_per_s": round(m["trials_per_second"], 1), "trials_counted": m["stats"]["trials"],
+            "multi_winner_trials": m["stats"].get("multi_winner_trials", 0),
+            "barrier_p50_us": sp.get("p50"), "barrier_p99_us": sp.get("p99"), "cost": m.get("cost")}
+def plain(way, rate, multi):
+    return {"way": way, "trials_per_s": round(rate, 1), "trials_counted": int(trials), "multi_winner_trials": int(multi),
+            "barrier_p50_us": None, "barrier_p99_us": None, "cost": None}
+out = {"machine": machine, "conformance": rev, "date": datetime.date.today().isoformat(), "runtime": runtime,
+       "call": "node.writeFileSync.wx", "contenders": int(k), "trials": int(trials),
+       "ways": [plain("c-floor", c_rate, c_multi), plain("plain-driver", p_rate, p_multi),
+                product("natural", nat), product("amplified", amp)]}
+json.dump(out, open(summary, "w"), indent=2)
+open(summary, "a").write("\n")
 PY
+echo "summary: $summary"
+if [ "${SAVE:-}" = 1 ]; then
+  cp "$summary" benches/results/race-speed.json
+  echo "saved as benches/results/race-speed.json: regenerate docs/MEASURING.md with target/release/conformance docs docs/MEASURING.md"
+fi

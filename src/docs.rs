@@ -85,10 +85,14 @@ pub enum Scenarios {
     /// `benches/default-run.sh` writes ([`crate::report::timings`]): a Markdown table and where
     /// the time went.
     Timings,
+    /// `scenario=race-speed`: one race cell run by a C floor, a plain driver and the product,
+    /// natural and amplified, side by side, from the summary `benches/floor.sh` writes
+    /// ([`crate::report::race_speed`]).
+    RaceSpeed,
 }
 
 /// What a marker's file holds: a results file for most kinds, a `cross-race.json` for
-/// `scenario=cross-race`, a benchmark summary for `scenario=timings`.
+/// `scenario=cross-race`, a benchmark summary for `scenario=timings` and `scenario=race-speed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FileKind {
     /// `results.json` ([`Results`]).
@@ -97,6 +101,8 @@ pub enum FileKind {
     CrossRace,
     /// A benchmark summary ([`crate::report::timings::Timings`]).
     Timings,
+    /// A race-speed summary ([`crate::report::race_speed::RaceSpeed`]).
+    RaceSpeed,
 }
 
 /// A marker's file, read as its [`FileKind`] says.
@@ -108,6 +114,8 @@ pub enum Loaded {
     CrossRace(Box<crate::cross::CrossRace>),
     /// A benchmark summary.
     Timings(crate::report::timings::Timings),
+    /// A race-speed summary.
+    RaceSpeed(crate::report::race_speed::RaceSpeed),
 }
 
 impl Scenarios {
@@ -116,6 +124,7 @@ impl Scenarios {
         match self {
             Scenarios::CrossRace => FileKind::CrossRace,
             Scenarios::Timings => FileKind::Timings,
+            Scenarios::RaceSpeed => FileKind::RaceSpeed,
             _ => FileKind::Results,
         }
     }
@@ -374,7 +383,7 @@ impl Selector {
 fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
     let known = || {
         Scenario::ALL.map(Scenario::as_str).join(", ")
-            + ", answers, recipe-answers, answer-grid, terminal, cross-race, timings"
+            + ", answers, recipe-answers, answer-grid, terminal, cross-race, timings, race-speed"
     };
     let (mut second_comer, mut race, mut handoff) = (false, false, Vec::new());
     for s in value.split(',').map(str::trim) {
@@ -389,7 +398,8 @@ fn parse_scenarios(value: &str) -> Result<Scenarios, String> {
             "terminal" if value.trim() == "terminal" => return Ok(Scenarios::Terminal),
             "cross-race" if value.trim() == "cross-race" => return Ok(Scenarios::CrossRace),
             "timings" if value.trim() == "timings" => return Ok(Scenarios::Timings),
-            "cross-race" | "timings" => {
+            "race-speed" if value.trim() == "race-speed" => return Ok(Scenarios::RaceSpeed),
+            "cross-race" | "timings" | "race-speed" => {
                 return Err(format!("key 'scenario': {s} is a table kind of its own: give it alone"))
             }
             "terminal" => return Err("key 'scenario': terminal is a table kind of its own: give it alone".into()),
@@ -427,7 +437,7 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
         Scenarios::Handoff(h) => s == h,
         Scenarios::RecipeAnswers => s.is_handoff(),
         Scenarios::Terminal => true,
-        Scenarios::CrossRace | Scenarios::Timings => false,
+        Scenarios::CrossRace | Scenarios::Timings | Scenarios::RaceSpeed => false,
     };
     if sel.scenarios.file_kind() != FileKind::Results {
         return Err(format!("scenario={} is not rendered from a results file", scenario_words(&sel.scenarios)));
@@ -491,7 +501,9 @@ pub fn render(results: &Results, sel: &Selector) -> Result<String, String> {
             return Ok(format!("```text\n{}\n```\n", text.trim_end()));
         }
         Scenarios::Runtime { second_comer, race } => (second_comer, race),
-        Scenarios::CrossRace | Scenarios::Timings => unreachable!("refused above: not from a results file"),
+        Scenarios::CrossRace | Scenarios::Timings | Scenarios::RaceSpeed => {
+            unreachable!("refused above: not from a results file")
+        }
     };
     let have = sub.targets();
     if let Some(t) = sel.targets.iter().find(|t| !have.contains(t)) {
@@ -531,6 +543,7 @@ fn scenario_words(s: &Scenarios) -> String {
         Scenarios::Terminal => "measured".into(),
         Scenarios::CrossRace => "cross-race".into(),
         Scenarios::Timings => "timings".into(),
+        Scenarios::RaceSpeed => "race-speed".into(),
     }
 }
 
@@ -538,7 +551,8 @@ fn scenario_words(s: &Scenarios) -> String {
 /// results file; for `scenario=cross-race` what `conformance race` prints on stdout in a
 /// terminal [`TERMINAL_WIDTH`] columns wide, without colour
 /// ([`crate::cross::CrossRace::render_styled`]), in a text block; for `scenario=timings`
-/// [`crate::report::timings::markdown`].
+/// [`crate::report::timings::markdown`]; for `scenario=race-speed`
+/// [`crate::report::race_speed::markdown`].
 ///
 /// Errors: those of [`render`]; a file of another kind than the marker's (the caller reads
 /// each file as [`Scenarios::file_kind`] says, so this is a caller's mistake, reported).
@@ -550,6 +564,7 @@ pub fn render_loaded(loaded: &Loaded, sel: &Selector) -> Result<String, String> 
             Ok(format!("```text\n{}\n```\n", c.render_styled(CONSOLE).trim_end()))
         }
         (Loaded::Timings(t), Scenarios::Timings) => Ok(crate::report::timings::markdown(t)),
+        (Loaded::RaceSpeed(r), Scenarios::RaceSpeed) => Ok(crate::report::race_speed::markdown(r)),
         _ => Err(format!("scenario={}: the file is of another kind", scenario_words(&sel.scenarios))),
     }
 }
@@ -814,6 +829,23 @@ mod tests {
         assert!(e.contains("another kind"), "{e}");
         let e = render(&base(), &t).unwrap_err();
         assert!(e.contains("not rendered from a results file"), "{e}");
+        let rs = Selector::parse("scenario=race-speed results=benches/results/race-speed.json").unwrap();
+        assert_eq!(rs.scenarios.file_kind(), FileKind::RaceSpeed);
+        let e = Selector::parse("scenario=race-speed variant=node.* results=r.json").unwrap_err();
+        assert!(e.contains("key 'variant' does not apply to scenario=race-speed"), "{e}");
+        let speed = crate::report::race_speed::RaceSpeed {
+            machine: "m".into(),
+            conformance: "c".into(),
+            date: "d".into(),
+            runtime: "node".into(),
+            call: "node.writeFileSync.wx".into(),
+            contenders: 3,
+            trials: 10,
+            ways: vec![],
+        };
+        let md = render_loaded(&Loaded::RaceSpeed(speed.clone()), &rs).unwrap();
+        assert!(md.starts_with("| way | trials/s |"), "{md}");
+        assert!(render_loaded(&Loaded::RaceSpeed(speed), &t).unwrap_err().contains("another kind"));
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
                         json::read_as(&source, "a cross-race.json").map(|r| Loaded::CrossRace(Box::new(r)))
                     }
                     FileKind::Timings => json::read_as(&source, "a benchmark summary").map(Loaded::Timings),
+                    FileKind::RaceSpeed => json::read_as(&source, "a race-speed summary").map(Loaded::RaceSpeed),
                 };
                 let r = read.map_err(|e| at(m.line, format!("file of this marker: {e}")))?;
                 loaded.insert(key.clone(), r);

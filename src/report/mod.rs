@@ -15,6 +15,7 @@ pub mod json;
 mod legacy;
 pub mod markdown;
 pub mod model;
+pub mod race_speed;
 pub mod style;
 pub mod table;
 pub mod timings;

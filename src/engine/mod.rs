@@ -342,8 +342,13 @@ pub fn measure_with(
             break;
         }
         let start_fault = match pre {
-            Some(f) => f,
-            None => pools.start(races.then_some(&amplify)),
+            Some(None) => None,
+            // started with every runtime's probes at once (start_runtimes): on a busy machine
+            // that flood of start-ups can outlast the start-up timeout of a slow starter (in a
+            // default run with both cores loaded, every PowerShell probe said no hello within
+            // 30 s and all 190 of its cells were faults), so a family whose start failed is
+            // started again, alone, before its fault counts; the probes that did start are kept
+            Some(Some(_)) | None => pools.start(races.then_some(&amplify)),
         };
         if stop(&out) {
             break;

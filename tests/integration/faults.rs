@@ -156,3 +156,36 @@ fn the_offset_sweep_finds_a_window_that_lockstep_hides() {
     }
     assert_eq!(breaker.stats.clean_trials, 60, "the bound is over all clean trials: {breaker:?}");
 }
+
+/// A run starts every session probe up front; one that fails then (here the first probe
+/// exits before its hello, as a slow starter does when a busy machine's flood of start-ups
+/// outlasts the start-up timeout) is started again when its family is measured: the family's
+/// cells are measured, not all made the first start's fault.
+#[test]
+fn a_probe_that_failed_the_up_front_start_is_started_again() {
+    let marks = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let node = fixtures().join("fake-runtimes").join("first-start-fails").join("node");
+    conformance()
+        .env("FAKE_MARKS", marks.path())
+        .args(["run", "-r", &format!("node={}", node.display()), "-v", "node.writeFileSync.wx"])
+        .args(["--scenario", "second-comer,race", "-n", "5", "--amplify", "off", "--no-relative", "-q", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    assert!(marks.path().join("first").is_dir(), "the first start did not fail: the test tests nothing");
+    let starts = std::fs::read_to_string(marks.path().join("starts")).unwrap().lines().count();
+    assert!(starts >= 5, "the check, three probes up front and the failed one again: {starts} starts");
+    let r = read_results(&out.path().join("results.json"));
+    let cells: Vec<&Cell> = r.cells.iter().filter(|c| c.variant == "node.writeFileSync.wx").collect();
+    assert!(!cells.is_empty());
+    for c in cells {
+        assert!(c.evidence.is_none(), "{c:?}");
+        match c.scenario {
+            Scenario::SecondComer => {
+                assert!(matches!(c.outcome(), Some(Outcome::Acquired | Outcome::Refused)), "{c:?}")
+            }
+            _ => assert_ne!(c.verdict(), Some(RaceVerdict::HarnessError), "{c:?}"),
+        }
+    }
+}

@@ -411,6 +411,11 @@ mod tests {
         assert_eq!((a.verdict, a.unsettled), (AnswerVerdict::Undetermined, vec![Unsettled::Unsupported]));
         let a = answer(&[row(None, with(T::Dir, Timeout, Some(Refused)), race(RaceVerdict::Exclusive, 100, true))]);
         assert_eq!(a.unsettled, vec![Unsettled::Fault]);
+        // a probe that never started: every attempt timed out and none was repeated with a
+        // relative path, which is the fault's doing, not a left-out `--no-relative`
+        let never: Vec<SecondComer> = LOCK_TARGETS.iter().map(|&t| (t, Timeout, None)).collect();
+        let a = answer(&[row(None, never, race(RaceVerdict::Inconclusive, 0, false))]);
+        assert_eq!(a.unsettled, vec![Unsettled::Fault]);
         let a = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, false))]);
         assert_eq!(a.unsettled, vec![Unsettled::WeakRace]);
         let a = answer(&[row(None, clean(), race(RaceVerdict::Inconclusive, 100, true))]);

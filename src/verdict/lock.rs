@@ -117,7 +117,9 @@ pub fn left_out_for_lock(second: &[SecondComer], race: Option<RaceEvidence>) -> 
     if !LOCK_TARGETS.iter().all(|t| second.iter().any(|(s, _, _)| s == t)) {
         return Some(LeftOut::Targets);
     }
-    if second.iter().any(|(_, _, r)| r.is_none()) {
+    // an attempt that faulted (a probe that never said hello, a timeout) was not repeated
+    // with a relative path because it failed, not because the run left the repeat out
+    if second.iter().any(|(_, a, r)| r.is_none() && !a.is_fault()) {
         return Some(LeftOut::Relative);
     }
     match race {

@@ -192,6 +192,8 @@ pub fn unsettled_text(u: Unsettled) -> &'static str {
         Unsettled::Unsupported => "not in this runtime",
         Unsettled::Fault => "a probe or the harness failed: see the cells",
         Unsettled::WeakRace => "race too weak to tell",
+        Unsettled::WeakControl => "its scenario's anti-patterns lost nothing either: too weak to tell",
+        Unsettled::AntiPatternHeld => "an anti-pattern that lost nothing in this run",
     }
 }
 
@@ -381,7 +383,7 @@ pub fn recipe_answers<'a>(results: &'a Results, runtime: &str) -> Vec<RecipeAnsw
         .iter()
         .filter(|c| c.runtime == runtime)
         .filter_map(|c| {
-            cell_recipe_answer(c).map(|answer| RecipeAnswerOf {
+            recipe_answer(results, c).map(|answer| RecipeAnswerOf {
                 scenario: c.scenario,
                 recipe: &c.variant,
                 library: c.library.as_deref(),
@@ -391,8 +393,32 @@ pub fn recipe_answers<'a>(results: &'a Results, runtime: &str) -> Vec<RecipeAnsw
         .collect()
 }
 
+/// The answer of hand-off cell `c` of `results` for its recipe, as the lists give it: the
+/// cell's own answer ([`cell_recipe_answer`]) judged against its scenario's detection control
+/// on the same runtime ([`recipe_control`], [`crate::verdict::recipe::controlled`]); `None`
+/// for a cell that is not a hand-off's.
+pub fn recipe_answer(results: &Results, c: &super::model::Cell) -> Option<crate::verdict::recipe::RecipeAnswer> {
+    let own = cell_recipe_answer(c)?;
+    Some(crate::verdict::recipe::controlled(own, c.anti_pattern, recipe_control(results, &c.runtime, c.scenario)))
+}
+
+/// Whether the anti-pattern recipes of `scenario` measured on `runtime` in `results` (matrix
+/// data: `anti_pattern`) lost anything, by their own answers: `Some(true)` when one of them
+/// answered `no`, `Some(false)` when some ran and none did, `None` when none ran (no control).
+pub fn recipe_control(results: &Results, runtime: &str, scenario: crate::domain::Scenario) -> Option<bool> {
+    let verdicts: Vec<AnswerVerdict> = results
+        .cells
+        .iter()
+        .filter(|c| c.runtime == runtime && c.scenario == scenario && c.anti_pattern)
+        .filter_map(|c| cell_recipe_answer(c).filter(|a| a.unsettled != Some(Unsettled::Unsupported)))
+        .map(|a| a.verdict)
+        .collect();
+    (!verdicts.is_empty()).then(|| verdicts.contains(&AnswerVerdict::No))
+}
+
 /// The answer of hand-off cell `c` for its recipe, from its natural and amplified runs and
-/// its scenario's failure and fault counters; `None` for a cell that is not a hand-off's.
+/// its scenario's failure and fault counters alone (the counts' own answer, which `compare`
+/// and `diff` compare); `None` for a cell that is not a hand-off's.
 pub fn cell_recipe_answer(c: &super::model::Cell) -> Option<crate::verdict::recipe::RecipeAnswer> {
     let (runs, words) = cell_recipe_runs(c)?;
     Some(crate::verdict::recipe::answer_recipe(&runs, words.failures, words.faults))

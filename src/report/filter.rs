@@ -47,7 +47,7 @@ impl Filter {
 /// for a cell that answers nothing (a thread row's, a detection control's).
 fn answer_of(results: &Results, c: &Cell) -> Option<AnswerVerdict> {
     if c.scenario.is_handoff() {
-        return super::answers::cell_recipe_answer(c).map(|a| a.verdict);
+        return super::answers::recipe_answer(results, c).map(|a| a.verdict);
     }
     super::answers::call_answers(results, &c.runtime)
         .into_iter()

@@ -95,6 +95,13 @@ pub enum Unsettled {
     Fault,
     /// The race was inconclusive, or exclusive in a run whose detection control was weak.
     WeakRace,
+    /// A hand-off recipe that lost nothing where its scenario's anti-patterns, measured on the
+    /// same runtime in the same run, lost nothing either: the run did not reach the window the
+    /// recipe guards ([`crate::verdict::recipe::controlled`]).
+    WeakControl,
+    /// An anti-pattern recipe that lost nothing in this run: never a recipe to use, and not
+    /// shown to fail here ([`crate::verdict::recipe::controlled`]).
+    AntiPatternHeld,
 }
 
 /// The answer for one call.

@@ -13,6 +13,14 @@
 //!   failed, a probe faulted, or a run had nothing to fail (no trial, no read): `fault`.
 //!
 //! No count is expected: a recipe is judged only by what its runs counted.
+//!
+//! The lists then judge that answer against the scenario's detection control, as a race's
+//! `exclusive` is judged against its family's ([`controlled`]): a scenario's anti-pattern
+//! recipes (matrix data) are its control. A `yes` where the scenario's anti-patterns on the
+//! same runtime lost nothing in the same run is `undetermined` (`weak-control`: the run did
+//! not reach the window the recipe guards; with both cores busy, anti-patterns and right
+//! recipes alike lost nothing in some runs and something in others), and an anti-pattern's
+//! own `yes` is `undetermined` (`anti-pattern-held`): a trap is never called safe.
 
 use std::collections::BTreeMap;
 
@@ -103,9 +111,28 @@ pub fn answer_recipe(runs: &[RecipeRun<'_>], failures: &[(&str, &str)], faults: 
     RecipeAnswer { held_over: Some(((*of).to_string(), total)), ..answer(AnswerVerdict::Yes, None) }
 }
 
+/// `answer` (a recipe's own, [`answer_recipe`]) judged against its scenario's detection
+/// control: `control` is whether the scenario's anti-pattern recipes measured on the same
+/// runtime in the same run lost anything (`None`: none ran). A `yes` becomes `undetermined`
+/// for an `anti_pattern` recipe ([`Unsettled::AntiPatternHeld`]) and where the control lost
+/// nothing ([`Unsettled::WeakControl`]); `no` and `undetermined` stay.
+pub fn controlled(answer: RecipeAnswer, anti_pattern: bool, control: Option<bool>) -> RecipeAnswer {
+    if answer.verdict != AnswerVerdict::Yes {
+        return answer;
+    }
+    let why = if anti_pattern {
+        Unsettled::AntiPatternHeld
+    } else if control == Some(false) {
+        Unsettled::WeakControl
+    } else {
+        return answer;
+    };
+    RecipeAnswer { verdict: AnswerVerdict::Undetermined, held_over: None, unsettled: Some(why), ..answer }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{answer_recipe, RecipeRun};
+    use super::{answer_recipe, controlled, RecipeRun};
     use crate::verdict::answer::{AnswerVerdict, Unsettled};
     use crate::verdict::RaceMode;
     use std::collections::BTreeMap;
@@ -158,6 +185,33 @@ mod tests {
     fn a_recipe_that_never_ran_is_undetermined_as_not_in_this_runtime() {
         let a = answer_recipe(&[], &FAILURES, &FAULTS);
         assert_eq!((a.verdict, a.unsettled), (AnswerVerdict::Undetermined, Some(Unsettled::Unsupported)));
+    }
+
+    #[test]
+    fn a_yes_needs_the_scenarios_anti_patterns_to_have_lost_something() {
+        let clean = counts(&[("trials", 20), ("duplicated", 0)]);
+        let yes = answer_recipe(&[run(RaceMode::Natural, &clean)], &FAILURES, &FAULTS);
+        assert_eq!(yes.verdict, AnswerVerdict::Yes);
+        // the control lost something, or there is none: the answer stands
+        assert_eq!(controlled(yes.clone(), false, Some(true)), yes);
+        assert_eq!(controlled(yes.clone(), false, None), yes);
+        // the control lost nothing: too weak to tell
+        let weak = controlled(yes.clone(), false, Some(false));
+        assert_eq!(
+            (weak.verdict, weak.unsettled, weak.held_over),
+            (AnswerVerdict::Undetermined, Some(Unsettled::WeakControl), None)
+        );
+        // an anti-pattern is never a yes, whatever the others lost
+        for control in [Some(true), Some(false), None] {
+            let a = controlled(yes.clone(), true, control);
+            assert_eq!((a.verdict, a.unsettled), (AnswerVerdict::Undetermined, Some(Unsettled::AntiPatternHeld)));
+        }
+        // a no and an undetermined stay as they are
+        let bad = counts(&[("trials", 10), ("duplicated", 2)]);
+        let no = answer_recipe(&[run(RaceMode::Natural, &bad)], &FAILURES, &FAULTS);
+        assert_eq!(controlled(no.clone(), true, Some(false)), no);
+        let none = answer_recipe(&[], &FAILURES, &FAULTS);
+        assert_eq!(controlled(none.clone(), false, Some(false)), none);
     }
 
     #[test]

@@ -82,13 +82,14 @@ pub struct Way {
     pub cost: Option<TrialCost>,
 }
 
-/// A rate as the table shows it: a whole number with thousands separators.
+/// A rate as the table shows it: a whole number with thousands separators (no crate in the
+/// offline mirror does this: `num-format` and `thousands` are not in it).
 fn rate(x: f64) -> String {
     let n = x.round() as u64;
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -155,9 +156,9 @@ pub fn markdown(s: &RaceSpeed) -> String {
     for w in &s.ways {
         if let Some(c) = &w.cost {
             out += &format!(
-                "\nA {} trial, µs (mean of {}): set-up {:.0}, `prepare` round trip {:.0}, release plan {:.0}, \
+                "\n{} trials, µs each (mean of {}): set-up {:.0}, `prepare` round trip {:.0}, release plan {:.0}, \
                  calls {:.0}, read {:.0}, clean-up {:.0}.\n",
-                w.way.label().trim_start_matches("conformance, "),
+                if w.way == WayKind::Amplified { "Amplified" } else { "Natural" },
                 rate(c.trials as f64),
                 c.set_up_us,
                 c.prepare_us,
@@ -227,8 +228,8 @@ mod tests {
         assert!(md.contains("| conformance, amplified | 295 | 0.19× | 0.02× | 0.18× |  |"), "{md}");
         assert!(md.contains("`node.writeFileSync.wx` on node v20.20.2, 3 contenders, 3,000 trials"), "{md}");
         assert!(md.contains("(conformance abc1234, 2026-12-06)"), "{md}");
-        assert!(md.contains("A natural trial, µs (mean of 2,990): set-up 3, `prepare` round trip 204,"), "{md}");
-        assert!(!md.contains("A amplified"), "a way without cost has no cost line: {md}");
+        assert!(md.contains("Natural trials, µs each (mean of 2,990): set-up 3, `prepare` round trip 204,"), "{md}");
+        assert!(!md.contains("Amplified trials"), "a way without cost has no cost line: {md}");
     }
 
     #[test]

@@ -378,16 +378,20 @@ impl RecipeAnswerOf<'_> {
 
 /// The answers of one runtime's hand-off recipes, a recipe each, in the file's order.
 pub fn recipe_answers<'a>(results: &'a Results, runtime: &str) -> Vec<RecipeAnswerOf<'a>> {
+    // each scenario's control once, not once per recipe of it
+    let mut controls = std::collections::BTreeMap::new();
     results
         .cells
         .iter()
         .filter(|c| c.runtime == runtime)
         .filter_map(|c| {
-            recipe_answer(results, c).map(|answer| RecipeAnswerOf {
+            let own = cell_recipe_answer(c)?;
+            let control = *controls.entry(c.scenario).or_insert_with(|| recipe_control(results, runtime, c.scenario));
+            Some(RecipeAnswerOf {
                 scenario: c.scenario,
                 recipe: &c.variant,
                 library: c.library.as_deref(),
-                answer,
+                answer: crate::verdict::recipe::controlled(own, c.anti_pattern, control),
             })
         })
         .collect()

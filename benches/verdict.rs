@@ -19,6 +19,7 @@ fn trials(n: usize) -> Vec<Trial> {
             offset_us: 0,
             held_during_us: vec![None; 3],
             unstamped: None,
+            placed: Vec::new(),
         })
         .collect()
 }

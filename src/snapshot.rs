@@ -183,6 +183,15 @@ impl Entry {
         }
     }
 
+    /// True when this entry is the very object whose identity is `id` (recorded before a
+    /// release: a moved directory keeps it), or a symbolic link resolving to it.
+    pub fn is_object(&self, id: Identity) -> bool {
+        match self {
+            Entry::Symlink { resolved, .. } => resolved.is_object(id),
+            _ => self.id() == Some(id),
+        }
+    }
+
     /// True when this entry holds `token` ([`Entry::holds`]) or is a directory with such an
     /// entry somewhere below it (as far as the snapshot reads).
     pub fn contains_token(&self, token: &str) -> bool {

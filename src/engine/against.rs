@@ -9,8 +9,7 @@ use crate::report::model::{AgainstRace, AgainstSide};
 use crate::runtime::{ProbeContext, Runtime};
 use crate::verdict::Detection;
 
-/// The side each slot of a pair's race runs: the first, the second, the first again.
-pub const PAIR_SLOTS: [usize; 3] = [0, 1, 0];
+pub use crate::against::PAIR_SLOTS;
 
 /// One side of a pair: the runtime, the row's variant (its source kind set) and the detection
 /// control of its family in this run (`None` where none ran).

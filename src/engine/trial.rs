@@ -340,6 +340,7 @@ pub(super) fn race_core(
         let trial = Trial {
             reports: attempts.iter().map(|a| a.report).collect(),
             held: crate::verdict::held_by(&after, &tokens, &sources),
+            placed: crate::verdict::placed_by(&after, &sources),
             t0_us: attempts.iter().map(|a| a.t0_us).collect(),
             offset_us,
             unstamped: attempts.iter().find_map(|a| a.unstamped.clone()),

@@ -12,7 +12,9 @@ use serde::Serialize;
 use super::model::{AgainstRace, AgainstSide, Results, Row};
 use super::style::{TermStyle, Tone};
 use crate::matrix::{Intent, SourceKind};
-use crate::verdict::answer::{answer, with_against, Answer, AnswerVerdict, Failure, PromiseCheck, RowInput, Unsettled};
+use crate::verdict::answer::{
+    answer, with_against, Answer, AnswerVerdict, Failure, Fault, PromiseCheck, RowInput, Unsettled,
+};
 
 /// Width the answer block is wrapped to on a terminal (columns).
 pub const ANSWER_WIDTH: usize = 100;
@@ -52,6 +54,15 @@ impl<'a> CallAnswer<'a> {
         let (r, slot) = self.against[i];
         r.contenders.get(slot).map(|s| s.label_among(&self.several)).unwrap_or_default()
     }
+}
+
+/// Whose doing race `r` failed by, as the party that is not in slot `other` sees it
+/// ([`Fault::of_side`] over [`crate::against::at_fault`] of its natural and amplified runs);
+/// `None` when no run failed.
+pub fn against_fault(r: &AgainstRace, other: usize) -> Option<Fault> {
+    let runs: Vec<&crate::verdict::RaceStats> =
+        r.race.natural.iter().chain(r.race.amplified.iter()).map(|m| &m.stats).collect();
+    Fault::of_side(crate::against::at_fault(&runs), 1 - other.min(1))
 }
 
 /// The answers of one runtime, a call each, in table order. Only rows raced by processes count
@@ -103,11 +114,11 @@ pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'
         let verdicts: Vec<_> = c
             .against
             .iter()
-            .map(|(r, _)| match r.race.verdict {
+            .map(|&(r, other)| match r.race.verdict {
                 crate::verdict::RaceVerdict::Exclusive if r.race.interrupted => {
-                    crate::verdict::RaceVerdict::Inconclusive
+                    (crate::verdict::RaceVerdict::Inconclusive, None)
                 }
-                v => v,
+                v => (v, against_fault(r, other)),
             })
             .collect();
         c.answer = with_against(answer(&inputs), &verdicts);
@@ -231,7 +242,9 @@ pub fn short_text(c: &CallAnswer<'_>) -> String {
 pub fn answer_text(c: &CallAnswer<'_>) -> String {
     let a = &c.answer;
     match a.verdict {
-        AnswerVerdict::Yes => format!("yes{}{}{}", limited_text(a), partial_text(c), held_against_text(c)),
+        AnswerVerdict::Yes => {
+            format!("yes{}{}{}{}", limited_text(a), partial_text(c), held_against_text(c), broken_by_text(c))
+        }
         AnswerVerdict::No if a.only_against() => {
             format!("no against {}; holds against itself{}", fails_against_text(c), also_held(c))
         }
@@ -253,9 +266,13 @@ pub fn answer_text(c: &CallAnswer<'_>) -> String {
 /// `mono dotnet.Directory.Move (multiple-winners 3/30, amp)` for each race against another
 /// party's call that failed, joined with `, `.
 fn fails_against_text(c: &CallAnswer<'_>) -> String {
-    let parts: Vec<String> = c
-        .answer
-        .fails_against
+    against_races_text(c, &c.answer.fails_against)
+}
+
+/// `mono dotnet.Directory.Move (multiple-winners 3/30, amp)` for races `races` of
+/// [`CallAnswer::against`], joined with `, `.
+fn against_races_text(c: &CallAnswer<'_>, races: &[usize]) -> String {
+    let parts: Vec<String> = races
         .iter()
         .map(|&i| {
             let r = &c.against[i].0.race;
@@ -264,6 +281,17 @@ fn fails_against_text(c: &CallAnswer<'_>) -> String {
         })
         .collect();
     parts.join(", ")
+}
+
+/// `; broken by bun node.renameSync (multiple-winners 2/40, amp): that call's doing`
+/// for the races against other parties' calls that failed by the other call's doing alone
+/// ([`Answer::broken_by`]), or nothing.
+fn broken_by_text(c: &CallAnswer<'_>) -> String {
+    if c.answer.broken_by.is_empty() {
+        return String::new();
+    }
+    let whose = if c.answer.broken_by.len() == 1 { "that call's doing" } else { "those calls' doing" };
+    format!("; broken by {}: {whose}", against_races_text(c, &c.answer.broken_by))
 }
 
 /// The source kinds the run measured the call with, in words, where it did not measure the
@@ -300,9 +328,10 @@ fn also_held(c: &CallAnswer<'_>) -> String {
 }
 
 /// ` (against itself and mono dotnet.Directory.Move)` after a `yes` that was raced against
-/// other parties' calls, or nothing.
+/// other parties' calls (` (against itself)` where each of those races failed by the other
+/// call's doing alone), or nothing.
 fn held_against_text(c: &CallAnswer<'_>) -> String {
-    if c.answer.holds_against.is_empty() {
+    if c.answer.holds_against.is_empty() && c.answer.broken_by.is_empty() {
         String::new()
     } else {
         format!(" (against itself{})", also_held(c))
@@ -682,6 +711,10 @@ pub struct AgainstRecord {
     pub contender: AgainstSide,
     /// The race's verdict (`exclusive`: held).
     pub verdict: crate::verdict::RaceVerdict,
+    /// For a failed race, whose doing it was, from the trials' observed state
+    /// ([`against_fault`]): `other-call` leaves the answer as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
 }
 
 /// A failing source kind and how it failed.
@@ -797,7 +830,11 @@ pub fn records(results: &Results) -> Vec<AnswerRecord> {
                         .against
                         .iter()
                         .filter_map(|(r, slot)| {
-                            Some(AgainstRecord { contender: r.contenders.get(*slot)?.clone(), verdict: r.race.verdict })
+                            Some(AgainstRecord {
+                                contender: r.contenders.get(*slot)?.clone(),
+                                verdict: r.race.verdict,
+                                fault: against_fault(r, *slot),
+                            })
                         })
                         .collect(),
                     promise: c.promise().map(|p| PromiseRecord {

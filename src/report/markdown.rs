@@ -408,6 +408,7 @@ mod tests {
             offset_us: 0,
             held_during_us: vec![None; 3],
             unstamped: None,
+            placed: Vec::new(),
         };
         let (nat, amp) = (run(vec![one.clone(); 100], 1200.0), run(vec![one.clone(); 100], 600.0));
         cells.push(race("node.a.wx", RaceVerdict::Exclusive, nat, amp, &control));
@@ -426,6 +427,7 @@ mod tests {
             offset_us: 0,
             held_during_us: vec![None; 3],
             unstamped: None,
+            placed: Vec::new(),
         };
         let mut nat = vec![one.clone(); 12];
         nat.extend(vec![two.clone(); 8]);

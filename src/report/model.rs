@@ -899,7 +899,7 @@ pub struct AgainstRace {
     pub evidence: Option<String>,
     /// The race: verdict (after the weaker of the two families' detection controls), runs,
     /// wins per slot (`wins_by_contender`; the slots run the first contender, the second, the
-    /// first again: `crate::engine::against::PAIR_SLOTS`).
+    /// first again: [`crate::against::PAIR_SLOTS`]).
     pub race: RaceResult,
 }
 

@@ -292,8 +292,10 @@ pub fn race_text(c: &Cell) -> String {
 }
 
 /// One line per race of two rows against each other (`run --against`): `node node.mkdirSync vs
-/// mono dotnet.Directory.Move (dir): multiple-winners (nat 1/10 at +0 µs; …)`, failures first;
-/// control characters escaped. Empty when the results hold none.
+/// mono dotnet.Directory.Move (dir): multiple-winners (nat 1/10 at +0 µs; …) — mono
+/// dotnet.Directory.Move's doing`, failures first, with whose doing a failure was where the
+/// trials tell one side alone ([`crate::against::at_fault`]); control characters escaped.
+/// Empty when the results hold none.
 pub fn against_lines(results: &Results) -> Vec<String> {
     let mut races: Vec<&super::model::AgainstRace> = results.against.iter().collect();
     races.sort_by_key(|a| !crate::verdict::is_disproof(a.race.verdict));
@@ -302,7 +304,16 @@ pub fn against_lines(results: &Results) -> Vec<String> {
         .iter()
         .map(|a| {
             let sides: Vec<String> = a.contenders.iter().map(|s| s.label_among(&several)).collect();
-            let line = format!("{} ({}): {}", sides.join(" vs "), a.kind.as_str(), race_result_text(&a.race));
+            let runs: Vec<&crate::verdict::RaceStats> =
+                a.race.natural.iter().chain(a.race.amplified.iter()).map(|m| &m.stats).collect();
+            // whose doing a failure was, where the trials tell one side alone
+            let whose = match crate::against::at_fault(&runs) {
+                [true, false] => sides.first(),
+                [false, true] => sides.get(1),
+                _ => None,
+            };
+            let whose = whose.map(|w| format!(" — {w}'s doing")).unwrap_or_default();
+            let line = format!("{} ({}): {}{whose}", sides.join(" vs "), a.kind.as_str(), race_result_text(&a.race));
             escape_controls(&line).into_owned()
         })
         .collect()

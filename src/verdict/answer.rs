@@ -125,9 +125,14 @@ pub struct Answer {
     /// into the verdicts given there.
     pub holds_against: Vec<usize>,
     /// Races against other parties' calls that failed (two winners, a lost update, no
-    /// winner): indices into the verdicts given to [`with_against`]. A call that held against
-    /// itself but fails here is `no`, with no failure of its own ([`Answer::only_against`]).
+    /// winner) by this call's doing or where whose could not be told ([`Fault`]): indices
+    /// into the verdicts given to [`with_against`]. A call that held against itself but fails
+    /// here is `no`, with no failure of its own ([`Answer::only_against`]).
     pub fails_against: Vec<usize>,
+    /// Races against other parties' calls that failed by the other call's doing alone
+    /// ([`Fault::OtherCall`]: its entry replaced the one this call had taken): indices into
+    /// the verdicts given to [`with_against`]. They leave the answer as it was.
+    pub broken_by: Vec<usize>,
 }
 
 impl Answer {
@@ -193,16 +198,59 @@ impl PromiseCheck {
     }
 }
 
-/// `a` with the verdicts of the races of the call against other parties' calls
-/// ([`crate::against`]), in a fixed order: `exclusive` ones go to [`Answer::holds_against`],
-/// failures (`multiple-winners`, `lost-update`, `no-winner`) to [`Answer::fails_against`], and
-/// a failure makes the answer `no` (a lock is only as good as the call the other party uses;
-/// an undetermined call keeps what left it open in [`Answer::unsettled`]). Inconclusive
-/// races, faults and unsupported ones change nothing.
-pub fn with_against(mut a: Answer, races: &[RaceVerdict]) -> Answer {
-    for (i, v) in races.iter().enumerate() {
+/// Whose doing a failed race of a call against another party's call was, as the call sees
+/// it: read from the trials' observed state ([`crate::verdict::race::Trial::to_blame`],
+/// [`crate::against::at_fault`]), never from what the calls are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fault {
+    /// This call's: its own entry replaced the one the other call had taken (or it won where
+    /// its effect was lost).
+    ThisCall,
+    /// The other call's alone: its entry replaced the one this call had taken.
+    OtherCall,
+    /// Both calls', or whose could not be told (no winner, a file written before the counts
+    /// existed).
+    Both,
+}
+
+impl Fault {
+    /// The fault as the call on side `me` (0 or 1) of a pair sees it, from
+    /// [`crate::against::at_fault`]'s per-side flags; `None` when neither side failed.
+    pub fn of_side(at_fault: [bool; 2], me: usize) -> Option<Fault> {
+        match (at_fault[me], at_fault[1 - me]) {
+            (false, false) => None,
+            (true, false) => Some(Fault::ThisCall),
+            (false, true) => Some(Fault::OtherCall),
+            (true, true) => Some(Fault::Both),
+        }
+    }
+
+    /// `this-call`, `other-call`, `both`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fault::ThisCall => "this-call",
+            Fault::OtherCall => "other-call",
+            Fault::Both => "both",
+        }
+    }
+}
+
+/// `a` with the races of the call against other parties' calls ([`crate::against`]), each
+/// its verdict and, for a failure, whose doing it was (`None` reads as [`Fault::Both`]), in a
+/// fixed order: `exclusive` ones go to [`Answer::holds_against`]; failures
+/// (`multiple-winners`, `lost-update`, `no-winner`) by the other call alone to
+/// [`Answer::broken_by`], leaving the answer as it was (the call took the name and the other
+/// party's call replaced it: that call is the one to avoid); other failures to
+/// [`Answer::fails_against`], and they make the answer `no` (a lock is only as good as the
+/// call the other party uses; an undetermined call keeps what left it open in
+/// [`Answer::unsettled`]). Inconclusive races, faults and unsupported ones change nothing.
+pub fn with_against(mut a: Answer, races: &[(RaceVerdict, Option<Fault>)]) -> Answer {
+    for (i, (v, fault)) in races.iter().enumerate() {
         if *v == RaceVerdict::Exclusive {
             a.holds_against.push(i);
+        } else if is_disproof(*v) && *fault == Some(Fault::OtherCall) {
+            a.broken_by.push(i);
         } else if is_disproof(*v) {
             a.fails_against.push(i);
         }
@@ -278,6 +326,7 @@ pub fn answer(rows: &[RowInput]) -> Answer {
             not_applicable,
             holds_against: Vec::new(),
             fails_against: Vec::new(),
+            broken_by: Vec::new(),
         };
     }
     if rows.is_empty() {
@@ -289,6 +338,7 @@ pub fn answer(rows: &[RowInput]) -> Answer {
             not_applicable,
             holds_against: Vec::new(),
             fails_against: Vec::new(),
+            broken_by: Vec::new(),
         };
     }
     open.sort();
@@ -302,14 +352,15 @@ pub fn answer(rows: &[RowInput]) -> Answer {
         not_applicable,
         holds_against: Vec::new(),
         fails_against: Vec::new(),
+        broken_by: Vec::new(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::{
-        answer, first_failure, safe_as_lock, with_against, AnswerVerdict, Failure, LeftOut, Outcome, PromiseCheck,
-        RaceEvidence, RaceVerdict, RowInput, SecondComer, SourceKind, TargetState, Unsettled,
+        answer, first_failure, safe_as_lock, with_against, AnswerVerdict, Failure, Fault, LeftOut, Outcome,
+        PromiseCheck, RaceEvidence, RaceVerdict, RowInput, SecondComer, SourceKind, TargetState, Unsettled,
     };
     use crate::verdict::lock::LOCK_TARGETS;
     use Outcome::*;
@@ -445,30 +496,62 @@ mod tests {
         assert_eq!(a.failures.len(), 2);
     }
 
+    /// A race against another party's call with no fault given (a failure reads as both
+    /// calls' doing).
+    fn v(verdicts: &[RaceVerdict]) -> Vec<(RaceVerdict, Option<Fault>)> {
+        verdicts.iter().map(|&v| (v, None)).collect()
+    }
+
     #[test]
     fn a_failure_against_another_partys_call_turns_yes_into_no() {
         let yes = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, true))]);
-        let races = [RaceVerdict::Exclusive, RaceVerdict::MultipleWinners, RaceVerdict::Inconclusive];
+        let races = v(&[RaceVerdict::Exclusive, RaceVerdict::MultipleWinners, RaceVerdict::Inconclusive]);
         let a = with_against(yes.clone(), &races);
         assert_eq!(a.verdict, AnswerVerdict::No);
         assert_eq!((a.holds_against.clone(), a.fails_against.clone()), (vec![0], vec![1]));
         assert!(a.only_against() && a.failures.is_empty());
         // held against every other party: still yes, with whom it held
-        let a = with_against(yes.clone(), &[RaceVerdict::Exclusive, RaceVerdict::Inconclusive]);
+        let a = with_against(yes.clone(), &v(&[RaceVerdict::Exclusive, RaceVerdict::Inconclusive]));
         assert_eq!((a.verdict, a.holds_against.clone()), (AnswerVerdict::Yes, vec![0]));
         assert!(!a.only_against());
         // a call that fails on its own stays `no` for its own reasons
         let no = answer(&[row(None, with(T::File, Replaced, Some(Replaced)), None)]);
-        let a = with_against(no, &[RaceVerdict::LostUpdate]);
+        let a = with_against(no, &v(&[RaceVerdict::LostUpdate]));
         assert_eq!((a.verdict, a.fails_against.clone()), (AnswerVerdict::No, vec![0]));
         assert!(!a.only_against());
         // no race against others: the answer is the call's own
         assert_eq!(with_against(yes.clone(), &[]), yes);
         // an undetermined call that fails against another is `no`, and says what else is open
         let open = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 30, true))]);
-        let a = with_against(open, &[RaceVerdict::NoWinner]);
+        let a = with_against(open, &v(&[RaceVerdict::NoWinner]));
         assert_eq!((a.verdict, a.unsettled.len()), (AnswerVerdict::No, 1));
         assert!(!a.only_against(), "not all its rows held against themselves");
+    }
+
+    /// A failure that was the other call's doing alone (its entry replaced this call's) leaves
+    /// the answer as it was and is listed apart; this call's own doing, or both calls', makes
+    /// it `no`.
+    #[test]
+    fn a_failure_by_the_other_calls_doing_alone_leaves_the_answer() {
+        let yes = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, true))]);
+        let mw = RaceVerdict::MultipleWinners;
+        let a = with_against(yes.clone(), &[(RaceVerdict::Exclusive, None), (mw, Some(Fault::OtherCall))]);
+        assert_eq!(a.verdict, AnswerVerdict::Yes);
+        assert_eq!((a.holds_against.clone(), a.broken_by.clone()), (vec![0], vec![1]));
+        assert!(a.fails_against.is_empty());
+        for fault in [Fault::ThisCall, Fault::Both] {
+            let a = with_against(yes.clone(), &[(mw, Some(fault))]);
+            assert_eq!((a.verdict, a.fails_against.clone()), (AnswerVerdict::No, vec![0]), "{fault:?}");
+            assert!(a.broken_by.is_empty() && a.only_against());
+        }
+        // an `exclusive` race has no fault to read, whatever is given
+        let a = with_against(yes, &[(RaceVerdict::Exclusive, Some(Fault::OtherCall))]);
+        assert_eq!((a.verdict, a.holds_against.clone()), (AnswerVerdict::Yes, vec![0]));
+        // whose fault, as each side of a pair sees it
+        assert_eq!(Fault::of_side([true, false], 0), Some(Fault::ThisCall));
+        assert_eq!(Fault::of_side([true, false], 1), Some(Fault::OtherCall));
+        assert_eq!(Fault::of_side([true, true], 1), Some(Fault::Both));
+        assert_eq!(Fault::of_side([false, false], 0), None);
     }
 
     #[test]
@@ -478,7 +561,7 @@ mod tests {
         let raced = answer(&[row(None, clean(), race(RaceVerdict::MultipleWinners, 10, true))]);
         assert_eq!(PromiseCheck::of(&raced), PromiseCheck::BrokenInARace);
         // a failure against another party's call is not this call's broken promise
-        assert_eq!(PromiseCheck::of(&with_against(yes, &[RaceVerdict::MultipleWinners])), PromiseCheck::Held);
+        assert_eq!(PromiseCheck::of(&with_against(yes, &v(&[RaceVerdict::MultipleWinners]))), PromiseCheck::Held);
         let replaced = answer(&[row(None, with(T::File, Replaced, Some(Replaced)), None)]);
         assert_eq!(PromiseCheck::of(&replaced), PromiseCheck::Broken);
         // a call that cannot take a free name says nothing about a taken one

@@ -174,7 +174,7 @@ impl RaceMode {
 #[cfg(test)]
 mod tests {
     use super::{
-        apply_control, classify_second, classify_second_source, decide, held_by, safe_as_lock, spread,
+        apply_control, classify_second, classify_second_source, decide, held_by, placed_by, safe_as_lock, spread,
         strongest_ordering, summarize_orderings, summarize_race, Detection, Outcome, RaceEvidence, RaceMode,
         RaceVerdict, Report, Trial, LOCK_TARGETS,
     };
@@ -221,6 +221,7 @@ mod tests {
             offset_us: 0,
             held_during_us: vec![None, None],
             unstamped: None,
+            placed: Vec::new(),
         };
         // the other refused (a separate check saw the name): one winner, its effect stands
         let one = trial(vec![Report::Success, Report::Error], held_by(&after, &toks, &ids));
@@ -240,6 +241,45 @@ mod tests {
         std::fs::create_dir(&copy).unwrap();
         std::fs::write(copy.join(crate::snapshot::mark_name("k0")), "k0").unwrap();
         assert_eq!(held_by(&read(&copy).unwrap(), &toks, &ids), [true, false]);
+    }
+
+    /// A creator against a placer on one name, with real calls: contender 0 makes the
+    /// directory (`mkdir`) and contender 1 then renames its prepared directory onto it
+    /// (`rename(2)` replaces an empty directory), after which contender 0 writes its mark into
+    /// what is now contender 1's directory. Both reported success and both tokens are found at
+    /// the name, yet only contender 1's source stands there: the failure is its doing.
+    #[cfg(unix)]
+    #[test]
+    fn the_winner_whose_own_source_stands_over_anothers_entry_is_to_blame() {
+        use crate::exec::scratch::{make_source, source_identity};
+        use crate::matrix::SourceKind;
+        use crate::snapshot::{mark_name, read};
+        let root = tempfile::tempdir().unwrap();
+        let (t, s1) = (root.path().join("target"), root.path().join("src-1"));
+        make_source(&s1, SourceKind::Dir, "k1").unwrap();
+        let ids = [None, source_identity(&s1, SourceKind::Dir).unwrap()];
+        std::fs::create_dir(&t).unwrap();
+        std::fs::rename(&s1, &t).unwrap();
+        std::fs::write(t.join(mark_name("k0")), "k0").unwrap();
+        let after = read(&t).unwrap();
+        let toks = ["k0", "k1"];
+        assert_eq!(held_by(&after, &toks, &ids), [true, true], "contender 0's mark landed inside");
+        assert_eq!(placed_by(&after, &ids), [false, true]);
+        let t = Trial {
+            reports: vec![Report::Success, Report::Success],
+            held: held_by(&after, &toks, &ids),
+            t0_us: vec![Some(0.0), Some(1.0)],
+            offset_us: 0,
+            held_during_us: vec![None, None],
+            unstamped: None,
+            placed: placed_by(&after, &ids),
+        };
+        let s = summarize_race(2, std::slice::from_ref(&t));
+        assert_eq!((s.verdict, s.stats.lost_update_trials), (RaceVerdict::MultipleWinners, 0));
+        assert_eq!(s.stats.failures_by_contender, [0, 1]);
+        // without the identities, the tokens cannot tell: both winners count
+        let blind = Trial { placed: Vec::new(), ..t };
+        assert_eq!(summarize_race(2, &[blind]).stats.failures_by_contender, [1, 1]);
     }
 
     /// A second comer given an empty directory: what its call left is judged by that
@@ -422,6 +462,7 @@ mod tests {
             offset_us: 0,
             held_during_us: vec![None; reports.len()],
             unstamped: None,
+            placed: Vec::new(),
         }
     }
     use Report::{Error as E, Success as S};
@@ -452,6 +493,27 @@ mod tests {
         assert_eq!(summarize_race(3, &[]).verdict, RaceVerdict::Inconclusive);
     }
 
+    /// Whose doing each failed trial was: the winner whose token alone stands over another
+    /// winner's; every winner where none or both stand; a winner whose effect was lost and a
+    /// contender whose token stands without a success; everyone where nobody won. No failure,
+    /// no counts.
+    #[test]
+    fn failed_trials_are_counted_against_the_contenders_whose_doing_they_were() {
+        let blamed = |t: Trial| summarize_race(3, &[t]).stats.failures_by_contender;
+        assert_eq!(blamed(trial(&[S, S, E], &[false, true, false], &[0.0; 3])), [0, 1, 0]);
+        assert_eq!(blamed(trial(&[S, S, E], &[false, false, false], &[0.0; 3])), [1, 1, 0]);
+        assert_eq!(blamed(trial(&[S, S, E], &[true, true, false], &[0.0; 3])), [1, 1, 0]);
+        assert_eq!(blamed(trial(&[S, E, E], &[false, true, false], &[0.0; 3])), [1, 1, 0]);
+        assert_eq!(blamed(trial(&[E, E, E], &[false; 3], &[0.0; 3])), [1, 1, 1]);
+        // the source that stands decides over the tokens found
+        let placed = Trial { placed: vec![false, false, true], ..trial(&[S, E, S], &[true, false, true], &[0.0; 3]) };
+        assert_eq!(blamed(placed), [0, 0, 1]);
+        let clean = vec![trial(&[S, E, E], &[true, false, false], &[0.0; 3]); 3];
+        assert!(summarize_race(3, &clean).stats.failures_by_contender.is_empty());
+        // a faulty trial with no winner is a fault, not a failure
+        assert!(blamed(trial(&[Report::Timeout, E, E], &[false; 3], &[0.0; 3])).is_empty());
+    }
+
     #[test]
     fn percentiles_are_nearest_rank() {
         let mut v: Vec<f64> = (1..=100).map(f64::from).collect();
@@ -479,6 +541,7 @@ mod tests {
             offset_us: 0,
             held_during_us: spans.to_vec(),
             unstamped: None,
+            placed: Vec::new(),
         };
         // B took the handle 60 ms after A, A held it 50 ms: one after the other; B's token stands
         let seq = held([Some((100.0, 50_100.0)), Some((60_000.0, 110_000.0)), None], [false, true, false]);

@@ -29,6 +29,11 @@ pub struct Trial {
     pub held_during_us: Vec<Option<(f64, f64)>>,
     /// Why a contender's stamp is missing from `t0_us`, when one is (the first such reason).
     pub unstamped: Option<String>,
+    /// Per contender: whether the entry at the name afterwards is the very object the
+    /// contender was given as its source ([`placed_by`]: a moved directory keeps its
+    /// identity). Empty where no source's identity was read (then no contender counts as
+    /// having placed its source).
+    pub placed: Vec<bool>,
 }
 
 impl Trial {
@@ -69,6 +74,48 @@ impl Trial {
     pub fn spread_us(&self) -> Option<f64> {
         entry_spread_us(&self.t0_us, self.offset_us)
     }
+
+    /// The contenders whose doing a failed trial was, from what they reported and what stands
+    /// at the name: `wins` are the successes, `failed` whether the trial failed (two winners at
+    /// once, a lost update, or no winner). Empty when it did not fail.
+    ///
+    /// Where two or more contenders reported success and the name holds one winner's own
+    /// entry — the very source it was given (its identity), else its token alone among the
+    /// winners' — that winner replaced what another had already taken: a call that refuses a
+    /// taken name (every call raced against another party's refused one as a second comer,
+    /// [`crate::against`]) cannot have succeeded after that entry was in place. Otherwise
+    /// (no winner, one winner whose effect was lost, or no single winner's entry standing)
+    /// every winner and every contender whose token stands without a success is counted.
+    pub fn to_blame(&self, wins: &[usize], failed: bool) -> Vec<usize> {
+        if !failed {
+            return Vec::new();
+        }
+        if wins.is_empty() {
+            return (0..self.reports.len()).collect();
+        }
+        if wins.len() >= 2 {
+            let flag = |v: &[bool], k: usize| v.get(k).copied().unwrap_or(false);
+            let placed: Vec<usize> = wins.iter().copied().filter(|&k| flag(&self.placed, k)).collect();
+            let holding: Vec<usize> = wins.iter().copied().filter(|&k| flag(&self.held, k)).collect();
+            for standing in [placed, holding] {
+                if let [one] = standing[..] {
+                    return vec![one];
+                }
+            }
+        }
+        let foreign = (0..self.held.len()).filter(|&k| self.held[k] && self.reports.get(k) != Some(&Report::Success));
+        let mut out: Vec<usize> = wins.iter().copied().chain(foreign).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// Per contender, whether `after` (the entry at the name after a trial) is the very object
+/// the contender was given as its source (`sources[i]`, its identity read before the release;
+/// `None` where the source has none recorded: [`crate::exec::scratch::source_identity`]).
+pub fn placed_by(after: &Entry, sources: &[Option<Identity>]) -> Vec<bool> {
+    sources.iter().map(|s| s.is_some_and(|id| after.is_object(id))).collect()
 }
 
 /// Per contender, whether the target `after` a trial is its ([`Entry::owned_by`]): it holds
@@ -133,6 +180,11 @@ pub struct RaceStats {
     pub fault_trials: usize,
     /// Wins per contender slot (index = contender number).
     pub wins_by_contender: Vec<usize>,
+    /// Per contender slot, the failed trials (two winners, a lost update, no winner) that were
+    /// its doing ([`Trial::to_blame`]): a winner whose own entry replaced another winner's is
+    /// counted alone. Empty when no trial failed, and in files written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures_by_contender: Vec<usize>,
     /// Barrier spread, over the trials whose stamps are sound (see `barrier_spread_unmeasured`).
     pub barrier_spread_us: Option<Spread>,
     /// Why some trials without a fault have no barrier spread, `"<n> of <T> trials: <reason>"`
@@ -213,6 +265,7 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
     let mut winners = BTreeMap::new();
     let (mut multi, mut lost, mut none, mut faults, mut max_w) = (0, 0, 0, 0, 0);
     let mut by = vec![0usize; contenders];
+    let (mut blamed, mut any_failed) = (vec![0usize; contenders], false);
     let mut spreads = Vec::new();
     let (mut unmeasured, mut why) = (0usize, None::<String>);
     let mut prompted = false;
@@ -236,8 +289,16 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
             t.last_sequential_winner(&wins, concurrent).map_or_else(|| wins.clone(), |k| vec![k]);
         let winner_lost = standing.iter().any(|&k| !t.held.get(k).copied().unwrap_or(false));
         let foreign = (0..t.held.len()).any(|k| t.held[k] && t.reports.get(k) != Some(&Report::Success));
-        if !wins.is_empty() && (winner_lost || foreign) {
+        let lost_here = !wins.is_empty() && (winner_lost || foreign);
+        if lost_here {
             lost += 1;
+        }
+        let clean_none = wins.is_empty() && !faulty;
+        for k in t.to_blame(&wins, concurrent >= 2 || lost_here || clean_none) {
+            if k < blamed.len() {
+                blamed[k] += 1;
+                any_failed = true;
+            }
         }
         if faulty {
             faults += 1;
@@ -291,6 +352,7 @@ pub fn summarize_race(contenders: usize, trials: &[Trial]) -> RaceSummary {
             no_winner_trials: none,
             fault_trials: faults,
             wins_by_contender: by,
+            failures_by_contender: if any_failed { blamed } else { Vec::new() },
             barrier_spread_us: spread(&mut spreads),
             barrier_spread_unmeasured,
         },

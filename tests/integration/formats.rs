@@ -490,7 +490,8 @@ fn results_schema_is_committed_and_the_baseline_validates() {
     assert!(!validator.is_valid(&bad));
 }
 
-/// `run --json` ends with the answers (issue 23): each call's verdict, how and against whom,
+/// `run --json` ends with the answers (issue 23): each call's verdict, how, against whom and
+/// whose doing a failure against another party's call was,
 /// the use / don't-use lists per intent, and the races against other parties' calls; the
 /// output validates against the committed schema. Nothing here expects a verdict: the checks
 /// tie the answer to the cells and the pairs it rests on, whatever was measured.
@@ -526,11 +527,24 @@ fn run_json_ends_with_the_answers_and_the_races_against_others() {
     let lists = v["intents"].as_array().unwrap();
     let lock_dir = lists.iter().find(|l| l["intent"] == "lock-dir").expect("a lock-dir list");
     let listed = |key: &str| lock_dir[key].as_array().is_some_and(|l| l.iter().any(|x| x == "node.mkdirSync"));
-    if failed {
-        // held against itself or not, a failure against another party's call is a `no`
+    let fault = mkdir["against"][0]["fault"].as_str();
+    assert_eq!(fault.is_some(), failed, "a failed race says whose doing it was: {mkdir}");
+    let own_failures = mkdir["failures"].as_array().is_some_and(|f| !f.is_empty());
+    if failed && fault == Some("other-call") {
+        // the other call's entry replaced mkdir's: that call fails, mkdir's answer is its own
+        assert!(mkdir["how"].as_str().unwrap().contains("broken by node node.existsSync+renameSync ← dir"));
+        assert!(mkdir["how"].as_str().unwrap().contains("that call's doing"), "{mkdir}");
+        assert_eq!(mkdir["verdict"] == "no", own_failures, "{mkdir}");
+        let mover = answer("node.existsSync+renameSync");
+        assert_eq!(mover["verdict"], "no", "{mover}");
+        assert_eq!(mover["against"][0]["fault"], "this-call", "{mover}");
+        assert!(mover["how"].as_str().unwrap().contains("against node node.mkdirSync"), "{mover}");
+    } else if failed {
+        // held against itself or not, a failure of its own doing against another party's call
+        // (or one whose doing cannot be told) is a `no`
         assert_eq!(mkdir["verdict"], "no", "{mkdir}");
         assert!(mkdir["how"].as_str().unwrap().contains("against node node.existsSync+renameSync ← dir"), "{mkdir}");
-        if mkdir["failures"].as_array().is_none_or(|f| f.is_empty()) {
+        if !own_failures {
             assert!(listed("use_if_every_party_does"), "{lock_dir}");
         }
     } else if mkdir["verdict"] == "yes" {

@@ -113,7 +113,8 @@ pub(super) fn schedule_weight(scenario: Scenario) -> u64 {
 /// When a hand-off scenario runs its items a second time amplified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum AmplifiedRun {
-    /// Where the run asks for it ([`Options::handoff_amplified`]: `--thorough`, `--amplify on`).
+    /// Where the run asks for it ([`Options::handoff_amplified`]: `--thorough`, `--amplify on`),
+    /// and for a scenario's anti-pattern whose natural items lost nothing ([`control_held`]).
     WhenAsked,
     /// Wherever amplification is on and the runtime's probes run under a tracer started with
     /// them: the scenario's failures need the delayed steps to show in a default run's few
@@ -180,6 +181,7 @@ pub(super) fn measure_recipes(
         // not when the natural run could not start (its evidence already says why)
         let natural_ran = matches!(&f.result, CellResult::Counters(k) if !k.counters.is_empty());
         if natural_ran {
+            let asked = asked || control_held(recipe, &f.result);
             let amplified = match (pools.unusable(), &amplify, asked, amplified) {
                 // a scenario with nothing to amplify says why, not that a flag would run it
                 (_, Amplify::On(_), _, AmplifiedRun::Never(why)) => Err(NoAmplified::Unavailable(why.to_string())),
@@ -211,6 +213,28 @@ pub(super) fn measure_recipes(
         out.push(f);
     }
     out
+}
+
+/// True when `recipe` is one of its scenario's anti-patterns — the scenario's detection
+/// control ([`crate::verdict::recipe::controlled`]) — and its natural items (`natural`, the
+/// cell's counters) lost nothing, with nothing faulted: such a recipe runs its items again
+/// amplified wherever amplification is on, asked for or not, so that the few trials of a
+/// default run do not leave the control, and with it every right recipe of the scenario on
+/// the runtime, undetermined (with both cores busy, `publish.direct` on Deno and Mono and
+/// `claim.list-then-open` on Java and Rust lost nothing in one run of three).
+pub(super) fn control_held(recipe: &Recipe, natural: &CellResult) -> bool {
+    let (true, CellResult::Counters(k), Some(words)) =
+        (recipe.anti_pattern, natural, crate::report::handoff::words(recipe.scenario))
+    else {
+        return false;
+    };
+    let run = crate::verdict::recipe::RecipeRun {
+        mode: crate::verdict::RaceMode::Natural,
+        counters: &k.counters,
+        harness_error: k.harness_error,
+    };
+    crate::verdict::recipe::answer_recipe(&[run], words.failures, words.faults).verdict
+        == crate::verdict::answer::AnswerVerdict::Yes
 }
 
 /// Runs one item's trial with attempt id `id` in its folder `dir` (given to the probes
@@ -474,5 +498,34 @@ pub(super) fn finding(
         library: None,
         elapsed_ms: ms(started.elapsed()),
         result: CellResult::Counters(result),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::control_held;
+    use crate::handoff::Recipe;
+    use crate::report::model::{CellResult, CountersResult};
+
+    /// A scenario's anti-pattern runs amplified when its natural items lost nothing and
+    /// nothing faulted; not when they lost something, a probe faulted or nothing was read, and
+    /// never for a right recipe.
+    #[test]
+    fn an_anti_pattern_that_lost_nothing_natural_is_amplified() {
+        let counters = |pairs: &[(&str, u64)]| CountersResult {
+            counters: pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+            ..Default::default()
+        };
+        let run = |pairs: &[(&str, u64)]| CellResult::Counters(counters(pairs));
+        let direct = Recipe::find("publish.direct").expect("publish.direct");
+        let right = Recipe::find("publish.temp-rename").expect("publish.temp-rename");
+        assert!(direct.anti_pattern && !right.anti_pattern);
+        let clean = run(&[("reads", 400), ("torn_reads", 0)]);
+        assert!(control_held(direct, &clean));
+        assert!(!control_held(right, &clean), "a right recipe waits for the flag");
+        assert!(!control_held(direct, &run(&[("reads", 400), ("torn_reads", 3)])), "it lost something");
+        assert!(!control_held(direct, &run(&[("reads", 0)])), "nothing to lose");
+        let broken = CellResult::Counters(CountersResult { harness_error: true, ..counters(&[("reads", 400)]) });
+        assert!(!control_held(direct, &broken), "the harness failed");
     }
 }

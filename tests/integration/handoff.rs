@@ -148,6 +148,41 @@ fn a_broken_publish_recipe_is_caught() {
     assert_eq!((count(direct, "damaged_targets"), count(direct, "missing")), (0, 0), "{direct:?}");
 }
 
+/// A scenario's anti-pattern is its detection control: in a default run (hand-offs natural
+/// only), a `publish.direct` whose natural items lost nothing runs them amplified too — a fake
+/// `node` whose direct write goes whole through a temp file never tears — while the right
+/// recipe beside it, and an anti-pattern that lost something, are not amplified.
+#[test]
+fn an_anti_pattern_that_lost_nothing_runs_amplified_in_a_default_run() {
+    let node = fixtures().join("fake-runtimes").join("broken-handoff").join("node");
+    let out = tempfile::tempdir().unwrap();
+    conformance()
+        .env("FAKE_DIRECT_WHOLE", "1")
+        .args(["run", "-r", &format!("node={}", node.display()), "--scenario", "publish", "-q"])
+        .args(["-v", "publish.direct,publish.temp-rename", "--items", "3", "--out"])
+        .arg(out.path())
+        .assert()
+        .success();
+    let r = read_results(&out.path().join("results.json"));
+    let cell = |id: &str| counters_result(r.cells.iter().find(|c| c.variant == id).unwrap_or_else(|| panic!("{id}")));
+    let direct = cell("publish.direct");
+    assert_eq!(count(&direct.counters, "torn_reads"), 0, "{direct:?}");
+    match &direct.amplified {
+        Some(a) => assert!(count(&a.counters, "reads") > 0, "the amplified items were read: {a:?}"),
+        None => {
+            // only where amplification is unavailable (no strace): CI installs it
+            let why = direct.amplified_unavailable.as_ref().map(NoAmplified::text);
+            assert!(required_runtimes().is_empty(), "lost nothing natural, yet not amplified: {why:?}");
+            eprintln!("SKIPPED: publish.direct amplified: {why:?}");
+        }
+    }
+    // the fake's broken temp-rename lost every item: a right recipe, amplified only when asked
+    let right = cell("publish.temp-rename");
+    assert!(count(&right.counters, "damaged_targets") > 0 && right.amplified.is_none(), "{right:?}");
+    let why = right.amplified_unavailable.as_ref().map(NoAmplified::text);
+    assert!(why.as_deref().is_some_and(|w| w.starts_with("not run (--thorough")), "{why:?}");
+}
+
 /// Adaptive trials, checked: a run of `trials` stopped before its `full` trials only after at
 /// least `least` of them and a failure (`failures`, its count); otherwise it ran all `full`.
 /// `at` names the run in the messages.

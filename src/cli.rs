@@ -759,10 +759,11 @@ pub struct RunArgs {
     /// Compare with a baseline results.json and exit 1 when an outcome differs.
     #[arg(help_heading = HEADING_OUTPUT, long, value_name = "FILE")]
     pub expect: Option<PathBuf>,
-    /// With --expect: facts not to compare (error-code, delivery, returned).
+    /// With --expect: facts not to compare (error-code, delivery, returned, fault).
     ///
-    /// With --expect: second-comer facts not to compare, comma-separated: `error-code`,
-    /// `delivery`, `returned` (the outcome is always compared).
+    /// With --expect: facts not to compare, comma-separated: a second comer's `error-code`,
+    /// `delivery`, `returned`, a failed pair's `fault` (the outcome and verdict are always
+    /// compared).
     #[arg(help_heading = HEADING_OUTPUT, long, value_enum, value_delimiter = ',', value_name = "FACT", requires = "expect")]
     pub ignore: Vec<crate::compare::Fact>,
     /// No progress bar or status lines: the tables, the answers and the closing line.
@@ -917,10 +918,10 @@ pub struct DiffArgs {
     /// with --runtime.
     #[arg(value_name = "FILE", num_args = 0..=2, conflicts_with = "runtime")]
     pub files: Vec<PathBuf>,
-    /// Facts not to compare (error-code, delivery, returned).
+    /// Facts not to compare (error-code, delivery, returned, fault).
     ///
-    /// Second-comer facts not to compare, comma-separated: `error-code`, `delivery`,
-    /// `returned` (the outcome is always compared).
+    /// Facts not to compare, comma-separated: a second comer's `error-code`, `delivery`,
+    /// `returned`, a failed pair's `fault` (the outcome and verdict are always compared).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT")]
     pub ignore: Vec<crate::compare::Fact>,
     /// Two runtimes (or library versions) to measure and compare, A then B.
@@ -1027,10 +1028,10 @@ pub struct CompareArgs {
     /// Write the output to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Facts not to compare (error-code, delivery, returned).
+    /// Facts not to compare (error-code, delivery, returned, fault).
     ///
-    /// Second-comer facts not to compare, comma-separated: `error-code`, `delivery`,
-    /// `returned` (the outcome is always compared).
+    /// Facts not to compare, comma-separated: a second comer's `error-code`, `delivery`,
+    /// `returned`, a failed pair's `fault` (the outcome and verdict are always compared).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT")]
     pub ignore: Vec<crate::compare::Fact>,
 }
@@ -1074,8 +1075,8 @@ pub struct ReportArgs {
     /// `--format junit`).
     #[arg(long, value_name = "BASE")]
     pub expect: Option<PathBuf>,
-    /// With --expect: second-comer facts not to compare, comma-separated: `error-code`,
-    /// `delivery`, `returned`.
+    /// With --expect: facts not to compare, comma-separated: a second comer's `error-code`,
+    /// `delivery`, `returned`, a failed pair's `fault`.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FACT", requires = "expect")]
     pub ignore: Vec<crate::compare::Fact>,
     /// Write the output to FILE (atomically) instead of stdout.

@@ -174,7 +174,7 @@ pub fn compare_ignoring(base: &Results, new: &Results, ignore: &[Fact]) -> Diff 
         }
     }
     d.added = n.keys().filter(|k| !b.contains_key(*k)).cloned().collect();
-    compare_pairs(base, new, &mut d);
+    compare_pairs(base, new, ignore, &mut d);
     d.weak = n.iter().filter_map(|(k, c)| c.race()?.weak_race.as_ref().map(|w| format!("{k}: {w}"))).collect();
     d
 }
@@ -211,7 +211,7 @@ fn side_row(rows: &Rows, r: &Results, side: &AgainstSide) -> String {
 /// [`pair_key`] (sides told apart as [`Rows`] says), as race cells are; a pair only in the
 /// baseline is missing where the new run raced every pair (`--against all`) and holds both its
 /// rows, and not asked for otherwise (`cover` picks pairs from what held, which may differ).
-fn compare_pairs(base: &Results, new: &Results, d: &mut Diff) {
+fn compare_pairs(base: &Results, new: &Results, ignore: &[Fact], d: &mut Diff) {
     let rows = Rows::of(base, new);
     fn by_key<'r>(rows: &Rows, r: &'r Results) -> BTreeMap<String, &'r crate::report::model::AgainstRace> {
         r.against.iter().map(|a| (pair_key_by(a, |s| side_row(rows, r, s)), a)).collect()
@@ -219,9 +219,10 @@ fn compare_pairs(base: &Results, new: &Results, d: &mut Diff) {
     let (b, n) = (by_key(&rows, base), by_key(&rows, new));
     let mut several = base.kinds_with_several_rows();
     several.extend(new.kinds_with_several_rows());
-    let label = |a: &crate::report::model::AgainstRace| {
-        a.contenders.iter().map(|s| s.label_among(&several)).collect::<Vec<_>>().join(" vs ")
+    let sides = |a: &crate::report::model::AgainstRace| -> Vec<String> {
+        a.contenders.iter().map(|s| s.label_among(&several)).collect()
     };
+    let label = |a: &crate::report::model::AgainstRace| sides(a).join(" vs ");
     let all = new.run_info.against == Some(crate::against::AgainstScope::All);
     let new_rows: BTreeSet<String> =
         new.cells.iter().map(|c| rows.row(&c.runtime_name, &c.runtime_version, &c.runtime)).collect();
@@ -229,7 +230,11 @@ fn compare_pairs(base: &Results, new: &Results, d: &mut Diff) {
         match n.get(k) {
             Some(np) => {
                 d.compared += 1;
-                match judge_race(&bp.race, &np.race) {
+                let judged = match judge_race(&bp.race, &np.race) {
+                    Judged::Same if !ignore.contains(&Fact::Fault) => judge_fault(bp, np, &sides),
+                    j => j,
+                };
+                match judged {
                     Judged::Same => d.same.push((k.clone(), np.race.verdict.as_str().to_string())),
                     Judged::Changed(before, after) => d.changed.push(Change {
                         key: k.clone(),
@@ -247,6 +252,43 @@ fn compare_pairs(base: &Results, new: &Results, d: &mut Diff) {
     }
     d.added.extend(n.keys().filter(|k| !b.contains_key(*k)).cloned());
     d.weak.extend(n.iter().filter_map(|(k, a)| a.race.weak_race.as_ref().map(|w| format!("{k}: {w}"))));
+}
+
+/// Whose doing pair `a`'s failure was, per side ([`crate::against::at_fault`]), where every
+/// failed run of it counted that per slot; `None` where no run failed or one did not count it
+/// (a file written before the counts).
+fn fault_of(a: &crate::report::model::AgainstRace) -> Option<[bool; 2]> {
+    let runs: Vec<&crate::verdict::RaceStats> =
+        a.race.natural.iter().chain(a.race.amplified.iter()).map(|m| &m.stats).collect();
+    let failed: Vec<&&crate::verdict::RaceStats> =
+        runs.iter().filter(|r| r.multi_winner_trials + r.lost_update_trials + r.no_winner_trials > 0).collect();
+    let counted = failed.iter().all(|r| r.failures_by_contender.len() == crate::against::PAIR_SLOTS.len());
+    (!failed.is_empty() && counted).then(|| crate::against::at_fault(&runs))
+}
+
+/// Two runs of one pair whose verdicts agree, judged by whose doing the failure was
+/// ([`Fact::Fault`]): changed where both runs tell and they differ (`multiple-winners (node
+/// node.existsSync+renameSync's doing)` → `(both calls' doing)`), the same otherwise. `sides`
+/// names a pair's two sides.
+fn judge_fault(
+    b: &crate::report::model::AgainstRace,
+    n: &crate::report::model::AgainstRace,
+    sides: &dyn Fn(&crate::report::model::AgainstRace) -> Vec<String>,
+) -> Judged {
+    let (Some(bf), Some(nf)) = (fault_of(b), fault_of(n)) else { return Judged::Same };
+    if bf == nf {
+        return Judged::Same;
+    }
+    let words = |a: &crate::report::model::AgainstRace, f: [bool; 2]| {
+        let names = sides(a);
+        let whose = match f {
+            [true, false] => format!("{}'s doing", names.first().map_or("", String::as_str)),
+            [false, true] => format!("{}'s doing", names.get(1).map_or("", String::as_str)),
+            _ => "both calls' doing".to_string(),
+        };
+        format!("{} ({whose})", a.race.verdict.as_str())
+    };
+    Judged::Changed(words(b, bf), words(n, nf))
 }
 
 /// What a run asked for, as its file records it: the runtimes of its `run_info` (selected,
@@ -417,18 +459,22 @@ pub enum Fact {
     Delivery,
     /// The value the call returned (`returned target`), where the matrix shows it.
     Returned,
+    /// Whose doing a failed race of two rows against each other was (`— X's doing` in the
+    /// pairs' lines; [`crate::against::at_fault`]), where both runs counted it per slot.
+    Fault,
 }
 
 impl Fact {
     /// Every fact, in the order they are checked.
-    pub const ALL: [Fact; 3] = [Fact::ErrorCode, Fact::Delivery, Fact::Returned];
+    pub const ALL: [Fact; 4] = [Fact::ErrorCode, Fact::Delivery, Fact::Returned, Fact::Fault];
 
-    /// `error code`, `delivery`, `returned value`.
+    /// `error code`, `delivery`, `returned value`, `fault`.
     pub fn words(self) -> &'static str {
         match self {
             Fact::ErrorCode => "error code",
             Fact::Delivery => "delivery",
             Fact::Returned => "returned value",
+            Fact::Fault => "fault",
         }
     }
 
@@ -442,6 +488,8 @@ impl Fact {
                 .then(|| s.error.as_ref().map_or_else(|| "no error".to_string(), |e| e.code.clone())),
             Fact::Delivery => c.show.contains(&Show::Delivery).then(|| s.delivery.clone().unwrap_or_default()),
             Fact::Returned => c.show.contains(&Show::Returned).then(|| s.returned.clone().unwrap_or_default()),
+            // a pair's fact, not a cell's (compare_pairs)
+            Fact::Fault => None,
         }
     }
 }
@@ -1012,6 +1060,41 @@ mod tests {
         assert!(d.changed.is_empty() && d.missing.is_empty() && d.not_asked >= 1);
         fewer.run_info.against = Some(crate::against::AgainstScope::All);
         assert_eq!(compare(&base, &fewer).missing, vec![pair_key(&base.against[i])]);
+    }
+
+    /// A failed pair whose failure changed hands (the other call's doing in one run, both
+    /// calls' in the next) is a difference unless `fault` is ignored; a file without the
+    /// per-slot counts (one written before them) compares verdicts only.
+    #[test]
+    fn a_pair_whose_failure_changed_hands_is_a_difference_unless_ignored() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let mut base = crate::report::json::read(&path).unwrap();
+        let i = base
+            .against
+            .iter()
+            .position(|a| a.race.natural.as_ref().is_some_and(|m| m.stats.multi_winner_trials > 0))
+            .expect("a pair that failed natural");
+        let raced = base.against[i].race.clone();
+        let counts = |by: &[usize]| {
+            let mut r = raced.clone();
+            for m in r.natural.iter_mut().chain(r.amplified.iter_mut()) {
+                let failed = m.stats.multi_winner_trials + m.stats.lost_update_trials + m.stats.no_winner_trials > 0;
+                m.stats.failures_by_contender = if failed { by.to_vec() } else { Vec::new() };
+            }
+            r
+        };
+        base.against[i].race = counts(&[]);
+        let mut new = base.clone();
+        new.against[i].race = counts(&[1, 1, 0]);
+        assert!(compare(&base, &new).changed.is_empty(), "a file from before the counts: verdicts only");
+        base.against[i].race = counts(&[0, 2, 0]);
+        let d = compare(&base, &new);
+        assert_eq!(d.changed.len(), 1, "{:?}", d.changed);
+        assert!(d.changed[0].before.0.ends_with("'s doing)"), "{:?}", d.changed[0]);
+        assert!(d.changed[0].after.0.ends_with("(both calls' doing)"), "{:?}", d.changed[0]);
+        assert!(compare_ignoring(&base, &new, &[Fact::Fault]).changed.is_empty());
+        new.against[i].race = counts(&[0, 3, 0]);
+        assert!(compare(&base, &new).changed.is_empty(), "same hands, other counts");
     }
 
     #[test]

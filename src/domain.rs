@@ -132,7 +132,8 @@ impl TargetState {
 /// `amplified_unavailable`). The file holds its words ([`NoAmplified::text`]); the program
 /// reads back the kind, so a reworded reason never changes how a baseline compares. Reading
 /// maps the words of every earlier version: the three fixed texts, any text starting with
-/// `off` (`--amplify off`), and everything else as the reason it gives.
+/// `off` (`--amplify off`), a broken tracer's two reasons by how they begin, and everything
+/// else as the reason it gives.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum NoAmplified {
     /// Not requested: `--amplify off`.
@@ -143,9 +144,15 @@ pub enum NoAmplified {
     /// A hand-off of the default run: its amplified pass runs with `--thorough` or
     /// `--amplify on`.
     NotRequested,
-    /// Requested but not run: amplification is unavailable here, not run for this runtime,
-    /// broke under the tracer, or stopped; the reason, as one line.
+    /// Requested but not run: amplification is unavailable here, not run for this runtime, or
+    /// stopped; the reason, as one line.
     Unavailable(String),
+    /// Requested and available, but this family's probes broke under the tracer: they did not
+    /// start under it (twice) or completed no amplified trial; the reason, as one line, which
+    /// starts with [`NoAmplified::DID_NOT_START`] or [`NoAmplified::NO_TRIAL`]. A race left
+    /// natural by a fault vouches for nothing a working tracer would have shown
+    /// ([`crate::verdict::RaceEvidence::amplified_broke`]).
+    Broke(String),
 }
 
 impl NoAmplified {
@@ -157,13 +164,30 @@ impl NoAmplified {
     /// The words written for [`NoAmplified::NotRequested`].
     pub const NOT_REQUESTED_TEXT: &'static str = "not run (--thorough or --amplify on runs it)";
 
+    /// How the reason of a family whose probes did not start under the tracer begins.
+    pub const DID_NOT_START: &'static str = "the probe did not start under strace: ";
+    /// How the reason of a family whose probes completed no amplified trial begins.
+    pub const NO_TRIAL: &'static str = "no amplified trial completed: ";
+
+    /// The reason of [`NoAmplified::Broke`] for probes that did not start under the tracer,
+    /// with the start's `evidence`.
+    pub fn did_not_start(evidence: &str) -> String {
+        format!("{}{evidence}", Self::DID_NOT_START)
+    }
+
+    /// The reason of [`NoAmplified::Broke`] for probes that completed no amplified trial, with
+    /// the run's `evidence`.
+    pub fn no_trial(evidence: &str) -> String {
+        format!("{}{evidence}", Self::NO_TRIAL)
+    }
+
     /// The words shown and written (`off (--amplify off)`, the reason).
     pub fn text(&self) -> &str {
         match self {
             NoAmplified::Off => Self::OFF_TEXT,
             NoAmplified::Skipped => Self::SKIPPED_TEXT,
             NoAmplified::NotRequested => Self::NOT_REQUESTED_TEXT,
-            NoAmplified::Unavailable(why) => why,
+            NoAmplified::Unavailable(why) | NoAmplified::Broke(why) => why,
         }
     }
 
@@ -173,13 +197,16 @@ impl NoAmplified {
             Self::SKIPPED_TEXT => NoAmplified::Skipped,
             Self::NOT_REQUESTED_TEXT => NoAmplified::NotRequested,
             t if t.starts_with("off") => NoAmplified::Off,
+            t if t.starts_with(Self::DID_NOT_START) || t.starts_with(Self::NO_TRIAL) => {
+                NoAmplified::Broke(t.to_string())
+            }
             t => NoAmplified::Unavailable(t.to_string()),
         }
     }
 
     /// True when the run could not be made (not by request, nor because it was not needed).
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, NoAmplified::Unavailable(_))
+        matches!(self, NoAmplified::Unavailable(_) | NoAmplified::Broke(_))
     }
 }
 
@@ -600,5 +627,15 @@ mod tests {
             assert!(!k.is_unavailable());
         }
         assert!(NoAmplified::Unavailable("strace not found".into()).is_unavailable());
+        // a broken tracer's two reasons, as earlier files wrote them, read as Broke
+        let start = "the probe did not start under strace: no hello within 30000 ms";
+        assert_eq!(NoAmplified::did_not_start("no hello within 30000 ms"), start);
+        for why in [start.to_string(), NoAmplified::no_trial("stopped: 3 faults")] {
+            let k = NoAmplified::from_text(&why);
+            assert_eq!(k, NoAmplified::Broke(why.clone()));
+            assert!(k.is_unavailable() && k.text() == why);
+        }
+        let cmd = "not run for cmd: under Wine every cmd attempt makes about 100 file-system calls";
+        assert_eq!(NoAmplified::from_text(cmd), NoAmplified::Unavailable(cmd.into()), "by design, not broken");
     }
 }

@@ -221,12 +221,9 @@ pub fn race_modes(
                 continue;
             }
             if r.summary.stats.trials == 0 && !r.unsupported && !r.interrupted && r.harness_error.is_none() {
-                let why = format!(
-                    "no amplified trial completed: {}",
-                    r.evidence.clone().unwrap_or_else(|| "no evidence".into())
-                );
+                let why = NoAmplified::no_trial(r.evidence.as_deref().unwrap_or("no evidence"));
                 pools.amplified_broke(why.clone());
-                unavailable = Some(NoAmplified::Unavailable(why));
+                unavailable = Some(NoAmplified::from_text(&why));
                 break;
             }
             amplified = Some(r);

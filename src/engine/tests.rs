@@ -235,7 +235,7 @@ fn a_loose_amplified_race_runs_again_at_a_longer_delay() {
     let r = race_of_three(&mut pools, &v, 40, RaceRole::Row, &opts, &mut scratch, "n1");
     assert!(r.amplified.is_none(), "no trial counted at any delay: {r:?}");
     assert!(
-        matches!(&r.amplified_unavailable, Some(crate::domain::NoAmplified::Unavailable(why)) if why.contains("8000.0 µs apart")),
+        matches!(&r.amplified_unavailable, Some(crate::domain::NoAmplified::Broke(why)) if why.contains("8000.0 µs apart")),
         "the reason gives the last delay's bound: {r:?}"
     );
 }

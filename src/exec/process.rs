@@ -395,11 +395,15 @@ impl Drop for Child {
     }
 }
 
+/// How long [`run_capture`] reads a child's output after it exited, unless the pipe closes
+/// first (it does at once, unless a grandchild holds it).
+const AFTER_EXIT_DRAIN: Duration = Duration::from_secs(2);
+
 /// Runs `launch` to completion with stdin closed and returns (status ok, stdout, stderr),
 /// killing its tree after `timeout`. Used for version queries and probe builds. It waits for
-/// the process to exit, not for the end of its output: a child that exits but leaves a
-/// grandchild holding stdout (a daemon) does not keep the harness waiting; the output read by
-/// then is what counts.
+/// the process to exit and its output to end, but at most [`AFTER_EXIT_DRAIN`] after the exit:
+/// a child that exits but leaves a grandchild holding stdout (a daemon) does not keep the
+/// harness waiting long; the output read by then is what counts.
 ///
 /// Errors: the spawn error's text, "timed out after N s", or "interrupted" (Ctrl-C, SIGTERM;
 /// the tree is killed within 100 ms).
@@ -409,13 +413,17 @@ pub fn run_capture(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<(bo
     let deadline = Instant::now() + timeout;
     let mut out = String::new();
     let mut status = None;
+    // once the child has exited: how long its output may still take to arrive
+    let mut drain_until = None;
     loop {
         if Instant::now() >= deadline {
             c.kill();
             return Err(format!("timed out after {} s: {}", timeout.as_secs(), launch.display()));
         }
-        // after the exit, take only what is already there (a grandchild may hold the pipe)
-        let wait_until = if status.is_some() { Instant::now() + Duration::from_millis(20) } else { deadline };
+        // after the exit, read on until the pipe closes, for a bounded time: a grandchild may
+        // hold the pipe open, while the reader may not yet have passed on the last lines (with
+        // both cores busy, 20 ms after the exit lost `node --version`'s only line 1 time in 5)
+        let wait_until = drain_until.unwrap_or(deadline);
         match c.read_line_or_stop(wait_until.min(Instant::now() + Duration::from_millis(50))) {
             Ok(l) => {
                 // keep the head: version lines come first; a child that never stops printing
@@ -431,11 +439,14 @@ pub fn run_capture(launch: &Launch, cwd: &Path, timeout: Duration) -> Result<(bo
                 c.kill();
                 return Err(format!("interrupted: {}", launch.display()));
             }
-            Err(ReadError::Timeout) if status.is_some() => break,
+            Err(ReadError::Timeout) if drain_until.is_some_and(|d| Instant::now() >= d) => break,
             Err(ReadError::Timeout) => {}
         }
         if status.is_none() {
             status = c.exit_status(Duration::ZERO);
+            if status.is_some() {
+                drain_until = Some((Instant::now() + AFTER_EXIT_DRAIN).min(deadline));
+            }
         }
     }
     let status = match status {

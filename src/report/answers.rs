@@ -203,6 +203,7 @@ pub fn unsettled_text(u: Unsettled) -> &'static str {
         Unsettled::Unsupported => "not in this runtime",
         Unsettled::Fault => "a probe or the harness failed: see the cells",
         Unsettled::WeakRace => "race too weak to tell",
+        Unsettled::AmplifiedBroke => "its probes broke under the tracer: natural race only",
         Unsettled::WeakControl => "its scenario's anti-patterns lost nothing either: too weak to tell",
         Unsettled::AntiPatternHeld => "an anti-pattern that lost nothing in this run",
     }
@@ -963,8 +964,9 @@ pub struct GridCell {
 
 /// The answer grid turned for a page: one row per runtime (its label and a cell per intent),
 /// the intents that any runtime has as columns. A cell names the first call to use, `+N` for
-/// the other calls that held, `(if every party does)` where only such calls held, `none`
-/// where the runtime has calls for the intent and none held, `—` where it has none; `answers`
+/// the other calls that held, `(if every party does)` where only such calls held, `? (n
+/// undetermined)` where none held and some are undetermined, `none` where the runtime has
+/// calls for the intent and every one failed, `—` where it has none; `answers`
 /// are `results`' [`records`]. Empty when no call has an intent.
 pub fn grid_by_runtime(results: &Results, answers: &[AnswerRecord]) -> (Vec<Intent>, Vec<(String, Vec<GridCell>)>) {
     let intents = intent_records(answers);
@@ -994,6 +996,12 @@ pub fn grid_by_runtime(results: &Results, answers: &[AnswerRecord]) -> (Vec<Inte
                         (None, Some((first, others))) => GridCell {
                             call: call(first),
                             rest: format!("{} (if every party does)", more(others.len())),
+                            tone: Some(Tone::Unsure),
+                        },
+                        // nothing held, but not everything failed either: the answer is open
+                        (None, None) if !r.undetermined.is_empty() => GridCell {
+                            call: None,
+                            rest: format!("? ({} undetermined)", r.undetermined.len()),
                             tone: Some(Tone::Unsure),
                         },
                         (None, None) => GridCell { call: None, rest: "none".into(), tone: Some(Tone::Bad) },

@@ -555,6 +555,7 @@ impl Cell {
             clean_trials: clean,
             upper95: upper,
             control_worked: r.detection.as_ref().map(|d| d.worked),
+            amplified_broke: matches!(r.amplified_unavailable, Some(crate::domain::NoAmplified::Broke(_))),
         })
     }
 

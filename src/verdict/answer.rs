@@ -95,6 +95,10 @@ pub enum Unsettled {
     Fault,
     /// The race was inconclusive, or exclusive in a run whose detection control was weak.
     WeakRace,
+    /// The race was exclusive natural, but its amplified run, asked for where amplification
+    /// works, could not run: the family's probes did not start under the tracer, or completed
+    /// no trial there ([`crate::verdict::RaceEvidence::amplified_broke`]).
+    AmplifiedBroke,
     /// A hand-off recipe that lost nothing where its scenario's anti-patterns, measured on the
     /// same runtime in the same run, lost nothing either: the run did not reach the window the
     /// recipe guards ([`crate::verdict::recipe::controlled`]).
@@ -291,6 +295,9 @@ fn unsettled(row: &RowInput) -> Unsettled {
     if row.second.iter().any(|(_, a, r)| a.is_fault() || r.is_some_and(|r| r.is_fault())) {
         return Unsettled::Fault;
     }
+    if row.race.is_some_and(|r| r.amplified_broke && r.verdict == RaceVerdict::Exclusive) {
+        return Unsettled::AmplifiedBroke;
+    }
     Unsettled::WeakRace
 }
 
@@ -378,6 +385,7 @@ mod tests {
             clean_trials: trials,
             upper95: 3.0 / trials as f64,
             control_worked: Some(control),
+            amplified_broke: false,
         })
     }
     fn row(source: Option<SourceKind>, second: Vec<SecondComer>, race: Option<RaceEvidence>) -> RowInput {
@@ -552,6 +560,17 @@ mod tests {
         assert_eq!(Fault::of_side([true, false], 1), Some(Fault::OtherCall));
         assert_eq!(Fault::of_side([true, true], 1), Some(Fault::Both));
         assert_eq!(Fault::of_side([false, false], 0), None);
+    }
+
+    /// A natural-only `exclusive` whose amplified run broke (probes that did not start under
+    /// the tracer) is undetermined, not `yes`; a failure it showed still answers `no`.
+    #[test]
+    fn a_race_left_natural_by_a_broken_tracer_is_not_a_yes() {
+        let broke = |verdict| Some(RaceEvidence { amplified_broke: true, ..race(verdict, 100, true).unwrap() });
+        let a = answer(&[row(None, clean(), broke(RaceVerdict::Exclusive))]);
+        assert_eq!((a.verdict, a.unsettled.clone()), (AnswerVerdict::Undetermined, vec![Unsettled::AmplifiedBroke]));
+        assert_eq!(answer(&[row(None, clean(), broke(RaceVerdict::MultipleWinners))]).verdict, AnswerVerdict::No);
+        assert_eq!(answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, true))]).verdict, AnswerVerdict::Yes);
     }
 
     #[test]

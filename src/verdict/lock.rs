@@ -33,12 +33,19 @@ pub struct RaceEvidence {
     pub upper95: f64,
     /// Whether the detection control worked in this run.
     pub control_worked: Option<bool>,
+    /// True when the race was asked to run amplified where amplification works, but the
+    /// family's probes broke under the tracer ([`crate::domain::NoAmplified::Broke`]): its
+    /// natural race alone cannot make the row safe (PowerShell's `Rename-Item -Force` raced
+    /// two winners in 9 of 20 amplified trials in one baseline and none in 100 natural ones
+    /// in the next, where its probes did not start under strace).
+    pub amplified_broke: bool,
 }
 
 /// "Safe as a lock" (the glossary): the control acquired, every other target state refused
 /// with absolute and relative paths alike, and the race (amplified where it ran) `exclusive`
 /// with its bound ≤ [`MAX_BOUND_FOR_SAFE`] over ≥ [`MIN_TRIALS_FOR_SAFE`] clean trials, in a
-/// run whose detection control worked.
+/// run whose detection control worked, and not left natural by probes that broke under the
+/// tracer ([`RaceEvidence::amplified_broke`]).
 ///
 /// Takes one `(target, absolute outcome, relative outcome)` per second-comer cell (`None`
 /// where the relative attempt was not made, e.g. `--no-relative`) and the race evidence.
@@ -80,9 +87,10 @@ pub fn wrong_second(target: TargetState, outcome: Outcome) -> bool {
         && if target == TargetState::Absent { outcome != Outcome::Acquired } else { outcome != Outcome::Refused }
 }
 
-/// An `exclusive` race in a run whose detection control worked.
+/// An `exclusive` race in a run whose detection control worked, amplified where it was asked
+/// to be (its probes did not break under the tracer).
 fn exclusive_with_control(r: RaceEvidence) -> bool {
-    r.verdict == RaceVerdict::Exclusive && r.control_worked == Some(true)
+    r.verdict == RaceVerdict::Exclusive && r.control_worked == Some(true) && !r.amplified_broke
 }
 
 /// Enough clean trials, and a bound low enough, for "safe as a lock".

@@ -528,6 +528,7 @@ mod tests {
             clean_trials: clean,
             upper95: crate::stats::upper95(0, clean),
             control_worked: control,
+            amplified_broke: false,
         })
     }
 

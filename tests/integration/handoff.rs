@@ -180,7 +180,7 @@ fn an_anti_pattern_that_lost_nothing_runs_amplified_in_a_default_run() {
     let right = cell("publish.temp-rename");
     assert!(count(&right.counters, "damaged_targets") > 0 && right.amplified.is_none(), "{right:?}");
     let why = right.amplified_unavailable.as_ref().map(NoAmplified::text);
-    assert!(why.as_deref().is_some_and(|w| w.starts_with("not run (--thorough")), "{why:?}");
+    assert!(why.is_some_and(|w| w.starts_with("not run (--thorough")), "{why:?}");
 }
 
 /// Adaptive trials, checked: a run of `trials` stopped before its `full` trials only after at

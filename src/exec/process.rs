@@ -397,7 +397,7 @@ impl Drop for Child {
 
 /// How long [`run_capture`] reads a child's output after it exited, unless the pipe closes
 /// first (it does at once, unless a grandchild holds it).
-const AFTER_EXIT_DRAIN: Duration = Duration::from_secs(2);
+pub const AFTER_EXIT_DRAIN: Duration = Duration::from_secs(2);
 
 /// Runs `launch` to completion with stdin closed and returns (status ok, stdout, stderr),
 /// killing its tree after `timeout`. Used for version queries and probe builds. It waits for

@@ -24,38 +24,15 @@
 //! This module is pure: it picks pairs from [`Candidate`]s; the engine races them
 //! (`crate::engine::against::race_pair`: three contenders, the first call, the second, the
 //! first again ([`PAIR_SLOTS`]), so that the orderings put the second call both behind and
-//! ahead of the first); [`at_fault`] reads, from the race's counts, whose doing a failure was.
+//! ahead of the first); `crate::verdict::answer::at_fault` reads, from the race's counts,
+//! whose doing a failure was.
 
 use serde::{Deserialize, Serialize};
 
 use crate::matrix::{Creates, Intent, SourceKind, Variant};
-use crate::verdict::RaceStats;
 
 /// The side each contender slot of a pair's race runs: the first, the second, the first again.
 pub const PAIR_SLOTS: [usize; 3] = [0, 1, 0];
-
-/// Per side of a pair (`[first, second]`), whether the race's failed trials were that side's
-/// doing, from each run's [`RaceStats::failures_by_contender`] (`runs`: the natural and the
-/// amplified run's counts, where they ran), its slots mapped to sides by [`PAIR_SLOTS`]. A run
-/// that failed without that attribution (a file written before it, or counts of another
-/// shape) blames both sides; so does a failure attributed to neither. `[false, false]` when
-/// no run failed.
-pub fn at_fault(runs: &[&RaceStats]) -> [bool; 2] {
-    let (mut out, mut failed) = ([false, false], false);
-    for r in runs.iter().filter(|r| r.multi_winner_trials + r.lost_update_trials + r.no_winner_trials > 0) {
-        failed = true;
-        if r.failures_by_contender.len() != PAIR_SLOTS.len() {
-            return [true, true];
-        }
-        for (slot, &n) in r.failures_by_contender.iter().enumerate() {
-            out[PAIR_SLOTS[slot]] |= n > 0;
-        }
-    }
-    if failed && out == [false, false] {
-        return [true, true];
-    }
-    out
-}
 
 /// What a call leaves at the name when it takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
@@ -220,7 +197,7 @@ fn cover(cands: &[Candidate], group: &[usize]) -> Vec<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{at_fault, pairs, representatives, AgainstScope, Candidate, Intent, NameKind, SourceKind, Variant};
+    use super::{pairs, representatives, AgainstScope, Candidate, Intent, NameKind, SourceKind, Variant};
 
     fn cand(runtime: &str, variant: &str, intent: Intent, kind: NameKind, placer: bool) -> Candidate {
         Candidate {
@@ -294,36 +271,5 @@ mod tests {
             cand("deno", "deno.symlinkSync", Intent::LockLink, NameKind::Symlink, true),
         ];
         assert_eq!(pairs(&c, AgainstScope::Cover), vec![(0, 1), (0, 2)]);
-    }
-
-    /// Whose doing a pair's failure was, per side: slots 0 and 2 are the first side, slot 1
-    /// the second; a failed run without per-slot counts, or counts that blame no one, blame
-    /// both; runs that did not fail say nothing.
-    #[test]
-    fn a_failure_is_read_per_side_from_the_slots_counts() {
-        let stats = |multi: usize, by: &[usize]| crate::verdict::RaceStats {
-            contenders: 3,
-            trials: 10,
-            winners: Default::default(),
-            multi_winner_trials: multi,
-            max_winners: 2,
-            lost_update_trials: 0,
-            no_winner_trials: 0,
-            fault_trials: 0,
-            wins_by_contender: vec![0; 3],
-            failures_by_contender: by.to_vec(),
-            barrier_spread_us: None,
-            barrier_spread_unmeasured: None,
-            clean_trials: 10,
-            multi_winner_upper95: 0.3,
-            multi_winner_ci95: None,
-        };
-        assert_eq!(at_fault(&[&stats(2, &[0, 2, 0])]), [false, true]);
-        assert_eq!(at_fault(&[&stats(2, &[1, 0, 1])]), [true, false]);
-        assert_eq!(at_fault(&[&stats(0, &[]), &stats(1, &[0, 0, 1])]), [true, false], "the natural run held");
-        assert_eq!(at_fault(&[&stats(1, &[0, 1, 0]), &stats(1, &[1, 0, 0])]), [true, true]);
-        assert_eq!(at_fault(&[&stats(1, &[])]), [true, true], "a file from before the counts");
-        assert_eq!(at_fault(&[&stats(1, &[0, 0, 0])]), [true, true]);
-        assert_eq!(at_fault(&[&stats(0, &[])]), [false, false]);
     }
 }

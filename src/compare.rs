@@ -254,7 +254,7 @@ fn compare_pairs(base: &Results, new: &Results, ignore: &[Fact], d: &mut Diff) {
     d.weak.extend(n.iter().filter_map(|(k, a)| a.race.weak_race.as_ref().map(|w| format!("{k}: {w}"))));
 }
 
-/// Whose doing pair `a`'s failure was, per side ([`crate::against::at_fault`]), where every
+/// Whose doing pair `a`'s failure was, per side ([`crate::verdict::answer::at_fault`]), where every
 /// failed run of it counted that per slot; `None` where no run failed or one did not count it
 /// (a file written before the counts).
 fn fault_of(a: &crate::report::model::AgainstRace) -> Option<[bool; 2]> {
@@ -263,7 +263,7 @@ fn fault_of(a: &crate::report::model::AgainstRace) -> Option<[bool; 2]> {
     let failed: Vec<&&crate::verdict::RaceStats> =
         runs.iter().filter(|r| r.multi_winner_trials + r.lost_update_trials + r.no_winner_trials > 0).collect();
     let counted = failed.iter().all(|r| r.failures_by_contender.len() == crate::against::PAIR_SLOTS.len());
-    (!failed.is_empty() && counted).then(|| crate::against::at_fault(&runs))
+    (!failed.is_empty() && counted).then(|| crate::verdict::answer::at_fault(&runs))
 }
 
 /// Two runs of one pair whose verdicts agree, judged by whose doing the failure was
@@ -460,7 +460,7 @@ pub enum Fact {
     /// The value the call returned (`returned target`), where the matrix shows it.
     Returned,
     /// Whose doing a failed race of two rows against each other was (`— X's doing` in the
-    /// pairs' lines; [`crate::against::at_fault`]), where both runs counted it per slot.
+    /// pairs' lines; [`crate::verdict::answer::at_fault`]), where both runs counted it per slot.
     Fault,
 }
 

@@ -57,12 +57,12 @@ impl<'a> CallAnswer<'a> {
 }
 
 /// Whose doing race `r` failed by, as the party that is not in slot `other` sees it
-/// ([`Fault::of_side`] over [`crate::against::at_fault`] of its natural and amplified runs);
+/// ([`Fault::of_side`] over [`crate::verdict::answer::at_fault`] of its natural and amplified runs);
 /// `None` when no run failed.
 pub fn against_fault(r: &AgainstRace, other: usize) -> Option<Fault> {
     let runs: Vec<&crate::verdict::RaceStats> =
         r.race.natural.iter().chain(r.race.amplified.iter()).map(|m| &m.stats).collect();
-    Fault::of_side(crate::against::at_fault(&runs), 1 - other.min(1))
+    Fault::of_side(crate::verdict::answer::at_fault(&runs), 1 - other.min(1))
 }
 
 /// The answers of one runtime, a call each, in table order. Only rows raced by processes count

@@ -294,7 +294,7 @@ pub fn race_text(c: &Cell) -> String {
 /// One line per race of two rows against each other (`run --against`): `node node.mkdirSync vs
 /// mono dotnet.Directory.Move (dir): multiple-winners (nat 1/10 at +0 µs; …) — mono
 /// dotnet.Directory.Move's doing`, failures first, with whose doing a failure was where the
-/// trials tell one side alone ([`crate::against::at_fault`]); control characters escaped.
+/// trials tell one side alone ([`crate::verdict::answer::at_fault`]); control characters escaped.
 /// Empty when the results hold none.
 pub fn against_lines(results: &Results) -> Vec<String> {
     let mut races: Vec<&super::model::AgainstRace> = results.against.iter().collect();
@@ -307,7 +307,7 @@ pub fn against_lines(results: &Results) -> Vec<String> {
             let runs: Vec<&crate::verdict::RaceStats> =
                 a.race.natural.iter().chain(a.race.amplified.iter()).map(|m| &m.stats).collect();
             // whose doing a failure was, where the trials tell one side alone
-            let whose = match crate::against::at_fault(&runs) {
+            let whose = match crate::verdict::answer::at_fault(&runs) {
                 [true, false] => sides.first(),
                 [false, true] => sides.get(1),
                 _ => None,

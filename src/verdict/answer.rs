@@ -204,7 +204,7 @@ impl PromiseCheck {
 
 /// Whose doing a failed race of a call against another party's call was, as the call sees
 /// it: read from the trials' observed state ([`crate::verdict::race::Trial::to_blame`],
-/// [`crate::against::at_fault`]), never from what the calls are.
+/// [`at_fault`]), never from what the calls are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fault {
@@ -220,7 +220,7 @@ pub enum Fault {
 
 impl Fault {
     /// The fault as the call on side `me` (0 or 1) of a pair sees it, from
-    /// [`crate::against::at_fault`]'s per-side flags; `None` when neither side failed.
+    /// [`at_fault`]'s per-side flags; `None` when neither side failed.
     pub fn of_side(at_fault: [bool; 2], me: usize) -> Option<Fault> {
         match (at_fault[me], at_fault[1 - me]) {
             (false, false) => None,
@@ -238,6 +238,29 @@ impl Fault {
             Fault::Both => "both",
         }
     }
+}
+
+/// Per side of a pair (`[first, second]`), whether the race's failed trials were that side's
+/// doing, from each run's [`super::RaceStats::failures_by_contender`] (`runs`: the natural and the
+/// amplified run's counts, where they ran), its slots mapped to sides by [`crate::against::PAIR_SLOTS`]. A run
+/// that failed without that attribution (a file written before it, or counts of another
+/// shape) blames both sides; so does a failure attributed to neither. `[false, false]` when
+/// no run failed.
+pub fn at_fault(runs: &[&super::RaceStats]) -> [bool; 2] {
+    let (mut out, mut failed) = ([false, false], false);
+    for r in runs.iter().filter(|r| r.multi_winner_trials + r.lost_update_trials + r.no_winner_trials > 0) {
+        failed = true;
+        if r.failures_by_contender.len() != crate::against::PAIR_SLOTS.len() {
+            return [true, true];
+        }
+        for (slot, &n) in r.failures_by_contender.iter().enumerate() {
+            out[crate::against::PAIR_SLOTS[slot]] |= n > 0;
+        }
+    }
+    if failed && out == [false, false] {
+        return [true, true];
+    }
+    out
 }
 
 /// `a` with the races of the call against other parties' calls ([`crate::against`]), each
@@ -366,7 +389,7 @@ pub fn answer(rows: &[RowInput]) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::{
-        answer, first_failure, safe_as_lock, with_against, AnswerVerdict, Failure, Fault, LeftOut, Outcome,
+        answer, at_fault, first_failure, safe_as_lock, with_against, AnswerVerdict, Failure, Fault, LeftOut, Outcome,
         PromiseCheck, RaceEvidence, RaceVerdict, RowInput, SecondComer, SourceKind, TargetState, Unsettled,
     };
     use crate::verdict::lock::LOCK_TARGETS;
@@ -571,6 +594,37 @@ mod tests {
         assert_eq!((a.verdict, a.unsettled.clone()), (AnswerVerdict::Undetermined, vec![Unsettled::AmplifiedBroke]));
         assert_eq!(answer(&[row(None, clean(), broke(RaceVerdict::MultipleWinners))]).verdict, AnswerVerdict::No);
         assert_eq!(answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, true))]).verdict, AnswerVerdict::Yes);
+    }
+
+    /// Whose doing a pair's failure was, per side: slots 0 and 2 are the first side, slot 1
+    /// the second; a failed run without per-slot counts, or counts that blame no one, blame
+    /// both; runs that did not fail say nothing.
+    #[test]
+    fn a_failure_is_read_per_side_from_the_slots_counts() {
+        let stats = |multi: usize, by: &[usize]| crate::verdict::RaceStats {
+            contenders: 3,
+            trials: 10,
+            winners: Default::default(),
+            multi_winner_trials: multi,
+            max_winners: 2,
+            lost_update_trials: 0,
+            no_winner_trials: 0,
+            fault_trials: 0,
+            wins_by_contender: vec![0; 3],
+            failures_by_contender: by.to_vec(),
+            barrier_spread_us: None,
+            barrier_spread_unmeasured: None,
+            clean_trials: 10,
+            multi_winner_upper95: 0.3,
+            multi_winner_ci95: None,
+        };
+        assert_eq!(at_fault(&[&stats(2, &[0, 2, 0])]), [false, true]);
+        assert_eq!(at_fault(&[&stats(2, &[1, 0, 1])]), [true, false]);
+        assert_eq!(at_fault(&[&stats(0, &[]), &stats(1, &[0, 0, 1])]), [true, false], "the natural run held");
+        assert_eq!(at_fault(&[&stats(1, &[0, 1, 0]), &stats(1, &[1, 0, 0])]), [true, true]);
+        assert_eq!(at_fault(&[&stats(1, &[])]), [true, true], "a file from before the counts");
+        assert_eq!(at_fault(&[&stats(1, &[0, 0, 0])]), [true, true]);
+        assert_eq!(at_fault(&[&stats(0, &[])]), [false, false]);
     }
 
     #[test]

@@ -51,11 +51,11 @@ fn crashing_probe_is_recorded_with_its_stderr() {
     assert!(ev.contains("failed before the release 3 times in a row") && ev.contains("boom"), "{race:?}");
     let natural = race.race().and_then(|r| r.natural.as_ref()).expect("a natural run");
     assert_eq!((natural.discarded_trials, natural.stats.trials), (3, 0), "{race:?}");
-    // the same probe under the tracer completes no trial either: amplification is then
-    // unavailable for this runtime, with the reason, not a second inconclusive verdict
+    // the same probe under the tracer completes no trial either: amplification then broke for
+    // this runtime, with the reason, not a second inconclusive verdict
     if r.run_info.amplification.unavailable.is_none() {
         let why = race.race().and_then(|r| r.amplified_unavailable.clone());
-        let Some(NoAmplified::Unavailable(why)) = why else { panic!("amplified unavailable: {race:?}") };
+        let Some(NoAmplified::Broke(why)) = why else { panic!("amplified broke: {race:?}") };
         assert!(why.contains("no amplified trial completed") || why.contains("did not start"), "{why}");
     }
     assert_scratch_removed(root.path());

@@ -258,10 +258,8 @@ fn compare_pairs(base: &Results, new: &Results, ignore: &[Fact], d: &mut Diff) {
 /// failed run of it counted that per slot; `None` where no run failed or one did not count it
 /// (a file written before the counts).
 fn fault_of(a: &crate::report::model::AgainstRace) -> Option<[bool; 2]> {
-    let runs: Vec<&crate::verdict::RaceStats> =
-        a.race.natural.iter().chain(a.race.amplified.iter()).map(|m| &m.stats).collect();
-    let failed: Vec<&&crate::verdict::RaceStats> =
-        runs.iter().filter(|r| r.multi_winner_trials + r.lost_update_trials + r.no_winner_trials > 0).collect();
+    let runs = a.race.run_stats();
+    let failed: Vec<&&crate::verdict::RaceStats> = runs.iter().filter(|r| r.failed()).collect();
     let counted = failed.iter().all(|r| r.failures_by_contender.len() == crate::against::PAIR_SLOTS.len());
     (!failed.is_empty() && counted).then(|| crate::verdict::answer::at_fault(&runs))
 }
@@ -1078,7 +1076,7 @@ mod tests {
         let counts = |by: &[usize]| {
             let mut r = raced.clone();
             for m in r.natural.iter_mut().chain(r.amplified.iter_mut()) {
-                let failed = m.stats.multi_winner_trials + m.stats.lost_update_trials + m.stats.no_winner_trials > 0;
+                let failed = m.stats.failed();
                 m.stats.failures_by_contender = if failed { by.to_vec() } else { Vec::new() };
             }
             r

@@ -60,8 +60,7 @@ impl<'a> CallAnswer<'a> {
 /// ([`Fault::of_side`] over [`crate::verdict::answer::at_fault`] of its natural and amplified runs);
 /// `None` when no run failed.
 pub fn against_fault(r: &AgainstRace, other: usize) -> Option<Fault> {
-    let runs: Vec<&crate::verdict::RaceStats> =
-        r.race.natural.iter().chain(r.race.amplified.iter()).map(|m| &m.stats).collect();
+    let runs = r.race.run_stats();
     Fault::of_side(crate::verdict::answer::at_fault(&runs), 1 - other.min(1))
 }
 

@@ -356,6 +356,13 @@ pub struct RaceResult {
     pub interrupted: bool,
 }
 
+impl RaceResult {
+    /// The counts of its runs: the natural one's, then the amplified one's, where they ran.
+    pub fn run_stats(&self) -> Vec<&crate::verdict::RaceStats> {
+        self.natural.iter().chain(self.amplified.iter()).map(|m| &m.stats).collect()
+    }
+}
+
 impl CellResult {
     /// True when the harness could not measure this result (a `harness-error` outcome,
     /// relative repeat or verdict).

@@ -304,8 +304,7 @@ pub fn against_lines(results: &Results) -> Vec<String> {
         .iter()
         .map(|a| {
             let sides: Vec<String> = a.contenders.iter().map(|s| s.label_among(&several)).collect();
-            let runs: Vec<&crate::verdict::RaceStats> =
-                a.race.natural.iter().chain(a.race.amplified.iter()).map(|m| &m.stats).collect();
+            let runs = a.race.run_stats();
             // whose doing a failure was, where the trials tell one side alone
             let whose = match crate::verdict::answer::at_fault(&runs) {
                 [true, false] => sides.first(),

@@ -248,7 +248,7 @@ impl Fault {
 /// no run failed.
 pub fn at_fault(runs: &[&super::RaceStats]) -> [bool; 2] {
     let (mut out, mut failed) = ([false, false], false);
-    for r in runs.iter().filter(|r| r.multi_winner_trials + r.lost_update_trials + r.no_winner_trials > 0) {
+    for r in runs.iter().filter(|r| r.failed()) {
         failed = true;
         if r.failures_by_contender.len() != crate::against::PAIR_SLOTS.len() {
             return [true, true];

@@ -210,6 +210,11 @@ fn one() -> f64 {
 }
 
 impl RaceStats {
+    /// True when some trial failed: two winners at once, a lost update, or no winner.
+    pub fn failed(&self) -> bool {
+        self.multi_winner_trials + self.lost_update_trials + self.no_winner_trials > 0
+    }
+
     /// The trials that show verdict `v`: multi-winner trials for `multiple-winners` (and for
     /// `exclusive`, where there are none), lost-update, no-winner or faulty trials for those.
     pub fn trials_showing(&self, v: RaceVerdict) -> usize {

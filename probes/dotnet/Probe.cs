@@ -1116,10 +1116,18 @@ static class Recipes
             throw new Unsupported("a lease taker needs params.stale_ms and params.ttl_ms");
         long staleMs = IntParam(req, "stale_ms", 0, 1, 86400000, "params.stale_ms must be an integer from 1 to 86400000");
         long ttlMs = IntParam(req, "ttl_ms", 0, 1, 86400000, "params.ttl_ms must be an integer from 1 to 86400000");
+        long stallUs = IntParam(req, "stall_us", 0, 0, 1000000, "params.stall_us must be an integer from 0 to 1000000");
         return () =>
         {
             long acquired = 0, fresh = 0, unreadableCount = 0, restoreFailed = 0;
             string step = "check";
+            // a slow taker (params.stall_us): it waits before each step after its check, as one
+            // descheduled between its steps would
+            Action<string> to = next =>
+            {
+                if (stallUs > 0) Thread.Sleep(TimeSpan.FromTicks(stallUs * 10));
+                step = next;
+            };
             Func<Obj> counters = () => new Obj().Set("acquired", acquired).Set("fresh", fresh)
                 .Set("unreadable", unreadableCount).Set("restore_failed", restoreFailed);
             // the marker is written as soon as the taker holds the lease (before a breaker is
@@ -1138,7 +1146,7 @@ static class Recipes
             };
             Func<bool> create = () =>
             {
-                step = "create";
+                to("create");
                 byte[] record = LeaseRecord(req, ttlMs);
                 FileStream fs;
                 try { fs = OpenWx(lease); }
@@ -1152,7 +1160,7 @@ static class Recipes
                 {
                     var fi = new FileInfo(lease);
                     if (fi.Exists && (DateTime.UtcNow - fi.LastWriteTimeUtc).TotalMilliseconds < staleMs) { fresh = 1; return done(false); }
-                    step = "delete";
+                    to("delete");
                     if (fi.Exists) File.Delete(lease);
                     return done(create());
                 }
@@ -1163,32 +1171,32 @@ static class Recipes
                 if (!Expired(seen)) { fresh = 1; return done(false); }
                 if (method == "expires")
                 {
-                    step = "delete";
+                    to("delete");
                     File.Delete(lease);
                     return done(create());
                 }
                 if (method == "rename-aside")
                 {
                     string aside = lease + "." + req.Token + ".stale";
-                    step = "rename";
+                    to("rename");
                     try { File.Move(lease, aside); }
                     catch (FileNotFoundException) { return done(false); }
-                    step = "recheck";
+                    to("recheck");
                     var moved = ReadLease(aside, out unreadable);
                     if (moved != null && OwnerOf(moved) == OwnerOf(seen))
                     {
-                        step = "delete";
+                        to("delete");
                         File.Delete(aside);
                         return done(create());
                     }
-                    step = "restore";
+                    to("restore");
                     try { File.Move(aside, lease); }
                     catch (IOException e) { if (!IsExists(e)) throw; restoreFailed = 1; File.Delete(aside); }
                     return done(false);
                 }
                 // breaker
                 string breaker = lease + ".takeover";
-                step = "breaker";
+                to("breaker");
                 try { OpenWx(breaker).Dispose(); }
                 catch (Exception e) { if (IsExists(e)) return done(false); throw; }
                 bool tookIt = false;
@@ -1196,11 +1204,11 @@ static class Recipes
                 string failedStep = null;
                 try
                 {
-                    step = "recheck";
+                    to("recheck");
                     var again = ReadLease(lease, out unreadable);
                     if (!unreadable && (again == null || OwnerOf(again) == OwnerOf(seen)))
                     {
-                        step = "delete";
+                        to("delete");
                         if (again != null) File.Delete(lease);
                         tookIt = create();
                         if (tookIt) markHeld();

@@ -1640,6 +1640,18 @@ public final class Probe {
         static final class LeaseState {
             long acquired, fresh, unreadable, restoreFailed;
             String step = "check";
+            /** A slow taker's wait before each step after its check, µs (params.stall_us). */
+            long stallUs;
+            /** dir-mtime's first mkdir is its check: no wait before it. */
+            boolean first;
+            /** Enters step `next`, after the slow taker's wait (as one descheduled between its steps). */
+            void to(String next) throws IOException {
+                if (stallUs > 0) {
+                    try { Thread.sleep(stallUs / 1000, (int) (stallUs % 1000) * 1000); }
+                    catch (InterruptedException e) { Thread.currentThread().interrupt(); throw new IOException("interrupted", e); }
+                }
+                step = next;
+            }
             Obj counters() {
                 return new Obj().set("acquired", acquired).set("fresh", fresh).set("unreadable", unreadable).set("restore_failed", restoreFailed);
             }
@@ -1657,9 +1669,12 @@ public final class Probe {
                 throw new Unsupported("a lease taker needs params.stale_ms and params.ttl_ms");
             long staleMs = intParam(req, "stale_ms", 0, 1, 86400000, "params.stale_ms must be an integer from 1 to 86400000");
             long ttlMs = intParam(req, "ttl_ms", 0, 1, 86400000, "params.ttl_ms must be an integer from 1 to 86400000");
+            long stallUs = intParam(req, "stall_us", 0, 0, 1000000, "params.stall_us must be an integer from 0 to 1000000");
             Path lease = Paths.get(leaseS);
             return () -> {
                 LeaseState s = new LeaseState();
+                s.stallUs = stallUs;
+                s.first = method.equals("dir-mtime");
                 try {
                     return leaseTake(method, req, lease, heldS, staleMs, ttlMs, s);
                 } catch (StepFailed e) {
@@ -1683,12 +1698,14 @@ public final class Probe {
         }
 
         static boolean leaseCreate(String method, Path lease, RecipeRequest req, long ttlMs, LeaseState s) throws IOException {
-            s.step = "create";
+            if (s.first) s.step = "create";
+            else s.to("create");
+            s.first = false;
             byte[] record = leaseRecord(req, ttlMs);
             try {
                 if (method.equals("dir-mtime")) {
                     Files.createDirectory(lease);
-                    s.step = "record";
+                    s.to("record");
                     Files.write(lease.resolve("owner"), record);
                 } else {
                     writeNew(lease.toString(), record);
@@ -1709,7 +1726,7 @@ public final class Probe {
                 Long mtime = null;
                 try { mtime = Files.getLastModifiedTime(lease).toMillis(); } catch (NoSuchFileException e) { /* absent */ }
                 if (mtime != null && System.currentTimeMillis() - mtime < staleMs) { s.fresh = 1; return leaseDone(s, false, held, req); }
-                s.step = "delete";
+                s.to("delete");
                 if (method.equals("dir-mtime")) {
                     Files.deleteIfExists(lease.resolve("owner"));
                     try { Files.delete(lease); }
@@ -1725,38 +1742,38 @@ public final class Probe {
             if (seen != null && !expired(seen)) { s.fresh = 1; return leaseDone(s, false, held, req); }
             if (seen == null) return leaseDone(s, leaseCreate(method, lease, req, ttlMs, s), held, req);
             if (method.equals("expires")) {
-                s.step = "delete";
+                s.to("delete");
                 Files.deleteIfExists(lease);
                 return leaseDone(s, leaseCreate(method, lease, req, ttlMs, s), held, req);
             }
             if (method.equals("rename-aside")) {
                 Path aside = Paths.get(lease.toString() + "." + req.token + ".stale");
-                s.step = "rename";
+                s.to("rename");
                 try { Files.move(lease, aside); } catch (NoSuchFileException e) { return leaseDone(s, false, held, req); }
-                s.step = "recheck";
+                s.to("recheck");
                 Object moved = readLease(aside);
                 if (moved instanceof Map && java.util.Objects.equals(ownerOf(moved), ownerOf(seen))) {
-                    s.step = "delete";
+                    s.to("delete");
                     Files.deleteIfExists(aside);
                     return leaseDone(s, leaseCreate(method, lease, req, ttlMs, s), held, req);
                 }
-                s.step = "restore";
+                s.to("restore");
                 try { Files.createLink(lease, aside); } catch (FileAlreadyExistsException e) { s.restoreFailed = 1; }
                 Files.deleteIfExists(aside);
                 return leaseDone(s, false, held, req);
             }
             // breaker
             Path breaker = Paths.get(lease.toString() + ".takeover");
-            s.step = "breaker";
+            s.to("breaker");
             try { openWx(breaker.toString()).close(); } catch (FileAlreadyExistsException e) { return leaseDone(s, false, held, req); }
             boolean took = false;
             Exception failed = null;
             String failedStep = null;
             try {
-                s.step = "recheck";
+                s.to("recheck");
                 Object again = readLease(lease);
                 if (again == null || (again instanceof Map && java.util.Objects.equals(ownerOf(again), ownerOf(seen)))) {
-                    s.step = "delete";
+                    s.to("delete");
                     if (again != null) Files.deleteIfExists(lease);
                     took = leaseCreate(method, lease, req, ttlMs, s);
                     if (took) markHeld(s, held, req);

@@ -1205,7 +1205,14 @@ $script:LeasePrepare = { param($r)
     $staleMs = Get-IntParam $r 'stale_ms' 0 1 86400000
     $ttlMs = Get-IntParam $r 'ttl_ms' 0 1 86400000
     if ($staleMs -eq 0 -or $ttlMs -eq 0) { throw (New-Unsupported 'a lease taker needs params.stale_ms and params.ttl_ms') }
-    return @{ Lease = $lease; Held = $held; StaleMs = $staleMs; TtlMs = $ttlMs; Token = $r.Token; Method = $r.Method }
+    $stallUs = Get-IntParam $r 'stall_us' 0 0 1000000
+    return @{ Lease = $lease; Held = $held; StaleMs = $staleMs; TtlMs = $ttlMs; StallUs = $stallUs; Token = $r.Token; Method = $r.Method }
+}
+
+# A slow taker (params.stall_us): it waits before each step after its check, as one descheduled
+# between its steps would.
+function Wait-Stall([long]$us) {
+    if ($us -gt 0) { [System.Threading.Thread]::Sleep([TimeSpan]::FromTicks($us * 10)) }
 }
 
 $script:LeaseRun = { param($s)
@@ -1251,7 +1258,7 @@ $script:LeaseRun = { param($s)
                 if ($null -ne $item -and ([DateTime]::UtcNow - $item.LastWriteTimeUtc).TotalMilliseconds -lt $s.StaleMs) {
                     $c.fresh = 1
                 } else {
-                    $step = 'delete'
+                    Wait-Stall $s.StallUs; $step = 'delete'
                     # the owner file, then the directory if it is empty (Remove-Item asks before
                     # removing a directory that is not, and there is no one to answer): a
                     # directory or owner already gone is fine, a directory not empty means another
@@ -1267,14 +1274,14 @@ $script:LeaseRun = { param($s)
                         else { throw }
                     }
                     if ($gone) {
-                        $step = 'create'
+                        Wait-Stall $s.StallUs; $step = 'create'
                         try { $null = New-Item -ItemType Directory -Path $lease -ErrorAction Stop; $made = $true }
                         catch { if (-not (Test-ExistsError $_)) { throw } }
                     }
                 }
             }
             if ($made) {
-                $step = 'record'
+                Wait-Stall $s.StallUs; $step = 'record'
                 [System.IO.File]::WriteAllText([System.IO.Path]::Combine($lease, 'owner'), (& $record))
                 $took = $true
             }
@@ -1282,24 +1289,24 @@ $script:LeaseRun = { param($s)
             $item = & $getItem
             if ($null -ne $item -and ([DateTime]::UtcNow - $item.LastWriteTimeUtc).TotalMilliseconds -lt $s.StaleMs) { $c.fresh = 1 }
             else {
-                $step = 'delete'
+                Wait-Stall $s.StallUs; $step = 'delete'
                 if ($null -ne $item) { [System.IO.File]::Delete($lease) }
-                $step = 'create'
+                Wait-Stall $s.StallUs; $step = 'create'
                 $took = & $create
             }
         } else {
             $seen = Read-Lease $lease
             if ($seen.Unreadable) { $c.unreadable = 1 }
-            elseif ($seen.Absent) { $step = 'create'; $took = & $create }
+            elseif ($seen.Absent) { Wait-Stall $s.StallUs; $step = 'create'; $took = & $create }
             elseif (-not $seen.Expired) { $c.fresh = 1 }
             elseif ($method -eq 'expires') {
-                $step = 'delete'
+                Wait-Stall $s.StallUs; $step = 'delete'
                 [System.IO.File]::Delete($lease)
-                $step = 'create'
+                Wait-Stall $s.StallUs; $step = 'create'
                 $took = & $create
             } elseif ($method -eq 'rename-aside') {
                 $aside = $lease + '.' + $s.Token + '.stale'
-                $step = 'rename'
+                Wait-Stall $s.StallUs; $step = 'rename'
                 $moved = $true
                 try { Move-Item -LiteralPath $lease -Destination $aside -ErrorAction Stop }
                 catch {
@@ -1317,34 +1324,34 @@ $script:LeaseRun = { param($s)
                     if ($gone) { $moved = $false } else { throw }
                 }
                 if ($moved) {
-                    $step = 'recheck'
+                    Wait-Stall $s.StallUs; $step = 'recheck'
                     $again = Read-Lease $aside
                     if (-not $again.Absent -and -not $again.Unreadable -and [string]::Equals($again.Owner, $seen.Owner)) {
-                        $step = 'delete'
+                        Wait-Stall $s.StallUs; $step = 'delete'
                         [System.IO.File]::Delete($aside)
-                        $step = 'create'
+                        Wait-Stall $s.StallUs; $step = 'create'
                         $took = & $create
                     } else {
-                        $step = 'restore'
+                        Wait-Stall $s.StallUs; $step = 'restore'
                         try { Move-Item -LiteralPath $aside -Destination $lease -ErrorAction Stop }
                         catch { if (-not (Test-ExistsError $_)) { throw }; $c.restore_failed = 1; [System.IO.File]::Delete($aside) }
                     }
                 }
             } else {
                 $breaker = $lease + '.takeover'
-                $step = 'breaker'
+                Wait-Stall $s.StallUs; $step = 'breaker'
                 $broke = $true
                 try { ([System.IO.File]::Open($breaker, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::Read)).Dispose() }
                 catch { if (Test-ExistsError $_) { $broke = $false } else { throw } }
                 if ($broke) {
                     $failed = $null
                     try {
-                        $step = 'recheck'
+                        Wait-Stall $s.StallUs; $step = 'recheck'
                         $again = Read-Lease $lease
                         if (-not $again.Unreadable -and ($again.Absent -or [string]::Equals($again.Owner, $seen.Owner))) {
-                            $step = 'delete'
+                            Wait-Stall $s.StallUs; $step = 'delete'
                             if (-not $again.Absent) { [System.IO.File]::Delete($lease) }
-                            $step = 'create'
+                            Wait-Stall $s.StallUs; $step = 'create'
                             $took = & $create
                             if ($took) { $step = 'held'; & $markHeld; $held = $true; $c.acquired = 1 }
                         }

@@ -438,6 +438,16 @@ def positive_param(req, name, most):
     return v
 
 
+def optional_param(req, name, most):
+    """An integer parameter from 0 to `most`, 0 when absent, or Unsupported."""
+    v = req.params.get(name)
+    if v is None:
+        return 0
+    if not is_int(v) or v < 0 or v > most:
+        raise Unsupported('params.%s must be an integer from 0 to %d' % (name, most))
+    return v
+
+
 def ok_result(counters=None, sample=None):
     r = {'ok': True, 'error': None, 'step': None}
     if counters is not None:
@@ -853,12 +863,18 @@ def lease_taker(method):
         stale_ms = positive_param(req, 'stale_ms', 86400000)
         ttl_ms = positive_param(req, 'ttl_ms', 86400000)
         record = lease_record(req, ttl_ms)
+        stall_s = optional_param(req, 'stall_us', 1000000) / 1e6
 
         def run():
             c = {'acquired': 0, 'fresh': 0, 'unreadable': 0, 'restore_failed': 0}
-            st_ = {'step': 'check'}
+            # dir-mtime's first mkdir is its check: no wait before it
+            st_ = {'step': 'check', 'first': method == 'dir-mtime'}
 
             def set_step(s):
+                # a slow taker (params.stall_us): it waits before each step after its check,
+                # as one descheduled between its steps would
+                if stall_s > 0 and s not in ('check', 'held'):
+                    time.sleep(stall_s)
                 st_['step'] = s
 
             def mark_held():
@@ -874,7 +890,11 @@ def lease_taker(method):
                 return ok_result(c)
 
             def create():
-                set_step('create')
+                if st_['first']:
+                    st_['first'] = False
+                    st_['step'] = 'create'
+                else:
+                    set_step('create')
                 try:
                     if method == 'dir-mtime':
                         os.mkdir(lease)

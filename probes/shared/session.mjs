@@ -470,6 +470,14 @@ function positiveParam(req, name, max) {
   return v;
 }
 
+/** An integer parameter from 0 to `max`, 0 when absent, or Unsupported. */
+function optionalParam(req, name, max) {
+  if (req.params[name] === undefined || req.params[name] === null) return 0;
+  const v = req.params[name];
+  if (!Number.isInteger(v) || v < 0 || v > max) unsupported(`params.${name} must be an integer from 0 to ${max}`);
+  return v;
+}
+
 /**
  * A lease record (the second article's fields; times in ms since the Unix epoch, on the wall
  * clock, which is what a lease on a shared folder is judged by): the token as ownerId.
@@ -538,9 +546,18 @@ function leaseTaker(method) {
       const staleMs = positiveParam(req, 'stale_ms', 86400000);
       const ttlMs = positiveParam(req, 'ttl_ms', 86400000);
       const record = leaseRecord(req, ttlMs);
+      const stallMs = optionalParam(req, 'stall_us', 1000000) / 1000;
       return () => {
         const c = { acquired: 0, fresh: 0, unreadable: 0, restore_failed: 0 };
         let step = 'check';
+        // a slow taker (params.stall_us): it waits before each step after its check, as one
+        // descheduled between its steps would
+        const to = (next) => {
+          sleepSync(stallMs);
+          step = next;
+        };
+        // dir-mtime's first mkdir is its check: no wait before it
+        let first = method === 'dir-mtime';
         // the marker is written as soon as the taker holds the lease (before a breaker is
         // removed), so a later failed step cannot hide a holder
         const markHeld = () => {
@@ -554,11 +571,13 @@ function leaseTaker(method) {
           return { ok: true, error: null, step: null, counters: c };
         };
         const create = () => {
-          step = 'create';
+          if (first) step = 'create';
+          else to('create');
+          first = false;
           try {
             if (method === 'dir-mtime') {
               fs.mkdirSync(lease);
-              step = 'record';
+              to('record');
               fs.writeFileSync(path.join(lease, 'owner'), record);
             } else {
               fs.writeFileSync(lease, record, { flag: 'wx' });
@@ -581,7 +600,7 @@ function leaseTaker(method) {
             let st = null;
             try { st = fs.statSync(lease); } catch (e) { if (!isCode(e, 'ENOENT')) throw e; }
             if (st !== null && Date.now() - st.mtimeMs < staleMs) { c.fresh = 1; return done(false); }
-            step = 'delete';
+            to('delete');
             if (method === 'dir-mtime') {
               unlinkQuiet(path.join(lease, 'owner'));
               try { fs.rmdirSync(lease); } catch (e) { if (!isCode(e, 'ENOENT') && !isCode(e, 'ENOTEMPTY')) throw e; if (isCode(e, 'ENOTEMPTY')) return done(false); }
@@ -595,37 +614,37 @@ function leaseTaker(method) {
           if (seen !== null && !(Number(seen.record.expiresAt) <= Date.now())) { c.fresh = 1; return done(false); }
           if (seen === null) return done(create());
           if (method === 'expires') {
-            step = 'delete';
+            to('delete');
             unlinkQuiet(lease);
             return done(create());
           }
           if (method === 'rename-aside') {
             const aside = `${lease}.${req.token}.stale`;
-            step = 'rename';
+            to('rename');
             try { fs.renameSync(lease, aside); } catch (e) { if (isCode(e, 'ENOENT')) return done(false); throw e; }
-            step = 'recheck';
+            to('recheck');
             const moved = readLease(aside);
             if (moved !== null && moved.record !== null && moved.record.ownerId === seen.record.ownerId) {
-              step = 'delete';
+              to('delete');
               unlinkQuiet(aside);
               return done(create());
             }
-            step = 'restore';
+            to('restore');
             try { fs.linkSync(aside, lease); } catch (e) { if (!isCode(e, 'EEXIST')) throw e; c.restore_failed = 1; }
             unlinkQuiet(aside);
             return done(false);
           }
           // breaker
           const breaker = `${lease}.takeover`;
-          step = 'breaker';
+          to('breaker');
           try { fs.closeSync(fs.openSync(breaker, 'wx')); } catch (e) { if (isCode(e, 'EEXIST')) return done(false); throw e; }
           let took = false;
           let failed = null;
           try {
-            step = 'recheck';
+            to('recheck');
             const again = readLease(lease);
             if (again === null || (again.record !== null && again.record.ownerId === seen.record.ownerId)) {
-              step = 'delete';
+              to('delete');
               if (again !== null) unlinkQuiet(lease);
               took = create();
               if (took) markHeld();

@@ -47,13 +47,28 @@ pub enum Ordering {
     /// and create; a taker paused between its check and its act does (a holder descheduled
     /// at the wrong moment, which the first article's recipe assumes away).
     Pause(u64),
+    /// A slow taker among fast ones: every contender released together but the
+    /// second-to-last, released `late_us` after the others, and the last one waiting
+    /// `stall_us` before each step after its check (`params.stall_us`, as a taker descheduled
+    /// between its steps; `probes/PROTOCOL.md`). The fast taker takes the lease over while the
+    /// slow one waits; the slow one then acts on what it checked before, and the late one
+    /// arrives while it does — the three-party interleaving of a takeover that moves the lease
+    /// aside to look at it, which leaves the name empty until it puts back a lease it should
+    /// not have moved. With fewer than three contenders none is released late.
+    Slow {
+        /// The slow taker's wait before each step, µs.
+        stall_us: u64,
+        /// When the late taker is released, µs after the others.
+        late_us: u64,
+    },
 }
 
-/// The orderings, taken by turns (trial `n` runs `ORDERINGS[n % 10]`): lockstep, offsets of
-/// about one natural release spread and of one to two delayed steps of an amplified run, then
-/// the last contender paused early in its takeover (about its first step natural; inside its
-/// first, second or third delayed call amplified, at the default delay of 1,000 µs per call).
-pub const ORDERINGS: [Ordering; 10] = [
+/// The timed orderings, taken by turns (trial `n` of the ledger scenario runs
+/// `PAUSES[n % 10]`): lockstep, offsets of about one natural release spread and of one to two
+/// delayed steps of an amplified run, then the last contender paused early in its takeover
+/// (about its first step natural; inside its first, second or third delayed call amplified,
+/// at the default delay of 1,000 µs per call).
+pub const PAUSES: [Ordering; 10] = [
     Ordering::Offset(0),
     Ordering::Offset(100),
     Ordering::Offset(300),
@@ -66,11 +81,36 @@ pub const ORDERINGS: [Ordering; 10] = [
     Ordering::Pause(2_500),
 ];
 
+/// The lease scenario's orderings, taken by turns (trial `n` runs `ORDERINGS[n % 12]`): the
+/// [`PAUSES`], then a slow taker ([`Ordering::Slow`]) waiting 5 and 20 ms before each step,
+/// the late one released half as long again after the others — long enough for a fast taker's
+/// whole takeover before the slow one acts, natural or amplified, and for the late one's
+/// check and create before the slow one's next step.
+pub const ORDERINGS: [Ordering; 12] = [
+    PAUSES[0],
+    PAUSES[1],
+    PAUSES[2],
+    PAUSES[3],
+    PAUSES[4],
+    PAUSES[5],
+    PAUSES[6],
+    PAUSES[7],
+    PAUSES[8],
+    PAUSES[9],
+    Ordering::Slow { stall_us: 5_000, late_us: 7_500 },
+    Ordering::Slow { stall_us: 20_000, late_us: 30_000 },
+];
+
 impl Ordering {
     /// The timed plan of a trial of `k` contenders.
     pub(super) fn plan(self, k: usize) -> TrialPlan {
         match self {
             Ordering::Offset(us) => TrialPlan::release(k, us),
+            Ordering::Slow { late_us, .. } => TrialPlan::new(
+                (0..k)
+                    .map(|slot| Phase::Release { slot, at_us: if k >= 3 && slot == k - 2 { late_us } else { 0 } })
+                    .collect(),
+            ),
             Ordering::Pause(at_us) => {
                 let last = k.saturating_sub(1);
                 let mut phases: Vec<Phase> = (0..k).map(|slot| Phase::Release { slot, at_us: 0 }).collect();
@@ -80,7 +120,17 @@ impl Ordering {
             }
         }
     }
+
+    /// The wait before each step after its check of contender `slot` of `k`, µs: the
+    /// [`Ordering::Slow`] taker's (the last); `None` for every other contender and ordering.
+    pub fn stall_us(self, slot: usize, k: usize) -> Option<u64> {
+        match self {
+            Ordering::Slow { stall_us, .. } if slot + 1 == k => Some(stall_us),
+            _ => None,
+        }
+    }
 }
+
 /// How old the stale lease is, ms: its `expiresAt`, its `heartbeatAt` and its mtime lie this
 /// far back.
 pub const STALE_AGE_MS: u64 = 3_600_000;
@@ -88,6 +138,9 @@ pub const STALE_AGE_MS: u64 = 3_600_000;
 /// leases they write (`params.ttl_ms`), ms: a minute, far from both the stale lease's age and
 /// a fresh lease's.
 pub const STALE_MS: u64 = 60_000;
+/// The request parameter of a slow taker's wait before each step, µs ([`Ordering::Slow`];
+/// `probes/PROTOCOL.md`).
+pub const STALL_PARAM: &str = "stall_us";
 /// The lock's name in a trial's folder.
 pub const LOCK: &str = "lease";
 /// The folder of the holders' markers in a trial's folder.
@@ -187,22 +240,26 @@ fn lease_recipe(
             std::fs::create_dir(&held)
                 .and_then(|()| leave_stale(&lock, kind, &stale_record(&stale, now_ms), now))
                 .map_err(|e| format!("could not leave the stale lease behind: {e}"))?;
+            let ordering = ORDERINGS[n % ORDERINGS.len()];
             let tokens: Vec<String> = (0..workers).map(|w| format!("{}-l{n}-w{w}", m.nonce)).collect();
             let slots: Vec<Slot<'_>> = tokens
                 .iter()
                 .enumerate()
                 .map(|(w, token)| {
-                    let params = serde_json::json!({
+                    let mut params = serde_json::json!({
                         "lease": spell(&lock, style),
                         "held": spell(&marker(w), style),
                         "stale_ms": STALE_MS,
                         "ttl_ms": STALE_MS,
                     });
+                    if let Some(us) = ordering.stall_us(w, workers) {
+                        params[STALL_PARAM] = us.into();
+                    }
                     let recipe = handoff::recipe_spec(Scenario::Lease, &recipe.id, "taker", params, false);
                     Slot { variant: &v, style, index: w, token: token.clone(), recipe }
                 })
                 .collect();
-            let plan = ORDERINGS[n % ORDERINGS.len()].plan(workers);
+            let plan = ordering.plan(workers);
             let end = handoff::run_item(pool, tdir, &slots, plan, id);
             // a marker counts only with its own contender's token in it: the harness reads
             // what is on disk, not what a taker said
@@ -230,4 +287,43 @@ fn lease_recipe(
         result.counters = judge_lease(&judged);
     }
     Some(handoff::finding(recipe, result, evidence, started))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::lease::{Ordering, ORDERINGS, PAUSES, PAUSE_US};
+    use crate::engine::trial::{Phase, TrialPlan};
+    use crate::exec::driver::Control;
+
+    #[test]
+    fn a_slow_taker_waits_and_the_late_one_comes_after() {
+        let slow = Ordering::Slow { stall_us: 5_000, late_us: 7_500 };
+        let plan = slow.plan(3);
+        // the second-to-last released late, the others together; nobody paused
+        assert_eq!((plan.release_at(0), plan.release_at(1), plan.release_at(2)), (0, 7_500, 0));
+        assert_eq!(
+            plan,
+            TrialPlan::new((0..3).map(|slot| Phase::Release { slot, at_us: [0, 7_500, 0][slot] }).collect())
+        );
+        // only the last one is slow
+        assert_eq!((slow.stall_us(0, 3), slow.stall_us(1, 3), slow.stall_us(2, 3)), (None, None, Some(5_000)));
+        // two takers: both released together, the second slow
+        assert_eq!((slow.plan(2).release_at(0), slow.plan(2).release_at(1)), (0, 0));
+        assert_eq!(slow.stall_us(1, 2), Some(5_000));
+        // a timed ordering has no slow taker
+        assert!(PAUSES.iter().all(|o| (0..3).all(|s| o.stall_us(s, 3).is_none())));
+        // the lease scenario takes the timed orderings, then the slow ones
+        assert_eq!(&ORDERINGS[..PAUSES.len()], &PAUSES[..]);
+        assert!(ORDERINGS[PAUSES.len()..].iter().all(|o| matches!(o, Ordering::Slow { .. })));
+        // a pause stops the last one and resumes it PAUSE_US later
+        let paused = Ordering::Pause(500).plan(3);
+        let want = vec![
+            Phase::Release { slot: 0, at_us: 0 },
+            Phase::Release { slot: 1, at_us: 0 },
+            Phase::Release { slot: 2, at_us: 0 },
+            Phase::Control { slot: 2, at_us: 500, control: Control::Pause },
+            Phase::Control { slot: 2, at_us: 500 + PAUSE_US, control: Control::Resume },
+        ];
+        assert_eq!(paused, TrialPlan::new(want));
+    }
 }

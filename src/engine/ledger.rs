@@ -1,13 +1,13 @@
 //! The ledger scenario (`docs/HANDOFF.md`, "ledger"): per recipe, [`LEDGER_TRIALS`] trials
 //! ([`LEDGER_TRIALS_THOROUGH`] with `--thorough`) in which one item with one idempotency key
-//! ([`KEY`]) is delivered to `workers` contenders, released by the lease scenario's orderings
-//! ([`super::lease::ORDERINGS`]) in turn. A worker that decides to process the item makes its
+//! ([`KEY`]) is delivered to `workers` contenders, released by the lease scenario's timed
+//! orderings ([`super::lease::PAUSES`]) in turn. A worker that decides to process the item makes its
 //! side effect, its own effect file `effects/w<N>` holding its token, and records the key in
 //! the ledger (`ledger/<key>`, or the processed list [`LIST`]); the effect files and the
 //! ledger are read afterwards and [`crate::verdict::ledger`] counts duplicate side effects.
 
 use super::handoff;
-use super::lease::ORDERINGS;
+use super::lease::PAUSES;
 use super::trial::Slot;
 
 use super::Measurement;
@@ -23,12 +23,12 @@ use std::path::Path;
 use std::time::Instant;
 
 /// Trials per ledger recipe in the default run: two in each of the release orderings.
-pub const LEDGER_TRIALS: usize = 2 * ORDERINGS.len();
+pub const LEDGER_TRIALS: usize = 2 * PAUSES.len();
 /// Trials per ledger recipe with `--thorough`: fifteen in each ordering.
-pub const LEDGER_TRIALS_THOROUGH: usize = 15 * ORDERINGS.len();
+pub const LEDGER_TRIALS_THOROUGH: usize = 15 * PAUSES.len();
 /// Adaptive trials (the default run): a recipe stops once this many trials ran, every
 /// ordering once, and one of them made the side effect twice.
-pub const LEDGER_DISPROOF_TRIALS: usize = ORDERINGS.len();
+pub const LEDGER_DISPROOF_TRIALS: usize = PAUSES.len();
 /// The item's idempotency key, a file name in the ledger folder.
 pub const KEY: &str = "order-42";
 /// The ledger folder in a trial's folder: the key-file recipes record `<key>` in it.
@@ -88,7 +88,7 @@ fn ledger_recipe(
                     Slot { variant: &v, style, index: w, token: token.clone(), recipe }
                 })
                 .collect();
-            let plan = ORDERINGS[n % ORDERINGS.len()].plan(workers);
+            let plan = PAUSES[n % PAUSES.len()].plan(workers);
             let end = handoff::run_item(pool, tdir, &slots, plan, id);
             // an effect counts only with its own worker's token in it: the harness reads what
             // is on disk, not what a worker said

@@ -9,7 +9,7 @@
 //! append `enter`/`leave`/`done` lines to one log; [`crate::verdict::mutex`] judges the log.
 
 use super::handoff;
-use super::lease::ORDERINGS;
+use super::lease::PAUSES;
 use super::trial::{Slot, TrialPlan};
 
 use super::Measurement;
@@ -35,7 +35,7 @@ pub const MUTEX_ROUNDS_THOROUGH: usize = 5;
 /// three of each for the natural race to show it too.
 pub const TOGETHER_PER_ORDERING: usize = 3;
 /// Together-trials per round.
-const TOGETHER: usize = TOGETHER_PER_ORDERING * ORDERINGS.len();
+const TOGETHER: usize = TOGETHER_PER_ORDERING * PAUSES.len();
 /// Killed-holder trials per round: each has `--workers` − 1 takers racing for the killed
 /// holder's lock, where a stale-lock takeover by delete-then-create shows (two takers showed it
 /// in 0 of 10 such trials here, eight in 1 of 13 amplified). After one in which nobody took the
@@ -189,7 +189,7 @@ fn mutex_recipe(
                 })
                 .collect();
             let plan = match kind {
-                TrialKind::Together => ORDERINGS[together_n % ORDERINGS.len()].plan(workers),
+                TrialKind::Together => PAUSES[together_n % PAUSES.len()].plan(workers),
                 _ => TrialPlan::release(used, 0),
             };
             let held = Cell::new(true);

@@ -1,13 +1,13 @@
 //! The shared-file update scenario (`docs/HANDOFF.md`, "update"): per recipe,
 //! [`UPDATE_TRIALS`] trials ([`UPDATE_TRIALS_THOROUGH`] with `--thorough`) in which `workers`
 //! contenders, released by five of the lease scenario's orderings in turn (`--thorough`: all
-//! of [`super::lease::ORDERINGS`]), each add 1 to one counter file [`INCREMENTS`] times by the recipe, while one more
+//! of [`super::lease::PAUSES`]), each add 1 to one counter file [`INCREMENTS`] times by the recipe, while one more
 //! contender reads the file until they are done ([`crate::handoff::READER`]). The counter's
 //! total and the trial's folder are read afterwards, and [`crate::verdict::update`] counts lost
 //! updates and torn reads.
 
 use super::handoff;
-use super::lease::{Ordering, ORDERINGS};
+use super::lease::{Ordering, PAUSES};
 use super::trial::Slot;
 
 use super::Measurement;
@@ -27,7 +27,7 @@ use std::time::Instant;
 /// (`SPREAD`).
 pub const UPDATE_TRIALS: usize = SPREAD.len();
 /// Trials per update recipe with `--thorough`: five in each ordering.
-pub const UPDATE_TRIALS_THOROUGH: usize = 5 * ORDERINGS.len();
+pub const UPDATE_TRIALS_THOROUGH: usize = 5 * PAUSES.len();
 /// Adaptive trials (the default run): a recipe stops once this many trials ran and one of them
 /// lost an update or left a counter that is not whole numbers.
 pub const UPDATE_DISPROOF_TRIALS: usize = 3;
@@ -37,7 +37,7 @@ pub const UPDATE_DISPROOF_TRIALS: usize = 3;
 pub const INCREMENTS: u64 = 10;
 /// The release orderings of a default run's trials, one each: lockstep, offsets of a natural
 /// and of two amplified release spreads, and the last worker paused early and late in its
-/// steps — every other one of the lease scenario's (`ORDERINGS` of `src/engine/lease.rs`).
+/// steps — every other one of the lease scenario's timed ones (`PAUSES` of `src/engine/lease.rs`).
 /// `--thorough` takes all of those in turn.
 const SPREAD: [Ordering; 5] =
     [Ordering::Offset(0), Ordering::Offset(300), Ordering::Offset(2_000), Ordering::Pause(100), Ordering::Pause(1_500)];
@@ -123,7 +123,7 @@ fn update_recipe(
                 recipe: spec(READER, "reader", serde_json::json!({ "expect": expect }), true),
             });
             // the reader first, so that it is reading when the workers start
-            let ordering = if adaptive { SPREAD[n % SPREAD.len()] } else { ORDERINGS[n % ORDERINGS.len()] };
+            let ordering = if adaptive { SPREAD[n % SPREAD.len()] } else { PAUSES[n % PAUSES.len()] };
             let plan = ordering.plan(workers).releasing_first(workers);
             let end = handoff::run_item(pool, tdir, &slots, plan, id);
             // what the folder holds afterwards: the harness reads the total, not the workers' word

@@ -602,6 +602,25 @@ fn positive_param(req: &Req, name: &str, max: i64) -> Result<i64, String> {
     }
 }
 
+/// An integer parameter from 0 to `max`, 0 when absent.
+fn optional_param(req: &Req, name: &str, max: i64) -> Result<i64, String> {
+    match req.params.get(name) {
+        None | Some(Value::Null) => Ok(0),
+        v => match int_value(v) {
+            Some(v) if (0..=max).contains(&v) => Ok(v),
+            _ => Err(format!("params.{name} must be an integer from 0 to {max}")),
+        },
+    }
+}
+
+/// A slow taker's wait (params.stall_us) before a step after its check, as one descheduled
+/// between its steps would.
+fn stall(us: u64) {
+    if us > 0 {
+        std::thread::sleep(Duration::from_micros(us));
+    }
+}
+
 fn bool_param(req: &Req, name: &str) -> Result<bool, String> {
     match req.params.get(name) {
         None | Some(Value::Null) => Ok(false),
@@ -1102,6 +1121,7 @@ fn lease_taker(method: LeaseMethod, req: Req) -> Prep {
     };
     let stale_ms = positive_param(&req, "stale_ms", 86_400_000)? as f64;
     let ttl_ms = positive_param(&req, "ttl_ms", 86_400_000)?;
+    let stall_us = optional_param(&req, "stall_us", 1_000_000)? as u64;
     let record = lease_record(&req.token, ttl_ms);
     Ok(Box::new(move |_ctx| {
         let mut c = Counters::new(&["acquired", "fresh", "unreadable", "restore_failed"]);
@@ -1117,10 +1137,16 @@ fn lease_taker(method: LeaseMethod, req: Req) -> Prep {
                 c.set("acquired", 1);
                 Ok(())
             };
+            // dir-mtime's first mkdir is its check: no wait before it
+            let first = std::cell::Cell::new(method == LeaseMethod::DirMtime);
             let create = |step: &mut &'static str| -> io::Result<bool> {
+                if !first.replace(false) {
+                    stall(stall_us);
+                }
                 *step = "create";
                 let r = if method == LeaseMethod::DirMtime {
                     fs::create_dir(&lease).and_then(|_| {
+                        stall(stall_us);
                         *step = "record";
                         fs::write(lease.join("owner"), &record)
                     })
@@ -1157,6 +1183,7 @@ fn lease_taker(method: LeaseMethod, req: Req) -> Prep {
                         return done(false, &mut c, &mut step);
                     }
                 }
+                stall(stall_us);
                 step = "delete";
                 if method == LeaseMethod::DirMtime {
                     remove_quiet(&lease.join("owner"))?;
@@ -1190,6 +1217,7 @@ fn lease_taker(method: LeaseMethod, req: Req) -> Prep {
                 return done(false, &mut c, &mut step);
             }
             if method == LeaseMethod::Expires {
+                stall(stall_us);
                 step = "delete";
                 remove_quiet(&lease)?;
                 let took = create(&mut step)?;
@@ -1199,22 +1227,26 @@ fn lease_taker(method: LeaseMethod, req: Req) -> Prep {
                 let mut aside = lease.clone().into_os_string();
                 aside.push(format!(".{}.stale", req.token));
                 let aside = PathBuf::from(aside);
+                stall(stall_us);
                 step = "rename";
                 match fs::rename(&lease, &aside) {
                     Ok(()) => {}
                     Err(e) if not_found(&e) => return done(false, &mut c, &mut step),
                     Err(e) => return Err(e),
                 }
+                stall(stall_us);
                 step = "recheck";
                 let moved = read_lease(&aside)?;
                 if let Some(Some(m)) = &moved {
                     if m.get("ownerId") == seen.get("ownerId") {
+                        stall(stall_us);
                         step = "delete";
                         remove_quiet(&aside)?;
                         let took = create(&mut step)?;
                         return done(took, &mut c, &mut step);
                     }
                 }
+                stall(stall_us);
                 step = "restore";
                 match fs::hard_link(&aside, &lease) {
                     Ok(()) => {}
@@ -1228,6 +1260,7 @@ fn lease_taker(method: LeaseMethod, req: Req) -> Prep {
             let mut breaker = lease.clone().into_os_string();
             breaker.push(".takeover");
             let breaker = PathBuf::from(breaker);
+            stall(stall_us);
             step = "breaker";
             match OpenOptions::new().write(true).create_new(true).open(&breaker) {
                 Ok(_) => {}
@@ -1236,6 +1269,7 @@ fn lease_taker(method: LeaseMethod, req: Req) -> Prep {
             }
             let mut took = false;
             let inner: io::Result<()> = (|| {
+                stall(stall_us);
                 step = "recheck";
                 let again = read_lease(&lease)?;
                 let same = match &again {
@@ -1244,6 +1278,7 @@ fn lease_taker(method: LeaseMethod, req: Req) -> Prep {
                     Some(None) => false,
                 };
                 if same {
+                    stall(stall_us);
                     step = "delete";
                     if again.is_some() {
                         remove_quiet(&lease)?;

@@ -189,10 +189,15 @@ pub(super) fn measure_recipes(
                 (Some(why), _, _, _) => Err(NoAmplified::Unavailable(why.to_string())),
                 (None, Amplify::On(_), false, _) => Err(NoAmplified::NotRequested),
                 _ => match pools.amplified(&amplify) {
-                    Ok(pool) => match run(&mut pool[..slots], recipe, adapter.path_style(), m) {
-                        Some(a) => Ok(a),
-                        None => break,
-                    },
+                    Ok(pool) => {
+                        m.amplified_items = true;
+                        let a = run(&mut pool[..slots], recipe, adapter.path_style(), m);
+                        m.amplified_items = false;
+                        match a {
+                            Some(a) => Ok(a),
+                            None => break,
+                        }
+                    }
                     Err(why) => Err(why),
                 },
             };

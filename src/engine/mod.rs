@@ -44,7 +44,10 @@ mod publish;
 mod second;
 pub mod trial;
 mod update;
-pub use update::{INCREMENTS as UPDATE_INCREMENTS, UPDATE_DISPROOF_TRIALS, UPDATE_TRIALS, UPDATE_TRIALS_THOROUGH};
+pub use update::{
+    INCREMENTS as UPDATE_INCREMENTS, UPDATE_AMPLIFIED_TRIALS, UPDATE_DISPROOF_TRIALS, UPDATE_TRIALS,
+    UPDATE_TRIALS_THOROUGH,
+};
 
 pub use policy::{race_modes, RaceOutput, RaceRole, DISPROOF_TRIALS_PER_ORDERING, NATURAL_CHECK_TRIALS_PER_ORDERING};
 pub use pools::{start_together, Pools, NO_THREADS};
@@ -87,12 +90,24 @@ pub struct Measurement<'a> {
     kept: Option<against::KeptPools>,
     /// Set by [`Measurement::defer_handoffs`].
     defer_handoffs: bool,
+    /// True while a hand-off recipe's items run amplified (`handoff::measure_recipes`), for
+    /// the scenarios whose amplified items cost more than natural ones.
+    amplified_items: bool,
 }
 
 impl<'a> Measurement<'a> {
     /// A measurement with `opts` in `scratch`, tokens made from `nonce`; attempt ids from 1.
     pub fn new(opts: &'a Options, scratch: &'a mut Scratch, nonce: &'a str) -> Measurement<'a> {
-        Measurement { opts, scratch, nonce, last_id: 0, amplify: None, kept: None, defer_handoffs: false }
+        Measurement {
+            opts,
+            scratch,
+            nonce,
+            last_id: 0,
+            amplify: None,
+            kept: None,
+            defer_handoffs: false,
+            amplified_items: false,
+        }
     }
 
     /// From now on, [`measure_with`] keeps each family's session probes when it is done with them

@@ -129,13 +129,13 @@ pub(super) enum AmplifiedRun {
     Never(&'static str),
 }
 
-/// One recipe of a scenario whose items take `workers` contenders each (lease, ledger): its
+/// One recipe of a scenario whose items take `workers` contenders each (lease, ledger, update, mutex): its
 /// finding, `None` when the run was interrupted.
 pub(super) type WorkerRecipe = fn(&mut [Contender], &Recipe, PathStyle, usize, &mut Measurement<'_>) -> Option<Finding>;
 
 /// [`measure_recipes`] for a scenario whose items take `--workers` contenders, amplified as
-/// `amplified` says (lease and ledger: [`AmplifiedRun::Always`], a contender paused inside a
-/// delayed call is what shows their failures in a default run's few trials).
+/// `amplified` says (lease, ledger, update and mutex: [`AmplifiedRun::Always`], a contender
+/// paused inside a delayed call is what shows their failures in a default run's few trials).
 pub(super) fn measure_workers(
     batch: &Batch<'_>,
     pools: &mut Pools,

@@ -54,7 +54,7 @@ pub use pools::{start_together, Pools, NO_THREADS};
 
 pub use crate::options::{Amplify, Budget, HandoffSizes, Options};
 pub use crate::verdict::needs_race;
-pub use claim::CLAIM_TRIALS;
+pub use claim::{CLAIM_AMPLIFIED_TRIALS, CLAIM_TRIALS};
 use second::second_comer_cell;
 pub use trial::{RaceRun, Sweep};
 

@@ -223,7 +223,13 @@ fn detail(c: &Cell, again: Again<'_>) -> String {
 /// The classes of cell `c`'s `<td>`: its tone's colour, and `differ` (outlined) where the
 /// merged machines disagree on it.
 fn cell_class(c: &Cell, differ: bool) -> String {
-    let colour = class(tone(c));
+    classes(tone(c), differ)
+}
+
+/// The classes of a `<td>` of `tone`, and `differ` (outlined) where the merged machines
+/// disagree on it.
+fn classes(tone: Option<Tone>, differ: bool) -> String {
+    let colour = class(tone);
     if differ {
         format!("{colour} differ")
     } else {
@@ -543,8 +549,11 @@ whose machines disagree. Hover over a square for the call and its answer in word
                         if let Some(a) = table::amplified_handoff_text(c).filter(|_| amplified) {
                             text.push_str(&format!(" · amplified: {a}"));
                         }
-                        // outlined where the merged machines disagree, as the matrices' cells
-                        let bad = cell_class(c, differ.contains(c.id.as_str()));
+                        // coloured by the recipe's answer as the lists give it (an anti-pattern
+                        // that lost nothing is undetermined, not safe), outlined where the
+                        // merged machines disagree, as the matrices' cells
+                        let tone = super::answers::recipe_answer(r, c).map(|a| Tone::of_verdict(a.verdict));
+                        let bad = classes(tone, differ.contains(c.id.as_str()));
                         // the failure rate as a bar, seen without opening the cell (none for a
                         // recipe that did not run: the probe lacks it)
                         let ran = super::answers::cell_recipe_runs(c).is_some_and(|(runs, _)| !runs.is_empty());
@@ -614,6 +623,29 @@ mod tests {
         let item = "<li><span class=\"warn\"><code>node.writeFileSync.wx</code></span> ? (-n 100)</li>";
         assert!(lists.contains(item), "{lists}");
         assert!(lists.contains("<li><span class=\"bad\"><code>"), "{lists}");
+    }
+
+    /// A hand-off cell is coloured by the recipe's answer as the lists give it: an anti-pattern
+    /// that lost nothing is undetermined (yellow), not safe (green), as its counts alone say.
+    #[test]
+    fn an_anti_pattern_that_lost_nothing_is_not_green() {
+        use crate::report::model::{CellResult, CountersResult};
+        let mut r = base();
+        let mut c = r.cells[0].clone();
+        c.id = "node/publish.direct/publish/absent".into();
+        c.scenario = crate::domain::Scenario::Publish;
+        c.variant = "publish.direct".into();
+        c.anti_pattern = true;
+        let counts = [("items", 40), ("published", 40), ("reads", 500), ("reader_items", 80), ("torn_reads", 0)];
+        let counters = counts.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+        c.result = CellResult::Counters(CountersResult { counters, ..CountersResult::default() });
+        let own = crate::report::answers::cell_recipe_answer(&c).expect("a hand-off answer");
+        assert_eq!(own.verdict, crate::verdict::answer::AnswerVerdict::Yes, "its counts alone: {own:?}");
+        r.cells.push(c);
+        let page = render(&r);
+        let table = &page[page.find("<h2 id=\"publish\">").expect("the publish table")..];
+        let td = &table[table.find("<td class=").expect("its cell")..];
+        assert!(td.starts_with("<td class=\"warn\">"), "{}", &td[..td.len().min(200)]);
     }
 
     #[test]

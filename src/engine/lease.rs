@@ -82,10 +82,11 @@ pub const PAUSES: [Ordering; 10] = [
 ];
 
 /// The lease scenario's orderings, taken by turns (trial `n` runs `ORDERINGS[n % 12]`): the
-/// [`PAUSES`], then a slow taker ([`Ordering::Slow`]) waiting 5 and 20 ms before each step,
-/// the late one released half as long again after the others — long enough for a fast taker's
+/// [`PAUSES`], then a slow taker ([`Ordering::Slow`]) waiting 5 and 20 ms before each step, the
+/// late one released half as long again after the others — long enough for a fast taker's
 /// whole takeover before the slow one acts, natural or amplified, and for the late one's
-/// check and create before the slow one's next step.
+/// check and create before the slow one's next step. Where the recipe's trials take longer
+/// (PowerShell, a loaded machine), the waits grow with them ([`Ordering::scaled`]).
 pub const ORDERINGS: [Ordering; 12] = [
     PAUSES[0],
     PAUSES[1],
@@ -100,6 +101,11 @@ pub const ORDERINGS: [Ordering; 12] = [
     Ordering::Slow { stall_us: 5_000, late_us: 7_500 },
     Ordering::Slow { stall_us: 20_000, late_us: 30_000 },
 ];
+
+/// How many of a recipe's typical trial times a slow taker waits at least before each step
+/// ([`Ordering::scaled`]): a fast taker's takeover is at most one trial's time, and the late
+/// taker's check and create another.
+pub const STALL_TRIALS: u64 = 2;
 
 impl Ordering {
     /// The timed plan of a trial of `k` contenders.
@@ -121,6 +127,23 @@ impl Ordering {
         }
     }
 
+    /// This ordering for a recipe whose trials took `typical_us` here (the median wall time of
+    /// its earlier trials in this mode): a [`Ordering::Slow`] taker waits at least
+    /// [`STALL_TRIALS`] of them before each step, and the late one comes half as long again
+    /// after the others; every other ordering as it is. In a loaded run PowerShell's slow taker,
+    /// waiting 20 ms, acted before the fast one had made its lease, and `lease.rename-aside`
+    /// held over 24 trials.
+    pub fn scaled(self, typical_us: u64) -> Ordering {
+        match self {
+            Ordering::Slow { stall_us, late_us } => {
+                let stall = stall_us.max(STALL_TRIALS.saturating_mul(typical_us));
+                let late = late_us.max(stall.saturating_mul(3) / 2);
+                Ordering::Slow { stall_us: stall.min(MAX_STALL_US), late_us: late.min(MAX_STALL_US * 3 / 2) }
+            }
+            other => other,
+        }
+    }
+
     /// The wait before each step after its check of contender `slot` of `k`, µs: the
     /// [`Ordering::Slow`] taker's (the last); `None` for every other contender and ordering.
     pub fn stall_us(self, slot: usize, k: usize) -> Option<u64> {
@@ -138,6 +161,9 @@ pub const STALE_AGE_MS: u64 = 3_600_000;
 /// leases they write (`params.ttl_ms`), ms: a minute, far from both the stale lease's age and
 /// a fresh lease's.
 pub const STALE_MS: u64 = 60_000;
+/// The longest wait of a slow taker before a step, µs: the probes take at most a second
+/// (`probes/PROTOCOL.md`, `stall_us`).
+pub const MAX_STALL_US: u64 = 1_000_000;
 /// The request parameter of a slow taker's wait before each step, µs ([`Ordering::Slow`];
 /// `probes/PROTOCOL.md`).
 pub const STALL_PARAM: &str = "stall_us";
@@ -213,6 +239,13 @@ pub(super) fn owner_of(lock: &Path, kind: LockKind) -> Option<String> {
     v.get("ownerId")?.as_str().map(str::to_string)
 }
 
+/// The median of `us` (0 for none).
+fn median_us(us: &[u64]) -> u64 {
+    let mut v = us.to_vec();
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
 /// One recipe's finding; `None` when the run was interrupted.
 fn lease_recipe(
     pool: &mut [Contender],
@@ -226,6 +259,8 @@ fn lease_recipe(
     let adaptive = m.opts.adaptive;
     let trials = if adaptive { LEASE_TRIALS } else { LEASE_TRIALS_THOROUGH };
     let kind = recipe.lock;
+    // each trial's wall time, µs: what a slow taker must outwait (Ordering::scaled)
+    let mut took: Vec<u64> = Vec::new();
     let (done, evidence) = handoff::run_items(
         m,
         trials,
@@ -240,7 +275,7 @@ fn lease_recipe(
             std::fs::create_dir(&held)
                 .and_then(|()| leave_stale(&lock, kind, &stale_record(&stale, now_ms), now))
                 .map_err(|e| format!("could not leave the stale lease behind: {e}"))?;
-            let ordering = ORDERINGS[n % ORDERINGS.len()];
+            let ordering = ORDERINGS[n % ORDERINGS.len()].scaled(median_us(&took));
             let tokens: Vec<String> = (0..workers).map(|w| format!("{}-l{n}-w{w}", m.nonce)).collect();
             let slots: Vec<Slot<'_>> = tokens
                 .iter()
@@ -260,7 +295,9 @@ fn lease_recipe(
                 })
                 .collect();
             let plan = ordering.plan(workers);
+            let began = Instant::now();
             let end = handoff::run_item(pool, tdir, &slots, plan, id);
+            took.push(began.elapsed().as_micros() as u64);
             // a marker counts only with its own contender's token in it: the harness reads
             // what is on disk, not what a taker said
             let holders: Vec<String> = tokens
@@ -310,6 +347,13 @@ mod tests {
         // two takers: both released together, the second slow
         assert_eq!((slow.plan(2).release_at(0), slow.plan(2).release_at(1)), (0, 0));
         assert_eq!(slow.stall_us(1, 2), Some(5_000));
+        // the waits grow with the recipe's trials, never shrink, and stay within a second
+        assert_eq!(slow.scaled(1_000), slow, "trials of 1 ms: the waits as they are");
+        assert_eq!(slow.scaled(40_000), Ordering::Slow { stall_us: 80_000, late_us: 120_000 });
+        assert_eq!(slow.scaled(u64::MAX), Ordering::Slow { stall_us: 1_000_000, late_us: 1_500_000 });
+        assert_eq!(Ordering::Pause(500).scaled(40_000), Ordering::Pause(500));
+        assert_eq!(super::median_us(&[9, 1, 5]), 5);
+        assert_eq!(super::median_us(&[]), 0);
         // a timed ordering has no slow taker
         assert!(PAUSES.iter().all(|o| (0..3).all(|s| o.stall_us(s, 3).is_none())));
         // the lease scenario takes the timed orderings, then the slow ones

@@ -63,8 +63,8 @@ pub enum Ordering {
     },
 }
 
-/// The timed orderings, taken by turns (trial `n` of the ledger scenario runs
-/// `PAUSES[n % 10]`): lockstep, offsets of about one natural release spread and of one to two
+/// The timed orderings, taken by turns by the ledger and mutex scenarios and by update's
+/// `--thorough` trials (trial `n` runs `PAUSES[n % 10]`): lockstep, offsets of about one natural release spread and of one to two
 /// delayed steps of an amplified run, then the last contender paused early in its takeover
 /// (about its first step natural; inside its first, second or third delayed call amplified,
 /// at the default delay of 1,000 µs per call).

@@ -120,6 +120,8 @@ pub fn merge_labelled(runs: Vec<(String, Results)>) -> Result<Results> {
     run_info.machines = machines;
     // each run asked for its own cells; comparisons fall back to what the merged file holds
     run_info.selection = None;
+    // each run's steps took their own time on their own machine: summed they profile nothing
+    run_info.phases = Vec::new();
     Ok(Results { schema: SCHEMA, run_info, cells, against })
 }
 

@@ -14,7 +14,7 @@ use crate::matrix::Variant;
 use crate::options::Amplify;
 use crate::outdir::OutDir;
 use crate::plan::{cleanup_runtimes, ready_runtimes, Paths, RunPlan};
-use crate::report::model::{Cell, Finding, Results, Scenario, SCHEMA};
+use crate::report::model::{Cell, Finding, Phase, PhaseTime, Results, Scenario, SCHEMA};
 use crate::report::{json, markdown, table};
 use crate::runtime::{discover, Requested, Runtime, Status};
 use crate::status::{amplify_line, emit, status_line};
@@ -24,6 +24,28 @@ pub(super) fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
         return super::run_fs::cmd_run_fs(a, list, paths);
     }
     measure_run(a, paths, true).map(|(code, _)| code)
+}
+
+/// The steps of a run as they end ([`crate::report::model::RunInfo::phases`]).
+struct Laps {
+    /// When the step under way began.
+    since: Instant,
+    /// The steps that ended, in order.
+    phases: Vec<PhaseTime>,
+}
+
+impl Laps {
+    fn new(started: Instant) -> Self {
+        Laps { since: started, phases: Vec::new() }
+    }
+
+    /// Ends the step under way as `phase` (of `runtime`, for a turn) and begins the next.
+    fn lap(&mut self, phase: Phase, runtime: Option<&str>) {
+        let now = Instant::now();
+        let seconds = now.duration_since(self.since).as_secs_f64();
+        self.phases.push(PhaseTime { phase, runtime: runtime.map(str::to_owned), seconds });
+        self.since = now;
+    }
 }
 
 /// The page `run` writes beside `summary.md` (`report -f html` of its results).
@@ -38,6 +60,7 @@ pub(super) const REPORT_HTML: &str = "report.html";
 /// `--out`, [`Error::RequiredMissing`], [`Error::NoRuntime`], [`Error::ScratchBroken`].
 pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Results>)> {
     let started = Instant::now();
+    let mut laps = Laps::new(started);
     let mut plan = RunPlan::new(a, paths)?;
     // without --runtime: what is on PATH and every version the user installed
     if plan.requested == Requested::default() {
@@ -85,6 +108,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     // and its services slowed Bun's races by 15-20% here): each is started again when its turn
     // comes. (Idle probes, blocked on their input, may wait: see engine::RuntimePools.)
     cleanup_runtimes(&found, &ctx);
+    laps.lap(Phase::Discover, None);
     if crate::interrupt::requested() {
         give_up(&found, &ctx, &mut outdir);
         eprintln!("interrupted before measuring: nothing measured, nothing written");
@@ -132,6 +156,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         outdir.abandon();
         return Err(e);
     }
+    laps.lap(Phase::Libraries, None);
     let cells = plan.cells(&found);
     // --thorough (no adaptive trials) may take long: its bar says about how long is left
     let bar = progress_bar(cells.len(), plan.quiet, !plan.options.adaptive);
@@ -166,6 +191,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
         let mut all: Vec<_> = measurable.iter().copied().zip(pools.iter_mut()).collect();
         engine::start_runtimes(&mut all, &amplify);
         bar.say(crate::plan::progress_message(&cells, 0));
+        laps.lap(Phase::StartProbes, None);
     }
     let mut turns = measurable.into_iter().zip(&planned_of).zip(pools);
     for ((rt, planned), mut pools) in turns.by_ref() {
@@ -212,6 +238,8 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
             });
         }
         // keep partial results on disk after each runtime, so a crash keeps the data
+        laps.lap(Phase::Turn, Some(&rt.label));
+        results.run_info.phases.clone_from(&laps.phases);
         results.run_info.duration_s = started.elapsed().as_secs_f64();
         outdir.write("results.json", &json::render(&results))?;
     }
@@ -258,12 +286,16 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
                 let handoff = c.scenario.is_handoff().then(|| place.get(c.id.as_str()).copied().unwrap_or(usize::MAX));
                 (order.iter().position(|l| *l == c.runtime), handoff)
             });
+            laps.lap(Phase::Handoffs, None);
+            results.run_info.phases.clone_from(&laps.phases);
             results.run_info.duration_s = started.elapsed().as_secs_f64();
             outdir.write("results.json", &json::render(&results))?;
         }
     }
     if plan.against != crate::against::AgainstScope::None && scratch_failed.is_none() {
         race_against(&plan, &found, &mut results, &mut measurement, &ctx, &bar);
+        laps.lap(Phase::Pairs, None);
+        results.run_info.phases.clone_from(&laps.phases);
         results.run_info.duration_s = started.elapsed().as_secs_f64();
         outdir.write("results.json", &json::render(&results))?;
     }
@@ -284,10 +316,15 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     }
     results.run_info.duration_s = started.elapsed().as_secs_f64();
     results.run_info.interrupted = crate::interrupt::requested();
+    // the reports show neither the steps nor their times: rendered first, they are timed too
+    let summary = markdown::render(&results);
+    let page = crate::report::html::render_with(&results, &super::again);
+    laps.lap(Phase::Report, None);
+    results.run_info.phases = laps.phases;
     let results_json = json::render(&results);
     outdir.write("results.json", &results_json)?;
-    outdir.write("summary.md", &markdown::render(&results))?;
-    outdir.write(REPORT_HTML, &crate::report::html::render_with(&results, &super::again))?;
+    outdir.write("summary.md", &summary)?;
+    outdir.write(REPORT_HTML, &page)?;
     let shown = |name: &str| table::escape_controls(&plan.out.join(name).display().to_string()).into_owned();
     let done = format!(
         "{} cells in {:.1} s; wrote {}, {} and {}",

@@ -373,6 +373,7 @@ impl RunPlan {
             machines: Vec::new(),
             selection: Some(self.selection()),
             fs_skipped: Vec::new(),
+            phases: Vec::new(),
         }
     }
 

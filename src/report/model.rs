@@ -686,6 +686,44 @@ pub struct RunInfo {
     /// (those measured are in [`RunInfo::machines`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fs_skipped: Vec<FsSkipped>,
+    /// Where the run's wall time went, step by step in the order they ran (a runtime's turn
+    /// once per runtime): the profile `benches/default-run.sh` prints. Empty in files written
+    /// before it was recorded, in merged files and for `run --fs`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseTime>,
+}
+
+/// A step of `run` whose wall time [`RunInfo::phases`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Finding the runtimes, their hello checks, building what their probes need.
+    Discover,
+    /// Installing (or finding in the cache) the libraries the recipes race.
+    Libraries,
+    /// Starting every runtime's session probes at once, before the first turn.
+    StartProbes,
+    /// One runtime's turn: its second comers, its races with their detection controls, and its
+    /// hand-offs unless they were deferred to the lanes.
+    Turn,
+    /// The deferred hand-offs of every runtime, in two lanes.
+    Handoffs,
+    /// The races of pairs of rows against each other (`--against`).
+    Pairs,
+    /// Printing the tables and rendering the reports.
+    Report,
+}
+
+/// The wall time of one step of a run ([`RunInfo::phases`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PhaseTime {
+    /// Which step.
+    pub phase: Phase,
+    /// The runtime's label, for a [`Phase::Turn`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// Its wall time, seconds.
+    pub seconds: f64,
 }
 
 /// The selection of a run ([`RunInfo::selection`]).

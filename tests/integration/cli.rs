@@ -247,6 +247,14 @@ fn max_rate_adds_trials_until_the_bound_is_reached() {
         .assert()
         .success();
     let r = crate::common::read_json(&out.path().join("results.json"));
+    // the run's steps, in order, with their wall times: together they are the run's
+    let phases = r["run_info"]["phases"].as_array().unwrap();
+    let steps: Vec<&str> = phases.iter().map(|p| p["phase"].as_str().unwrap()).collect();
+    assert_eq!(steps, ["discover", "libraries", "start-probes", "turn", "pairs", "report"], "{phases:?}");
+    assert!(phases[3]["runtime"].as_str().unwrap().starts_with("node "), "{phases:?}");
+    let sum: f64 = phases.iter().map(|p| p["seconds"].as_f64().unwrap()).sum();
+    let duration = r["run_info"]["duration_s"].as_f64().unwrap();
+    assert!(sum > 0.0 && sum <= duration + 0.5, "steps {sum} s, run {duration} s");
     let wx = r["cells"].as_array().unwrap().iter().find(|c| c["variant"] == "node.writeFileSync.wx").unwrap();
     let m = &wx["result"]["natural"];
     // 0 multi-winner trials: stops at the first T with 1 − 0.05^(1/T) ≤ 2%, T = 149

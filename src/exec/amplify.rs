@@ -27,12 +27,17 @@ use super::process::{run_capture, Launch};
 /// The file-system system calls whose return is delayed: checks (`access`, `stat` family),
 /// creates and opens, renames, links, directory calls, removals, truncation and in-kernel
 /// copies. Reads and writes of data (and so the probe's protocol pipes) are not in it.
+/// `fstat` is a check too: .NET's `File.AppendAllText` opens without `O_APPEND`, reads the
+/// file's length by `fstat`, then `pwrite`s at that offset (seen with `strace` under CoreCLR
+/// 10 and pwsh 7.6), and only a delay after the `fstat` stretches that window (glibc's own
+/// `fstat` is a `newfstatat` with `AT_EMPTY_PATH`, already listed).
 pub const SYSCALLS: &[&str] = &[
     "access",
     "faccessat",
     "faccessat2",
     "stat",
     "lstat",
+    "fstat",
     "newfstatat",
     "statx",
     "open",

@@ -445,7 +445,11 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
     // every call's answer, once for the page: the grid, its chart, the lists and the heatmap
     let records = super::answers::records(r);
     let heatmap = super::charts::answer_heatmap(r, &records, &|c| {
-        differ.contains(c.id.as_str()).then(|| "the machines disagree".into())
+        differ.contains(c.id.as_str()).then(|| {
+            let key = c.key();
+            let same: Vec<&Cell> = r.cells.iter().filter(|x| x.key() == key).collect();
+            format!("the {}", table::disagreement_word(&same))
+        })
     });
     h += &nav(r, !heatmap.is_empty());
     // the answer first, as in every report: the grid and its picture, the legend, the lists
@@ -464,7 +468,7 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
         h += "<h2 id=\"heatmap\">The answer per call and runtime</h2>\n";
         h += "<p class=\"legend\">Each call\u{2019}s answer at a glance: green use, olive use only if every party does, \
 red don\u{2019}t use, amber undetermined, no square where the runtime lacks the call; an outlined square holds a cell \
-whose machines disagree. Hover over a square for the call and its answer in words.</p>\n";
+on which the merged runs disagree (their machines, or the runtime's versions). Hover over a square for the call and its answer in words.</p>\n";
         h += &heatmap;
         h += "\n";
     }

@@ -594,8 +594,8 @@ pub fn disagreement_text(r: &Results) -> String {
     groups
         .iter()
         .map(|(k, cells)| {
-            // the version, not the row label: a merged file's labels carry the machine too
-            let versions = cells.iter().any(|c| c.runtime_version != cells[0].runtime_version);
+            let what = disagreement_word(cells);
+            let versions = what == VERSIONS_DISAGREE;
             let words: Vec<String> = cells
                 .iter()
                 .map(|c| {
@@ -609,10 +609,23 @@ pub fn disagreement_text(r: &Results) -> String {
                     }
                 })
                 .collect();
-            let what = if versions { "versions disagree" } else { "machines disagree" };
             format!("{what}: {}: {}\n", escape_controls(k), words.join(", "))
         })
         .collect()
+}
+
+/// What [`disagreement_word`] says where the merged runs measured different versions.
+pub const VERSIONS_DISAGREE: &str = "versions disagree";
+
+/// How merged cells of one key (runtime name, variant, scenario, target) that disagree are
+/// said: [`VERSIONS_DISAGREE`] where the runs measured different versions of the runtime (the
+/// version may be what changed), `machines disagree` otherwise. Compares the version, not the
+/// row label: a merged file's labels carry the machine too.
+pub fn disagreement_word(cells: &[&Cell]) -> &'static str {
+    match cells.iter().any(|c| c.runtime_version != cells[0].runtime_version) {
+        true => VERSIONS_DISAGREE,
+        false => "machines disagree",
+    }
 }
 
 /// One runtime's table for the terminal (see [`terminal_table`]).

@@ -150,6 +150,11 @@ fn merge_says_versions_disagree_where_the_versions_differ() {
     assert!(line.starts_with("versions disagree: node/"), "{line}");
     assert!(line.contains("refused [node 20.20.2; ") && line.contains("replaced [node 22.1.0; "), "{line}");
     assert!(!table.contains("machines disagree"), "{table}");
+    // the page's heatmap says it as the table does
+    let out = conformance().args(["report", "-f", "html"]).arg(&merged).output().unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains("(the versions disagree)"), "no versions in the heatmap");
+    assert!(!page.contains("the machines disagree"), "the heatmap says machines");
 }
 
 #[test]

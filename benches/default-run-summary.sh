@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes the summary of a benches/default-run.sh round: hyperfine's times of the two commands
 # and where each command's last run spent its cell time (per runtime and per scenario, from the
-# cells' elapsed_ms), as JSON that `conformance docs` renders (`scenario=timings`, the README's
+# cells' elapsed_ms) and its wall time (its run_info.phases), as JSON that `conformance docs` renders (`scenario=timings`, the README's
 # run-time table; src/report/timings.rs has the shape).
 #
 #   bash benches/default-run-summary.sh OUT [SUMMARY]
@@ -33,7 +33,8 @@ jq -n \
         max_s: ($x.max | r3),
         cells: (.cells | length),
         cell_s_by_runtime: shares(.runtime),
-        cell_s_by_scenario: shares(.scenario)
+        cell_s_by_scenario: shares(.scenario),
+        phases: (.run_info.phases // [] | map(.seconds |= r3))
     };
     {machine: $machine, conformance: $rev, date: $date,
      commands: [cmd(0; $a[0]; "conformance run"), cmd(1; $b[0]; "conformance run -r node,bun,deno")]}

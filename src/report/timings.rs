@@ -5,6 +5,7 @@
 //! The figures are measured, never typed: the script writes the file, the marker renders it,
 //! and `docs --check` fails when the document and the file disagree.
 
+use crate::report::model::{Phase, PhaseTime};
 use serde::{Deserialize, Serialize};
 
 /// The summary of one benchmark round: the machine, the build and one entry per timed command.
@@ -46,6 +47,10 @@ pub struct TimedCommand {
     pub cell_s_by_runtime: Vec<Share>,
     /// The last run's cell time per scenario, seconds.
     pub cell_s_by_scenario: Vec<Share>,
+    /// The last run's wall time step by step (its `run_info.phases`); empty in summaries
+    /// written before runs recorded them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseTime>,
 }
 
 /// A part of a run's cell time.
@@ -83,6 +88,45 @@ fn share_line(shares: &[Share], total: f64) -> String {
         .join(", ")
 }
 
+/// How many runtimes' turns [`phase_line`] names.
+const TURNS_NAMED: usize = 3;
+
+/// `phases` as one line: each step's wall time in the order they ran, the runtimes' turns
+/// summed where the first one ran and the longest [`TURNS_NAMED`] of them named
+/// (`discover 8.8 s, runtimes' turns 245.6 s (pwsh 7.6.9 68.1 s, …), hand-offs 270.5 s`); empty
+/// for no steps.
+fn phase_line(phases: &[PhaseTime]) -> String {
+    let mut parts = Vec::new();
+    let mut turns: Vec<&PhaseTime> = phases.iter().filter(|p| p.phase == Phase::Turn).collect();
+    turns.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    for (i, p) in phases.iter().enumerate() {
+        let first_turn = phases.iter().position(|q| q.phase == Phase::Turn) == Some(i);
+        let name = match p.phase {
+            Phase::Turn if !first_turn => continue,
+            Phase::Turn => {
+                let named: Vec<String> = turns
+                    .iter()
+                    .take(TURNS_NAMED)
+                    .map(|t| format!("{} {}", t.runtime.as_deref().unwrap_or("?"), secs(t.seconds)))
+                    .collect();
+                let more = if turns.len() > TURNS_NAMED { ", …" } else { "" };
+                let sum = turns.iter().map(|t| t.seconds).sum();
+                let line = format!("{} runtimes' turns {} ({}{more})", turns.len(), secs(sum), named.join(", "));
+                parts.push(crate::report::markdown::md_escape(&line));
+                continue;
+            }
+            Phase::Discover => "discover",
+            Phase::Libraries => "libraries",
+            Phase::StartProbes => "start the probes",
+            Phase::Handoffs => "hand-offs",
+            Phase::Pairs => "pairs",
+            Phase::Report => "report",
+        };
+        parts.push(format!("{name} {}", secs(p.seconds)));
+    }
+    parts.join(", ")
+}
+
 /// The Markdown of `t`, ending in a newline: a table of the commands (runs, mean ± σ,
 /// min … max, cells), a line naming the machine and build, then for each command where its
 /// last run's cell time went, by scenario and by runtime.
@@ -116,6 +160,9 @@ pub fn markdown(t: &Timings) -> String {
             share_line(&c.cell_s_by_scenario, total),
             share_line(&c.cell_s_by_runtime, total)
         );
+        if !c.phases.is_empty() {
+            out += &format!("Its wall time by step: {}.\n", phase_line(&c.phases));
+        }
     }
     out
 }
@@ -123,6 +170,7 @@ pub fn markdown(t: &Timings) -> String {
 #[cfg(test)]
 mod tests {
     use super::{markdown, Share, TimedCommand, Timings};
+    use crate::report::model::{Phase, PhaseTime};
 
     fn sample() -> Timings {
         Timings {
@@ -142,6 +190,7 @@ mod tests {
                     Share { name: "bun 1".into(), s: 9.0 },
                 ],
                 cell_s_by_scenario: vec![Share { name: "race".into(), s: 12.0 }],
+                phases: Vec::new(),
             }],
         }
     }
@@ -153,6 +202,26 @@ mod tests {
         assert!(md.contains("by runtime bun 1 9.0 s (75%), node 20 3.0 s (25%)."), "{md}");
         assert!(md.contains("(12.0 s, 2 runtime rows): by scenario race 12.0 s (100%)"), "{md}");
         assert!(md.contains("on x86_64, 2 cores (conformance abc1234, 2026-12-06)"), "{md}");
+    }
+
+    #[test]
+    fn the_steps_are_in_their_order_with_the_turns_summed_and_the_longest_named() {
+        let step = |phase, runtime: Option<&str>, seconds| PhaseTime { phase, runtime: runtime.map(Into::into), seconds };
+        let mut t = sample();
+        assert!(!markdown(&t).contains("by step"), "no steps, no line");
+        t.commands[0].phases = vec![
+            step(Phase::Discover, None, 8.84),
+            step(Phase::Turn, Some("node 20"), 11.7),
+            step(Phase::Turn, Some("pwsh 7"), 68.1),
+            step(Phase::Turn, Some("bash 5"), 32.6),
+            step(Phase::Turn, Some("rust 1"), 5.1),
+            step(Phase::Handoffs, None, 270.5),
+            step(Phase::Pairs, None, 44.6),
+        ];
+        let md = markdown(&t);
+        let want = "Its wall time by step: discover 8.8 s, 4 runtimes' turns 117.5 s (pwsh 7 68.1 s, bash 5 32.6 s, \
+                    node 20 11.7 s, …), hand-offs 270.5 s, pairs 44.6 s.";
+        assert!(md.contains(want), "{md}");
     }
 
     #[test]

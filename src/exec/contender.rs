@@ -53,6 +53,13 @@ impl Mode {
     pub fn waits_idle(self) -> bool {
         matches!(self, Mode::Session | Mode::ShellLoop)
     }
+
+    /// True when each attempt or hand-off step runs in a new process: a one-shot probe, or a
+    /// shell (its loop runs each attempt in a subshell, and its recipes start `mv`, `rm` and
+    /// `cat`); such a runtime's hand-off recipes take the longest.
+    pub fn starts_a_process_per_step(self) -> bool {
+        matches!(self, Mode::OneShot | Mode::ShellLoop)
+    }
 }
 
 /// One attempt's parameters, paths already spelled for the runtime.

@@ -463,7 +463,7 @@ mod tests {
                 against: None,
                 interrupted: false,
                 fs_skipped: Vec::new(),
-            phases: Vec::new(),
+                phases: Vec::new(),
                 runtimes: vec![
                     RuntimeInfo {
                         name: "node".into(),

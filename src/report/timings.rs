@@ -206,7 +206,8 @@ mod tests {
 
     #[test]
     fn the_steps_are_in_their_order_with_the_turns_summed_and_the_longest_named() {
-        let step = |phase, runtime: Option<&str>, seconds| PhaseTime { phase, runtime: runtime.map(Into::into), seconds };
+        let step =
+            |phase, runtime: Option<&str>, seconds| PhaseTime { phase, runtime: runtime.map(Into::into), seconds };
         let mut t = sample();
         assert!(!markdown(&t).contains("by step"), "no steps, no line");
         t.commands[0].phases = vec![

@@ -6,6 +6,13 @@
 //! numerics.
 
 use statrs::distribution::{Beta, Binomial, ContinuousCDF, DiscreteCDF};
+use statrs::statistics::{Data, Median};
+
+/// The median of `v` (the mean of the two middle values for an even count, `statrs`'s
+/// definition); NaN for none.
+pub fn median(v: &[f64]) -> f64 {
+    Data::new(v.to_vec()).median()
+}
 
 /// The one-sided 95% upper bound on a per-trial probability after `n` failures in `t`
 /// trials (Clopper–Pearson). For `n = 0` it is `1 − 0.05^(1/t)` (≈ 3/t, the "rule of three");

@@ -239,11 +239,13 @@ pub(super) fn owner_of(lock: &Path, kind: LockKind) -> Option<String> {
     v.get("ownerId")?.as_str().map(str::to_string)
 }
 
-/// The median of `us` (0 for none).
-fn median_us(us: &[u64]) -> u64 {
-    let mut v = us.to_vec();
-    v.sort_unstable();
-    v.get(v.len() / 2).copied().unwrap_or(0)
+/// The typical wall time of a recipe's earlier trials `took` (µs each): their median, 0 before
+/// the first.
+fn typical_us(took: &[f64]) -> u64 {
+    match took.is_empty() {
+        true => 0,
+        false => crate::stats::median(took) as u64,
+    }
 }
 
 /// One recipe's finding; `None` when the run was interrupted.
@@ -260,7 +262,7 @@ fn lease_recipe(
     let trials = if adaptive { LEASE_TRIALS } else { LEASE_TRIALS_THOROUGH };
     let kind = recipe.lock;
     // each trial's wall time, µs: what a slow taker must outwait (Ordering::scaled)
-    let mut took: Vec<u64> = Vec::new();
+    let mut took: Vec<f64> = Vec::new();
     let (done, evidence) = handoff::run_items(
         m,
         trials,
@@ -275,7 +277,7 @@ fn lease_recipe(
             std::fs::create_dir(&held)
                 .and_then(|()| leave_stale(&lock, kind, &stale_record(&stale, now_ms), now))
                 .map_err(|e| format!("could not leave the stale lease behind: {e}"))?;
-            let ordering = ORDERINGS[n % ORDERINGS.len()].scaled(median_us(&took));
+            let ordering = ORDERINGS[n % ORDERINGS.len()].scaled(typical_us(&took));
             let tokens: Vec<String> = (0..workers).map(|w| format!("{}-l{n}-w{w}", m.nonce)).collect();
             let slots: Vec<Slot<'_>> = tokens
                 .iter()
@@ -297,7 +299,7 @@ fn lease_recipe(
             let plan = ordering.plan(workers);
             let began = Instant::now();
             let end = handoff::run_item(pool, tdir, &slots, plan, id);
-            took.push(began.elapsed().as_micros() as u64);
+            took.push(began.elapsed().as_micros() as f64);
             // a marker counts only with its own contender's token in it: the harness reads
             // what is on disk, not what a taker said
             let holders: Vec<String> = tokens
@@ -352,8 +354,8 @@ mod tests {
         assert_eq!(slow.scaled(40_000), Ordering::Slow { stall_us: 80_000, late_us: 120_000 });
         assert_eq!(slow.scaled(u64::MAX), Ordering::Slow { stall_us: 1_000_000, late_us: 1_500_000 });
         assert_eq!(Ordering::Pause(500).scaled(40_000), Ordering::Pause(500));
-        assert_eq!(super::median_us(&[9, 1, 5]), 5);
-        assert_eq!(super::median_us(&[]), 0);
+        assert_eq!(super::typical_us(&[9.0, 1.0, 5.0]), 5);
+        assert_eq!(super::typical_us(&[]), 0, "no trial yet: the waits as they are");
         // a timed ordering has no slow taker
         assert!(PAUSES.iter().all(|o| (0..3).all(|s| o.stall_us(s, 3).is_none())));
         // the lease scenario takes the timed orderings, then the slow ones

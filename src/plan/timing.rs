@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::run::CellPlan;
 use crate::domain::{Scenario, TargetState};
 use crate::report::model::Cell;
+use crate::stats::median;
 
 /// A `--dry-run`'s estimate of the time its cells would take, in seconds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -32,17 +33,6 @@ pub struct SecondsEstimate {
     pub untimed: usize,
 }
 
-/// The median of `v` (not empty), ms.
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// A call's cells, whatever the runtime: variant, scenario, target, source kind.
 type CallKey<'a> = (&'a str, Scenario, TargetState, Option<crate::matrix::SourceKind>);
 
@@ -60,8 +50,8 @@ pub fn estimate_seconds(planned: &[CellPlan], earlier: &[Cell], from: PathBuf) -
         by_call.entry((c.variant.as_str(), c.scenario, c.target, c.source)).or_default().push(c.elapsed_ms);
         by_scenario.entry(c.scenario).or_default().push(c.elapsed_ms);
     }
-    let by_call: HashMap<CallKey<'_>, f64> = by_call.into_iter().map(|(k, mut v)| (k, median(&mut v))).collect();
-    let by_scenario: HashMap<Scenario, f64> = by_scenario.into_iter().map(|(k, mut v)| (k, median(&mut v))).collect();
+    let by_call: HashMap<CallKey<'_>, f64> = by_call.into_iter().map(|(k, v)| (k, median(&v))).collect();
+    let by_scenario: HashMap<Scenario, f64> = by_scenario.into_iter().map(|(k, v)| (k, median(&v))).collect();
     let mut e =
         SecondsEstimate { from, min_s: 0.0, max_s: 0.0, same_cell: 0, same_call: 0, same_scenario: 0, untimed: 0 };
     for p in planned {

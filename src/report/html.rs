@@ -444,12 +444,12 @@ pub fn render_with(r: &Results, again: Again<'_>) -> String {
     }
     // every call's answer, once for the page: the grid, its chart, the lists and the heatmap
     let records = super::answers::records(r);
+    let groups = table::disagreeing_groups(r);
     let heatmap = super::charts::answer_heatmap(r, &records, &|c| {
-        differ.contains(c.id.as_str()).then(|| {
-            let key = c.key();
-            let same: Vec<&Cell> = r.cells.iter().filter(|x| x.key() == key).collect();
-            format!("the {}", table::disagreement_word(&same))
-        })
+        if !differ.contains(c.id.as_str()) {
+            return None;
+        }
+        groups.get(&c.key()).map(|(how, _)| format!("the {}", how.as_str()))
     });
     h += &nav(r, !heatmap.is_empty());
     // the answer first, as in every report: the grid and its picture, the legend, the lists

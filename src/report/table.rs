@@ -586,16 +586,10 @@ fn mark_rows(r: &Results, runtime: &str, differ: &std::collections::BTreeSet<&st
 /// `versions disagree: node/v/race/absent: exclusive [node 20.20.2; linux …], multiple-winners
 /// [node 22.1.0; linux …]`. Empty when none disagree.
 pub fn disagreement_text(r: &Results) -> String {
-    let differ = r.disagreements();
-    let mut groups: std::collections::BTreeMap<String, Vec<&Cell>> = std::collections::BTreeMap::new();
-    for c in r.cells.iter().filter(|c| differ.contains(c.id.as_str())) {
-        groups.entry(c.key()).or_default().push(c);
-    }
-    groups
+    disagreeing_groups(r)
         .iter()
-        .map(|(k, cells)| {
-            let what = disagreement_word(cells);
-            let versions = what == VERSIONS_DISAGREE;
+        .map(|(k, (what, cells))| {
+            let versions = *what == Disagreement::Versions;
             let words: Vec<String> = cells
                 .iter()
                 .map(|c| {
@@ -609,23 +603,48 @@ pub fn disagreement_text(r: &Results) -> String {
                     }
                 })
                 .collect();
-            format!("{what}: {}: {}\n", escape_controls(k), words.join(", "))
+            format!("{}: {}: {}\n", what.as_str(), escape_controls(k), words.join(", "))
         })
         .collect()
 }
 
-/// What [`disagreement_word`] says where the merged runs measured different versions.
-pub const VERSIONS_DISAGREE: &str = "versions disagree";
+/// How the merged runs that disagree on a cell differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disagreement {
+    /// They measured the same version of the runtime on different machines or file systems.
+    Machines,
+    /// They measured different versions of the runtime: the version may be what changed.
+    Versions,
+}
 
-/// How merged cells of one key (runtime name, variant, scenario, target) that disagree are
-/// said: [`VERSIONS_DISAGREE`] where the runs measured different versions of the runtime (the
-/// version may be what changed), `machines disagree` otherwise. Compares the version, not the
-/// row label: a merged file's labels carry the machine too.
-pub fn disagreement_word(cells: &[&Cell]) -> &'static str {
-    match cells.iter().any(|c| c.runtime_version != cells[0].runtime_version) {
-        true => VERSIONS_DISAGREE,
-        false => "machines disagree",
+impl Disagreement {
+    /// How the tables and the HTML heatmap say it (`versions disagree`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disagreement::Machines => "machines disagree",
+            Disagreement::Versions => "versions disagree",
+        }
     }
+}
+
+/// The cells of `r` that disagree between merged runs ([`Results::disagreements`]) by key
+/// (runtime name, variant, scenario, target), each key with how its runs differ: by version
+/// where any cell's runtime version differs from the first's (the version, not the row label:
+/// a merged file's labels carry the machine too), by machine otherwise.
+pub fn disagreeing_groups(r: &Results) -> std::collections::BTreeMap<String, (Disagreement, Vec<&Cell>)> {
+    let differ = r.disagreements();
+    let mut groups: std::collections::BTreeMap<String, Vec<&Cell>> = std::collections::BTreeMap::new();
+    for c in r.cells.iter().filter(|c| differ.contains(c.id.as_str())) {
+        groups.entry(c.key()).or_default().push(c);
+    }
+    groups
+        .into_iter()
+        .map(|(k, cells)| {
+            let versions = cells.iter().any(|c| c.runtime_version != cells[0].runtime_version);
+            let how = if versions { Disagreement::Versions } else { Disagreement::Machines };
+            (k, (how, cells))
+        })
+        .collect()
 }
 
 /// One runtime's table for the terminal (see [`terminal_table`]).

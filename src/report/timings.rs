@@ -99,10 +99,10 @@ fn phase_line(phases: &[PhaseTime]) -> String {
     let mut parts = Vec::new();
     let mut turns: Vec<&PhaseTime> = phases.iter().filter(|p| p.phase == Phase::Turn).collect();
     turns.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    let first_turn = phases.iter().position(|p| p.phase == Phase::Turn);
     for (i, p) in phases.iter().enumerate() {
-        let first_turn = phases.iter().position(|q| q.phase == Phase::Turn) == Some(i);
         let name = match p.phase {
-            Phase::Turn if !first_turn => continue,
+            Phase::Turn if first_turn != Some(i) => continue,
             Phase::Turn => {
                 let named: Vec<String> = turns
                     .iter()

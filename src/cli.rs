@@ -157,17 +157,17 @@ pub fn command() -> clap::Command {
 #[command(name = "conformance", version, about, after_help = EXAMPLES, after_long_help = concat_help())]
 pub struct Cli {
     /// Folder holding the probes (default: the probes built into this binary).
-    #[arg(help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_PROBES", value_name = "DIR")]
+    #[arg(hide_short_help = true, help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_PROBES", value_name = "DIR")]
     pub probes: Option<PathBuf>,
     /// Folder holding the variant matrices (default: the matrices built into this binary).
-    #[arg(help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_MATRICES", value_name = "DIR")]
+    #[arg(hide_short_help = true, help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_MATRICES", value_name = "DIR")]
     pub matrices: Option<PathBuf>,
     /// The harness's cache of runtime versions, libraries and built probes.
     ///
     /// It holds installed runtime versions (runtimes/), the npm libraries the recipes race
     /// (libraries/), the built C# probe and user lock code, and the Wine prefix. Default: the
     /// user's cache folder, e.g. ~/.cache/conformance.
-    #[arg(help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_CACHE_DIR", value_name = "DIR")]
+    #[arg(hide_short_help = true, help_heading = HEADING_GLOBAL, long, global = true, env = "CONFORMANCE_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Never ask the npm registry.
     ///
@@ -512,7 +512,7 @@ pub struct PowerArgs {
     /// target and sources; strace -P), or every listed file-system call of the contender
     /// (slower: a runtime's own start-up and bookkeeping calls are delayed too). Hand-off
     /// scenarios always delay every call.
-    #[arg(long, value_enum, default_value = "race", value_name = "WHICH")]
+    #[arg(hide_short_help = true, long, value_enum, default_value = "race", value_name = "WHICH")]
     pub amplify_paths: AmplifyPathsArg,
     /// Add trials until the 95% bound on the multi-winner rate falls to RATE.
     ///
@@ -521,14 +521,14 @@ pub struct PowerArgs {
     #[arg(long, value_name = "RATE")]
     pub max_rate: Option<String>,
     /// The cap on trials per race with --max-rate.
-    #[arg(value_name = "N", long, default_value_t = DEFAULT_MAX_TRIALS, requires = "max_rate", value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
+    #[arg(hide_short_help = true, value_name = "N", long, default_value_t = DEFAULT_MAX_TRIALS, requires = "max_rate", value_parser = clap::value_parser!(u32).range(1..=MAX_TRIALS as i64))]
     pub max_trials: u32,
     /// Release offsets in µs between contenders, comma-separated.
     ///
     /// Release offsets in µs, comma-separated: contender i is released i × offset after
     /// contender 0, and trials are spread over the offsets in turn. Default: amplified races
     /// sweep 0, D/2, D, 2D for delay D; natural races 0 and the measured release spread.
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    #[arg(hide_short_help = true, long, value_name = "LIST", allow_hyphen_values = true)]
     pub offsets: Option<String>,
 }
 
@@ -539,11 +539,11 @@ pub struct AttemptArgs {
     ///
     /// Per-attempt timeout in seconds (multiplied for slow runtimes: cmd ×3, PowerShell ×2);
     /// a probe's start-up may take max(30 s, this).
-    #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
+    #[arg(hide_short_help = true, long, default_value_t = DEFAULT_TIMEOUT_SECS, value_name = "SECS")]
     pub timeout: f64,
     /// Hold time in milliseconds for variants that keep a handle open (dotnet.FileShare.None);
     /// at most 60000.
-    #[arg(value_name = "MS", long, default_value_t = DEFAULT_HOLD_MS, value_parser = clap::value_parser!(u64).range(0..=MAX_HOLD_MS))]
+    #[arg(hide_short_help = true, value_name = "MS", long, default_value_t = DEFAULT_HOLD_MS, value_parser = clap::value_parser!(u64).range(0..=MAX_HOLD_MS))]
     pub hold_ms: u64,
 }
 
@@ -650,20 +650,20 @@ pub struct RunArgs {
     #[arg(value_name = "N", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u32).range(2..=MAX_CONTENDERS as i64))]
     pub workers: u32,
     /// Publish: files published per recipe (one trial each); claim: items in incoming/ per trial.
-    #[arg(value_name = "N", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_ITEMS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(hide_short_help = true, value_name = "N", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_ITEMS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub items: u32,
     /// Publish scenario: readers polling each file.
-    #[arg(value_name = "N", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_READERS, value_parser = clap::value_parser!(u32).range(1..=MAX_CONTENDERS as i64))]
+    #[arg(hide_short_help = true, value_name = "N", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_READERS, value_parser = clap::value_parser!(u32).range(1..=MAX_CONTENDERS as i64))]
     pub readers: u32,
     /// Publish scenario: payload bytes per file (written in 4 KiB chunks, with a header and a trailer).
-    #[arg(value_name = "BYTES", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_SIZE, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
+    #[arg(hide_short_help = true, value_name = "BYTES", help_heading = HEADING_HANDOFFS, long, default_value_t = DEFAULT_SIZE, value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
     pub size: u32,
     /// Mutex scenario: seconds the others try to take a killed holder's lock.
     ///
     /// Mutex scenario: seconds the others keep trying to take the lock of a killed or paused
     /// holder; a killed holder's lock nobody took by then is `stuck`. Above the lock's own
     /// staleness threshold, or a lock that takes stale locks over shows as stuck.
-    #[arg(help_heading = HEADING_HANDOFFS, long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
+    #[arg(hide_short_help = true, help_heading = HEADING_HANDOFFS, long, value_name = "SECS", default_value_t = DEFAULT_TAKEOVER_WAIT_SECS, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub takeover_wait: u64,
     /// The user's lock module `mutex.module` races (set by `conformance check`, absolute).
     #[arg(skip)]
@@ -726,7 +726,7 @@ pub struct RunArgs {
     /// Trials per race cell for runtimes that start a process per attempt.
     ///
     /// Trials per race cell for one-shot runtimes (one process per attempt: cmd on Windows, or where its loop cannot start).
-    #[arg(value_name = "N", help_heading = HEADING_RACES, long, default_value_t = DEFAULT_ONESHOT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(hide_short_help = true, value_name = "N", help_heading = HEADING_RACES, long, default_value_t = DEFAULT_ONESHOT_TRIALS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub oneshot_trials: u32,
     /// Race modes, bounds and adaptive trials.
     #[command(flatten, next_help_heading = HEADING_RACES)]
@@ -739,7 +739,7 @@ pub struct RunArgs {
     /// What the contenders of second comers and races are: separate processes, or threads of
     /// one probe process (cells then say `contenders: threads`; the hand-off scenarios are not
     /// run).
-    #[arg(value_name = "KIND", help_heading = HEADING_RACES, long, value_enum, default_value = "process")]
+    #[arg(hide_short_help = true, value_name = "KIND", help_heading = HEADING_RACES, long, value_enum, default_value = "process")]
     pub contender_kind: ContenderKindArg,
     /// Per-attempt timeout and hold time.
     #[command(flatten, next_help_heading = HEADING_RACES)]
@@ -748,7 +748,7 @@ pub struct RunArgs {
     #[arg(help_heading = HEADING_OUTPUT, long)]
     pub force: bool,
     /// Skip the relative-path repeat of each second-comer attempt.
-    #[arg(help_heading = HEADING_SELECTION, long)]
+    #[arg(hide_short_help = true, help_heading = HEADING_SELECTION, long)]
     pub no_relative: bool,
     /// Fail (exit 5) unless these runtimes are found and working.
     ///
@@ -1167,7 +1167,7 @@ pub struct ScratchArgs {
     #[arg(long, conflicts_with = "path_segment")]
     pub hostile_paths: bool,
     /// Pass every path through a folder with this name (one path component).
-    #[arg(long, value_name = "NAME")]
+    #[arg(hide_short_help = true, long, value_name = "NAME")]
     pub path_segment: Option<String>,
     /// The --fs-root folder as a second client of the same share sees it.
     ///
@@ -1175,7 +1175,7 @@ pub struct ScratchArgs {
     /// second mount of an NFS or SMB export, e.g. with `-o nosharecache`): each race's odd
     /// contenders (k1, k3, …) get their paths through it, the others through --fs-root, so
     /// that the race is between two clients. `run --fs` sets it for sshfs itself.
-    #[arg(long, value_name = "DIR", requires = "fs_root")]
+    #[arg(hide_short_help = true, long, value_name = "DIR", requires = "fs_root")]
     pub second_client: Option<PathBuf>,
 }
 

@@ -31,8 +31,12 @@ pub const CLAIM_TRIALS: usize = 5;
 pub const CLAIM_AMPLIFIED_TRIALS: usize = 1;
 
 /// The claim scenario for the engine: `--workers` workers per item.
-pub(super) const RUNNER: handoff::Runner =
-    handoff::Runner { scenario: Scenario::Claim, slots: |o| o.sizes.workers, measure: measure_claim };
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Claim,
+    slots: |o| o.sizes.workers,
+    observers: handoff::no_observers,
+    measure: measure_claim,
+};
 
 /// Measures a batch of claim recipes ([`handoff::measure_recipes`]) with the run's
 /// [`HandoffSizes`].

@@ -50,8 +50,12 @@ pub const PAUSE_AT_US: u64 = 5_000;
 pub const PAUSE_US: u64 = 60_000;
 
 /// The done-marker scenario for the engine: a writer and a consumer per item.
-pub(super) const RUNNER: handoff::Runner =
-    handoff::Runner { scenario: Scenario::DoneMarker, slots: |_| DONE_SLOTS, measure: measure_done };
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::DoneMarker,
+    slots: |_| DONE_SLOTS,
+    observers: handoff::no_observers,
+    measure: measure_done,
+};
 
 /// Measures a batch of done-marker recipes ([`handoff::measure_recipes`]) with the run's
 /// data size (`--size`).

@@ -53,8 +53,12 @@ pub const EFFECT: &str = "effect-holder";
 pub const TAKEN: &str = "held-taker";
 
 /// The holder scenario for the engine: a holder and a taker per trial.
-pub(super) const RUNNER: handoff::Runner =
-    handoff::Runner { scenario: Scenario::Holder, slots: |_| 2, measure: measure_holder };
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Holder,
+    slots: |_| 2,
+    observers: handoff::no_observers,
+    measure: measure_holder,
+};
 
 /// Measures a batch of holder recipes ([`handoff::measure_recipes`]), amplified only where the
 /// run asks for it: the trial is laid out by the harness's pause, so natural trials already

@@ -176,6 +176,7 @@ pub const HELD: &str = "held";
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Lease,
     slots: |o| o.sizes.workers,
+    observers: handoff::no_observers,
     measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, lease_recipe),
 };
 

@@ -42,6 +42,7 @@ pub const EFFECTS: &str = "effects";
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Ledger,
     slots: |o| o.sizes.workers,
+    observers: handoff::no_observers,
     measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, ledger_recipe),
 };
 

@@ -561,7 +561,9 @@ impl Handoffs {
             }
             let Some(runner) = handoff::runner(*scenario) else { break };
             let slots = (runner.slots)(m.opts);
-            let found = (runner.measure)(&handoff::Batch { rt, recipes, slots }, &mut self.pools, m, on_finding);
+            let observers = (runner.observers)(m.opts);
+            let batch = handoff::Batch { rt, recipes, slots, observers };
+            let found = (runner.measure)(&batch, &mut self.pools, m, on_finding);
             for f in found {
                 if f.result.is_harness_error() && out.scratch_failed.is_none() {
                     out.scratch_failed = health::check(m.scratch.root()).err();

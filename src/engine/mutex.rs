@@ -73,6 +73,7 @@ pub const RELEASED: &str = "released";
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Mutex,
     slots: |o| o.sizes.workers,
+    observers: handoff::no_observers,
     measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, mutex_recipe),
 };
 

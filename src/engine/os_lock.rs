@@ -57,6 +57,7 @@ pub const RELOCK_MS: u64 = 300;
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::OsLock,
     slots: |_| 2,
+    observers: handoff::no_observers,
     measure: |b, p, m, f| handoff::measure_recipes(b, p, m, f, handoff::AmplifiedRun::WhenAsked, &mut os_lock_recipe),
 };
 

@@ -318,6 +318,20 @@ impl Pools {
         }
     }
 
+    /// Swaps the natural and the amplified contender of each slot in `slots` that both pools
+    /// have, where the amplified pool is started: before an amplified run whose observers
+    /// must run untraced ([`super::handoff::Runner::observers`]), and again after it, which
+    /// puts them back. Does nothing without a started amplified pool.
+    pub(super) fn swap_natural(&mut self, slots: std::ops::Range<usize>) {
+        if let Some(Ok(amplified)) = self.amplified.as_mut() {
+            for i in slots {
+                if let (Some(n), Some(a)) = (self.natural.get_mut(i), amplified.get_mut(i)) {
+                    std::mem::swap(n, a);
+                }
+            }
+        }
+    }
+
     /// Why the amplified pool cannot be used, when that is known before it is asked for (the
     /// adapter is never amplified, see [`Pools::of_adapter`], or the pool broke); `None`
     /// while it may still start.

@@ -24,8 +24,12 @@ use std::path::Path;
 use std::time::Instant;
 
 /// The publish scenario for the engine: a writer and `--readers` readers per item.
-pub(super) const RUNNER: handoff::Runner =
-    handoff::Runner { scenario: Scenario::Publish, slots: |o| 1 + o.sizes.readers, measure: measure_publish };
+pub(super) const RUNNER: handoff::Runner = handoff::Runner {
+    scenario: Scenario::Publish,
+    slots: |o| 1 + o.sizes.readers,
+    observers: |o| 1..1 + o.sizes.readers,
+    measure: measure_publish,
+};
 
 /// Measures a batch of publish recipes ([`handoff::measure_recipes`]) with the run's
 /// [`HandoffSizes`].

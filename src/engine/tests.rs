@@ -549,6 +549,57 @@ fn a_parked_pool_is_taken_back() {
     assert_eq!(back.iter().filter_map(Contender::note).collect::<Vec<_>>(), ["p0", "p1"]);
 }
 
+/// A natural race no tracer widens gets trials until its bound is 1% in an adaptive run:
+/// 299 clean trials, a failure still ending it; not a control, a quick run or `--thorough`.
+#[test]
+fn a_race_no_tracer_widens_goes_on_to_a_one_percent_bound() {
+    use super::policy::widened_by_nothing;
+    let b = Budget { trials: 100, max_rate: None, max_trials: 5000, disproof_per_ordering: Some(5), control_blocks: None };
+    let w = widened_by_nothing(b, Some(5), false);
+    assert_eq!(w.max_rate, Some(super::policy::NATURAL_ONLY_MAX_RATE));
+    assert!(!w.enough(298, 298, 0, 2) && w.enough(299, 299, 0, 2), "1 - 0.05^(1/299) <= 1%");
+    assert!(w.enough(10, 10, 1, 2), "a failure still ends it");
+    assert_eq!(widened_by_nothing(b, Some(5), true), b, "a control keeps its budget");
+    assert_eq!(widened_by_nothing(b, None, false), b, "--thorough keeps its trials");
+    let quick = Budget { trials: 30, ..b };
+    assert_eq!(widened_by_nothing(quick, Some(5), false), quick, "--quick keeps its 30");
+    let lower = Budget { max_rate: Some(0.005), ..b };
+    assert_eq!(widened_by_nothing(lower, Some(5), false).max_rate, Some(0.005), "a lower --max-rate stands");
+}
+
+/// An amplified hand-off run takes its observers (the readers) from the natural pool: the
+/// swap puts the natural contender of each observer slot into the amplified pool and back.
+/// The update scenario's observer is its reader (the last slot), publish's its readers.
+#[test]
+fn observers_swap_into_the_amplified_pool_and_back() {
+    let named = |n: &'static str| Contender::with_driver(Box::new(Named::new(n)));
+    let notes = |v: &[Contender]| v.iter().filter_map(Contender::note).collect::<Vec<_>>();
+    let launch = crate::exec::process::Launch::new("/nonexistent/probe", Vec::<String>::new());
+    let t = Timeouts { startup: Duration::from_secs(1), attempt: Duration::from_secs(1) };
+    let d = tempfile::tempdir().unwrap();
+    let mut pools = Pools::new(vec![(Mode::Session, launch, t); 3], d.path().into());
+    let amp = Amplify::On(crate::exec::amplify::Amplifier::for_tests(1000));
+    let tracer = pools.tracer_for(&amp).unwrap();
+    pools.hand_over(
+        vec![Some(named("n0")), Some(named("n1")), Some(named("n2"))],
+        Some((tracer, vec![Some(named("a0")), Some(named("a1")), Some(named("a2"))])),
+    );
+    pools.swap_natural(2..3);
+    assert_eq!(notes(pools.amplified(&amp).unwrap()), ["a0", "a1", "n2"]);
+    assert_eq!(notes(&pools.natural), ["n0", "n1", "a2"]);
+    pools.swap_natural(2..3);
+    assert_eq!(notes(pools.amplified(&amp).unwrap()), ["a0", "a1", "a2"]);
+    assert_eq!(notes(&pools.natural), ["n0", "n1", "n2"]);
+    // slots the pools do not have are left alone
+    pools.swap_natural(3..9);
+    assert_eq!(notes(&pools.natural), ["n0", "n1", "n2"]);
+    let o = options(10);
+    let (workers, readers) = (o.sizes.workers, o.sizes.readers);
+    assert_eq!((super::update::RUNNER.observers)(&o), workers..workers + 1, "update: the reader");
+    assert_eq!((super::publish::RUNNER.observers)(&o), 1..1 + readers, "publish: the readers");
+    assert!((super::claim::RUNNER.observers)(&o).is_empty());
+}
+
 /// The run starts every session runtime's probes at once before measuring: each family's
 /// natural fault is kept for its own family (here the second family's probes fail to start),
 /// the hand-off pool starts with them, and a runtime whose probes are a loop driver (cmd) is

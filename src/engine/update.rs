@@ -62,6 +62,8 @@ pub const START: &str = "0\n";
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Update,
     slots: |o| o.sizes.workers + 1,
+    // the reader, last
+    observers: |o| o.sizes.workers..o.sizes.workers + 1,
     measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, update_recipe),
 };
 

@@ -61,6 +61,7 @@ const QUEUE_SETTING: &str = "/proc/sys/fs/inotify/max_queued_events";
 pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Watch,
     slots: |_| 1,
+    observers: handoff::no_observers,
     measure: |b, p, m, f| handoff::measure_recipes(b, p, m, f, NEVER_AMPLIFIED, &mut watch_recipe),
 };
 

@@ -7,6 +7,7 @@ use super::handoff;
 use super::trial::{Slot, TrialPlan};
 use crate::options::HandoffSizes;
 
+use super::ItemsRun;
 use super::Measurement;
 use super::Pools;
 use crate::domain::Scenario;
@@ -78,7 +79,8 @@ fn claim_recipe(
         Ok(dir) => dir,
         Err(unsupported) => return Some(*unsupported),
     };
-    let trials = if m.amplified_items && !m.opts.handoff_amplified { CLAIM_AMPLIFIED_TRIALS } else { CLAIM_TRIALS };
+    let amplified = m.items == ItemsRun::Amplified;
+    let trials = if amplified && !m.opts.handoff_amplified { CLAIM_AMPLIFIED_TRIALS } else { CLAIM_TRIALS };
     let (done, evidence) = handoff::run_items(
         m,
         trials,

@@ -7,6 +7,7 @@ use super::trial::{run_trial, Slot, TrialEnd, TrialPlan, TrialSetup};
 
 use super::timeouts_for;
 use super::Amplify;
+use super::ItemsRun;
 use super::Measurement;
 use super::Pools;
 use crate::domain::ContenderKind;
@@ -187,7 +188,14 @@ pub(super) fn measure_recipes(
             break;
         }
         let started = Instant::now();
-        let Some(mut f) = run(&mut pools.natural[..slots], recipe, adapter.path_style(), m) else { break };
+        // a scenario amplified by default whose amplified run this runtime does not get
+        let no_amplified_run = amplified == AmplifiedRun::Always
+            && matches!(amplify, Amplify::On(_))
+            && (!asked || pools.unusable().is_some());
+        m.items = if no_amplified_run { ItemsRun::NaturalOnly } else { ItemsRun::Natural };
+        let natural = run(&mut pools.natural[..slots], recipe, adapter.path_style(), m);
+        m.items = ItemsRun::Natural;
+        let Some(mut f) = natural else { break };
         // how the probes were driven (the cmd loop, or one-shot after it did not start)
         f.driver = pools.natural[..slots].iter().find_map(Contender::note);
         // the library version raced, for the tables and `diff`
@@ -205,7 +213,7 @@ pub(super) fn measure_recipes(
                 (None, Amplify::On(_), false, _) => Err(NoAmplified::NotRequested),
                 _ => match pools.amplified(&amplify).map(|_| ()) {
                     Ok(()) => {
-                        m.amplified_items = true;
+                        m.items = ItemsRun::Amplified;
                         // the observers from the natural pool for this run, and back after it
                         pools.swap_natural(batch.observers.clone());
                         let a = match pools.amplified(&amplify) {
@@ -213,7 +221,7 @@ pub(super) fn measure_recipes(
                             Err(_) => None,
                         };
                         pools.swap_natural(batch.observers.clone());
-                        m.amplified_items = false;
+                        m.items = ItemsRun::Natural;
                         match a {
                             Some(a) => Ok(a),
                             None => break,

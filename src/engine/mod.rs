@@ -45,8 +45,8 @@ mod second;
 pub mod trial;
 mod update;
 pub use update::{
-    INCREMENTS as UPDATE_INCREMENTS, UPDATE_AMPLIFIED_TRIALS, UPDATE_DISPROOF_TRIALS, UPDATE_TRIALS,
-    UPDATE_TRIALS_THOROUGH,
+    INCREMENTS as UPDATE_INCREMENTS, UPDATE_AMPLIFIED_TRIALS, UPDATE_DISPROOF_TRIALS, UPDATE_NATURAL_ONLY_TRIALS,
+    UPDATE_TRIALS, UPDATE_TRIALS_THOROUGH,
 };
 
 pub use policy::{race_modes, RaceOutput, RaceRole, DISPROOF_TRIALS_PER_ORDERING, NATURAL_CHECK_TRIALS_PER_ORDERING};
@@ -90,9 +90,23 @@ pub struct Measurement<'a> {
     kept: Option<against::KeptPools>,
     /// Set by [`Measurement::defer_handoffs`].
     defer_handoffs: bool,
-    /// True while a hand-off recipe's items run amplified (`handoff::measure_recipes`), for
-    /// the scenarios whose amplified items cost more than natural ones.
-    amplified_items: bool,
+    /// Which run of a hand-off recipe's items is going on (`handoff::measure_recipes`), for
+    /// the scenarios whose trials depend on it.
+    items: ItemsRun,
+}
+
+/// Which run of a hand-off recipe's items is going on ([`Measurement::items`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ItemsRun {
+    /// The natural run; an amplified one follows, or the run asked for none (`--amplify off`,
+    /// or a scenario amplified only with `--thorough` or `--amplify on`).
+    Natural,
+    /// The natural run of a scenario amplified by default, with no amplified run to follow on
+    /// this runtime (amplification is on, but PowerShell's tracer is attached only when asked,
+    /// and cmd is never amplified): its natural trials are all the evidence there is.
+    NaturalOnly,
+    /// The amplified run: every file-system call of the recipe's probes delayed.
+    Amplified,
 }
 
 impl<'a> Measurement<'a> {
@@ -106,7 +120,7 @@ impl<'a> Measurement<'a> {
             amplify: None,
             kept: None,
             defer_handoffs: false,
-            amplified_items: false,
+            items: ItemsRun::Natural,
         }
     }
 

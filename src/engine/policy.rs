@@ -253,7 +253,8 @@ pub fn race_modes(
     // a race no tracer widens here (cmd under Wine, no strace, probes that broke under it)
     let natural_only = matches!(unavailable, Some(NoAmplified::Unavailable(_) | NoAmplified::Broke(_)));
     let natural_budget = natural_budget(budget, adaptive, amplified_summary, control, orderings);
-    let natural_budget = if natural_only { widened_by_nothing(natural_budget, adaptive, control) } else { natural_budget };
+    let natural_budget =
+        if natural_only { widened_by_nothing(natural_budget, adaptive, control) } else { natural_budget };
     // the natural check that ran first stands unless the amplified race left more to decide
     // (it did not run, or did not settle the cell): then a natural race of that budget replaces it
     let checked = natural.as_ref().map_or(0, |r| r.summary.stats.trials);

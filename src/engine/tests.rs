@@ -554,7 +554,8 @@ fn a_parked_pool_is_taken_back() {
 #[test]
 fn a_race_no_tracer_widens_goes_on_to_a_one_percent_bound() {
     use super::policy::widened_by_nothing;
-    let b = Budget { trials: 100, max_rate: None, max_trials: 5000, disproof_per_ordering: Some(5), control_blocks: None };
+    let b =
+        Budget { trials: 100, max_rate: None, max_trials: 5000, disproof_per_ordering: Some(5), control_blocks: None };
     let w = widened_by_nothing(b, Some(5), false);
     assert_eq!(w.max_rate, Some(super::policy::NATURAL_ONLY_MAX_RATE));
     assert!(!w.enough(298, 298, 0, 2) && w.enough(299, 299, 0, 2), "1 - 0.05^(1/299) <= 1%");

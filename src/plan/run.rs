@@ -404,10 +404,16 @@ impl RunPlan {
                 .collect(),
             amplification: self.common.amplification_info(&self.options.amplify),
             out: self.out.clone(),
-            seconds: self
-                .estimate_from
-                .as_ref()
-                .map(|(p, r)| super::timing::estimate_seconds(&cells, &r.cells, p.clone())),
+            seconds: match &self.estimate_from {
+                Some((p, r)) => {
+                    super::timing::estimate_seconds(&cells, super::timing::Earlier::Cells(&r.cells), p.clone())
+                }
+                None => super::timing::estimate_seconds(
+                    &cells,
+                    super::timing::Earlier::Calls(&super::timing::baseline_times()),
+                    super::timing::BASELINE_RESULTS.into(),
+                ),
+            },
             cells,
             attempts,
         }
@@ -551,6 +557,7 @@ pub struct DryRun {
     /// The estimated attempts.
     pub attempts: Estimate,
     /// The estimated time of the cells, from an earlier run's (`--estimate-from`, or the
-    /// newest run under `conformance-runs/`); `None` without one.
-    pub seconds: Option<super::timing::SecondsEstimate>,
+    /// newest run under `conformance-runs/`), else from the committed baseline's call times
+    /// built into the binary.
+    pub seconds: super::timing::SecondsEstimate,
 }

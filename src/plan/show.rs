@@ -195,40 +195,37 @@ pub fn dry_run_text(d: &DryRun) -> String {
         let _ = write!(s, ", and {} hand-off recipe(s)", a.handoff_cells);
     }
     let _ = writeln!(s, ", besides warm-up and discarded trials");
-    match &d.seconds {
-        Some(e) => {
-            // cells the earlier run has no time for make the figure a floor
-            let range = if e.untimed > 0 {
-                format!("at least {:.0} s", e.min_s)
-            } else if e.max_s - e.min_s >= 1.0 {
-                format!("{:.0}–{:.0} s", e.min_s, e.max_s)
-            } else {
-                format!("{:.0} s", e.max_s)
-            };
-            let _ = writeln!(
-                s,
-                "estimated time: {range} of measuring, from the cells of {} ({} cells by their own time, {} by \
-                 their call's on another runtime or version, {} by their scenario's median{}); start-up and \
-                 pairs not counted",
-                table::escape_controls(&e.from.display().to_string()),
-                e.same_cell,
-                e.same_call,
-                e.same_scenario,
-                if e.untimed > 0 {
-                    format!(", {} untimed: their scenario was not measured there", e.untimed)
-                } else {
-                    String::new()
-                }
-            );
+    let e = &d.seconds;
+    // cells the earlier run has no time for make the figure a floor
+    let range = if e.untimed > 0 {
+        format!("at least {:.0} s", e.min_s)
+    } else if e.max_s - e.min_s >= 1.0 {
+        format!("{:.0}–{:.0} s", e.min_s, e.max_s)
+    } else {
+        format!("{:.0} s", e.max_s)
+    };
+    let from = if e.built_in {
+        format!(
+            "the committed baseline built into this binary ({}, measured on the project's 2-core Linux machine; \
+             no earlier run here)",
+            e.from.display()
+        )
+    } else {
+        format!("the cells of {}", table::escape_controls(&e.from.display().to_string()))
+    };
+    let _ = writeln!(
+        s,
+        "estimated time: {range} of measuring, from {from}: {} cells by their own time, {} by their call's on \
+         another runtime or version, {} by their scenario's median{}; start-up and pairs not counted",
+        e.same_cell,
+        e.same_call,
+        e.same_scenario,
+        if e.untimed > 0 {
+            format!(", {} untimed: their scenario was not measured there", e.untimed)
+        } else {
+            String::new()
         }
-        None => {
-            let _ = writeln!(
-                s,
-                "estimated time: unknown, no earlier run to time it by (run once, or pass --estimate-from \
-                 FILE: the committed reports/linux/results.json times every cell)"
-            );
-        }
-    }
+    );
     let _ = writeln!(s, "results would go to {}", table::escape_controls(&d.out.display().to_string()));
     s
 }

@@ -351,8 +351,8 @@ fn the_default_run_races_every_open_row_and_quick_races_each_calls_plain_form() 
 }
 
 /// `--estimate-from` reads the file and the dry run gives seconds from its cells' times (the
-/// fixture's Node cells time Bun's node:fs calls, another runtime's); without one, the time
-/// is said to be unknown, with how to get it; a file that does not read names itself.
+/// fixture's Node cells time Bun's node:fs calls, another runtime's); without one, from the
+/// committed baseline built into the binary; a file that does not read names itself.
 #[test]
 fn the_dry_run_estimates_seconds_from_an_earlier_runs_cells() {
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results/base.json");
@@ -360,16 +360,19 @@ fn the_dry_run_estimates_seconds_from_an_earlier_runs_cells() {
     let with: Vec<&str> = args.iter().copied().chain(["--dry-run", "--estimate-from", fixture]).collect();
     let plan = run_plan(&with).unwrap();
     let d = plan.dry_run_report(&[bun()]);
-    let e = d.seconds.as_ref().expect("an estimate");
+    let e = &d.seconds;
     assert_eq!(e.from, std::path::PathBuf::from(fixture));
     assert_eq!(e.same_cell, 0, "{e:?}");
     assert!(e.same_call > 0 && e.max_s > 0.0, "{e:?}");
     let text = super::dry_run_text(&d);
     assert!(text.contains("estimated time: ") && text.contains(" s of measuring, from the cells of "), "{text}");
 
+    // without one, the committed baseline's call times built into the binary
     let without: Vec<&str> = args.iter().copied().chain(["--dry-run"]).collect();
-    let text = super::dry_run_text(&run_plan(&without).unwrap().dry_run_report(&[bun()]));
-    assert!(text.contains("estimated time: unknown") && text.contains("--estimate-from"), "{text}");
+    let d = run_plan(&without).unwrap().dry_run_report(&[bun()]);
+    assert!(d.seconds.built_in && d.seconds.same_call > 0 && d.seconds.max_s > 0.0, "{:?}", d.seconds);
+    let text = super::dry_run_text(&d);
+    assert!(text.contains("s of measuring, from the committed baseline built into this binary"), "{text}");
 
     let missing: Vec<&str> = args.iter().copied().chain(["--dry-run", "--estimate-from", "/no/such/r.json"]).collect();
     let Err(err) = run_plan(&missing) else { panic!("a file that does not read is an error") };

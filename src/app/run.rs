@@ -28,6 +28,8 @@ pub(super) fn cmd_run(a: &RunArgs, paths: &Paths) -> Result<i32> {
 
 /// The steps of a run as they end ([`crate::report::model::RunInfo::phases`]).
 struct Laps {
+    /// When the run began.
+    started: Instant,
     /// When the step under way began.
     since: Instant,
     /// The steps that ended, in order.
@@ -36,7 +38,23 @@ struct Laps {
 
 impl Laps {
     fn new(started: Instant) -> Self {
-        Laps { since: started, phases: Vec::new() }
+        Laps { started, since: started, phases: Vec::new() }
+    }
+
+    /// Ends the step under way as [`Laps::lap`] does and writes `results` so far to `outdir`
+    /// with the steps and the run's duration up to now, so that a crash keeps them. Errors:
+    /// `results.json` could not be written.
+    fn checkpoint(
+        &mut self,
+        phase: Phase,
+        runtime: Option<&str>,
+        results: &mut crate::report::model::Results,
+        outdir: &crate::outdir::OutDir,
+    ) -> Result<()> {
+        self.lap(phase, runtime);
+        results.run_info.phases.clone_from(&self.phases);
+        results.run_info.duration_s = self.started.elapsed().as_secs_f64();
+        outdir.write("results.json", &json::render(results))
     }
 
     /// Ends the step under way as `phase` (of `runtime`, for a turn) and begins the next.
@@ -59,8 +77,7 @@ pub(super) const REPORT_HTML: &str = "report.html";
 /// Errors: see [`RunPlan::new`], [`Requested::locate_versions`]; [`Error::Output`] for
 /// `--out`, [`Error::RequiredMissing`], [`Error::NoRuntime`], [`Error::ScratchBroken`].
 pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32, Option<Results>)> {
-    let started = Instant::now();
-    let mut laps = Laps::new(started);
+    let mut laps = Laps::new(Instant::now());
     let mut plan = RunPlan::new(a, paths)?;
     // without --runtime: what is on PATH and every version the user installed
     if plan.requested == Requested::default() {
@@ -238,10 +255,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
             });
         }
         // keep partial results on disk after each runtime, so a crash keeps the data
-        laps.lap(Phase::Turn, Some(&rt.label));
-        results.run_info.phases.clone_from(&laps.phases);
-        results.run_info.duration_s = started.elapsed().as_secs_f64();
-        outdir.write("results.json", &json::render(&results))?;
+        laps.checkpoint(Phase::Turn, Some(&rt.label), &mut results, &outdir)?;
     }
     // the probes of runtimes the run did not reach (interrupted, the scratch folder failed)
     engine::RuntimePools::shutdown_all(turns.map(|(_, pools)| pools));
@@ -291,18 +305,12 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
                 let handoff = c.scenario.is_handoff().then(|| place.get(c.id.as_str()).copied().unwrap_or(usize::MAX));
                 (order.iter().position(|l| *l == c.runtime), handoff)
             });
-            laps.lap(Phase::Handoffs, None);
-            results.run_info.phases.clone_from(&laps.phases);
-            results.run_info.duration_s = started.elapsed().as_secs_f64();
-            outdir.write("results.json", &json::render(&results))?;
+            laps.checkpoint(Phase::Handoffs, None, &mut results, &outdir)?;
         }
     }
     if plan.against != crate::against::AgainstScope::None && scratch_failed.is_none() {
         race_against(&plan, &found, &mut results, &mut measurement, &ctx, &bar);
-        laps.lap(Phase::Pairs, None);
-        results.run_info.phases.clone_from(&laps.phases);
-        results.run_info.duration_s = started.elapsed().as_secs_f64();
-        outdir.write("results.json", &json::render(&results))?;
+        laps.checkpoint(Phase::Pairs, None, &mut results, &outdir)?;
     }
     // probes kept for pairs that did not run (interrupted, the scratch folder failed)
     measurement.take_kept().shutdown();
@@ -319,7 +327,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
             let _ = write!(stdout, "\n{answers}");
         }
     }
-    results.run_info.duration_s = started.elapsed().as_secs_f64();
+    results.run_info.duration_s = laps.started.elapsed().as_secs_f64();
     results.run_info.interrupted = crate::interrupt::requested();
     // the reports show neither the steps nor their times: rendered first, they are timed too
     let summary = markdown::render(&results);

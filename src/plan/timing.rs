@@ -93,7 +93,7 @@ pub struct SecondsEstimate {
     /// The `results.json` whose cells' times were used.
     pub from: PathBuf,
     /// True when they are the committed baseline's call times built into this binary
-    /// ([`BASELINE_TIMINGS`], measured on the project's machine), for want of an earlier run here.
+    /// (`reports/linux/timings.csv`, measured on the project's machine), for want of an earlier run here.
     pub built_in: bool,
     /// The cells' time at least: conditional races (`--races auto`) left out, s.
     pub min_s: f64,

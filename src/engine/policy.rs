@@ -33,10 +33,10 @@ pub const NATURAL_CHECK_TRIALS_PER_ORDERING: usize = 10;
 /// can widen it here (amplification on, but unavailable for the runtime, as for cmd under
 /// Wine, or broken): an `exclusive` natural race goes on until the 95% upper bound on its
 /// multi-winner rate falls to this (299 clean trials, `1 − 0.05^(1/299)`), where 100 trials
-/// bound it at 3%. Measured here: Wine's `ren` replaced a name Rust's `create_new` took in 1
-/// of 10, 1 of 86 and 1 of 96 natural trials in three default runs and in none of 100 in two
-/// more (three in about 400: a window hit about once in 130 trials, missed by 100 trials about
-/// half the time, by 299 about one time in ten).
+/// bound it at 3%. Measured here: Wine's `ren` replaced a name Rust's `create_new` took in 4
+/// of 841 natural trials over seven default runs (1/10, 1/86, 1/96, 1/150; none in 100, 100
+/// and 299): a window hit about once in 210 trials, which 100 trials miss about three runs in
+/// five and 299 about one in four. More than that costs cmd's races minutes.
 pub const NATURAL_ONLY_MAX_RATE: f64 = 0.01;
 
 /// What the races of one cell produced in both modes, before the detection control is

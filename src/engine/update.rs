@@ -36,9 +36,9 @@ pub const UPDATE_AMPLIFIED_TRIALS: usize = SPREAD.len();
 /// Natural trials per update recipe in the default run on a runtime that gets no amplified
 /// run (PowerShell, whose tracer is attached only when asked; cmd): six in each ordering.
 /// PowerShell's `update.append-line` (.NET's append: `fstat`, then `pwrite`) lost an update in
-/// 4 of 37 natural trials over five default runs here (about one in nine; the adaptive stop
+/// 4 of 27 natural trials over five default runs here (about one in seven; the adaptive stop
 /// ends a run at its first) and in none of 10 in one of them, which then answered `use`; at
-/// that rate none in 30 happens about once in 35 runs, none in 10 once in 3.
+/// that rate none in 10 happens about one run in 5, none in 30 about one in 120.
 pub const UPDATE_NATURAL_ONLY_TRIALS: usize = 6 * SPREAD.len();
 /// Trials per update recipe with `--thorough`: five in each ordering.
 pub const UPDATE_TRIALS_THOROUGH: usize = 5 * PAUSES.len();

@@ -211,24 +211,19 @@ pub(super) fn measure_recipes(
                 // a runtime that is never amplified (cmd) says so, likewise
                 (Some(why), _, _, _) => Err(NoAmplified::Unavailable(why.to_string())),
                 (None, Amplify::On(_), false, _) => Err(NoAmplified::NotRequested),
-                _ => match pools.amplified(&amplify).map(|_| ()) {
-                    Ok(()) => {
-                        m.items = ItemsRun::Amplified;
-                        // the observers from the natural pool for this run, and back after it
-                        pools.swap_natural(batch.observers.clone());
-                        let a = match pools.amplified(&amplify) {
-                            Ok(pool) => run(&mut pool[..slots], recipe, adapter.path_style(), m),
-                            Err(_) => None,
-                        };
-                        pools.swap_natural(batch.observers.clone());
-                        m.items = ItemsRun::Natural;
-                        match a {
-                            Some(a) => Ok(a),
-                            None => break,
-                        }
+                _ => {
+                    m.items = ItemsRun::Amplified;
+                    // the observers (readers) from the natural pool: untraced, at full speed
+                    let a = pools.with_amplified(&amplify, batch.observers.clone(), |pool| {
+                        run(&mut pool[..slots], recipe, adapter.path_style(), m)
+                    });
+                    m.items = ItemsRun::Natural;
+                    match a {
+                        Ok(Some(a)) => Ok(a),
+                        Ok(None) => break,
+                        Err(why) => Err(why),
                     }
-                    Err(why) => Err(why),
-                },
+                }
             };
             if let CellResult::Counters(k) = &mut f.result {
                 match amplified {

@@ -243,9 +243,10 @@ pub(super) fn owner_of(lock: &Path, kind: LockKind) -> Option<String> {
 /// The typical wall time of a recipe's earlier trials `took` (µs each): their median, 0 before
 /// the first.
 fn typical_us(took: &[f64]) -> u64 {
-    match took.is_empty() {
-        true => 0,
-        false => crate::stats::median(took) as u64,
+    if took.is_empty() {
+        0
+    } else {
+        crate::stats::median(took) as u64
     }
 }
 

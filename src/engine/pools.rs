@@ -332,6 +332,24 @@ impl Pools {
         }
     }
 
+    /// Runs `f` on the amplified pool under `amp` ([`Pools::amplified`], started on first use)
+    /// with the slots `untraced` taken from the natural pool for the time of `f`
+    /// ([`Pools::swap_natural`] before and after). Returns what `f` returned, or why there is
+    /// no amplified pool.
+    pub(super) fn with_amplified<R>(
+        &mut self,
+        amp: &Amplify,
+        untraced: std::ops::Range<usize>,
+        f: impl FnOnce(&mut [Contender]) -> R,
+    ) -> Result<R, NoAmplified> {
+        self.amplified(amp)?;
+        self.swap_natural(untraced.clone());
+        // the pool started above, holding the natural observers now
+        let r = self.amplified(amp).map(f);
+        self.swap_natural(untraced);
+        r
+    }
+
     /// Why the amplified pool cannot be used, when that is known before it is asked for (the
     /// adapter is never amplified, see [`Pools::of_adapter`], or the pool broke); `None`
     /// while it may still start.

@@ -591,6 +591,11 @@ fn observers_swap_into_the_amplified_pool_and_back() {
     pools.swap_natural(2..3);
     assert_eq!(notes(pools.amplified(&amp).unwrap()), ["a0", "a1", "a2"]);
     assert_eq!(notes(&pools.natural), ["n0", "n1", "n2"]);
+    // the scoped form: the natural observer inside the run, the pools as they were after it
+    let inside = pools.with_amplified(&amp, 2..3, |pool| notes(pool)).unwrap();
+    assert_eq!(inside, ["a0", "a1", "n2"]);
+    assert_eq!(notes(pools.amplified(&amp).unwrap()), ["a0", "a1", "a2"]);
+    assert_eq!(notes(&pools.natural), ["n0", "n1", "n2"]);
     // slots the pools do not have are left alone
     pools.swap_natural(3..9);
     assert_eq!(notes(&pools.natural), ["n0", "n1", "n2"]);

@@ -36,7 +36,7 @@ pub struct CallTime {
     pub target: TargetState,
     /// The source kind, where the call places one.
     pub source: Option<SourceKind>,
-    /// The median of its cells' `elapsed_ms`, ms (rounded to 0.1 ms).
+    /// The median of its cells' `elapsed_ms`, ms ([`BASELINE_TIMINGS`] rounds it to 0.1 ms).
     pub ms: f64,
 }
 
@@ -54,7 +54,7 @@ pub fn call_times(cells: &[Cell]) -> Vec<CallTime> {
             scenario,
             target,
             source,
-            ms: (median(&ms) * 10.0).round() / 10.0,
+            ms: median(&ms),
         })
         .collect();
     out.sort_by(|a, b| (&a.variant, a.scenario, a.target, a.source).cmp(&(&b.variant, b.scenario, b.target, b.source)));
@@ -67,7 +67,8 @@ pub fn call_times(cells: &[Cell]) -> Vec<CallTime> {
 fn baseline_csv(times: &[CallTime]) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     for t in times {
-        w.serialize(t).expect("a call time serialises");
+        let ms = (t.ms * 10.0).round() / 10.0;
+        w.serialize(CallTime { ms, ..t.clone() }).expect("a call time serialises");
     }
     String::from_utf8(w.into_inner().expect("written to memory")).expect("CSV of UTF-8 strings")
 }
@@ -120,22 +121,20 @@ type CallKey<'a> = (&'a str, Scenario, TargetState, Option<crate::matrix::Source
 /// waiting on its workers; a run measures session runtimes' hand-offs two runtimes at a time,
 /// so the estimate is of the cells' own time, not of the run's wall time.
 pub fn estimate_seconds(planned: &[CellPlan], earlier: Earlier<'_>, from: PathBuf) -> SecondsEstimate {
+    // a scenario's median over a run's own cells, or over the calls where only they are known
+    let mut by_scenario: HashMap<Scenario, Vec<f64>> = HashMap::new();
     let (by_id, calls, built_in): (HashMap<&str, f64>, Vec<CallTime>, bool) = match earlier {
         Earlier::Cells(cells) => {
+            cells.iter().for_each(|c| by_scenario.entry(c.scenario).or_default().push(c.elapsed_ms));
             (cells.iter().map(|c| (c.id.as_str(), c.elapsed_ms)).collect(), call_times(cells), false)
         }
-        Earlier::Calls(times) => (HashMap::new(), times.to_vec(), true),
+        Earlier::Calls(times) => {
+            times.iter().for_each(|t| by_scenario.entry(t.scenario).or_default().push(t.ms));
+            (HashMap::new(), times.to_vec(), true)
+        }
     };
     let by_call: HashMap<CallKey<'_>, f64> =
         calls.iter().map(|t| ((t.variant.as_str(), t.scenario, t.target, t.source), t.ms)).collect();
-    // a scenario's median over its calls (over its cells for a run's own cells)
-    let mut by_scenario: HashMap<Scenario, Vec<f64>> = HashMap::new();
-    match earlier {
-        Earlier::Cells(cells) => {
-            cells.iter().for_each(|c| by_scenario.entry(c.scenario).or_default().push(c.elapsed_ms))
-        }
-        Earlier::Calls(times) => times.iter().for_each(|t| by_scenario.entry(t.scenario).or_default().push(t.ms)),
-    }
     let by_scenario: HashMap<Scenario, f64> = by_scenario.into_iter().map(|(k, v)| (k, median(&v))).collect();
     let mut e = SecondsEstimate {
         from,

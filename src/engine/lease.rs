@@ -47,14 +47,14 @@ pub enum Ordering {
     /// and create; a taker paused between its check and its act does (a holder descheduled
     /// at the wrong moment, which the first article's recipe assumes away).
     Pause(u64),
-    /// A slow taker among fast ones: every contender released together but the
-    /// second-to-last, released `late_us` after the others, and the last one waiting
-    /// `stall_us` before each step after its check (`params.stall_us`, as a taker descheduled
-    /// between its steps; `probes/PROTOCOL.md`). The fast taker takes the lease over while the
-    /// slow one waits; the slow one then acts on what it checked before, and the late one
-    /// arrives while it does — the three-party interleaving of a takeover that moves the lease
-    /// aside to look at it, which leaves the name empty until it puts back a lease it should
-    /// not have moved. With fewer than three contenders none is released late.
+    /// A slow taker among fast ones: the last contender, released first, waits `stall_us`
+    /// before each step after its check (`params.stall_us`, as a taker descheduled between its
+    /// steps; `probes/PROTOCOL.md`); the fast ones follow [`FAST_AFTER_STALL`] of that wait
+    /// later, when the slow one has checked, and take the lease over while it waits; the
+    /// second-to-last comes `late_us` after the slow one, while the slow one acts on what it
+    /// checked before — the three-party interleaving of a takeover that moves the lease aside
+    /// to look at it, which leaves the name empty until it puts back a lease it should not have
+    /// moved. With fewer than three contenders none is released late.
     Slow {
         /// The slow taker's wait before each step, µs.
         stall_us: u64,
@@ -82,10 +82,11 @@ pub const PAUSES: [Ordering; 10] = [
 ];
 
 /// The lease scenario's orderings, taken by turns (trial `n` runs `ORDERINGS[n % 12]`): the
-/// [`PAUSES`], then a slow taker ([`Ordering::Slow`]) waiting 5 and 20 ms before each step, the
-/// late one released half as long again after the others — long enough for a fast taker's
-/// whole takeover before the slow one acts, natural or amplified, and for the late one's
-/// check and create before the slow one's next step. Where the recipe's trials take longer
+/// [`PAUSES`], then a slow taker ([`Ordering::Slow`]) waiting 5 and 20 ms before each step —
+/// long enough for a fast taker's whole takeover before the slow one acts, natural or
+/// amplified — the late one released twice that wait after the slow one: in the middle of the
+/// two waits between the slow one's moving the lease aside and its putting it back, the time a
+/// `lease.rename-aside` takeover leaves the name empty. Where the recipe's trials take longer
 /// (PowerShell, a loaded machine), the waits grow with them ([`Ordering::scaled`]).
 pub const ORDERINGS: [Ordering; 12] = [
     PAUSES[0],
@@ -98,9 +99,16 @@ pub const ORDERINGS: [Ordering; 12] = [
     PAUSES[7],
     PAUSES[8],
     PAUSES[9],
-    Ordering::Slow { stall_us: 5_000, late_us: 7_500 },
-    Ordering::Slow { stall_us: 20_000, late_us: 30_000 },
+    Ordering::Slow { stall_us: 5_000, late_us: 10_000 },
+    Ordering::Slow { stall_us: 20_000, late_us: 40_000 },
 ];
+
+/// The fast takers of an [`Ordering::Slow`] trial are released this fraction (1/n) of the slow
+/// one's wait after it: once it has checked, and early enough to have their takeover done before
+/// its first step (half a wait either way for a taker descheduled before it starts). Released together with it, on a loaded machine the fast taker's whole
+/// takeover sometimes came before the slow one's check (which then found a live lease): in a
+/// loaded run Bun's `lease.rename-aside` held over its 24 natural trials.
+pub const FAST_AFTER_STALL: u64 = 2;
 
 /// How many of a recipe's typical trial times a slow taker waits at least before each step
 /// ([`Ordering::scaled`]): a fast taker's takeover is at most one trial's time, and the late
@@ -112,11 +120,21 @@ impl Ordering {
     pub(super) fn plan(self, k: usize) -> TrialPlan {
         match self {
             Ordering::Offset(us) => TrialPlan::release(k, us),
-            Ordering::Slow { late_us, .. } => TrialPlan::new(
-                (0..k)
-                    .map(|slot| Phase::Release { slot, at_us: if k >= 3 && slot == k - 2 { late_us } else { 0 } })
-                    .collect(),
-            ),
+            Ordering::Slow { stall_us, late_us } => {
+                let fast_us = stall_us / FAST_AFTER_STALL;
+                TrialPlan::new(
+                    (0..k)
+                        .map(|slot| Phase::Release {
+                            slot,
+                            at_us: match slot {
+                                s if s + 1 == k => 0,
+                                s if k >= 3 && s + 2 == k => late_us,
+                                _ => fast_us,
+                            },
+                        })
+                        .collect(),
+                )
+            }
             Ordering::Pause(at_us) => {
                 let last = k.saturating_sub(1);
                 let mut phases: Vec<Phase> = (0..k).map(|slot| Phase::Release { slot, at_us: 0 }).collect();
@@ -129,16 +147,16 @@ impl Ordering {
 
     /// This ordering for a recipe whose trials took `typical_us` here (the median wall time of
     /// its earlier trials in this mode): a [`Ordering::Slow`] taker waits at least
-    /// [`STALL_TRIALS`] of them before each step, and the late one comes half as long again
-    /// after the others; every other ordering as it is. In a loaded run PowerShell's slow taker,
+    /// [`STALL_TRIALS`] of them before each step, and the late one comes twice that wait after
+    /// the slow one; every other ordering as it is. In a loaded run PowerShell's slow taker,
     /// waiting 20 ms, acted before the fast one had made its lease, and `lease.rename-aside`
     /// held over 24 trials.
     pub fn scaled(self, typical_us: u64) -> Ordering {
         match self {
             Ordering::Slow { stall_us, late_us } => {
                 let stall = stall_us.max(STALL_TRIALS.saturating_mul(typical_us));
-                let late = late_us.max(stall.saturating_mul(3) / 2);
-                Ordering::Slow { stall_us: stall.min(MAX_STALL_US), late_us: late.min(MAX_STALL_US * 3 / 2) }
+                let late = late_us.max(stall.saturating_mul(2));
+                Ordering::Slow { stall_us: stall.min(MAX_STALL_US), late_us: late.min(MAX_STALL_US * 2) }
             }
             other => other,
         }
@@ -337,24 +355,29 @@ mod tests {
     use crate::exec::driver::Control;
 
     #[test]
-    fn a_slow_taker_waits_and_the_late_one_comes_after() {
-        let slow = Ordering::Slow { stall_us: 5_000, late_us: 7_500 };
+    fn a_slow_taker_checks_first_and_the_late_one_comes_while_it_acts() {
+        let slow = Ordering::Slow { stall_us: 6_000, late_us: 12_000 };
         let plan = slow.plan(3);
-        // the second-to-last released late, the others together; nobody paused
-        assert_eq!((plan.release_at(0), plan.release_at(1), plan.release_at(2)), (0, 7_500, 0));
+        // the slow one first, the fast one half its wait later, the late one at twice
+        // its wait; nobody paused
+        assert_eq!((plan.release_at(0), plan.release_at(1), plan.release_at(2)), (3_000, 12_000, 0));
         assert_eq!(
             plan,
-            TrialPlan::new((0..3).map(|slot| Phase::Release { slot, at_us: [0, 7_500, 0][slot] }).collect())
+            TrialPlan::new((0..3).map(|slot| Phase::Release { slot, at_us: [3_000, 12_000, 0][slot] }).collect())
         );
         // only the last one is slow
-        assert_eq!((slow.stall_us(0, 3), slow.stall_us(1, 3), slow.stall_us(2, 3)), (None, None, Some(5_000)));
-        // two takers: both released together, the second slow
-        assert_eq!((slow.plan(2).release_at(0), slow.plan(2).release_at(1)), (0, 0));
-        assert_eq!(slow.stall_us(1, 2), Some(5_000));
+        assert_eq!((slow.stall_us(0, 3), slow.stall_us(1, 3), slow.stall_us(2, 3)), (None, None, Some(6_000)));
+        // two takers: the slow one first, the fast one after it; no late one
+        assert_eq!((slow.plan(2).release_at(0), slow.plan(2).release_at(1)), (3_000, 0));
+        assert_eq!(slow.stall_us(1, 2), Some(6_000));
+        // four: two fast ones
+        let four = slow.plan(4);
+        assert_eq!((0..4).map(|s| four.release_at(s)).collect::<Vec<_>>(), [3_000, 3_000, 12_000, 0]);
         // the waits grow with the recipe's trials, never shrink, and stay within a second
         assert_eq!(slow.scaled(1_000), slow, "trials of 1 ms: the waits as they are");
-        assert_eq!(slow.scaled(40_000), Ordering::Slow { stall_us: 80_000, late_us: 120_000 });
-        assert_eq!(slow.scaled(u64::MAX), Ordering::Slow { stall_us: 1_000_000, late_us: 1_500_000 });
+        assert_eq!(slow.scaled(40_000), Ordering::Slow { stall_us: 80_000, late_us: 160_000 });
+        assert_eq!(slow.scaled(u64::MAX), Ordering::Slow { stall_us: 1_000_000, late_us: 2_000_000 });
+        assert!(ORDERINGS.iter().all(|o| o.scaled(0) == *o), "the built-in waits are already in proportion");
         assert_eq!(Ordering::Pause(500).scaled(40_000), Ordering::Pause(500));
         assert_eq!(super::typical_us(&[9.0, 1.0, 5.0]), 5);
         assert_eq!(super::typical_us(&[]), 0, "no trial yet: the waits as they are");

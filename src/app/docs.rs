@@ -13,9 +13,11 @@ use crate::status::emit;
 pub(super) const DOCS_DIFF_LINES: usize = 40;
 
 /// `docs FILE… [--results FILE] [--check]`: regenerates each document's marked tables
-/// ([`crate::docs`]) from its results file; writes a document (atomically, keeping its
+/// ([`crate::docs`]) from its results file, and the values in its sentences
+/// ([`crate::docs::value`]) from `--results`; writes a document (atomically, keeping its
 /// permissions) only when it changes. With `--check` writes nothing, prints each drifted
-/// marker (`FILE:LINE`) with a short unified diff, and returns 1 when any drifted.
+/// marker (`FILE:LINE`) with a short unified diff (a value: its old and new text), and returns
+/// 1 when any drifted.
 ///
 /// Errors: [`Error::Input`] (exit 2) naming the document, its line and the key for a bad
 /// marker or a selection holding no cell, a document that cannot be read, or a results file
@@ -34,8 +36,8 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
             None => ("", raw),
         };
         let at = |line: usize, message: String| Error::Input { path: file.clone(), line, column: 0, message };
-        let markers = crate::docs::parse(&text).map_err(|e| at(e.line, e.message))?;
-        if markers.is_empty() {
+        let (markers, values) = crate::docs::parse_all(&text).map_err(|e| at(e.line, e.message))?;
+        if markers.is_empty() && values.is_empty() {
             eprintln!("{}: no {} markers; left alone", file.display(), crate::docs::OPEN.trim_start_matches("<!-- "));
             continue;
         }
@@ -61,15 +63,43 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
             let tables = crate::docs::render_loaded(&loaded[&key], &m.selector).map_err(|e| at(m.line, e))?;
             blocks.push((m, source, crate::docs::block(&tables, m.eol)));
         }
+        // the values in sentences come from the results file of the call (`--results`)
+        let mut inline = Vec::new();
+        for v in &values {
+            let key = (a.results.clone(), FileKind::Results);
+            if !loaded.contains_key(&key) {
+                let r = json::read(&a.results).map_err(|e| at(v.line, format!("file of this value: {e}")))?;
+                loaded.insert(key.clone(), Loaded::Results(Box::new(r)));
+            }
+            let Loaded::Results(r) = &loaded[&key] else { unreachable!("read as a results file above") };
+            let new = crate::docs::value::render(r, &v.selector).map_err(|e| at(v.line, e))?;
+            inline.push((v, new));
+        }
         let stale: Vec<_> = blocks.iter().filter(|(m, _, new)| text[m.content.clone()] != **new).collect();
+        let stale_values: Vec<_> = inline.iter().filter(|(v, new)| text[v.content.clone()] != **new).collect();
         let name = file.display();
-        if stale.is_empty() {
-            emit(&format!("{name}: {} table marker(s) up to date\n", markers.len()));
+        let counted = |n: usize| {
+            if values.is_empty() {
+                format!("{n} table marker(s)")
+            } else {
+                format!("{n} table marker(s) and {} value(s)", values.len())
+            }
+        };
+        if stale.is_empty() && stale_values.is_empty() {
+            emit(&format!("{name}: {} up to date\n", counted(markers.len())));
             continue;
         }
         drifted += 1;
         if a.check {
             let mut out = String::new();
+            for (v, new) in &stale_values {
+                out += &format!("drifted: {name}:{} {}\n", v.line, v.open);
+                out += &format!(
+                    "-{}\n+{}\n",
+                    table::escape_controls(&text[v.content.clone()]),
+                    table::escape_controls(new)
+                );
+            }
             for (m, source, new) in &stale {
                 // the document up to the marker's end against the same with the new tables: the
                 // hunks then carry the document's own line numbers and context
@@ -92,8 +122,20 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
             }
             emit(&out);
         } else {
-            let spliced: Vec<_> = blocks.iter().map(|(m, _, new)| (m.content.clone(), new.clone())).collect();
-            let said = format!("{name}: rewrote {} of {} table marker(s)\n", stale.len(), markers.len());
+            let mut spliced: Vec<_> = blocks.iter().map(|(m, _, new)| (m.content.clone(), new.clone())).collect();
+            spliced.extend(inline.iter().map(|(v, new)| (v.content.clone(), new.clone())));
+            spliced.sort_by_key(|(range, _)| range.start);
+            let said = if values.is_empty() {
+                format!("{name}: rewrote {} of {} table marker(s)\n", stale.len(), markers.len())
+            } else {
+                format!(
+                    "{name}: rewrote {} of {} table marker(s) and {} of {} value(s)\n",
+                    stale.len(),
+                    markers.len(),
+                    stale_values.len(),
+                    values.len()
+                )
+            };
             writes.push((file, format!("{bom}{}", crate::docs::splice(&text, &spliced)), said));
         }
     }

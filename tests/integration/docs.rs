@@ -66,6 +66,56 @@ fn check_exits_1_on_drift_and_rewrite_fixes_it() {
     assert_eq!(std::fs::metadata(&d).unwrap().modified().unwrap(), before, "an unchanged document was rewritten");
 }
 
+/// A figure in a sentence: a drifted value fails `--check` naming its line, with the document's
+/// value and the results'; `docs` rewrites only the value, and the sentence around it stays.
+#[test]
+fn a_value_in_a_sentence_drifts_and_is_rewritten() {
+    let t = tempfile::tempdir().unwrap();
+    let marker = "<!-- conformance:value runtime=node variant=node.writeFileSync.w fact=natural -->";
+    let text = format!(
+        "# Notes\n\nThe default flag lost, {marker}1/100<!-- /conformance:value --> natural trials, and the\nrest.\n"
+    );
+    let d = doc(t.path(), "notes.md", &text);
+    let results = conformance::report::json::read(&base()).unwrap();
+    let cell = results.cells.iter().find(|c| c.variant == "node.writeFileSync.w" && c.race().is_some()).unwrap();
+    let nat = cell.race().unwrap().natural.as_ref().unwrap();
+    let want = format!("{}/{}", nat.stats.multi_winner_trials, nat.stats.trials);
+    assert_ne!(want, "1/100");
+    conformance()
+        .args(["docs", "--check", "--results"])
+        .arg(base())
+        .arg(&d)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!("drifted: {}:3 {marker}\n-1/100\n+{want}\n", d.display())));
+    assert_eq!(std::fs::read_to_string(&d).unwrap(), text, "--check wrote the document");
+    conformance()
+        .args(["docs", "--results"])
+        .arg(base())
+        .arg(&d)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("rewrote 0 of 0 table marker(s) and 1 of 1 value(s)"));
+    assert_eq!(std::fs::read_to_string(&d).unwrap(), text.replace("1/100", &want));
+    conformance()
+        .args(["docs", "--check", "--results"])
+        .arg(base())
+        .arg(&d)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("0 table marker(s) and 1 value(s) up to date"));
+    // a value the results cannot give: exit 2 naming the document's line and what is missing
+    let bad = doc(t.path(), "bad.md", &format!("a\n\n{}", text.replace("writeFileSync.w ", "writeFileSync.q ")));
+    conformance()
+        .args(["docs", "--results"])
+        .arg(base())
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(":5:"))
+        .stderr(predicate::str::contains("variant=node.writeFileSync.q: node 20.20.2 has no race cell of this row"));
+}
+
 #[cfg(unix)]
 #[test]
 fn a_rewrite_keeps_the_documents_permissions() {
@@ -153,7 +203,7 @@ fn the_readmes_tables_match_the_committed_baseline() {
         .code(0)
         .stdout(predicate::str::starts_with(
             "README.md: 4 table marker(s) up to date\ndocs/ANSWERS.md: 5 table marker(s) up to date\n\
-             docs/GUIDE.md: 11 table marker(s) up to date\ndocs/MEASURING.md: 1 table marker(s) up to date\n\
+             docs/GUIDE.md: 11 table marker(s) and 24 value(s) up to date\ndocs/MEASURING.md: 1 table marker(s) up to date\n\
              reports/README.md: 2 table marker(s) up to date",
         ));
 }

@@ -9,9 +9,14 @@
 //! <!-- /conformance:table -->
 //! ```
 //!
-//! This module is pure: it finds the markers ([`parse`]), renders a marker's tables from a
+//! A figure inside a sentence is marked inline, on one line ([`value`]):
+//! `<!-- conformance:value runtime=node variant=node.cpSync.errorOnExist fact=natural -->4/10<!-- /conformance:value -->`.
+//!
+//! This module is pure: it finds the markers ([`parse`], [`parse_all`]), renders a marker's tables from a
 //! [`Results`] with the Markdown renderer of `summary.md` ([`render`]), and puts them between
 //! the markers ([`splice`]). Reading and writing files is the caller's (`app::docs::cmd_docs`).
+
+pub mod value;
 
 use std::ops::Range;
 
@@ -182,7 +187,17 @@ pub struct Marker {
 /// marker written without its spaces (`<!--conformance:table …-->`), an opening marker that
 /// does not end with `-->` on its line, or a key that [`Selector::parse`] refuses.
 pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
+    parse_all(text).map(|(tables, _)| tables)
+}
+
+/// [`parse`], and the inline value markers of the document's prose ([`value`]), each in
+/// document order. A line outside fences, indented code and table markers is scanned for value
+/// markers ([`value::scan_line`]).
+///
+/// Errors: those of [`parse`], and those of [`value::scan_line`] with the line.
+pub fn parse_all(text: &str) -> Result<(Vec<Marker>, Vec<value::ValueMarker>), MarkerError> {
     let mut markers = Vec::new();
+    let mut values = Vec::new();
     // (line, open text, selector, content start, eol) of the marker not closed yet
     let mut open: Option<(usize, String, Selector, usize, &'static str)> = None;
     let mut fence: Option<(char, usize)> = None;
@@ -213,6 +228,14 @@ pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
         // cannot be one: its own `-->` ends the comment)
         if open.is_none() && (line.starts_with('\t') || line.starts_with("    ")) {
             continue;
+        }
+        if open.is_none() {
+            let found =
+                value::scan_line(line, start, line_no).map_err(|message| MarkerError { line: line_no, message })?;
+            if !found.is_empty() {
+                values.extend(found);
+                continue;
+            }
         }
         let t = line.trim();
         if t == CLOSE {
@@ -253,7 +276,11 @@ pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
                 };
                 return Err(MarkerError {
                     line: line_no,
-                    message: format!("{what} (known: {OPEN} KEY=VALUE … --> and {CLOSE}): {t}"),
+                    message: format!(
+                        "{what} (known: {OPEN} KEY=VALUE … --> and {CLOSE}; {} KEY=VALUE … -->VALUE{} on one line): {t}",
+                        value::OPEN,
+                        value::CLOSE
+                    ),
                 });
             }
         }
@@ -261,7 +288,7 @@ pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
     if let Some((l, ..)) = open {
         return Err(MarkerError { line: l, message: format!("this table marker has no {CLOSE} after it") });
     }
-    Ok(markers)
+    Ok((markers, values))
 }
 
 /// A fence line's character and length (three or more backticks or tildes after at most three
@@ -678,6 +705,33 @@ mod tests {
         let e = parse(text).unwrap_err();
         assert_eq!(e.line, 3, "{e}");
         assert!(e.message.contains("no <!-- /conformance:table -->"), "{e}");
+    }
+
+    #[test]
+    fn values_in_sentences_are_found_outside_fences_tables_and_code() {
+        let v = |x: &str| {
+            format!("<!-- conformance:value runtime=node variant=node.writeFileSync.w fact=race -->{x}<!-- /conformance:value -->")
+        };
+        let text = format!(
+            "# T\n\nSaid {}.\n\n```text\n{}\n```\n\n    {}\n\n<!-- conformance:table runtime=node -->\nx {}\n<!-- /conformance:table -->\n{} and {}\n",
+            v("a"),
+            v("fenced"),
+            v("indented"),
+            v("generated"),
+            v("b"),
+            v("c")
+        );
+        let (tables, values) = crate::docs::parse_all(&text).unwrap();
+        assert_eq!(tables.len(), 1);
+        let got: Vec<(usize, &str)> = values.iter().map(|m| (m.line, &text[m.content.clone()])).collect();
+        assert_eq!(got, [(3, "a"), (14, "b"), (14, "c")]);
+        // a bad value marker is refused with its line
+        let e = crate::docs::parse_all("x\n<!-- conformance:value runtime=node -->1\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("needs variant="), "{e}");
+        // a value marker written without its spaces is a malformed marker, naming both kinds
+        let e = parse("<!--conformance:value runtime=node-->\n").unwrap_err();
+        assert!(e.message.contains("malformed conformance marker") && e.message.contains("conformance:value"), "{e}");
     }
 
     #[test]

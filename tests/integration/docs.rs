@@ -20,15 +20,21 @@ fn doc(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// `conformance docs [--check] --results base.json DOC`, run.
+fn docs_over_base(check: bool, d: &Path) -> assert_cmd::assert::Assert {
+    let mut cmd = conformance();
+    cmd.arg("docs");
+    if check {
+        cmd.arg("--check");
+    }
+    cmd.arg("--results").arg(base()).arg(d).assert()
+}
+
 #[test]
 fn check_exits_1_on_drift_and_rewrite_fixes_it() {
     let t = tempfile::tempdir().unwrap();
     let d = doc(t.path(), "notes.md", DOC);
-    conformance()
-        .args(["docs", "--check", "--results"])
-        .arg(base())
-        .arg(&d)
-        .assert()
+    docs_over_base(true, &d)
         .code(1)
         .stdout(predicate::str::contains(format!("drifted: {}:5 <!-- conformance:table runtime=node", d.display())))
         .stdout(predicate::str::contains("-old table"))
@@ -36,13 +42,7 @@ fn check_exits_1_on_drift_and_rewrite_fixes_it() {
         .stdout(predicate::str::contains("regenerate with `conformance docs --results"));
     assert_eq!(std::fs::read_to_string(&d).unwrap(), DOC, "--check wrote the document");
 
-    conformance()
-        .args(["docs", "--results"])
-        .arg(base())
-        .arg(&d)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("rewrote 1 of 1 table marker(s)"));
+    docs_over_base(false, &d).code(0).stdout(predicate::str::contains("rewrote 1 of 1 table marker(s)"));
     let text = std::fs::read_to_string(&d).unwrap();
     assert!(text.starts_with("# Notes\n\nBefore.\n\n<!-- conformance:table"), "{text}");
     assert!(text.ends_with("<!-- /conformance:table -->\n\nAfter.\n"), "{text}");
@@ -53,15 +53,9 @@ fn check_exits_1_on_drift_and_rewrite_fixes_it() {
     assert_eq!(names.len(), 1, "a temp file was left behind: {names:?}");
 
     // clean now: --check passes, and a second rewrite leaves the file alone
-    conformance()
-        .args(["docs", "--check", "--results"])
-        .arg(base())
-        .arg(&d)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("1 table marker(s) up to date"));
+    docs_over_base(true, &d).code(0).stdout(predicate::str::contains("1 table marker(s) up to date"));
     let before = std::fs::metadata(&d).unwrap().modified().unwrap();
-    conformance().args(["docs", "--results"]).arg(base()).arg(&d).assert().code(0);
+    docs_over_base(false, &d).code(0);
     assert_eq!(std::fs::read_to_string(&d).unwrap(), text);
     assert_eq!(std::fs::metadata(&d).unwrap().modified().unwrap(), before, "an unchanged document was rewritten");
 }
@@ -81,36 +75,18 @@ fn a_value_in_a_sentence_drifts_and_is_rewritten() {
     let nat = cell.race().unwrap().natural.as_ref().unwrap();
     let want = format!("{}/{}", nat.stats.multi_winner_trials, nat.stats.trials);
     assert_ne!(want, "1/100");
-    conformance()
-        .args(["docs", "--check", "--results"])
-        .arg(base())
-        .arg(&d)
-        .assert()
+    docs_over_base(true, &d)
         .code(1)
         .stdout(predicate::str::contains(format!("drifted: {}:3 {marker}\n-1/100\n+{want}\n", d.display())));
     assert_eq!(std::fs::read_to_string(&d).unwrap(), text, "--check wrote the document");
-    conformance()
-        .args(["docs", "--results"])
-        .arg(base())
-        .arg(&d)
-        .assert()
+    docs_over_base(false, &d)
         .code(0)
         .stdout(predicate::str::contains("rewrote 0 of 0 table marker(s) and 1 of 1 value(s)"));
     assert_eq!(std::fs::read_to_string(&d).unwrap(), text.replace("1/100", &want));
-    conformance()
-        .args(["docs", "--check", "--results"])
-        .arg(base())
-        .arg(&d)
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("0 table marker(s) and 1 value(s) up to date"));
+    docs_over_base(true, &d).code(0).stdout(predicate::str::contains("0 table marker(s) and 1 value(s) up to date"));
     // a value the results cannot give: exit 2 naming the document's line and what is missing
     let bad = doc(t.path(), "bad.md", &format!("a\n\n{}", text.replace("writeFileSync.w ", "writeFileSync.q ")));
-    conformance()
-        .args(["docs", "--results"])
-        .arg(base())
-        .arg(&bad)
-        .assert()
+    docs_over_base(false, &bad)
         .code(2)
         .stderr(predicate::str::contains(":5:"))
         .stderr(predicate::str::contains("variant=node.writeFileSync.q: node 20.20.2 has no race cell of this row"));
@@ -123,7 +99,7 @@ fn a_rewrite_keeps_the_documents_permissions() {
     let t = tempfile::tempdir().unwrap();
     let d = doc(t.path(), "notes.md", DOC);
     std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o664)).unwrap();
-    conformance().args(["docs", "--results"]).arg(base()).arg(&d).assert().code(0);
+    docs_over_base(false, &d).code(0);
     assert_eq!(std::fs::metadata(&d).unwrap().permissions().mode() & 0o777, 0o664);
 }
 
@@ -153,11 +129,7 @@ fn bad_markers_exit_2_naming_file_line_and_key() {
         ("<!-- conformance:table runtime=cmd -->\n<!-- /conformance:table -->\n", 1, "no second-comer or race cell"),
     ] {
         let d = doc(t.path(), "bad.md", text);
-        conformance()
-            .args(["docs", "--check", "--results"])
-            .arg(base())
-            .arg(&d)
-            .assert()
+        docs_over_base(true, &d)
             .code(2)
             .stderr(predicate::str::contains(format!("{}:{line}: ", d.display())))
             .stderr(predicate::str::contains(want))
@@ -186,10 +158,10 @@ fn a_bad_marker_in_one_document_writes_none() {
 fn crlf_documents_stay_crlf_and_are_stable() {
     let t = tempfile::tempdir().unwrap();
     let d = doc(t.path(), "crlf.md", &DOC.replace('\n', "\r\n"));
-    conformance().args(["docs", "--results"]).arg(base()).arg(&d).assert().code(0);
+    docs_over_base(false, &d).code(0);
     let text = std::fs::read_to_string(&d).unwrap();
     assert!(!text.replace("\r\n", "").contains('\n'), "a bare LF: {text:?}");
-    conformance().args(["docs", "--check", "--results"]).arg(base()).arg(&d).assert().code(0);
+    docs_over_base(true, &d).code(0);
 }
 
 /// The committed documents are what the committed baseline gives (what `.ci/run` checks).

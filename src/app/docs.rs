@@ -91,16 +91,20 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
         }
         drifted += 1;
         if a.check {
-            let mut out = String::new();
+            // each drifted marker's report, by its place in the document
+            let mut reports: Vec<(usize, String)> = Vec::new();
             for (v, new) in &stale_values {
-                out += &format!("drifted: {name}:{} {}\n", v.line, v.open);
-                out += &format!(
-                    "-{}\n+{}\n",
+                let report = format!(
+                    "drifted: {name}:{} {}\n-{}\n+{}\n",
+                    v.line,
+                    v.open,
                     table::escape_controls(&text[v.content.clone()]),
                     table::escape_controls(new)
                 );
+                reports.push((v.content.start, report));
             }
             for (m, source, new) in &stale {
+                let mut out = String::new();
                 // the document up to the marker's end against the same with the new tables: the
                 // hunks then carry the document's own line numbers and context
                 let old = &text[..m.content.end];
@@ -119,8 +123,10 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
                 if lines.len() > DOCS_DIFF_LINES {
                     out += &format!("… {} more diff lines\n", lines.len() - DOCS_DIFF_LINES);
                 }
+                reports.push((m.content.start, out));
             }
-            emit(&out);
+            reports.sort_by_key(|(at, _)| *at);
+            emit(&reports.into_iter().map(|(_, r)| r).collect::<String>());
         } else {
             let mut spliced: Vec<_> = blocks.iter().map(|(m, _, new)| (m.content.clone(), new.clone())).collect();
             spliced.extend(inline.iter().map(|(v, new)| (v.content.clone(), new.clone())));

@@ -198,6 +198,8 @@ pub fn parse(text: &str) -> Result<Vec<Marker>, MarkerError> {
 pub fn parse_all(text: &str) -> Result<(Vec<Marker>, Vec<value::ValueMarker>), MarkerError> {
     let mut markers = Vec::new();
     let mut values = Vec::new();
+    // whether the line before was blank, and whether this line continues an indented code block
+    let (mut blank_before, mut in_indented_code) = (true, false);
     // (line, open text, selector, content start, eol) of the marker not closed yet
     let mut open: Option<(usize, String, Selector, usize, &'static str)> = None;
     let mut fence: Option<(char, usize)> = None;
@@ -218,15 +220,28 @@ pub fn parse_all(text: &str) -> Result<(Vec<Marker>, Vec<value::ValueMarker>), M
                 }
                 Some(_) => {}
             }
+            (blank_before, in_indented_code) = (false, false);
             continue;
         }
         if fence.is_some() {
+            (blank_before, in_indented_code) = (line.trim().is_empty(), false);
             continue;
         }
         // outside a marker pair, an indented code block (four spaces or a tab, CommonMark
         // 4.4) shows text, so a marker there is an example (a marker inside an HTML comment
         // cannot be one: its own `-->` ends the comment)
-        if open.is_none() && (line.starts_with('\t') || line.starts_with("    ")) {
+        let indented = line.starts_with('\t') || line.starts_with("    ");
+        let after_blank = std::mem::replace(&mut blank_before, line.trim().is_empty());
+        // an indented code block cannot interrupt a paragraph (CommonMark 4.4): an indented
+        // line right after text (a paragraph's or a list item's continuation) is prose, whose
+        // values are read
+        in_indented_code = indented && (after_blank || in_indented_code);
+        if open.is_none() && indented {
+            if !in_indented_code {
+                let found =
+                    value::scan_line(line, start, line_no).map_err(|message| MarkerError { line: line_no, message })?;
+                values.extend(found);
+            }
             continue;
         }
         if open.is_none() {
@@ -725,6 +740,18 @@ mod tests {
         assert_eq!(tables.len(), 1);
         let got: Vec<(usize, &str)> = values.iter().map(|m| (m.line, &text[m.content.clone()])).collect();
         assert_eq!(got, [(3, "a"), (14, "b"), (14, "c")]);
+        // an indented line right after text continues it (a paragraph, a nested list item):
+        // prose, not code
+        let text = format!(
+            "- item\n    - nested {}\n\n    code {}\n    {}\nPara\n    more {}\n",
+            v("n"),
+            v("x"),
+            v("y"),
+            v("m")
+        );
+        let (_, values) = crate::docs::parse_all(&text).unwrap();
+        let got: Vec<(usize, &str)> = values.iter().map(|m| (m.line, &text[m.content.clone()])).collect();
+        assert_eq!(got, [(2, "n"), (7, "m")]);
         // a bad value marker is refused with its line
         let e = crate::docs::parse_all("x\n<!-- conformance:value runtime=node -->1\n").unwrap_err();
         assert_eq!(e.line, 2);

@@ -193,30 +193,42 @@ pub struct ValueMarker {
 }
 
 /// The value markers of one line of a document (`line` without its end, starting at byte
-/// `start` of the document, line number `line_no`). An opening marker inside an inline code
+/// `start` of the document, line number `line_no`). A marker's comment inside an inline code
 /// span (after an odd number of backticks on the line) is an example, not a marker.
 ///
 /// Errors (message only; the caller names the line): an opening marker whose `-->` or whose
-/// [`CLOSE`] is not on the same line, a [`CLOSE`] without an opening marker before it, or keys
+/// [`CLOSE`] is not on the same line, or not before the next opening one, a [`CLOSE`] without
+/// an opening marker before it (or after one written without its spaces), or keys
 /// [`ValueSelector::parse`] refuses.
 pub fn scan_line(line: &str, start: usize, line_no: usize) -> Result<Vec<ValueMarker>, String> {
     let mut out = Vec::new();
     let mut at = 0;
+    // inside an inline code span: after an odd number of backticks on the line
+    let in_code = |i: usize| line[..i].matches('`').count() % 2 == 1;
     loop {
         let rest = &line[at..];
         let open = rest.find(OPEN).map(|i| at + i);
         let close = rest.find(CLOSE).map(|i| at + i);
-        let Some(o) = open else {
-            if close.is_some() {
+        match (open, close) {
+            (_, Some(c)) if open.is_none_or(|o| c < o) => {
+                if in_code(c) {
+                    // a closing comment shown in code: an example
+                    at = c + CLOSE.len();
+                    continue;
+                }
+                if line[..c].contains("<!--conformance:") {
+                    return Err(format!(
+                        "malformed conformance marker before {CLOSE} (one space after <!-- and before -->)"
+                    ));
+                }
                 return Err(format!("{CLOSE} without an opening {OPEN} … --> before it on its line"));
             }
-            return Ok(out);
-        };
-        if close.is_some_and(|c| c < o) {
-            return Err(format!("{CLOSE} without an opening {OPEN} … --> before it on its line"));
+            (None, _) => return Ok(out),
+            _ => {}
         }
+        let o = open.expect("matched above");
         let after = o + OPEN.len();
-        if line[..o].matches('`').count() % 2 == 1 {
+        if in_code(o) {
             at = after;
             continue;
         }
@@ -232,6 +244,11 @@ pub fn scan_line(line: &str, start: usize, line_no: usize) -> Result<Vec<ValueMa
         let Some(c) = line[value_start..].find(CLOSE).map(|i| value_start + i) else {
             return Err(format!("this value marker has no {CLOSE} after it on its line"));
         };
+        // a value holds no marker: an opening one before the close means this one was not closed
+        // (taking the next one's close would swallow the prose between them)
+        if line[value_start..c].contains(OPEN) {
+            return Err(format!("this value marker has no {CLOSE} before the next one opens on its line"));
+        }
         out.push(ValueMarker {
             line: line_no,
             open: line[o..value_start].to_string(),
@@ -242,7 +259,8 @@ pub fn scan_line(line: &str, start: usize, line_no: usize) -> Result<Vec<ValueMa
     }
 }
 
-/// The value `sel` selects from `results`, as one line of text.
+/// The value `sel` selects from `results`, as one line of text. The row is the one raced by
+/// separate processes (a `(threads)` row of `run --threads` is not selected).
 ///
 /// Errors: a message naming what is missing — no cell of the runtime, several versions of it
 /// without `version=`, no row of the variant (with the rows there are), no race, mode,
@@ -348,12 +366,11 @@ mod tests {
         assert_eq!(&line[found[1].content.start - 100..found[1].content.end - 100], "x");
         assert_eq!(found[1].selector.fact, Fact::Race);
         assert!(found[0].open.ends_with("fact=natural -->"), "{:?}", found[0].open);
-        // in an inline code span it is an example
+        // in an inline code span it is an example, closing comment and all
         let shown = format!("write `{OPEN} runtime=node variant=a fact=race -->v{CLOSE}` in prose");
-        assert_eq!(
-            scan_line(&shown, 0, 1).unwrap_err(),
-            format!("{CLOSE} without an opening {OPEN} … --> before it on its line")
-        );
+        assert!(scan_line(&shown, 0, 1).unwrap().is_empty());
+        let shown = format!("`{CLOSE}` closes; {OPEN} runtime=node variant=a fact=race -->v{CLOSE}");
+        assert_eq!(scan_line(&shown, 0, 1).unwrap().len(), 1);
         let shown = format!("write `{OPEN} runtime=node variant=a fact=race -->` in prose");
         assert!(scan_line(&shown, 0, 1).unwrap().is_empty());
         assert!(scan_line("no marker here", 0, 1).unwrap().is_empty());
@@ -365,6 +382,15 @@ mod tests {
         assert!(e.contains("no <!-- /conformance:value --> after it on its line"), "{e}");
         let e = scan_line(&format!("{OPEN} runtime=node variant=a"), 0, 1).unwrap_err();
         assert!(e.contains("must end with -->"), "{e}");
+        // a marker left open is not closed by the next one's end: the prose between would go
+        let two = format!(
+            "a {OPEN} runtime=node variant=a fact=race -->4/5 b {OPEN} runtime=bun variant=a fact=race -->1{CLOSE}."
+        );
+        let e = scan_line(&two, 0, 1).unwrap_err();
+        assert!(e.contains("no <!-- /conformance:value --> before the next one opens"), "{e}");
+        let malformed = format!("<!--conformance:value runtime=node variant=a fact=race -->1{CLOSE}");
+        let e = scan_line(&malformed, 0, 1).unwrap_err();
+        assert!(e.contains("malformed conformance marker"), "{e}");
         let e = scan_line(&format!("x{CLOSE}"), 0, 1).unwrap_err();
         assert!(e.contains("without an opening"), "{e}");
         let e = scan_line("<!-- conformance:values runtime=node -->", 0, 1).unwrap_err();

@@ -12,6 +12,26 @@ use crate::status::emit;
 /// The most lines of a drifted marker's diff `docs --check` prints.
 pub(super) const DOCS_DIFF_LINES: usize = 40;
 
+/// The file at `source` read as `kind`, from `loaded` where an earlier marker read it already
+/// (each file is read once per call). Errors: those of [`json::read`] and [`json::read_as`].
+fn load<'a>(
+    loaded: &'a mut std::collections::BTreeMap<(std::path::PathBuf, FileKind), Loaded>,
+    source: &Path,
+    kind: FileKind,
+) -> std::result::Result<&'a Loaded, Error> {
+    let key = (source.to_path_buf(), kind);
+    if !loaded.contains_key(&key) {
+        let read = match kind {
+            FileKind::Results => json::read(source).map(|r| Loaded::Results(Box::new(r))),
+            FileKind::CrossRace => json::read_as(source, "a cross-race.json").map(|r| Loaded::CrossRace(Box::new(r))),
+            FileKind::Timings => json::read_as(source, "a benchmark summary").map(Loaded::Timings),
+            FileKind::RaceSpeed => json::read_as(source, "a race-speed summary").map(Loaded::RaceSpeed),
+        };
+        loaded.insert(key.clone(), read?);
+    }
+    Ok(&loaded[&key])
+}
+
 /// `docs FILE… [--results FILE] [--check]`: regenerates each document's marked tables
 /// ([`crate::docs`]) from its results file, and the values in its sentences
 /// ([`crate::docs::value`]) from `--results`; writes a document (atomically, keeping its
@@ -47,31 +67,17 @@ pub(super) fn cmd_docs(a: &DocsArgs) -> Result<i32> {
                 Some(p) => file.parent().unwrap_or(Path::new("")).join(p),
                 None => a.results.clone(),
             };
-            let key = (source.clone(), m.selector.scenarios.file_kind());
-            if !loaded.contains_key(&key) {
-                let read = match key.1 {
-                    FileKind::Results => json::read(&source).map(|r| Loaded::Results(Box::new(r))),
-                    FileKind::CrossRace => {
-                        json::read_as(&source, "a cross-race.json").map(|r| Loaded::CrossRace(Box::new(r)))
-                    }
-                    FileKind::Timings => json::read_as(&source, "a benchmark summary").map(Loaded::Timings),
-                    FileKind::RaceSpeed => json::read_as(&source, "a race-speed summary").map(Loaded::RaceSpeed),
-                };
-                let r = read.map_err(|e| at(m.line, format!("file of this marker: {e}")))?;
-                loaded.insert(key.clone(), r);
-            }
-            let tables = crate::docs::render_loaded(&loaded[&key], &m.selector).map_err(|e| at(m.line, e))?;
+            let kind = m.selector.scenarios.file_kind();
+            let file = load(&mut loaded, &source, kind).map_err(|e| at(m.line, format!("file of this marker: {e}")))?;
+            let tables = crate::docs::render_loaded(file, &m.selector).map_err(|e| at(m.line, e))?;
             blocks.push((m, source, crate::docs::block(&tables, m.eol)));
         }
         // the values in sentences come from the results file of the call (`--results`)
         let mut inline = Vec::new();
         for v in &values {
-            let key = (a.results.clone(), FileKind::Results);
-            if !loaded.contains_key(&key) {
-                let r = json::read(&a.results).map_err(|e| at(v.line, format!("file of this value: {e}")))?;
-                loaded.insert(key.clone(), Loaded::Results(Box::new(r)));
-            }
-            let Loaded::Results(r) = &loaded[&key] else { unreachable!("read as a results file above") };
+            let file = load(&mut loaded, &a.results, FileKind::Results)
+                .map_err(|e| at(v.line, format!("file of this value: {e}")))?;
+            let Loaded::Results(r) = file else { unreachable!("read as a results file") };
             let new = crate::docs::value::render(r, &v.selector).map_err(|e| at(v.line, e))?;
             inline.push((v, new));
         }

@@ -78,6 +78,11 @@ pub struct Diff {
     /// Race cells of the new run whose detection control was not caught (their `exclusive`
     /// verdicts are `inconclusive`); listed, not counted: a weak race measured nothing.
     pub weak: Vec<String>,
+    /// Hand-off cells whose rate-counted answer flipped between `yes` and `no`
+    /// ([`answer_flip`]): listed with Fisher's p of their failure counts, not counted (their
+    /// counts are rates that move from run to run); `diff` calls the significant ones a
+    /// change. Their keys are in [`Diff::same`] too.
+    pub rates: Vec<Noise>,
     /// Cells compared.
     pub compared: usize,
     /// Keys of the compared cells that did not change (neither in `changed` nor in
@@ -121,16 +126,30 @@ impl Diff {
         for w in &self.weak {
             let _ = writeln!(s, "weak     {}", e(w));
         }
+        for n in &self.rates {
+            let _ = writeln!(
+                s,
+                "rate     {}: {} -> {} (a hand-off's failure rate, not counted here; Fisher p = {:.1e}; `conformance diff` weighs it)",
+                e(&n.key),
+                e(&n.before),
+                e(&n.after),
+                n.p
+            );
+        }
         let _ = writeln!(
             s,
-            "compared {} cells: {} changed, {} missing, {} new, {} within noise, {} weak; {} not asked for by the new run",
+            "compared {} cells: {} changed, {} missing, {} new, {} within noise, {} weak; {} not asked for by the new run{}",
             self.compared,
             self.changed.len(),
             self.missing.len(),
             self.added.len(),
             self.within_noise.len(),
             self.weak.len(),
-            self.not_asked
+            self.not_asked,
+            match self.rates.len() {
+                0 => String::new(),
+                n => format!("; {n} hand-off answer(s) flipped by their rates, not counted (above)"),
+            }
         );
         if self.compared == 0 {
             let _ = writeln!(s, "nothing compared: the runs share no cell");
@@ -160,7 +179,13 @@ pub fn compare_ignoring(base: &Results, new: &Results, ignore: &[Fact]) -> Diff 
             Some(nc) => {
                 d.compared += 1;
                 match judge(bc, nc, ignore) {
-                    Judged::Same => d.same.push((k.clone(), nc.word().to_string())),
+                    Judged::Same => {
+                        // a rate-counted recipe's flipped answer is not counted, but said
+                        if let Some((before, after, p)) = answer_flip(bc, nc) {
+                            d.rates.push(Noise { key: k.clone(), before, after, p });
+                        }
+                        d.same.push((k.clone(), nc.word().to_string()))
+                    }
                     Judged::Changed(before, after) => d.changed.push(Change {
                         key: k.clone(),
                         before: (before, bc.runtime.clone()),
@@ -807,6 +832,8 @@ mod tests {
         let mut few = base.clone();
         few.cells[0].result = counts(4);
         assert!(!compare(&base, &few).differs(), "{}", compare(&base, &few).render());
+        assert_eq!(compare(&base, &few).rates.len(), 1);
+        assert!(compare(&base, &base).rates.is_empty());
         let r = crate::diff::diff(&few, &base, "a", "b", &Default::default(), &[]);
         assert!(r.groups.is_empty(), "4/35 against 0/35 is within noise: {r:#?}");
         assert_eq!(r.within_noise.len(), 1, "{r:#?}");
@@ -815,6 +842,14 @@ mod tests {
         many.cells[0].result = counts(20);
         let d = compare(&base, &many);
         assert!(!d.differs(), "{}", d.render());
+        // not counted, but said: both answers and the test's p, on a line of their own
+        assert_eq!(d.rates.len(), 1, "{d:?}");
+        let text = d.render();
+        assert!(
+            text.contains("rate     ") && text.contains("yes (") && text.contains("-> no (double ownership 20/35"),
+            "{text}"
+        );
+        assert!(text.contains("1 hand-off answer(s) flipped by their rates, not counted"), "{text}");
         let r = crate::diff::diff(&base, &many, "a", "b", &Default::default(), &[]);
         assert_eq!(r.groups.len(), 1, "{r:#?}");
         let c = &r.groups[0].cells[0];

@@ -216,6 +216,8 @@ impl Report {
             not_asked: self.not_asked,
             added: self.added.clone(),
             within_noise: self.within_noise.clone(),
+            // diff weighs the flipped answers itself: changed or within noise
+            rates: Vec::new(),
             weak: self.weak.clone(),
             compared: self.compared,
             same: self.unchanged.clone(),

@@ -4,7 +4,7 @@
 //! One test suite, `conformance`, named after both files; one test case per compared cell
 //! (named by its key, classname the runtime name): a changed cell is a failure whose message
 //! gives the words before and after, a cell changed within noise passes with the counts in its
-//! system-out, and a baseline cell the new run did not measure is skipped. Written with the
+//! system-out (so does a hand-off answer flipped by its rate), and a baseline cell the new run did not measure is skipped. Written with the
 //! `quick-junit` crate, which escapes the text.
 
 use std::path::Path;
@@ -27,7 +27,14 @@ pub fn render(diff: &Diff, base: &Path, new: &Path) -> String {
     for (k, word) in &diff.same {
         let mut t = TestCase::new(k.as_str(), TestCaseStatus::success());
         t.set_classname(class(k));
-        t.set_system_out(word.as_str());
+        // a hand-off answer flipped by its rate passes, with both answers in its output
+        match diff.rates.iter().find(|n| &n.key == k) {
+            Some(n) => t.set_system_out(format!(
+                "{} -> {} (a hand-off's failure rate, not counted; Fisher p = {:.1e})",
+                n.before, n.after, n.p
+            )),
+            None => t.set_system_out(word.as_str()),
+        };
         cases.push(t);
     }
     for c in &diff.changed {

@@ -13,12 +13,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const EXAMPLES: &str = "\
 Examples:
-  conformance run                          every runtime found: the answers, tables, results.json
-  conformance run -r node,deno --quick     a first look at two runtimes
-  conformance report RESULTS.json --answers   which calls to use, per runtime and intent
-  conformance race -c node:node.writeFileSync.wx -c deno:deno.writeFileSync.createNew
-  conformance check lock.mjs               race your own lock code
-  conformance run --expect reports/linux/results.json --require node   a CI gate";
+  conformance run                        every runtime found: answers, tables
+  conformance run -r node,deno --quick   a first look at two runtimes
+  conformance report RESULTS.json --answers      which calls to use
+  conformance race -c node:node.mkdirSync -c python:python.os.mkdir
+  conformance check lock.mjs             race your own lock code
+  conformance run --expect BASE.json --require node      a CI gate";
 
 const AFTER_HELP: &str = "\
 Exit codes:
@@ -48,8 +48,8 @@ Examples:
   conformance run -r node,bun,deno        three runtimes
   conformance run -r node -v 'node.*wx*'  one runtime, some calls
   conformance run --quick --out here      a first look, written to ./here
-  conformance run -r node@22 -r node@20   two versions from npm, installed on first use
-  conformance run --expect base.json -r node --require node   a regression gate for CI";
+  conformance run -r node@22 -r node@20   two versions from npm
+  conformance run --expect BASE.json -r node --require node   a CI gate";
 
 /// `--help` groups: the flags a newcomer needs first have none (they lead, under `Options`).
 const HEADING_SELECTION: &str = "Selection";
@@ -121,14 +121,16 @@ pub const DEFAULT_MAX_TRIALS: u32 = 5000;
 /// commands that measure or list variants, and the terminal's layout (`--wide`, `--color`) only
 /// to those that print tables. [`command`] hides them from those commands' help; they still
 /// parse there, as a global flag must anywhere.
-pub const IGNORED_GLOBALS: [(&str, &[&str]); 7] = [
+pub const IGNORED_GLOBALS: [(&str, &[&str]); 8] = [
     ("compare", EVERY_GLOBAL),
     ("merge", EVERY_GLOBAL),
     ("docs", EVERY_GLOBAL),
     ("completions", EVERY_GLOBAL),
     ("man", EVERY_GLOBAL),
     ("report", &["probes", "matrices", "cache_dir", "offline"]),
-    ("variants", &["probes", "cache_dir", "offline"]),
+    // their tables hold no verdict or status word to colour
+    ("variants", &["probes", "cache_dir", "offline", "color"]),
+    ("install", &["probes", "matrices", "color"]),
 ];
 
 /// Every global flag of [`Cli`], by clap id: what a command that neither measures nor prints

@@ -68,7 +68,12 @@ pub fn line(cell: &Cell, ctx: Context<'_>) -> String {
 pub fn harness(cell: &Cell, runtime: &str) -> String {
     let selector =
         if runtime == cell.runtime_name { runtime.to_string() } else { format!("{}={runtime}", cell.runtime_name) };
-    let mut words = vec!["conformance", "run", "-r", &selector];
+    harness_as(cell, &selector)
+}
+
+/// [`harness`] with the `-r` selector given as it is (`coreclr@8.0.34`).
+pub fn harness_as(cell: &Cell, selector: &str) -> String {
+    let mut words = vec!["conformance", "run", "-r", selector];
     if let Some(lib) = &cell.library {
         words.extend(["-r", lib]);
     }

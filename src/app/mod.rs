@@ -73,10 +73,27 @@ pub fn run(cli: Cli) -> Result<i32> {
     }
 }
 
-/// The command that measures cell `c` again with the same probe (`conformance run -r … -v …`),
-/// for the HTML page's cell details.
-fn again(c: &crate::report::Cell) -> Option<String> {
-    Some(crate::repro::harness(c, &c.runtime_name))
+/// The command that measures a cell of `r` again with the same probe (`conformance run -r …
+/// -v …`), for the HTML page's cell details: a runtime of which `r` holds several versions is
+/// named with its version (`-r coreclr@8.0.34`: plain `-r coreclr` would measure the one on
+/// PATH); a hand-off cell the runtime has no recipe for (unsupported) gets none.
+fn again(r: &crate::report::Results) -> impl Fn(&crate::report::Cell) -> Option<String> {
+    let mut versions: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = Default::default();
+    for c in &r.cells {
+        versions.entry(c.runtime_name.as_str()).or_default().insert(c.runtime_version.as_str());
+    }
+    let several: std::collections::BTreeSet<String> =
+        versions.into_iter().filter(|(_, v)| v.len() > 1).map(|(n, _)| n.to_string()).collect();
+    move |c| {
+        if c.is_unsupported_handoff() {
+            return None;
+        }
+        Some(if several.contains(&c.runtime_name) {
+            crate::repro::harness_as(c, &format!("{}@{}", c.runtime_name, c.runtime_version))
+        } else {
+            crate::repro::harness(c, &c.runtime_name)
+        })
+    }
 }
 
 /// How often `run` rewrites the partial `results.json` while a runtime is measured.
@@ -269,4 +286,29 @@ pub(super) fn fit_to_terminal(text: &str, on_terminal: bool) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::model::{CellResult, CountersResult};
+
+    /// A runtime measured at several versions is named with its version in the command that
+    /// measures a cell again; one measured at one version by its name; a recipe the runtime
+    /// lacks gets no command.
+    #[test]
+    fn the_command_again_names_the_version_where_the_file_holds_several() {
+        let mut r = crate::report::fixture("base.json");
+        let first = r.cells[0].clone();
+        let plain = super::again(&r)(&first).expect("a command");
+        assert!(plain.contains(&format!("-r {} ", first.runtime_name)), "{plain}");
+        let mut other = first.clone();
+        other.runtime_version = "0.0.1-other".into();
+        r.cells.push(other.clone());
+        let again = super::again(&r);
+        let line = again(&other).expect("a command");
+        assert!(line.contains(&format!("-r {}@0.0.1-other ", other.runtime_name)), "{line}");
+        let mut lacking = first;
+        lacking.result = CellResult::Counters(CountersResult::default());
+        assert_eq!(again(&lacking), None);
+    }
 }

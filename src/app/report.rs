@@ -37,7 +37,7 @@ pub(super) fn cmd_report(a: &ReportArgs) -> Result<i32> {
         Format::Json => json::render(&r),
         Format::Md => markdown::render(&r),
         Format::Csv => csv::render(&r),
-        Format::Html => html::render_with(&r, &super::again),
+        Format::Html => html::render_with(&r, &super::again(&r)),
         Format::Junit => {
             let base_path = a.expect.as_deref().expect("checked above");
             let diff = crate::compare::compare_ignoring(&json::read(base_path)?, &r, &a.ignore);

@@ -331,7 +331,7 @@ pub(super) fn measure_run(a: &RunArgs, paths: &Paths, show: bool) -> Result<(i32
     results.run_info.interrupted = crate::interrupt::requested();
     // the reports show neither the steps nor their times: rendered first, they are timed too
     let summary = markdown::render(&results);
-    let page = crate::report::html::render_with(&results, &super::again);
+    let page = crate::report::html::render_with(&results, &super::again(&results));
     laps.lap(Phase::Report, None);
     results.run_info.phases = laps.phases;
     let results_json = json::render(&results);

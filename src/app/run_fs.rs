@@ -144,7 +144,7 @@ pub(super) fn cmd_run_fs(a: &RunArgs, list: &str, paths: &Paths) -> Result<i32> 
     let text = json::render(&results);
     outdir.write("results.json", &text)?;
     outdir.write("summary.md", &markdown::render(&results))?;
-    outdir.write(super::run::REPORT_HTML, &crate::report::html::render_with(&results, &super::again))?;
+    outdir.write(super::run::REPORT_HTML, &crate::report::html::render_with(&results, &super::again(&results)))?;
     let mut stdout = std::io::stdout().lock();
     if plan.json {
         emit(&text);

@@ -37,15 +37,27 @@ pub(super) fn cmd_runtimes(a: &RuntimesArgs, paths: &Paths) -> Result<i32> {
         emit(&(serde_json::to_string_pretty(&infos).expect("serialises") + "\n"));
     } else {
         let header = ["runtime", "version", "select with", "status", "path / reason"].map(String::from);
+        use crate::report::style::Tone;
         let rows = d.runtimes.iter().map(|rt| {
-            let (st, detail) = match &rt.status {
-                Status::Found => ("found", rt.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default()),
-                Status::NotFound(r) => ("not found", r.clone()),
-                Status::Broken(r) => ("broken", r.clone()),
+            // the status in colour (--color): found green, broken red, not found yellow
+            let (st, tone, detail) = match &rt.status {
+                Status::Found => {
+                    ("found", Tone::Good, rt.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default())
+                }
+                Status::NotFound(r) => ("not found", Tone::Unsure, r.clone()),
+                Status::Broken(r) => ("broken", Tone::Bad, r.clone()),
             };
-            [rt.label.clone(), rt.version.clone(), rt.selector.clone(), st.to_string(), detail]
+            [
+                (rt.label.clone(), None),
+                (rt.version.clone(), None),
+                (rt.selector.clone(), None),
+                (st.to_string(), Some(tone)),
+                (detail, None),
+            ]
         });
-        emit(&format!("{}\n", table::terminal_table(std::iter::once(header).chain(rows))));
+        let header = header.map(|h| (h, None));
+        let style = crate::report::style::current();
+        emit(&format!("{}\n", table::toned_table(std::iter::once(header).chain(rows), style)));
     }
     Ok(exit_code::OK)
 }

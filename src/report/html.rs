@@ -48,7 +48,7 @@ th{background:#eee}tr:first-child th{position:sticky;top:0;z-index:1;box-shadow:
 summary{cursor:pointer;font-weight:600}details div{font-weight:normal;font-size:12px;max-width:36em;white-space:pre-wrap;overflow-wrap:anywhere}
 code{font-size:12px}.good{background:#c8efc8}.bad{background:#f6c0c0}.warn{background:#fbe6a6}.none{background:#ddd}
 pre{white-space:pre-wrap;overflow-wrap:anywhere}.differ{outline:3px solid #a020f0;outline-offset:-3px}
-.answer{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.answer table{margin:0}.grid th,.grid td{max-width:9.5em;font-size:13px}.grid code{overflow-wrap:break-word}
+.answer{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}.answer table{margin:0}.grid th,.grid td{max-width:8em;font-size:13px}.grid code{overflow-wrap:break-word;font-size:11px}
 .heat-head{position:sticky;top:0;z-index:2;background:#fff}.heat-head svg,.heatmap>svg{display:block}
 .legend{font-size:12px;color:#444;max-width:60em}.legend span{padding:0 .4em;margin-right:.3em}.note{font-size:12px;color:#444;margin:.1em 0}";
 
@@ -556,7 +556,10 @@ on which the merged runs disagree (their machines, or the runtime's versions). H
                         // coloured by the recipe's answer as the lists give it (an anti-pattern
                         // that lost nothing is undetermined, not safe), outlined where the
                         // merged machines disagree, as the matrices' cells
-                        let tone = super::answers::recipe_answer(r, c).map(|a| Tone::of_verdict(a.verdict));
+                        // (a recipe the runtime lacks is grey: not measured)
+                        let tone = super::answers::recipe_answer(r, c)
+                            .filter(|_| !c.is_unsupported_handoff())
+                            .map(|a| Tone::of_verdict(a.verdict));
                         let bad = classes(tone, differ.contains(c.id.as_str()));
                         // the failure rate as a bar, seen without opening the cell (none for a
                         // recipe that did not run: the probe lacks it)
@@ -650,6 +653,25 @@ mod tests {
         let table = &page[page.find("<h2 id=\"publish\">").expect("the publish table")..];
         let td = &table[table.find("<td class=").expect("its cell")..];
         assert!(td.starts_with("<td class=\"warn\">"), "{}", &td[..td.len().min(200)]);
+    }
+
+    /// A hand-off cell the runtime has no recipe for is grey (not measured), not yellow.
+    #[test]
+    fn a_recipe_the_runtime_lacks_is_grey() {
+        use crate::report::model::{CellResult, CountersResult};
+        let mut r = base();
+        let mut c = r.cells[0].clone();
+        c.id = "node/publish.atomically/publish/absent".into();
+        c.scenario = crate::domain::Scenario::Publish;
+        c.variant = "publish.atomically".into();
+        c.result = CellResult::Counters(CountersResult::default());
+        c.evidence = Some("unsupported: the library is a JavaScript package".into());
+        assert!(c.is_unsupported_handoff());
+        r.cells.push(c);
+        let page = render(&r);
+        let table = &page[page.find("<h2 id=\"publish\">").expect("the publish table")..];
+        let td = &table[table.find("<td class=").expect("its cell")..];
+        assert!(td.starts_with("<td class=\"none\">"), "{}", &td[..td.len().min(200)]);
     }
 
     #[test]

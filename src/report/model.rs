@@ -553,6 +553,12 @@ impl Cell {
         self.race()?.deciding()
     }
 
+    /// True for a hand-off cell the runtime has no recipe for: no counters and no harness
+    /// error (its evidence says why, `unsupported: …`).
+    pub fn is_unsupported_handoff(&self) -> bool {
+        matches!(&self.result, CellResult::Counters(r) if !r.harness_error && r.counters.is_empty())
+    }
+
     /// The race evidence for "safe as a lock", when this is a race cell.
     pub fn race_evidence(&self) -> Option<RaceEvidence> {
         let r = self.race()?;

@@ -11,9 +11,14 @@ use super::style::Tone;
 use crate::matrix::Fact;
 use crate::verdict::{Outcome, RaceMode, RaceVerdict};
 
-/// The widest a terminal table cell is shown, in columns; a longer cell is cut and ends in `…`
-/// (a 5 MB `call` must not pad every row of `variants` to 5 MB).
+/// The widest a terminal table cell is shown when the table is fitted to the terminal, in
+/// columns; a longer cell is cut and ends in `…` (a 5 MB `call` must not pad every row of
+/// `variants` to 5 MB).
 pub const MAX_CELL_WIDTH: usize = 100;
+/// The widest a cell is shown in the full layout (`--wide`, a pipe or a file), in columns: the
+/// reader asked for every word (a mutex cell's reason runs to 159 in the baseline), yet a 5 MB
+/// cell is cut (every row of the table is padded to its widest cell).
+pub const WIDE_MAX_CELL_WIDTH: usize = 400;
 
 /// `s` with every control character (C0 such as ESC, NUL, CR and LF; DEL; C1) written as a
 /// Rust escape (`\u{1b}`), so that text from a runtime's `--version`, a probe or a matrix
@@ -65,6 +70,7 @@ where
     C: AsRef<str>,
 {
     // the cells as shown (escaped, cut), measured before colour is added
+    let max = if style.width.is_some() { MAX_CELL_WIDTH } else { WIDE_MAX_CELL_WIDTH };
     let cells: Vec<Vec<(String, Option<super::style::Tone>)>> = records
         .into_iter()
         .map(|r| {
@@ -72,13 +78,13 @@ where
                 .map(|(c, tone)| {
                     let c = c.as_ref();
                     // cut far beyond the width first, so a huge cell is never measured whole
-                    let head = match c.char_indices().nth(MAX_CELL_WIDTH * 4) {
+                    let head = match c.char_indices().nth(max * 4) {
                         Some((i, _)) => &c[..i],
                         None => c,
                     };
-                    let cut: String = escape_controls(head).chars().take(MAX_CELL_WIDTH + 1).collect();
-                    let cut = if cut.chars().count() > MAX_CELL_WIDTH {
-                        format!("{}…", cut.chars().take(MAX_CELL_WIDTH - 1).collect::<String>())
+                    let cut: String = escape_controls(head).chars().take(max + 1).collect();
+                    let cut = if cut.chars().count() > max {
+                        format!("{}…", cut.chars().take(max - 1).collect::<String>())
                     } else {
                         cut
                     };
@@ -179,6 +185,7 @@ fn column_widths(cells: &[Vec<(String, Option<super::style::Tone>)>], total: usi
     let room = total.saturating_sub(3 * n + 1);
     // only when whole words cannot fit may the first column break a long name
     // (`node.existsSync+writeFileSync`) inside it
+    let first_word = min.first().copied().unwrap_or(0);
     if min.iter().sum::<usize>() > room {
         if let Some(first) = min.first_mut() {
             *first = (*first).min(FIRST_COLUMN_MIN);
@@ -191,9 +198,14 @@ fn column_widths(cells: &[Vec<(String, Option<super::style::Tone>)>], total: usi
     let mut fitted = full.clone();
     let mut now: Vec<usize> = (0..n).map(|i| lines(i, fitted[i])).collect();
     while fitted.iter().sum::<usize>() > room {
-        // the column a column narrower costs the fewest new lines; of those the widest
+        // the column a column narrower costs the fewest new lines; of those the widest. The
+        // first column breaks a name inside (`node.promises.writeFile.` / `wx`: no longer
+        // found by a search) only once every other column is at its longest word
+        let narrowable =
+            |i: usize, breaking_names: bool| fitted[i] > min[i] && (breaking_names || i > 0 || fitted[i] > first_word);
+        let breaking_names = !(0..n).any(|i| narrowable(i, false));
         let pick = (0..n)
-            .filter(|&i| fitted[i] > min[i])
+            .filter(|&i| narrowable(i, breaking_names))
             .map(|i| {
                 let after = lines(i, fitted[i] - 1);
                 (i, after, after - now[i].min(after))
@@ -759,9 +771,16 @@ fn toned_scenario_rows(results: &Results, scenario: Scenario, with_steps: bool) 
         }));
         rows.push(row);
         // the amplified run, on a row of its own, where any runtime says something of it
+        // a runtime whose amplified run did not happen shows `-` there: the footnote says why,
+        // once, instead of `not run` in every column
+        let ran = |c: &Cell| matches!(&c.result, CellResult::Counters(r) if r.amplified.is_some());
         let amp: Vec<Option<(String, Option<Tone>)>> = runtimes
             .iter()
-            .map(|rt| of(rt).and_then(|c| amplified_handoff_text(c).map(|t| (t, handoff_tone(c, RaceMode::Amplified)))))
+            .map(|rt| {
+                of(rt)
+                    .filter(|c| ran(c))
+                    .and_then(|c| amplified_handoff_text(c).map(|t| (t, handoff_tone(c, RaceMode::Amplified))))
+            })
             .collect();
         // a row only where some runtime ran it: "not run" fourteen times says nothing a
         // footnote does not ([`handoff_footnote`])
@@ -992,7 +1011,10 @@ mod tests {
 
     use std::borrow::Cow;
 
-    use super::{escape_controls, scenario_rows, terminal_table, CellResult, CountersResult, Scenario, MAX_CELL_WIDTH};
+    use super::{
+        escape_controls, scenario_rows, terminal_table, CellResult, CountersResult, Scenario, MAX_CELL_WIDTH,
+        WIDE_MAX_CELL_WIDTH,
+    };
 
     #[test]
     fn control_characters_are_escaped() {
@@ -1032,7 +1054,10 @@ mod tests {
         assert!(rows[0][1].starts_with("torn 3/90 reads"), "{rows:?}");
         assert_eq!(rows[1][0], "publish.direct · amplified");
         assert!(rows[1][1].starts_with("torn 1/20 reads"), "{rows:?}");
-        assert_eq!(rows[1][2], "off");
+        // the runtime whose amplified run did not happen: `-`, and the footnote says why, once
+        assert_eq!(rows[1][2], "-");
+        let note = super::handoff_footnote(&r, Scenario::Publish).expect("a footnote");
+        assert!(note.starts_with("amplified: off"), "{note}");
         // results without amplified hand-offs (older files) get no such row
         for c in &mut r.cells {
             if let CellResult::Counters(k) = &mut c.result {
@@ -1040,14 +1065,46 @@ mod tests {
             }
         }
         assert_eq!(scenario_rows(&r, Scenario::Publish, false).unwrap().1.len(), 1);
+        assert_eq!(super::handoff_footnote(&r, Scenario::Publish), None);
+        // no runtime ran it: no amplified row, the reason once under the table
+        for c in &mut r.cells {
+            if let CellResult::Counters(k) = &mut c.result {
+                k.amplified_unavailable = Some(crate::domain::NoAmplified::Off);
+            }
+        }
+        assert_eq!(scenario_rows(&r, Scenario::Publish, false).unwrap().1.len(), 1);
+        let table = super::render_scenario(&r, Scenario::Publish, super::super::style::TermStyle::PLAIN).unwrap();
+        assert_eq!(table.matches("amplified: off").count(), 1, "{table}");
+    }
+
+    /// Fitting a table narrows the other columns to their longest words before it breaks a
+    /// variant id in the first column (an id cut in two cannot be searched or copied).
+    #[test]
+    fn ids_stay_whole_while_other_columns_can_wrap() {
+        let id = "node.cpSync.recursive.errorOnExist";
+        let long = "refused EEXIST (throw) then acquired on retry";
+        let records =
+            [["variant", "file", "empty dir", "dir"], [id, long, long, long], ["node.x", "kept", "kept", "kept"]];
+        let fitted = super::super::style::TermStyle { width: Some(80), ..super::super::style::TermStyle::PLAIN };
+        let t = super::toned_table(records.map(|r| r.map(|c| (c, None))), fitted);
+        assert!(t.lines().all(|l| textwrap::core::display_width(l) <= 80), "{t}");
+        assert!(t.contains(id), "the id is broken:\n{t}");
     }
 
     #[test]
     fn wide_cells_are_cut_in_terminal_tables() {
         let wide = "y".repeat(1 << 20);
-        let t = terminal_table([["id", "call"], ["node.x", wide.as_str()], ["node.\u{1b}", "z"]]);
-        assert!(t.lines().all(|l| l.chars().count() <= MAX_CELL_WIDTH + 20), "{t}");
-        assert!(t.contains(&format!("{}…", "y".repeat(MAX_CELL_WIDTH - 1))), "{t}");
+        let records = || [["id", "call"], ["node.x", wide.as_str()], ["node.\u{1b}", "z"]];
+        // the full layout (--wide, a pipe): cut only far out
+        let t = terminal_table(records());
+        assert!(t.lines().all(|l| l.chars().count() <= WIDE_MAX_CELL_WIDTH + 20), "{t}");
+        assert!(t.contains(&format!("{}…", "y".repeat(WIDE_MAX_CELL_WIDTH - 1))), "{t}");
         assert!(t.contains("node.\\u{1b}") && !t.contains('\u{1b}'), "{t}");
+        // fitted to a terminal: cut at MAX_CELL_WIDTH, then wrapped
+        let fitted = super::super::style::TermStyle { width: Some(120), ..super::super::style::TermStyle::PLAIN };
+        let t = super::toned_table(records().map(|r| r.map(|c| (c, None))), fitted);
+        assert!(t.lines().all(|l| l.chars().count() <= 120), "{t}");
+        let ys: usize = t.chars().filter(|c| *c == 'y').count();
+        assert_eq!(ys, MAX_CELL_WIDTH - 1, "{t}");
     }
 }

@@ -175,7 +175,7 @@ fn the_readmes_tables_match_the_committed_baseline() {
         .code(0)
         .stdout(predicate::str::starts_with(
             "README.md: 4 table marker(s) up to date\ndocs/ANSWERS.md: 5 table marker(s) up to date\n\
-             docs/GUIDE.md: 12 table marker(s) and 24 value(s) up to date\ndocs/MEASURING.md: 1 table marker(s) up to date\n\
+             docs/GUIDE.md: 13 table marker(s) and 24 value(s) up to date\ndocs/MEASURING.md: 1 table marker(s) up to date\n\
              reports/README.md: 2 table marker(s) up to date",
         ));
 }
@@ -207,4 +207,32 @@ fn cross_race_and_timings_markers_render_their_own_files() {
         .code(2)
         .stderr(predicate::str::contains(format!("race.md:{line}: file of this marker")))
         .stderr(predicate::str::contains("not a benchmark summary"));
+}
+
+/// The README is a front page (issue 31: about 25 KB, as ripgrep's and hyperfine's): the pitch,
+/// install, quick start, how to read a row, CI and links, in that order; the manual lives in
+/// docs/. Every link into the repository names a file that exists.
+#[test]
+fn the_readme_is_a_front_page_and_its_links_resolve() {
+    let root = crate::common::root();
+    let text = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(text.len() <= 25 * 1024, "README.md is {} bytes: move the manual's parts to docs/", text.len());
+    let headings: Vec<&str> = text.lines().filter(|l| l.starts_with("## ")).collect();
+    let order = [
+        "## The answer",
+        "## Install",
+        "## Quick start",
+        "## How to read a row",
+        "## Use it in CI",
+        "## Documentation",
+    ];
+    assert_eq!(headings, order, "the front page's sections");
+    // relative links: `](path)` or `](path#anchor)`, not URLs
+    for link in text.split("](").skip(1).filter_map(|s| s.split(')').next()) {
+        if link.contains("://") || link.starts_with('#') || link.starts_with("mailto:") {
+            continue;
+        }
+        let path = link.split('#').next().unwrap();
+        assert!(root.join(path).exists(), "README.md links to {path}, which does not exist");
+    }
 }

@@ -237,3 +237,41 @@ fn no_module_imports_all_of_its_parent() {
         .collect();
     assert!(globs.is_empty(), "use super::* in {globs:?}");
 }
+
+/// CONTRIBUTING.md's *Layout* names every source file of `src/` (by its file name, or its
+/// folder for a `mod.rs`), so a new module cannot go undocumented there.
+#[test]
+fn contributing_names_every_source_file() {
+    let root = crate::common::root();
+    let text = std::fs::read_to_string(root.join("CONTRIBUTING.md")).unwrap();
+    let layout = &text[text.find("## Layout").expect("a Layout section")..];
+    let mut missing = Vec::new();
+    let mut stack = vec![root.join("src")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n != "snapshots") {
+                    stack.push(p);
+                }
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            // a folder's mod.rs is named by its folder (`src/docs/`), the rest by their name
+            let named = if name == "mod.rs" {
+                let folder = p.parent().unwrap().file_name().unwrap().to_string_lossy().to_string();
+                layout.contains(&format!("{folder}/"))
+            } else {
+                layout.contains(&name)
+            };
+            if !named {
+                missing.push(p.strip_prefix(&root).unwrap().display().to_string());
+            }
+        }
+    }
+    missing.sort();
+    assert!(missing.is_empty(), "CONTRIBUTING.md's Layout does not name: {missing:?}");
+}

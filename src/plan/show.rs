@@ -213,10 +213,16 @@ pub fn dry_run_text(d: &DryRun) -> String {
     } else {
         format!("the cells of {}", table::escape_controls(&e.from.display().to_string()))
     };
+    // the built-in baseline keeps one time per call (its median over the baseline's runtimes)
+    let by_call = if e.built_in {
+        "by their call's median over the baseline's runtimes"
+    } else {
+        "by their call's on another runtime or version"
+    };
     let _ = writeln!(
         s,
-        "estimated time: {range} of measuring, from {from}: {} cells by their own time, {} by their call's on \
-         another runtime or version, {} by their scenario's median{}; start-up and pairs not counted",
+        "estimated time: {range} of measuring, from {from}: {} cells by their own time, {} {by_call}, {} by \
+         their scenario's median{}; start-up and pairs not counted",
         e.same_cell,
         e.same_call,
         e.same_scenario,

@@ -56,14 +56,19 @@ pub struct Paths {
 impl Paths {
     /// The folders of `cli`'s global flags, defaulting to the project's. Never fails (the
     /// probes folder is checked by the plans that use it; the cache is made when needed).
+    /// A relative `--probes`, `--matrices` or `--cache-dir` is made absolute against the
+    /// working folder: probes run in folders of their own, where `probes/sh/probe.sh` names
+    /// nothing.
     pub fn of(cli: &Cli) -> Paths {
         let home = PathBuf::new();
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
         Paths {
-            probes: cli.probes.clone(),
-            matrices: cli.matrices.clone(),
+            probes: cli.probes.as_ref().map(absolute),
+            matrices: cli.matrices.as_ref().map(absolute),
             cache: cli
                 .cache_dir
-                .clone()
+                .as_ref()
+                .map(absolute)
                 .unwrap_or_else(|| dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("conformance")),
             offline: cli.offline,
             home,

@@ -37,6 +37,18 @@ fn race_plan(args: &[&str]) -> Result<RacePlan> {
     }
 }
 
+/// A relative `--probes`, `--matrices` or `--cache-dir` is taken from the working folder and
+/// made absolute (a probe runs in a folder of its own, where the relative name is nothing).
+#[test]
+fn relative_folders_of_the_global_flags_are_made_absolute() {
+    let c = cli("variants", &["--probes", "probes", "--matrices", "m", "--cache-dir", "c"]);
+    let p = Paths::of(&c);
+    let here = std::env::current_dir().unwrap();
+    assert_eq!(p.probes, Some(here.join("probes")));
+    assert_eq!(p.matrices, Some(here.join("m")));
+    assert_eq!(p.cache, here.join("c"));
+}
+
 const TWO: [&str; 4] = ["-c", "node:node.writeFileSync.wx", "-c", "deno:deno.writeFileSync.createNew"];
 
 /// Every validation error names the flag at fault, and `run` and `race` give the same one

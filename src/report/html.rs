@@ -595,7 +595,7 @@ on which the merged runs disagree (their machines, or the runtime's versions). H
 
 #[cfg(test)]
 mod tests {
-    use super::{render, Results};
+    use super::{render, render_with, Results};
 
     fn base() -> Results {
         crate::report::fixture("base.json")
@@ -653,6 +653,17 @@ mod tests {
         let table = &page[page.find("<h2 id=\"publish\">").expect("the publish table")..];
         let td = &table[table.find("<td class=").expect("its cell")..];
         assert!(td.starts_with("<td class=\"warn\">"), "{}", &td[..td.len().min(200)]);
+    }
+
+    /// A cell's details give its evidence (what the harness saw of a fault), escaped, and the
+    /// command that measures it again where the caller gives one.
+    #[test]
+    fn a_cells_details_carry_its_evidence_and_its_command() {
+        let mut r = base();
+        r.cells[0].evidence = Some("crashed: <stderr> & exit 3".into());
+        let page = render_with(&r, &|_| Some("conformance run -r node -v x".into()));
+        assert!(page.contains("evidence: crashed: &lt;stderr&gt; &amp; exit 3"), "no evidence line");
+        assert!(page.contains("again: conformance run -r node -v x"), "no command");
     }
 
     /// A hand-off cell the runtime has no recipe for is grey (not measured), not yellow.

@@ -8,8 +8,10 @@
 //! but a whole value. Counters, each summed over the trials:
 //! - `trials`: trials judged;
 //! - `increments`: the increments asked of the workers, W × M per trial;
-//! - `lossy`: trials whose total is below W × M;
-//! - `lost_updates`: increments missing from the totals (W × M − total, where below);
+//! - `lossy`: trials whose total is below W × M, of those whose workers all reported (a worker
+//!   that crashed or was killed at its timeout made fewer increments than asked: its trial's
+//!   shortfall is not a lost update, and the fault is counted instead);
+//! - `lost_updates`: increments missing from those trials' totals (W × M − total, where below);
 //! - `excess_updates`: increments beyond W × M in the totals (a total above what was asked);
 //! - `unreadable`: trials after which the counter file is absent or not whole numbers;
 //! - `reads`, `torn_reads`, `absent_reads`, `read_errors`: the reader's reads, of any result,
@@ -73,10 +75,15 @@ pub fn judge_update(trials: &[UpdateTrial]) -> BTreeMap<String, u64> {
     for t in trials {
         add(counter::TRIALS, 1);
         add(counter::INCREMENTS, t.asked);
+        // a worker that faulted made an unknown share of its increments: a total below what
+        // was asked says nothing then, one above it still counts
+        let whole = !t.faults.iter().any(|f| *f);
         match t.total {
             Some(total) => {
-                add(counter::LOSSY, u64::from(total < t.asked));
-                add(counter::LOST_UPDATES, t.asked.saturating_sub(total));
+                if whole {
+                    add(counter::LOSSY, u64::from(total < t.asked));
+                    add(counter::LOST_UPDATES, t.asked.saturating_sub(total));
+                }
                 add(counter::EXCESS_UPDATES, total.saturating_sub(t.asked));
             }
             None => add(counter::UNREADABLE, 1),
@@ -161,6 +168,23 @@ mod tests {
         t.reader = reader(5, 2, 3);
         let c = judge_update(&[t]);
         assert_eq!((c["reads"], c["torn_reads"]), (10, 5));
+    }
+
+    /// A worker killed at its timeout made fewer increments than asked: its trial's shortfall
+    /// is a fault, not lost updates (a bash worker starved past 10 s by the other lane's
+    /// shells made a locked recipe look lossy).
+    #[test]
+    fn a_faulted_workers_shortfall_is_no_lost_update() {
+        let mut t =
+            UpdateTrial { asked: 30, total: Some(20), reader: reader(10, 0, 0), leftovers: 0, faults: vec![false; 3] };
+        t.faults[1] = true;
+        let c = judge_update(&[t.clone()]);
+        assert_eq!((c["lossy"], c["lost_updates"], c["worker_faults"]), (0, 0, 1));
+        t.total = Some(31);
+        assert_eq!(judge_update(&[t.clone()])["excess_updates"], 1, "a total above what was asked still counts");
+        t.faults[1] = false;
+        t.total = Some(20);
+        assert_eq!(judge_update(&[t])["lost_updates"], 10);
     }
 
     #[test]

@@ -113,28 +113,22 @@ impl Diff {
         for k in &self.added {
             let _ = writeln!(s, "new      {}", e(k));
         }
+        // a change that is not counted: both words, and why not
+        let uncounted = |s: &mut String, tag: &str, n: &Noise, why: String| {
+            let _ = writeln!(s, "{tag} {}: {} -> {} ({why})", e(&n.key), e(&n.before), e(&n.after));
+        };
         for n in &self.within_noise {
-            let _ = writeln!(
-                s,
-                "noise    {}: {} -> {} (natural race only; Fisher p = {:.3})",
-                e(&n.key),
-                e(&n.before),
-                e(&n.after),
-                n.p
-            );
+            uncounted(&mut s, "noise   ", n, format!("natural race only; Fisher p = {:.3}", n.p));
         }
         for w in &self.weak {
             let _ = writeln!(s, "weak     {}", e(w));
         }
         for n in &self.rates {
-            let _ = writeln!(
-                s,
-                "rate     {}: {} -> {} (a hand-off's failure rate, not counted here; Fisher p = {:.1e}; `conformance diff` weighs it)",
-                e(&n.key),
-                e(&n.before),
-                e(&n.after),
+            let why = format!(
+                "a hand-off's failure rate, not counted here; Fisher p = {:.1e}; `conformance diff` weighs it",
                 n.p
             );
+            uncounted(&mut s, "rate    ", n, why);
         }
         let _ = writeln!(
             s,

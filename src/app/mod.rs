@@ -74,21 +74,27 @@ pub fn run(cli: Cli) -> Result<i32> {
 }
 
 /// The command that measures a cell of `r` again with the same probe (`conformance run -r …
-/// -v …`), for the HTML page's cell details: a runtime of which `r` holds several versions is
-/// named with its version (`-r coreclr@8.0.34`: plain `-r coreclr` would measure the one on
-/// PATH); a hand-off cell the runtime has no recipe for (unsupported) gets none.
+/// -v …`), for the HTML page's cell details: a runtime the run took from the cache of
+/// installed versions (its path in `…/runtimes/<name>/<version>/`, as `run -r name@version`
+/// installs it) is named with its version (`-r coreclr@8.0.34`: plain `-r coreclr` would
+/// measure the one on PATH); one found on PATH by its name. A hand-off cell the runtime has no
+/// recipe for (unsupported) gets none.
 fn again(r: &crate::report::Results) -> impl Fn(&crate::report::Cell) -> Option<String> {
-    let mut versions: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = Default::default();
-    for c in &r.cells {
-        versions.entry(c.runtime_name.as_str()).or_default().insert(c.runtime_version.as_str());
-    }
-    let several: std::collections::BTreeSet<String> =
-        versions.into_iter().filter(|(_, v)| v.len() > 1).map(|(n, _)| n.to_string()).collect();
+    let cached: std::collections::BTreeSet<(String, String)> = r
+        .run_info
+        .runtimes
+        .iter()
+        .filter(|rt| {
+            let dir = format!("/runtimes/{}/{}/", rt.name, rt.version);
+            rt.path.as_deref().is_some_and(|p| p.replace('\\', "/").contains(&dir))
+        })
+        .map(|rt| (rt.name.clone(), rt.version.clone()))
+        .collect();
     move |c| {
         if c.is_unsupported_handoff() {
             return None;
         }
-        Some(if several.contains(&c.runtime_name) {
+        Some(if cached.contains(&(c.runtime_name.clone(), c.runtime_version.clone())) {
             crate::repro::harness_as(c, &format!("{}@{}", c.runtime_name, c.runtime_version))
         } else {
             crate::repro::harness(c, &c.runtime_name)
@@ -292,11 +298,11 @@ pub(super) fn fit_to_terminal(text: &str, on_terminal: bool) -> String {
 mod tests {
     use crate::report::model::{CellResult, CountersResult};
 
-    /// A runtime measured at several versions is named with its version in the command that
-    /// measures a cell again; one measured at one version by its name; a recipe the runtime
+    /// A runtime taken from the cache of installed versions is named with its version in the
+    /// command that measures a cell again; one found on PATH by its name; a recipe the runtime
     /// lacks gets no command.
     #[test]
-    fn the_command_again_names_the_version_where_the_file_holds_several() {
+    fn the_command_again_names_the_version_of_a_cached_runtime() {
         let mut r = crate::report::fixture("base.json");
         let first = r.cells[0].clone();
         let plain = super::again(&r)(&first).expect("a command");
@@ -304,11 +310,18 @@ mod tests {
         let mut other = first.clone();
         other.runtime_version = "0.0.1-other".into();
         r.cells.push(other.clone());
+        let mut info = r.run_info.runtimes[0].clone();
+        info.name = other.runtime_name.clone();
+        info.version = other.runtime_version.clone();
+        info.path = Some(format!("/home/u/.cache/conformance/runtimes/{}/0.0.1-other/bin/x", info.name));
+        r.run_info.runtimes.push(info);
         let again = super::again(&r);
         let line = again(&other).expect("a command");
         assert!(line.contains(&format!("-r {}@0.0.1-other ", other.runtime_name)), "{line}");
+        assert!(again(&first).unwrap().contains(&format!("-r {} ", first.runtime_name)), "PATH's by its name");
         let mut lacking = first;
         lacking.result = CellResult::Counters(CountersResult::default());
+        lacking.evidence = Some("unsupported: no such recipe".into());
         assert_eq!(again(&lacking), None);
     }
 }

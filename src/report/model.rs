@@ -553,10 +553,12 @@ impl Cell {
         self.race()?.deciding()
     }
 
-    /// True for a hand-off cell the runtime has no recipe for: no counters and no harness
-    /// error (its evidence says why, `unsupported: …`).
+    /// True for a hand-off cell the runtime has no recipe for: no counters, no harness error,
+    /// and evidence saying `unsupported: …` (a probe that crashed before its first item also
+    /// has no counters, but says `crashed`).
     pub fn is_unsupported_handoff(&self) -> bool {
         matches!(&self.result, CellResult::Counters(r) if !r.harness_error && r.counters.is_empty())
+            && self.evidence.as_deref().is_some_and(|e| e.starts_with("unsupported"))
     }
 
     /// The race evidence for "safe as a lock", when this is a race cell.

@@ -813,17 +813,37 @@ pub fn render_scenario(results: &Results, scenario: Scenario, style: super::styl
 /// cell of `scenario` ran its amplified run or says nothing of one. Control characters are
 /// escaped.
 pub fn handoff_footnote(results: &Results, scenario: Scenario) -> Option<String> {
-    let mut why: Vec<String> = Vec::new();
+    // each reason once, with the runtimes it holds for (`-` in their amplified rows), unless
+    // it holds for every runtime of the table
+    let mut why: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut runtimes: Vec<&str> = Vec::new();
     for c in results.cells.iter().filter(|c| c.scenario == scenario) {
+        if !runtimes.contains(&c.runtime.as_str()) {
+            runtimes.push(&c.runtime);
+        }
         let CellResult::Counters(r) = &c.result else { continue };
         if let (None, Some(w)) = (&r.amplified, &r.amplified_unavailable) {
             let w = escape_controls(w.text()).into_owned();
-            if !why.contains(&w) {
-                why.push(w);
+            match why.iter_mut().find(|(x, _)| *x == w) {
+                Some((_, rts)) if !rts.contains(&c.runtime.as_str()) => rts.push(&c.runtime),
+                Some(_) => {}
+                None => why.push((w, vec![&c.runtime])),
             }
         }
     }
-    (!why.is_empty()).then(|| format!("amplified: {}", why.join("; ")))
+    let parts: Vec<String> = why
+        .into_iter()
+        .map(
+            |(w, rts)| {
+                if rts.len() == runtimes.len() {
+                    w
+                } else {
+                    format!("{w} [{}]", escape_controls(&rts.join(", ")))
+                }
+            },
+        )
+        .collect();
+    (!parts.is_empty()).then(|| format!("amplified: {}", parts.join("; ")))
 }
 
 /// The lines under a runtime's table: per race mode, cells, trials, median barrier spread and
@@ -1057,7 +1077,7 @@ mod tests {
         // the runtime whose amplified run did not happen: `-`, and the footnote says why, once
         assert_eq!(rows[1][2], "-");
         let note = super::handoff_footnote(&r, Scenario::Publish).expect("a footnote");
-        assert!(note.starts_with("amplified: off"), "{note}");
+        assert!(note.starts_with("amplified: off") && note.ends_with("[deno 2]"), "{note}");
         // results without amplified hand-offs (older files) get no such row
         for c in &mut r.cells {
             if let CellResult::Counters(k) = &mut c.result {
@@ -1081,12 +1101,16 @@ mod tests {
     /// variant id in the first column (an id cut in two cannot be searched or copied).
     #[test]
     fn ids_stay_whole_while_other_columns_can_wrap() {
+        // one long id, and wordy cells in every row: a column narrower there costs a wrapped
+        // line in each row, the id's column one line in one row — fewest new lines alone
+        // would break the id first
         let id = "node.cpSync.recursive.errorOnExist";
-        let long = "refused EEXIST (throw) then acquired on retry";
-        let records =
-            [["variant", "file", "empty dir", "dir"], [id, long, long, long], ["node.x", "kept", "kept", "kept"]];
+        let text = "refused then acquired on the retry of it";
+        let mut records = vec![["variant", "file", "dir"]];
+        records.push([id, text, text]);
+        records.extend(std::iter::repeat_n(["node.x", text, text], 6));
         let fitted = super::super::style::TermStyle { width: Some(80), ..super::super::style::TermStyle::PLAIN };
-        let t = super::toned_table(records.map(|r| r.map(|c| (c, None))), fitted);
+        let t = super::toned_table(records.iter().map(|r| r.map(|c| (c, None))), fitted);
         assert!(t.lines().all(|l| textwrap::core::display_width(l) <= 80), "{t}");
         assert!(t.contains(id), "the id is broken:\n{t}");
     }

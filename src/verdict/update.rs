@@ -8,10 +8,10 @@
 //! but a whole value. Counters, each summed over the trials:
 //! - `trials`: trials judged;
 //! - `increments`: the increments asked of the workers, W × M per trial;
-//! - `lossy`: trials whose total is below W × M, of those whose workers all reported (a worker
-//!   that crashed or was killed at its timeout made fewer increments than asked: its trial's
+//! - `lossy`: trials whose total is below what was owed: W × M, less M for each worker that
+//!   crashed or was killed at its timeout (it made an unknown share of its increments: that
 //!   shortfall is not a lost update, and the fault is counted instead);
-//! - `lost_updates`: increments missing from those trials' totals (W × M − total, where below);
+//! - `lost_updates`: increments missing from the totals (owed − total, where below);
 //! - `excess_updates`: increments beyond W × M in the totals (a total above what was asked);
 //! - `unreadable`: trials after which the counter file is absent or not whole numbers;
 //! - `reads`, `torn_reads`, `absent_reads`, `read_errors`: the reader's reads, of any result,
@@ -75,15 +75,16 @@ pub fn judge_update(trials: &[UpdateTrial]) -> BTreeMap<String, u64> {
     for t in trials {
         add(counter::TRIALS, 1);
         add(counter::INCREMENTS, t.asked);
-        // a worker that faulted made an unknown share of its increments: a total below what
-        // was asked says nothing then, one above it still counts
-        let whole = !t.faults.iter().any(|f| *f);
+        // a worker that faulted made an unknown share of its increments (none to all): only
+        // what the others made for sure is owed, so a total below that is lost updates, and
+        // one above what was asked still counts
+        let faulted = t.faults.iter().filter(|f| **f).count() as u64;
+        let each = t.asked.checked_div(t.faults.len() as u64).unwrap_or(0);
+        let owed = t.asked.saturating_sub(faulted * each);
         match t.total {
             Some(total) => {
-                if whole {
-                    add(counter::LOSSY, u64::from(total < t.asked));
-                    add(counter::LOST_UPDATES, t.asked.saturating_sub(total));
-                }
+                add(counter::LOSSY, u64::from(total < owed));
+                add(counter::LOST_UPDATES, owed.saturating_sub(total));
                 add(counter::EXCESS_UPDATES, total.saturating_sub(t.asked));
             }
             None => add(counter::UNREADABLE, 1),
@@ -180,6 +181,10 @@ mod tests {
         t.faults[1] = true;
         let c = judge_update(&[t.clone()]);
         assert_eq!((c["lossy"], c["lost_updates"], c["worker_faults"]), (0, 0, 1));
+        // below what the two others made for sure: lost, whatever the faulted one did
+        t.total = Some(15);
+        let c = judge_update(&[t.clone()]);
+        assert_eq!((c["lossy"], c["lost_updates"]), (1, 5));
         t.total = Some(31);
         assert_eq!(judge_update(&[t.clone()])["excess_updates"], 1, "a total above what was asked still counts");
         t.faults[1] = false;

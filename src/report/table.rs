@@ -1097,17 +1097,16 @@ mod tests {
         assert_eq!(table.matches("amplified: off").count(), 1, "{table}");
     }
 
-    /// Fitting a table narrows the other columns to their longest words before it breaks a
-    /// variant id in the first column (an id cut in two cannot be searched or copied).
+    /// Where the words cannot all fit, the first column gives up width only after the other
+    /// columns are at their longest words: it stays as wide as it can, so the shorter ids in
+    /// it stay whole (an id cut in two cannot be searched or copied).
     #[test]
     fn ids_stay_whole_while_other_columns_can_wrap() {
-        // one long id, and wordy cells in every row: a column narrower there costs a wrapped
-        // line in each row, the id's column one line in one row — fewest new lines alone
-        // would break the id first
-        let id = "node.cpSync.recursive.errorOnExist";
-        let text = "refused then acquired on the retry of it";
-        let mut records = vec![["variant", "file", "dir"]];
-        records.push([id, text, text]);
+        // a 40-column id and 20-column words elsewhere cannot fit 80 columns whole: the first
+        // column must break the longest id, but no more than that
+        let (long, id) = ("node.cpSync.recursive.errorOnExist.extra", "node.promises.writeFile.wx");
+        let text = "aaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbb ccc";
+        let mut records = vec![["variant", "file", "dir"], [long, text, text], [id, text, text]];
         records.extend(std::iter::repeat_n(["node.x", text, text], 6));
         let fitted = super::super::style::TermStyle { width: Some(80), ..super::super::style::TermStyle::PLAIN };
         let t = super::toned_table(records.iter().map(|r| r.map(|c| (c, None))), fitted);

@@ -174,7 +174,7 @@ fn the_readmes_tables_match_the_committed_baseline() {
         .assert()
         .code(0)
         .stdout(predicate::str::starts_with(
-            "README.md: 4 table marker(s) up to date\ndocs/ANSWERS.md: 5 table marker(s) up to date\n\
+            "README.md: 4 table marker(s) and 2 value(s) up to date\ndocs/ANSWERS.md: 5 table marker(s) up to date\n\
              docs/GUIDE.md: 13 table marker(s) and 24 value(s) up to date\ndocs/MEASURING.md: 1 table marker(s) up to date\n\
              reports/README.md: 2 table marker(s) up to date",
         ));

@@ -60,6 +60,14 @@ pub struct Noise {
     pub p: f64,
 }
 
+impl Noise {
+    /// Why a hand-off answer that flipped by its rate ([`Diff::rates`]) is not counted, as
+    /// `compare` and its JUnit XML say it.
+    pub fn rate_reason(&self) -> String {
+        format!("a hand-off's failure rate, not counted here; Fisher p = {:.1e}; `conformance diff` weighs it", self.p)
+    }
+}
+
 /// The differences between a baseline and a new run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Diff {
@@ -124,11 +132,7 @@ impl Diff {
             let _ = writeln!(s, "weak     {}", e(w));
         }
         for n in &self.rates {
-            let why = format!(
-                "a hand-off's failure rate, not counted here; Fisher p = {:.1e}; `conformance diff` weighs it",
-                n.p
-            );
-            uncounted(&mut s, "rate    ", n, why);
+            uncounted(&mut s, "rate    ", n, n.rate_reason());
         }
         let _ = writeln!(
             s,

@@ -29,10 +29,7 @@ pub fn render(diff: &Diff, base: &Path, new: &Path) -> String {
         t.set_classname(class(k));
         // a hand-off answer flipped by its rate passes, with both answers in its output
         match diff.rates.iter().find(|n| &n.key == k) {
-            Some(n) => t.set_system_out(format!(
-                "{} -> {} (a hand-off's failure rate, not counted; Fisher p = {:.1e})",
-                n.before, n.after, n.p
-            )),
+            Some(n) => t.set_system_out(format!("{} -> {} ({})", n.before, n.after, n.rate_reason())),
             None => t.set_system_out(word.as_str()),
         };
         cases.push(t);

@@ -20,7 +20,7 @@ use crate::exec::scratch::TARGET_NAME;
 use crate::handoff::{Recipe, READER};
 use crate::report::model::CountersResult;
 use crate::report::model::Finding;
-use crate::verdict::update::{judge_update, total, UpdateTrial};
+use crate::verdict::update::{judge_update, owed, total, UpdateTrial};
 use crate::verdict::Report;
 use std::time::Instant;
 
@@ -160,9 +160,8 @@ fn update_recipe(
             adaptive
                 && done.len() >= UPDATE_DISPROOF_TRIALS
                 && done.iter().any(|(attempts, (total, _))| {
-                    let faulted = attempts.iter().take(workers).filter(|a| handoff::faulted(a)).count() as u64;
-                    let owed = asked.saturating_sub(faulted * INCREMENTS);
-                    total.is_none_or(|t| t < owed || t > asked)
+                    let faults: Vec<bool> = attempts.iter().take(workers).map(handoff::faulted).collect();
+                    total.is_none_or(|t| t < owed(asked, &faults) || t > asked)
                 })
         },
     )?;

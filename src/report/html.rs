@@ -596,6 +596,7 @@ on which the merged runs disagree (their machines, or the runtime's versions). H
 #[cfg(test)]
 mod tests {
     use super::{render, render_with, Results};
+    use crate::report::model::{CellResult, CountersResult};
 
     fn base() -> Results {
         crate::report::fixture("base.json")
@@ -632,27 +633,37 @@ mod tests {
         assert!(lists.contains("<li><span class=\"bad\"><code>"), "{lists}");
     }
 
-    /// A hand-off cell is coloured by the recipe's answer as the lists give it: an anti-pattern
-    /// that lost nothing is undetermined (yellow), not safe (green), as its counts alone say.
-    #[test]
-    fn an_anti_pattern_that_lost_nothing_is_not_green() {
-        use crate::report::model::{CellResult, CountersResult};
+    /// The fixture's first cell made publish recipe `variant` with `result` (and `evidence`),
+    /// added to the fixture: the start of its `<td>` in the page's publish table.
+    fn publish_td(variant: &str, result: CellResult, evidence: Option<&str>, anti_pattern: bool) -> String {
         let mut r = base();
         let mut c = r.cells[0].clone();
-        c.id = "node/publish.direct/publish/absent".into();
+        c.id = format!("node/{variant}/publish/absent");
         c.scenario = crate::domain::Scenario::Publish;
-        c.variant = "publish.direct".into();
-        c.anti_pattern = true;
-        let counts = [("items", 40), ("published", 40), ("reads", 500), ("reader_items", 80), ("torn_reads", 0)];
-        let counters = counts.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
-        c.result = CellResult::Counters(CountersResult { counters, ..CountersResult::default() });
-        let own = crate::report::answers::cell_recipe_answer(&c).expect("a hand-off answer");
-        assert_eq!(own.verdict, crate::verdict::answer::AnswerVerdict::Yes, "its counts alone: {own:?}");
+        c.variant = variant.into();
+        c.anti_pattern = anti_pattern;
+        c.result = result;
+        c.evidence = evidence.map(str::to_string);
         r.cells.push(c);
         let page = render(&r);
         let table = &page[page.find("<h2 id=\"publish\">").expect("the publish table")..];
         let td = &table[table.find("<td class=").expect("its cell")..];
-        assert!(td.starts_with("<td class=\"warn\">"), "{}", &td[..td.len().min(200)]);
+        td[..td.len().min(200)].to_string()
+    }
+
+    /// A hand-off cell is coloured by the recipe's answer as the lists give it: an anti-pattern
+    /// that lost nothing is undetermined (yellow), not safe (green), as its counts alone say.
+    #[test]
+    fn an_anti_pattern_that_lost_nothing_is_not_green() {
+        let counts = [("items", 40), ("published", 40), ("reads", 500), ("reader_items", 80), ("torn_reads", 0)];
+        let counters = counts.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+        let result = CellResult::Counters(CountersResult { counters, ..CountersResult::default() });
+        let mut c = base().cells[0].clone();
+        (c.scenario, c.result) = (crate::domain::Scenario::Publish, result.clone());
+        let own = crate::report::answers::cell_recipe_answer(&c).expect("a hand-off answer");
+        assert_eq!(own.verdict, crate::verdict::answer::AnswerVerdict::Yes, "its counts alone: {own:?}");
+        let td = publish_td("publish.direct", result, None, true);
+        assert!(td.starts_with("<td class=\"warn\">"), "{td}");
     }
 
     /// A cell's details give its evidence (what the harness saw of a fault), escaped, and the
@@ -669,20 +680,12 @@ mod tests {
     /// A hand-off cell the runtime has no recipe for is grey (not measured), not yellow.
     #[test]
     fn a_recipe_the_runtime_lacks_is_grey() {
-        use crate::report::model::{CellResult, CountersResult};
-        let mut r = base();
-        let mut c = r.cells[0].clone();
-        c.id = "node/publish.atomically/publish/absent".into();
-        c.scenario = crate::domain::Scenario::Publish;
-        c.variant = "publish.atomically".into();
-        c.result = CellResult::Counters(CountersResult::default());
-        c.evidence = Some("unsupported: the library is a JavaScript package".into());
+        let why = "unsupported: the library is a JavaScript package";
+        let mut c = base().cells[0].clone();
+        (c.result, c.evidence) = (CellResult::Counters(CountersResult::default()), Some(why.into()));
         assert!(c.is_unsupported_handoff());
-        r.cells.push(c);
-        let page = render(&r);
-        let table = &page[page.find("<h2 id=\"publish\">").expect("the publish table")..];
-        let td = &table[table.find("<td class=").expect("its cell")..];
-        assert!(td.starts_with("<td class=\"none\">"), "{}", &td[..td.len().min(200)]);
+        let td = publish_td("publish.atomically", CellResult::Counters(CountersResult::default()), Some(why), false);
+        assert!(td.starts_with("<td class=\"none\">"), "{td}");
     }
 
     #[test]

@@ -55,6 +55,15 @@ pub fn total(text: &str) -> Option<u64> {
     sum
 }
 
+/// The increments a trial's counter must hold for sure: `asked` (W × M) less each faulted
+/// worker's share M, since a worker that crashed or was killed at its timeout made an unknown
+/// share of its increments (none to all). `faults` has one entry per worker.
+pub fn owed(asked: u64, faults: &[bool]) -> u64 {
+    let faulted = faults.iter().filter(|f| **f).count() as u64;
+    let each = asked.checked_div(faults.len() as u64).unwrap_or(0);
+    asked.saturating_sub(faulted * each)
+}
+
 /// The counters of a shared-file update cell over `trials` (see the module documentation).
 pub fn judge_update(trials: &[UpdateTrial]) -> BTreeMap<String, u64> {
     let mut c = super::zeroed(&[
@@ -75,12 +84,8 @@ pub fn judge_update(trials: &[UpdateTrial]) -> BTreeMap<String, u64> {
     for t in trials {
         add(counter::TRIALS, 1);
         add(counter::INCREMENTS, t.asked);
-        // a worker that faulted made an unknown share of its increments (none to all): only
-        // what the others made for sure is owed, so a total below that is lost updates, and
-        // one above what was asked still counts
-        let faulted = t.faults.iter().filter(|f| **f).count() as u64;
-        let each = t.asked.checked_div(t.faults.len() as u64).unwrap_or(0);
-        let owed = t.asked.saturating_sub(faulted * each);
+        // a total below what was owed is lost updates; one above what was asked still counts
+        let owed = owed(t.asked, &t.faults);
         match t.total {
             Some(total) => {
                 add(counter::LOSSY, u64::from(total < owed));

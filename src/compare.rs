@@ -563,12 +563,15 @@ enum Judged {
     Noise(String, String, f64),
 }
 
-/// The state of a hand-off cell: `harness-error`, `unsupported` (no counters; its evidence
-/// says why) or `measured`; `""` for other cells.
+/// The state of a hand-off cell: `harness-error`, `unsupported` (no counters, its evidence
+/// `unsupported: …`), `faulted` (no counters: a probe crashed or hung before the first item,
+/// its evidence says how) or `measured`; `""` for other cells.
 fn counters_state(c: &Cell) -> &'static str {
     match &c.result {
         CellResult::Counters(r) if r.harness_error => "harness-error",
-        CellResult::Counters(r) if r.counters.is_empty() => "unsupported",
+        CellResult::Counters(_) if c.is_unsupported_handoff() => "unsupported",
+        // stopped before its first item by a crash or a hang: its evidence says which
+        CellResult::Counters(r) if r.counters.is_empty() => "faulted",
         CellResult::Counters(_) => "measured",
         _ => "",
     }
@@ -754,11 +757,16 @@ mod tests {
         let d = compare(&base, &new);
         assert!(!d.differs(), "{}", d.render());
         assert_eq!(d.compared, 1);
-        // a recipe that the new run could not measure is a change, and so is a harness error
+        // a recipe that the new run could not measure is a change, and so is a harness error:
+        // one the probe lacks is `unsupported`, one whose probe crashed before its first item
+        // `faulted`
         new.cells[0].result = CellResult::Counters(CountersResult::default());
+        new.cells[0].evidence = Some("unsupported: no such recipe".into());
         let d = compare(&base, &new);
         assert_eq!(d.changed.len(), 1, "{}", d.render());
         assert_eq!((d.changed[0].before.0.as_str(), d.changed[0].after.0.as_str()), ("measured", "unsupported"));
+        new.cells[0].evidence = Some("crashed: the probe exited before its hello".into());
+        assert_eq!(compare(&base, &new).changed[0].after.0, "faulted");
         new.cells[0].result = CellResult::Counters(CountersResult { harness_error: true, ..Default::default() });
         assert_eq!(compare(&base, &new).changed[0].after.0, "harness-error");
     }

@@ -443,7 +443,10 @@ pub fn recipe_control(results: &Results, runtime: &str, scenario: crate::domain:
         .cells
         .iter()
         .filter(|c| c.runtime == runtime && c.scenario == scenario && c.anti_pattern)
-        .filter_map(|c| cell_recipe_answer(c).filter(|a| a.unsettled != Some(Unsettled::Unsupported)))
+        // an anti-pattern with no run (the probe lacks it, or crashed before its first item)
+        // is no control either way
+        .filter(|c| cell_recipe_runs(c).is_some_and(|(runs, _)| !runs.is_empty()))
+        .filter_map(cell_recipe_answer)
         .map(|a| a.verdict)
         .collect();
     (!verdicts.is_empty()).then(|| verdicts.contains(&AnswerVerdict::No))
@@ -454,7 +457,14 @@ pub fn recipe_control(results: &Results, runtime: &str, scenario: crate::domain:
 /// and `diff` compare); `None` for a cell that is not a hand-off's.
 pub fn cell_recipe_answer(c: &super::model::Cell) -> Option<crate::verdict::recipe::RecipeAnswer> {
     let (runs, words) = cell_recipe_runs(c)?;
-    Some(crate::verdict::recipe::answer_recipe(&runs, words.failures, words.faults))
+    let a = crate::verdict::recipe::answer_recipe(&runs, words.failures, words.faults);
+    // no run: `not in this runtime` only where the cell says so; a probe that crashed or hung
+    // before its first item is a fault, never a recipe the runtime lacks
+    Some(if runs.is_empty() && !c.is_unsupported_handoff() {
+        crate::verdict::recipe::RecipeAnswer { unsettled: Some(Unsettled::Fault), ..a }
+    } else {
+        a
+    })
 }
 
 /// The runs of hand-off cell `c` its answer is made from (natural, then amplified; a run
@@ -1188,7 +1198,8 @@ mod tests {
 
     /// A runtime's hand-off recipes are answered after its calls, by the scenario's intent:
     /// `yes` with what it held over, `no` with its first failure and mode, a recipe the probe
-    /// lacks as not in this runtime; results.json's records say the same.
+    /// lacks as not in this runtime, one whose probe crashed before its first item as a fault;
+    /// results.json's records say the same.
     #[test]
     fn hand_off_recipes_are_answered_by_intent_after_the_calls() {
         use crate::report::model::{CellResult, CountersResult, Scenario};
@@ -1213,11 +1224,18 @@ mod tests {
                 CountersResult { amplified: Some(Box::new(run(&dup))), ..run(&clean) },
             ),
             ("lease.dir-mtime", Scenario::Lease, CountersResult::default()),
+            ("lease.rename-aside", Scenario::Lease, CountersResult::default()),
         ];
         for (recipe, scenario, result) in cells {
             let mut c = base.clone();
             (c.id, c.variant, c.scenario, c.result) =
                 (format!("{rt}/{recipe}"), recipe.into(), scenario, CellResult::Counters(result));
+            // no run in either: one the probe lacks, one whose probe crashed before its first item
+            c.evidence = match recipe {
+                "lease.dir-mtime" => Some("unsupported: no such recipe".into()),
+                "lease.rename-aside" => Some("crashed: the probe exited before its hello".into()),
+                _ => None,
+            };
             r.cells.push(c);
         }
         let text = super::render_runtime(&r, &rt, ANSWER_WIDTH);
@@ -1232,7 +1250,11 @@ mod tests {
             "{tail}"
         );
         assert!(tail.contains("  don't use:\n    process an item once (idempotency):\n      ledger.check-process-append (duplicated 6/10 trials (amp))"), "{tail}");
-        assert!(tail.contains("  not in this runtime:\n      lease.dir-mtime"), "{tail}");
+        assert!(tail.contains("  not in this runtime:\n      lease.dir-mtime\n"), "{tail}");
+        assert!(
+            tail.contains("  undetermined:\n      lease.rename-aside ? (a probe or the harness failed: see the cells)"),
+            "a crash before the first item is a fault, not a recipe the runtime lacks: {tail}"
+        );
         assert!(text.lines().all(|l| unicode_width(l) <= ANSWER_WIDTH), "{text}");
         let records = super::recipe_records(&r);
         let got: Vec<_> =
@@ -1243,6 +1265,7 @@ mod tests {
                 ("ledger.key-first", "yes", "none in 40 trials"),
                 ("ledger.check-process-append", "no", "duplicated 6/10 trials (amp)"),
                 ("lease.dir-mtime", "undetermined", "? (not in this runtime)"),
+                ("lease.rename-aside", "undetermined", "? (a probe or the harness failed: see the cells)"),
             ]
         );
     }

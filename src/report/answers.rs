@@ -13,7 +13,8 @@ use super::model::{AgainstRace, AgainstSide, Results, Row};
 use super::style::{TermStyle, Tone};
 use crate::matrix::{Intent, SourceKind};
 use crate::verdict::answer::{
-    answer, with_against, Answer, AnswerVerdict, Failure, Fault, PromiseCheck, RowInput, Unsettled,
+    answer, one_sided, with_against, AgainstInput, Answer, AnswerVerdict, Failure, Fault, PromiseCheck, RowInput,
+    Unsettled, Winner,
 };
 
 /// Width the answer block is wrapped to on a terminal (columns).
@@ -110,14 +111,24 @@ pub fn call_answers<'a>(results: &'a Results, runtime: &str) -> Vec<CallAnswer<'
             })
             .collect();
         // a race cut short by an interrupt shows a failure it saw, never that the call held
-        let verdicts: Vec<_> = c
+        let verdicts: Vec<AgainstInput> = c
             .against
             .iter()
             .map(|&(r, other)| match r.race.verdict {
                 crate::verdict::RaceVerdict::Exclusive if r.race.interrupted => {
-                    (crate::verdict::RaceVerdict::Inconclusive, None)
+                    AgainstInput { verdict: crate::verdict::RaceVerdict::Inconclusive, fault: None, one_sided: None }
                 }
-                v => (v, against_fault(r, other)),
+                v => AgainstInput {
+                    verdict: v,
+                    fault: against_fault(r, other),
+                    one_sided: r.race.deciding().and_then(|m| one_sided(&m.stats)).map(|(side, _)| {
+                        if side == other {
+                            Winner::OtherCall
+                        } else {
+                            Winner::ThisCall
+                        }
+                    }),
+                },
             })
             .collect();
         c.answer = with_against(answer(&inputs), &verdicts);
@@ -246,7 +257,7 @@ pub fn answer_text(c: &CallAnswer<'_>) -> String {
             format!("yes{}{}{}{}", limited_text(a), partial_text(c), held_against_text(c), broken_by_text(c))
         }
         AnswerVerdict::No if a.only_against() => {
-            format!("no against {}; holds against itself{}", fails_against_text(c), also_held(c))
+            format!("no against {}; holds against itself{}{}", fails_against_text(c), also_held(c), one_sided_text(c))
         }
         AnswerVerdict::No => {
             let mut how: Vec<String> =
@@ -329,12 +340,41 @@ fn also_held(c: &CallAnswer<'_>) -> String {
 
 /// ` (against itself and mono dotnet.Directory.Move)` after a `yes` that was raced against
 /// other parties' calls (` (against itself)` where each of those races failed by the other
-/// call's doing alone), or nothing.
+/// call's doing alone or was one-sided), with [`one_sided_text`] inside, or nothing.
 fn held_against_text(c: &CallAnswer<'_>) -> String {
-    if c.answer.holds_against.is_empty() && c.answer.broken_by.is_empty() {
+    let a = &c.answer;
+    if a.holds_against.is_empty() && a.broken_by.is_empty() && a.one_sided.is_empty() {
         String::new()
     } else {
-        format!(" (against itself{})", also_held(c))
+        format!(" (against itself{}{})", also_held(c), one_sided_text(c))
+    }
+}
+
+/// `; one-sided against pwsh pwsh.mkdir: this call won 100/100 (amp)` for each `exclusive`
+/// race against another party's call that one call won alone ([`Answer::one_sided`]: it
+/// vouches for nothing), joined with `, `; nothing when there is none.
+fn one_sided_text(c: &CallAnswer<'_>) -> String {
+    let parts: Vec<String> = c
+        .answer
+        .one_sided
+        .iter()
+        .map(|&(i, won)| {
+            let r = &c.against[i].0.race;
+            let who = match won {
+                Winner::ThisCall => "this call",
+                Winner::OtherCall => "that call",
+            };
+            let counts = r.deciding().map(|m| {
+                let mode = if r.decided_by == crate::verdict::RaceMode::Amplified { "amp" } else { "nat" };
+                format!(" {}/{} ({mode})", one_sided(&m.stats).map_or(0, |(_, n)| n), m.stats.trials)
+            });
+            format!("{}: {who} won{}", c.other(i), counts.unwrap_or_default())
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; one-sided against {}", parts.join(", "))
     }
 }
 
@@ -725,6 +765,11 @@ pub struct AgainstRecord {
     /// ([`against_fault`]): `other-call` leaves the answer as it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// For an `exclusive` race one call won alone in every trial of its deciding run
+    /// ([`crate::verdict::answer::one_sided`]): which (`this-call`, `other-call`). Such a race
+    /// vouches for nothing: the answer does not count it as held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub won_every_trial: Option<Winner>,
 }
 
 /// A failing source kind and how it failed.
@@ -839,11 +884,13 @@ pub fn records(results: &Results) -> Vec<AnswerRecord> {
                     against: c
                         .against
                         .iter()
-                        .filter_map(|(r, slot)| {
+                        .enumerate()
+                        .filter_map(|(i, (r, slot))| {
                             Some(AgainstRecord {
                                 contender: r.contenders.get(*slot)?.clone(),
                                 verdict: r.race.verdict,
                                 fault: against_fault(r, *slot),
+                                won_every_trial: c.answer.one_sided.iter().find(|(j, _)| *j == i).map(|(_, w)| *w),
                             })
                         })
                         .collect(),
@@ -1268,6 +1315,58 @@ mod tests {
                 ("lease.rename-aside", "undetermined", "? (a probe or the harness failed: see the cells)"),
             ]
         );
+    }
+
+    /// An `exclusive` race against another party's call that one call won in every trial of
+    /// its deciding run is not counted as held by either call: each answer names it apart and
+    /// says which call won; with a win on each side it is held again.
+    #[test]
+    fn a_one_sided_race_against_another_call_is_not_counted_as_held() {
+        use crate::verdict::answer::{AnswerVerdict, Winner};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/linux/results.json");
+        let mut r = crate::report::json::read(&path).unwrap();
+        let i = r
+            .against
+            .iter()
+            .position(|a| a.race.verdict == crate::verdict::RaceVerdict::Exclusive)
+            .expect("an exclusive pair in the baseline");
+        let set_wins = |r: &mut Results, wins: [usize; 3]| {
+            let race = &mut r.against[i].race;
+            let deciding = match race.decided_by {
+                crate::verdict::RaceMode::Amplified => race.amplified.as_mut(),
+                crate::verdict::RaceMode::Natural => race.natural.as_mut(),
+            };
+            deciding.expect("a deciding run").stats.wins_by_contender = wins.to_vec();
+        };
+        let sides = r.against[i].contenders.clone();
+        // the call's answer in words, and how it weighs this pair: one-sided (who won), or not
+        let answer_of = |r: &Results, side: usize| -> (String, Option<Winner>, AnswerVerdict) {
+            let s = &sides[side];
+            let c =
+                call_answers(r, &s.runtime).into_iter().find(|c| c.variant == s.variant).expect("the call's answer");
+            let j = c.against.iter().position(|(a, _)| std::ptr::eq(*a, &r.against[i])).expect("the pair");
+            let won = c.answer.one_sided.iter().find(|(k, _)| *k == j).map(|(_, w)| *w);
+            (answer_text(&c), won, c.answer.verdict)
+        };
+        set_wins(&mut r, [60, 0, 40]);
+        let (first, won, _) = answer_of(&r, 0);
+        assert_eq!(won, Some(Winner::ThisCall), "{first}");
+        assert!(first.contains("one-sided against") && first.contains("this call won 100/"), "{first}");
+        let (second, won, _) = answer_of(&r, 1);
+        assert_eq!(won, Some(Winner::OtherCall), "{second}");
+        assert!(second.contains("that call won 100/"), "{second}");
+        let line =
+            super::super::table::against_lines(&r).into_iter().find(|l| l.contains("one-sided")).expect("a line");
+        assert!(line.contains(" won all 100"), "{line}");
+        // a win each: contested, held by both
+        set_wins(&mut r, [59, 1, 40]);
+        for side in [0, 1] {
+            let (text, won, verdict) = answer_of(&r, side);
+            assert_eq!(won, None, "{text}");
+            if verdict == AnswerVerdict::Yes {
+                assert!(text.contains("(against itself and "), "{text}");
+            }
+        }
     }
 
     #[test]

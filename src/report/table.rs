@@ -306,7 +306,10 @@ pub fn race_text(c: &Cell) -> String {
 /// One line per race of two rows against each other (`run --against`): `node node.mkdirSync vs
 /// mono dotnet.Directory.Move (dir): multiple-winners (nat 1/10 at +0 µs; …) — mono
 /// dotnet.Directory.Move's doing`, failures first, with whose doing a failure was where the
-/// trials tell one side alone ([`crate::verdict::answer::at_fault`]); control characters escaped.
+/// trials tell one side alone ([`crate::verdict::answer::at_fault`]) and, for an `exclusive`
+/// race one call won alone (` — one-sided: deno deno.statSync+renameSync won all 100`,
+/// [`crate::verdict::answer::one_sided`]), that it vouches for nothing; control characters
+/// escaped.
 /// Empty when the results hold none.
 pub fn against_lines(results: &Results) -> Vec<String> {
     let mut races: Vec<&super::model::AgainstRace> = results.against.iter().collect();
@@ -324,7 +327,15 @@ pub fn against_lines(results: &Results) -> Vec<String> {
                 _ => None,
             };
             let whose = whose.map(|w| format!(" — {w}'s doing")).unwrap_or_default();
-            let line = format!("{} ({}): {}{whose}", sides.join(" vs "), a.kind.as_str(), race_result_text(&a.race));
+            // an exclusive race one call won alone vouches for nothing
+            let lopsided = match (a.race.verdict, a.race.deciding()) {
+                (RaceVerdict::Exclusive, Some(m)) => crate::verdict::answer::one_sided(&m.stats)
+                    .and_then(|(side, n)| Some(format!(" — one-sided: {} won all {n}", sides.get(side)?)))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            let line =
+                format!("{} ({}): {}{whose}{lopsided}", sides.join(" vs "), a.kind.as_str(), race_result_text(&a.race));
             escape_controls(&line).into_owned()
         })
         .collect()

@@ -137,6 +137,11 @@ pub struct Answer {
     /// ([`Fault::OtherCall`]: its entry replaced the one this call had taken): indices into
     /// the verdicts given to [`with_against`]. They leave the answer as it was.
     pub broken_by: Vec<usize>,
+    /// Races against other parties' calls that were `exclusive` but one-sided ([`one_sided`]:
+    /// one call won every trial of the deciding run), with the call that won: indices into the
+    /// verdicts given to [`with_against`]. They leave the answer as it was and are not counted
+    /// as held.
+    pub one_sided: Vec<(usize, Winner)>,
 }
 
 impl Answer {
@@ -263,6 +268,52 @@ pub fn at_fault(runs: &[&super::RaceStats]) -> [bool; 2] {
     out
 }
 
+/// The side of a pair (`0` first, `1` second) that won every trial of run `stats` that had a
+/// winner, its slots mapped to sides by [`crate::against::PAIR_SLOTS`]: `Some((side, wins))`
+/// when the other side won none, `None` when both won some, none won, or the counts are not a
+/// pair's. An `exclusive` pair race in which one call won every trial never saw the other call
+/// take the name first, so it cannot say that the first call's window (a check before a
+/// rename) was ever entered: the other call always acted after the winner had finished (a
+/// rename whose check and move run in a wineserver after several milliseconds of a cmd's own
+/// work, against an `O_EXCL` create that takes 100 µs). Such a race vouches for nothing.
+pub fn one_sided(stats: &super::RaceStats) -> Option<(usize, usize)> {
+    if stats.wins_by_contender.len() != crate::against::PAIR_SLOTS.len() {
+        return None;
+    }
+    let mut wins = [0usize; 2];
+    for (slot, &n) in stats.wins_by_contender.iter().enumerate() {
+        wins[crate::against::PAIR_SLOTS[slot]] += n;
+    }
+    match wins {
+        [0, 0] => None,
+        [n, 0] => Some((0, n)),
+        [0, n] => Some((1, n)),
+        _ => None,
+    }
+}
+
+/// Which call of a pair won every trial of a one-sided race ([`one_sided`]), as the call
+/// whose answer it is sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Winner {
+    /// The call whose answer it is.
+    ThisCall,
+    /// The other party's call.
+    OtherCall,
+}
+
+/// One race of a call against another party's call, as [`with_against`] takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgainstInput {
+    /// The pair race's verdict.
+    pub verdict: RaceVerdict,
+    /// For a failure, whose doing it was (`None` reads as [`Fault::Both`]).
+    pub fault: Option<Fault>,
+    /// For an `exclusive` race whose deciding run one side won alone ([`one_sided`]): which.
+    pub one_sided: Option<Winner>,
+}
+
 /// `a` with the races of the call against other parties' calls ([`crate::against`]), each
 /// its verdict and, for a failure, whose doing it was (`None` reads as [`Fault::Both`]), in a
 /// fixed order: `exclusive` ones go to [`Answer::holds_against`]; failures
@@ -271,15 +322,17 @@ pub fn at_fault(runs: &[&super::RaceStats]) -> [bool; 2] {
 /// party's call replaced it: that call is the one to avoid); other failures to
 /// [`Answer::fails_against`], and they make the answer `no` (a lock is only as good as the
 /// call the other party uses; an undetermined call keeps what left it open in
-/// [`Answer::unsettled`]). Inconclusive races, faults and unsupported ones change nothing.
-pub fn with_against(mut a: Answer, races: &[(RaceVerdict, Option<Fault>)]) -> Answer {
-    for (i, (v, fault)) in races.iter().enumerate() {
-        if *v == RaceVerdict::Exclusive {
-            a.holds_against.push(i);
-        } else if is_disproof(*v) && *fault == Some(Fault::OtherCall) {
-            a.broken_by.push(i);
-        } else if is_disproof(*v) {
-            a.fails_against.push(i);
+/// [`Answer::unsettled`]). An `exclusive` race one side won alone ([`one_sided`]) goes to
+/// [`Answer::one_sided`], not to `holds_against`: it vouches for nothing. Inconclusive races,
+/// faults and unsupported ones change nothing.
+pub fn with_against(mut a: Answer, races: &[AgainstInput]) -> Answer {
+    for (i, r) in races.iter().enumerate() {
+        match (r.verdict, r.one_sided) {
+            (RaceVerdict::Exclusive, Some(mine)) => a.one_sided.push((i, mine)),
+            (RaceVerdict::Exclusive, None) => a.holds_against.push(i),
+            (v, _) if is_disproof(v) && r.fault == Some(Fault::OtherCall) => a.broken_by.push(i),
+            (v, _) if is_disproof(v) => a.fails_against.push(i),
+            _ => {}
         }
     }
     if !a.fails_against.is_empty() {
@@ -357,6 +410,7 @@ pub fn answer(rows: &[RowInput]) -> Answer {
             holds_against: Vec::new(),
             fails_against: Vec::new(),
             broken_by: Vec::new(),
+            one_sided: Vec::new(),
         };
     }
     if rows.is_empty() {
@@ -369,6 +423,7 @@ pub fn answer(rows: &[RowInput]) -> Answer {
             holds_against: Vec::new(),
             fails_against: Vec::new(),
             broken_by: Vec::new(),
+            one_sided: Vec::new(),
         };
     }
     open.sort();
@@ -383,14 +438,16 @@ pub fn answer(rows: &[RowInput]) -> Answer {
         holds_against: Vec::new(),
         fails_against: Vec::new(),
         broken_by: Vec::new(),
+        one_sided: Vec::new(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::{
-        answer, at_fault, first_failure, safe_as_lock, with_against, AnswerVerdict, Failure, Fault, LeftOut, Outcome,
-        PromiseCheck, RaceEvidence, RaceVerdict, RowInput, SecondComer, SourceKind, TargetState, Unsettled,
+        answer, at_fault, first_failure, safe_as_lock, with_against, AgainstInput, AnswerVerdict, Failure, Fault,
+        LeftOut, Outcome, PromiseCheck, RaceEvidence, RaceVerdict, RowInput, SecondComer, SourceKind, TargetState,
+        Unsettled, Winner,
     };
     use crate::verdict::lock::LOCK_TARGETS;
     use Outcome::*;
@@ -529,8 +586,13 @@ mod tests {
 
     /// A race against another party's call with no fault given (a failure reads as both
     /// calls' doing).
-    fn v(verdicts: &[RaceVerdict]) -> Vec<(RaceVerdict, Option<Fault>)> {
-        verdicts.iter().map(|&v| (v, None)).collect()
+    fn v(verdicts: &[RaceVerdict]) -> Vec<AgainstInput> {
+        verdicts.iter().map(|&v| AgainstInput { verdict: v, fault: None, one_sided: None }).collect()
+    }
+
+    /// A race against another party's call whose failure was `fault`'s doing.
+    fn by(verdict: RaceVerdict, fault: Fault) -> AgainstInput {
+        AgainstInput { verdict, fault: Some(fault), one_sided: None }
     }
 
     #[test]
@@ -559,6 +621,57 @@ mod tests {
         assert!(!a.only_against(), "not all its rows held against themselves");
     }
 
+    /// A pair race's counts over 10 trials: `multi` with two winners, the failures and wins
+    /// per slot.
+    fn pair_stats(multi: usize, failures: &[usize], wins: &[usize]) -> crate::verdict::RaceStats {
+        crate::verdict::RaceStats {
+            contenders: 3,
+            trials: 10,
+            winners: Default::default(),
+            multi_winner_trials: multi,
+            max_winners: 2,
+            lost_update_trials: 0,
+            no_winner_trials: 0,
+            fault_trials: 0,
+            wins_by_contender: wins.to_vec(),
+            failures_by_contender: failures.to_vec(),
+            barrier_spread_us: None,
+            barrier_spread_unmeasured: None,
+            clean_trials: 10,
+            multi_winner_ci95: None,
+            multi_winner_upper95: 0.3,
+        }
+    }
+
+    /// A pair race one side won alone is one-sided ([`one_sided`]: the three slots map to two
+    /// sides, first, second, first); an `exclusive` one goes apart and is not counted as held,
+    /// whichever side won; a failure is a failure however lopsided the wins.
+    #[test]
+    fn a_one_sided_exclusive_race_against_another_call_vouches_for_nothing() {
+        use super::one_sided;
+        let stats = |wins: &[usize]| pair_stats(0, &[], wins);
+        assert_eq!(one_sided(&stats(&[60, 0, 40])), Some((0, 100)));
+        assert_eq!(one_sided(&stats(&[0, 100, 0])), Some((1, 100)));
+        assert_eq!(one_sided(&stats(&[59, 1, 40])), None, "the second call won once: contested");
+        assert_eq!(one_sided(&stats(&[0, 0, 0])), None, "no winner: nothing to say");
+        assert_eq!(one_sided(&stats(&[3, 2])), None, "not a pair's three slots");
+        let yes = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, true))]);
+        let lopsided = |verdict, won| AgainstInput { verdict, fault: None, one_sided: Some(won) };
+        let a = with_against(
+            yes.clone(),
+            &[
+                lopsided(RaceVerdict::Exclusive, Winner::ThisCall),
+                v(&[RaceVerdict::Exclusive])[0],
+                lopsided(RaceVerdict::Exclusive, Winner::OtherCall),
+            ],
+        );
+        assert_eq!(a.verdict, AnswerVerdict::Yes);
+        assert_eq!(a.holds_against, vec![1]);
+        assert_eq!(a.one_sided, vec![(0, Winner::ThisCall), (2, Winner::OtherCall)]);
+        let a = with_against(yes, &[lopsided(RaceVerdict::MultipleWinners, Winner::ThisCall)]);
+        assert_eq!((a.verdict, a.fails_against.clone(), a.one_sided.len()), (AnswerVerdict::No, vec![0], 0));
+    }
+
     /// A failure that was the other call's doing alone (its entry replaced this call's) leaves
     /// the answer as it was and is listed apart; this call's own doing, or both calls', makes
     /// it `no`.
@@ -566,17 +679,17 @@ mod tests {
     fn a_failure_by_the_other_calls_doing_alone_leaves_the_answer() {
         let yes = answer(&[row(None, clean(), race(RaceVerdict::Exclusive, 100, true))]);
         let mw = RaceVerdict::MultipleWinners;
-        let a = with_against(yes.clone(), &[(RaceVerdict::Exclusive, None), (mw, Some(Fault::OtherCall))]);
+        let a = with_against(yes.clone(), &[v(&[RaceVerdict::Exclusive])[0], by(mw, Fault::OtherCall)]);
         assert_eq!(a.verdict, AnswerVerdict::Yes);
         assert_eq!((a.holds_against.clone(), a.broken_by.clone()), (vec![0], vec![1]));
         assert!(a.fails_against.is_empty());
         for fault in [Fault::ThisCall, Fault::Both] {
-            let a = with_against(yes.clone(), &[(mw, Some(fault))]);
+            let a = with_against(yes.clone(), &[by(mw, fault)]);
             assert_eq!((a.verdict, a.fails_against.clone()), (AnswerVerdict::No, vec![0]), "{fault:?}");
             assert!(a.broken_by.is_empty() && a.only_against());
         }
         // an `exclusive` race has no fault to read, whatever is given
-        let a = with_against(yes, &[(RaceVerdict::Exclusive, Some(Fault::OtherCall))]);
+        let a = with_against(yes, &[by(RaceVerdict::Exclusive, Fault::OtherCall)]);
         assert_eq!((a.verdict, a.holds_against.clone()), (AnswerVerdict::Yes, vec![0]));
         // whose fault, as each side of a pair sees it
         assert_eq!(Fault::of_side([true, false], 0), Some(Fault::ThisCall));
@@ -601,23 +714,7 @@ mod tests {
     /// both; runs that did not fail say nothing.
     #[test]
     fn a_failure_is_read_per_side_from_the_slots_counts() {
-        let stats = |multi: usize, by: &[usize]| crate::verdict::RaceStats {
-            contenders: 3,
-            trials: 10,
-            winners: Default::default(),
-            multi_winner_trials: multi,
-            max_winners: 2,
-            lost_update_trials: 0,
-            no_winner_trials: 0,
-            fault_trials: 0,
-            wins_by_contender: vec![0; 3],
-            failures_by_contender: by.to_vec(),
-            barrier_spread_us: None,
-            barrier_spread_unmeasured: None,
-            clean_trials: 10,
-            multi_winner_upper95: 0.3,
-            multi_winner_ci95: None,
-        };
+        let stats = |multi: usize, by: &[usize]| pair_stats(multi, by, &[0; 3]);
         assert_eq!(at_fault(&[&stats(2, &[0, 2, 0])]), [false, true]);
         assert_eq!(at_fault(&[&stats(2, &[1, 0, 1])]), [true, false]);
         assert_eq!(at_fault(&[&stats(0, &[]), &stats(1, &[0, 0, 1])]), [true, false], "the natural run held");

@@ -496,8 +496,8 @@ fn results_schema_is_committed_and_the_baseline_validates() {
     assert!(!validator.is_valid(&bad));
 }
 
-/// `run --json` ends with the answers (issue 23): each call's verdict, how, against whom and
-/// whose doing a failure against another party's call was,
+/// `run --json` ends with the answers (issue 23): each call's verdict, how, against whom,
+/// whose doing a failure against another party's call was and which call won a one-sided race,
 /// the use / don't-use lists per intent, and the races against other parties' calls; the
 /// output validates against the committed schema. Nothing here expects a verdict: the checks
 /// tie the answer to the cells and the pairs it rests on, whatever was measured.
@@ -554,10 +554,17 @@ fn run_json_ends_with_the_answers_and_the_races_against_others() {
             assert!(listed("use_if_every_party_does"), "{lock_dir}");
         }
     } else if mkdir["verdict"] == "yes" {
-        assert!(
-            mkdir["how"].as_str().unwrap().contains("against itself and node node.existsSync+renameSync"),
-            "{mkdir}"
-        );
+        // held, unless one call won every trial: a one-sided race vouches for nothing, and
+        // says which call won
+        let how = mkdir["how"].as_str().unwrap();
+        match mkdir["against"][0]["won_every_trial"].as_str() {
+            Some(won) => {
+                let who = if won == "this-call" { "this call" } else { "that call" };
+                assert!(how.contains("one-sided against node node.existsSync+renameSync ← dir: "), "{mkdir}");
+                assert!(how.contains(&format!("{who} won")) && !how.contains("against itself and"), "{mkdir}");
+            }
+            None => assert!(how.contains("against itself and node node.existsSync+renameSync"), "{mkdir}"),
+        }
         assert!(listed("use"), "{lock_dir}");
     }
     assert_eq!(mkdir["against"][0]["contender"]["variant"], "node.existsSync+renameSync", "{mkdir}");

@@ -639,3 +639,15 @@ mod tests {
         assert_eq!(NoAmplified::from_text(cmd), NoAmplified::Unavailable(cmd.into()), "by design, not broken");
     }
 }
+
+/// What the contest search of a pair's race found (`crate::engine::Sweep::Contested`; a race
+/// run's `contest` in results.json): where the second call had won every warm-up trial, the
+/// release offset at which the first call won a trial too, which then joined the orderings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Contest {
+    /// The first call won at this offset (µs).
+    FoundAt(u64),
+    /// The first call won no trial at any offset tried, up to this one (µs).
+    NotFoundUpTo(u64),
+}

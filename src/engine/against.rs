@@ -13,6 +13,7 @@ pub use crate::against::PAIR_SLOTS;
 
 /// One side of a pair: the runtime, the row's variant (its source kind set) and the detection
 /// control of its family in this run (`None` where none ran).
+#[derive(Clone, Copy)]
 pub struct Side<'a> {
     /// The runtime.
     pub rt: &'a Runtime,
@@ -143,9 +144,39 @@ fn placer_first(sides: [Side<'_>; 2]) -> [Side<'_>; 2] {
 /// ([`PAIR_SLOTS`]): a release ordering delays slot *i* by *i* × offset, so the second side
 /// meets the first both ahead of it and behind it. An `exclusive` verdict becomes
 /// `inconclusive` where either family's detection control was weak (the weaker control is the
-/// race's). Returns `None` when an interrupt left nothing to report (it came before the race,
-/// or no trial was counted).
+/// race's). Where the race was `exclusive` and the first side won every trial of its deciding
+/// run (one-sided, [`crate::verdict::answer::one_sided`]: the second side always acted after
+/// the first had finished, however far behind the orderings released the first), it is raced
+/// again with the second side first, and that race is the pair's: its sweeps' contest search
+/// ([`crate::engine::Sweep::Contested`]) then releases the first side later until it wins
+/// too. Returns `None` when an interrupt left nothing to report (it came before the race, or no
+/// trial was counted).
 pub fn race_pair(
+    sides: [Side<'_>; 2],
+    m: &mut Measurement<'_>,
+    ctx: &ProbeContext,
+    kept: &mut KeptPools,
+) -> Option<AgainstRace> {
+    let [a, b] = placer_first(sides);
+    let first = race_in_order([a, b], m, ctx, kept)?;
+    let first_won_all = first.race.verdict == crate::verdict::RaceVerdict::Exclusive
+        && first.race.deciding().and_then(|d| crate::verdict::answer::one_sided(&d.stats)).is_some_and(|(s, _)| s == 0);
+    if !first_won_all || crate::interrupt::requested() {
+        return Some(first);
+    }
+    let mut again = race_in_order([b, a], m, ctx, kept).unwrap_or(first.clone());
+    let (won, behind) = (first.contenders[0].label(), first.contenders[1].label());
+    let why = format!("raced with {won} first, it won every trial: raced again with {behind} first");
+    again.evidence = Some(match again.evidence.take() {
+        Some(e) => format!("{why}; {e}"),
+        None => why,
+    });
+    again.elapsed_ms += first.elapsed_ms;
+    Some(again)
+}
+
+/// [`race_pair`] in the order given: slots first, second, first again.
+fn race_in_order(
     sides: [Side<'_>; 2],
     m: &mut Measurement<'_>,
     ctx: &ProbeContext,
@@ -154,7 +185,6 @@ pub fn race_pair(
     if crate::interrupt::requested() {
         return None;
     }
-    let sides = placer_first(sides);
     let opts = m.opts;
     let amplify = m.amplify().clone();
     let keys: Vec<SideKey> = PAIR_SLOTS.iter().map(|&i| side_key(sides[i].rt, sides[i].v)).collect();
@@ -196,7 +226,7 @@ pub fn race_pair(
     );
     let variants: Vec<&Variant> = PAIR_SLOTS.iter().map(|&i| sides[i].v).collect();
     let styles: Vec<_> = PAIR_SLOTS.iter().map(|&i| sides[i].rt.adapter().path_style()).collect();
-    let run = race_modes(&mut pools, &variants, &styles, trials, RaceRole::Row, m);
+    let run = race_modes(&mut pools, &variants, &styles, trials, RaceRole::Pair, m);
     // every probe back to the bank, natural or under the pair's tracer (one that did not
     // start is started again by the next pair that takes it); probes under a raised delay
     // are stopped, since pairs ask for the run's delay

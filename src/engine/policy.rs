@@ -83,6 +83,7 @@ fn mode_run(r: RaceRun, delay_us: Option<u64>) -> ModeRun {
         trials_per_second: r.trials_per_second,
         evidence: r.evidence,
         cost: r.cost,
+        contest: r.contest,
     }
 }
 
@@ -90,8 +91,12 @@ fn mode_run(r: RaceRun, delay_us: Option<u64>) -> ModeRun {
 /// enough trials in each ordering to be judged on its best one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RaceRole {
-    /// A variant's own race (or a pair's): adaptive trials apply.
+    /// A variant's own race: adaptive trials apply.
     Row,
+    /// A race of two calls against each other in [`crate::against::PAIR_SLOTS`] (`run
+    /// --against`): a row's, whose sweeps also search for an ordering at which the first call
+    /// wins where the second won every warm-up trial ([`Sweep::Contested`]).
+    Pair,
     /// A detection control: all its trials run, and its amplified run counts at least
     /// `min_amplified_trials`.
     Control {
@@ -118,7 +123,7 @@ impl RaceRole {
     /// Least trials of the amplified run: 0 for a row.
     pub fn min_amplified_trials(self) -> usize {
         match self {
-            RaceRole::Row => 0,
+            RaceRole::Row | RaceRole::Pair => 0,
             RaceRole::Control { min_amplified_trials } => min_amplified_trials,
         }
     }
@@ -151,13 +156,15 @@ pub fn race_modes(
         control_blocks: None,
     };
     // the loose-trial bound and the orderings of an amplified race at a delay
+    // a pair's sweeps also look for an ordering at which both calls win
+    let for_role = |s: Sweep| if role == RaceRole::Pair { s.contested() } else { s };
     let amplified_setup = |a: &crate::exec::amplify::Amplifier| {
         (
             Some(a.delay_us() as f64 * crate::exec::amplify::TIGHT_FRACTION),
-            opts.offsets.clone().map_or_else(|| Sweep::amplified(a.delay_us()), Sweep::Fixed),
+            for_role(opts.offsets.clone().map_or_else(|| Sweep::amplified(a.delay_us()), Sweep::Fixed)),
         )
     };
-    let natural_sweep = opts.offsets.clone().map_or(Sweep::NaturalAuto, Sweep::Fixed);
+    let natural_sweep = for_role(opts.offsets.clone().map_or(Sweep::NaturalAuto, Sweep::Fixed));
     let orderings = opts.offsets.as_ref().map_or(2, Vec::len).max(1);
     // adaptive: the natural check runs first where an amplified race would follow (see
     // NATURAL_CHECK_TRIALS_PER_ORDERING); a failure it shows decides the cell, and the

@@ -72,6 +72,9 @@ pub struct RaceRun {
     pub orderings: Vec<crate::verdict::OrderingSummary>,
     /// Where the time of the released trials went (`None` when none was released).
     pub cost: Option<TrialCost>,
+    /// What the contest search of a pair's race found ([`Sweep::Contested`]); `None` where none
+    /// ran (not a pair, or the first call won a warm-up trial).
+    pub contest: Option<Contest>,
 }
 
 /// The wall time of each step of one trial ([`TrialCost`] has their meaning), or their sums over
@@ -140,7 +143,28 @@ pub enum Sweep {
     /// trials, the first 2 left out; rounded up to 10 µs): natural races, whose contenders are
     /// then about one release spread apart. Only 0 where the probes give no µs stamps (cmd).
     NaturalAuto,
+    /// The sweep inside, for a race of two calls in [`crate::against::PAIR_SLOTS`] (first,
+    /// second, first again), which also searches for an ordering at which the first call wins:
+    /// where the second call won every warm-up trial that had a winner, uncounted trials at
+    /// offsets from [`CONTEST_FIRST_US`] doubling up to [`CONTEST_MAX_US`], [`CONTEST_TRIALS`]
+    /// at each, until the first call wins one, then halving the interval where it starts to
+    /// win ([`CONTEST_HALVINGS`]); that offset joins the orderings ([`RaceRun::contest`]). A
+    /// pair one call always wins tells nothing of the window between the other's check and its
+    /// act.
+    Contested(Box<Sweep>),
 }
+
+/// The first offset a contest search tries, µs.
+pub const CONTEST_FIRST_US: u64 = 250;
+/// The largest offset a contest search tries, µs: PowerShell's cmdlets and cmd's commands
+/// under Wine reach their system call milliseconds after their release.
+pub const CONTEST_MAX_US: u64 = 64_000;
+/// Uncounted trials at each offset of a contest search.
+pub const CONTEST_TRIALS: usize = 3;
+/// How many times a contest search halves the interval in which the first call starts to win.
+pub const CONTEST_HALVINGS: usize = 3;
+
+pub use crate::domain::Contest;
 
 impl Sweep {
     /// The default sweep of amplified races with delay `d` µs: `0, d/2, d, 2d`, so that a
@@ -155,6 +179,26 @@ impl Sweep {
         match self {
             Sweep::NaturalAuto => NATURAL_AUTO_WARMUP_TRIALS,
             Sweep::Fixed(_) => WARMUP_TRIALS,
+            Sweep::Contested(inner) => inner.warmup_trials(),
+        }
+    }
+
+    /// The offsets known before any trial (µs): a fixed sweep's, else 0 alone (an automatic
+    /// offset is sized by the warm-up, a contest search's found by trials).
+    pub fn planned(&self) -> Vec<u64> {
+        match self {
+            Sweep::Fixed(v) if !v.is_empty() => v.clone(),
+            Sweep::Fixed(_) | Sweep::NaturalAuto => vec![0],
+            Sweep::Contested(inner) => inner.planned(),
+        }
+    }
+
+    /// This sweep, searching for an ordering at which the first of a pair's calls wins too
+    /// ([`Sweep::Contested`]).
+    pub fn contested(self) -> Sweep {
+        match self {
+            c @ Sweep::Contested(_) => c,
+            other => Sweep::Contested(Box::new(other)),
         }
     }
 
@@ -169,6 +213,7 @@ impl Sweep {
             warm => warm,
         };
         match self {
+            Sweep::Contested(inner) => inner.offsets(warmup_spreads),
             Sweep::Fixed(v) if !v.is_empty() => v.clone(),
             Sweep::Fixed(_) => vec![0],
             Sweep::NaturalAuto => match crate::verdict::spread(&mut warm()) {
@@ -178,6 +223,73 @@ impl Sweep {
             },
         }
     }
+}
+
+/// A pair's contest search in progress ([`Sweep::Contested`]): the release offset being tried,
+/// the uncounted trials left at it, the largest offset at which the second call won every
+/// trial, the smallest at which the first call won one (once found), and the halvings left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ContestSearch {
+    offset_us: u64,
+    left: usize,
+    low_us: u64,
+    high_us: Option<u64>,
+    halvings: usize,
+}
+
+impl ContestSearch {
+    /// The search after warm-up trials (released together) whose winning sides
+    /// (`[first, second]`) were `warm`: from [`CONTEST_FIRST_US`]; `None` where the first call
+    /// won one of them, or none had a winner.
+    fn start(warm: &[[bool; 2]]) -> Option<ContestSearch> {
+        let one_sided = warm.iter().any(|w| w[1]) && !warm.iter().any(|w| w[0]);
+        one_sided.then_some(ContestSearch {
+            offset_us: CONTEST_FIRST_US,
+            left: CONTEST_TRIALS,
+            low_us: 0,
+            high_us: None,
+            halvings: CONTEST_HALVINGS,
+        })
+    }
+
+    /// The search after one more trial, whose winning sides were `won`: going on (`Ok`), or how
+    /// it ended (`Err`). An offset is settled by the first call's win, or by [`CONTEST_TRIALS`]
+    /// trials without one. Until the first call wins, the offset doubles (up to
+    /// [`CONTEST_MAX_US`], then not found); after, the interval between the largest offset the
+    /// second call won alone and the smallest the first call won at is halved
+    /// [`CONTEST_HALVINGS`] times, and the search ends at its upper end: about where the first
+    /// call starts to win, so that both calls win some trials there.
+    fn after(self, won: [bool; 2]) -> Result<ContestSearch, Contest> {
+        if !won[0] && self.left > 1 {
+            return Ok(ContestSearch { left: self.left - 1, ..self });
+        }
+        let (low, high) = if won[0] { (self.low_us, Some(self.offset_us)) } else { (self.offset_us, self.high_us) };
+        let next = |offset_us, low_us, high_us, halvings| ContestSearch {
+            offset_us,
+            left: CONTEST_TRIALS,
+            low_us,
+            high_us,
+            halvings,
+        };
+        match high {
+            None if self.offset_us * 2 <= CONTEST_MAX_US => Ok(next(self.offset_us * 2, low, None, self.halvings)),
+            None => Err(Contest::NotFoundUpTo(self.offset_us)),
+            Some(h) if self.halvings == 0 || h.saturating_sub(low) <= 20 => Err(Contest::FoundAt(h)),
+            Some(h) => Ok(next((low + h) / 20 * 10, low, Some(h), self.halvings - 1)),
+        }
+    }
+}
+
+/// Which sides of a pair ([`crate::against::PAIR_SLOTS`]) reported success in a trial whose
+/// contenders reported `reports` (`[first, second]`).
+fn sides_won(reports: &[Report]) -> [bool; 2] {
+    let mut won = [false, false];
+    for (slot, r) in reports.iter().enumerate() {
+        if let (Report::Success, Some(&side)) = (r, crate::against::PAIR_SLOTS.get(slot)) {
+            won[side] = true;
+        }
+    }
+    won
 }
 
 /// Waits until `t`: sleeps while more than 300 µs remain, then spins on the monotonic clock
@@ -230,6 +342,7 @@ pub(super) fn race_core(
         stopped_loose: false,
         orderings: Vec::new(),
         cost: None,
+        contest: None,
     };
     let mut steps = Steps::default();
     let mut loose_in_row = 0;
@@ -250,13 +363,18 @@ pub(super) fn race_core(
     let mut folder = 0;
     let mut warmup_spreads = Vec::new();
     let mut offsets: Vec<u64> = vec![0];
+    // a pair's contest search (Sweep::Contested): the sides that won each warm-up trial, then
+    // the offset being tried and the trials left at it
+    let contested = matches!(sweep, Sweep::Contested(_)) && k == crate::against::PAIR_SLOTS.len();
+    let mut warmup_sides: Vec<[bool; 2]> = Vec::new();
+    let mut search: Option<ContestSearch> = None;
     // a control's ordering blocks (Budget::control_blocks): the block running, its counted
     // trials, and whether a block passed (the run stops there)
     let (mut block, mut in_block, mut passed) = (0usize, 0usize, false);
     // t counts finished trials including the warm-up
     while t < warmup || !(budget.enough(observed.len(), clean, multi, offsets.len()) || passed) {
         let offset_us = match (t < warmup, budget.control_blocks) {
-            (true, _) => 0,
+            (true, _) => search.map_or(0, |c| c.offset_us),
             (false, Some(_)) => offsets[block.min(offsets.len() - 1)],
             (false, None) => offsets[observed.len() % offsets.len()],
         };
@@ -355,6 +473,26 @@ pub(super) fn race_core(
         // costs the cmd loops a restart)
         let prompted_early = budget.disproof_per_ordering.is_some() && trial.reports.contains(&Report::Prompted);
         if t <= warmup && !prompted_early {
+            let won = sides_won(&trial.reports);
+            if let Some(c) = search {
+                search = match c.after(won) {
+                    Ok(next) => Some(next),
+                    Err(found) => {
+                        if let Contest::FoundAt(o) = found {
+                            // an ordering at which both calls meet
+                            if !offsets.contains(&o) {
+                                offsets.push(o);
+                            }
+                        }
+                        run.contest = Some(found);
+                        None
+                    }
+                };
+                // one more uncounted trial while the search goes on
+                warmup = if search.is_some() { t + 1 } else { t };
+                continue;
+            }
+            warmup_sides.push(won);
             let spread = trial.spread_us();
             if t == 1 && spread.is_none() {
                 // no µs stamps (cmd): no offset to size, so the short warm-up of fixed sweeps
@@ -363,6 +501,13 @@ pub(super) fn race_core(
             warmup_spreads.push(spread);
             if t == warmup {
                 offsets = sweep.offsets(&warmup_spreads);
+                // judged on the warm-up after the cold trials (a runtime's first calls pay its
+                // JIT and lazy loading, and lose races they would win warm)
+                let warm = &warmup_sides[COLD_TRIALS.min(warmup_sides.len().saturating_sub(1))..];
+                search = ContestSearch::start(warm).filter(|_| contested);
+                if search.is_some() {
+                    warmup = t + 1;
+                }
             }
             continue;
         }
@@ -857,6 +1002,44 @@ mod tests {
         assert_eq!(super::client_view(dir, 1, None), None);
         // a folder outside the first client's root keeps its path
         assert_eq!(super::client_view(Path::new("/elsewhere/race"), 1, Some(&clients)), None);
+    }
+
+    #[test]
+    fn a_contest_search_doubles_its_offset_until_the_first_call_wins() {
+        use super::{Contest, ContestSearch, CONTEST_MAX_US, CONTEST_TRIALS};
+        let (first, second) = ([true, false], [false, true]);
+        // the first call won a warm-up trial, or none had a winner: no search
+        assert_eq!(ContestSearch::start(&[second, first]), None);
+        assert_eq!(ContestSearch::start(&[[false, false]]), None);
+        let run = |mut c: ContestSearch, first_wins_from: u64| -> (Contest, Vec<u64>) {
+            let mut tried = vec![c.offset_us];
+            loop {
+                let won = if c.offset_us >= first_wins_from { first } else { second };
+                match c.after(won) {
+                    Ok(next) => {
+                        if next.offset_us != c.offset_us {
+                            tried.push(next.offset_us);
+                        }
+                        c = next;
+                    }
+                    Err(end) => return (end, tried),
+                }
+            }
+        };
+        let c = ContestSearch::start(&[second, [false, false]]).unwrap();
+        assert_eq!((c.offset_us, c.left), (250, CONTEST_TRIALS));
+        // doubling to 2,000 µs, the first win; then halving the interval since 1,000 µs
+        let (end, tried) = run(c, 1_300);
+        assert_eq!(tried, [250, 500, 1_000, 2_000, 1_500, 1_250, 1_370]);
+        assert_eq!(end, Contest::FoundAt(1_370));
+        // the first call wins at once: the interval below 250 µs is halved
+        assert_eq!(run(c, 0).0, Contest::FoundAt(30));
+        // never: up to CONTEST_MAX_US, then not found, naming the last offset tried
+        let (end, tried) = run(c, u64::MAX);
+        assert_eq!(end, Contest::NotFoundUpTo(64_000));
+        assert_eq!(*tried.last().unwrap(), CONTEST_MAX_US);
+        // a trial the second call won does not settle an offset before CONTEST_TRIALS of them
+        assert_eq!(c.after(second).map(|n| (n.offset_us, n.left)), Ok((250, CONTEST_TRIALS - 1)));
     }
 
     #[test]

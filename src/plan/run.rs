@@ -278,10 +278,7 @@ impl RunPlan {
             };
             let amplified = match (&unavailable, &o.amplify) {
                 (None, Amplify::On(a)) => {
-                    Some(o.offsets.clone().unwrap_or_else(|| match Sweep::amplified(a.delay_us()) {
-                        Sweep::Fixed(v) => v,
-                        Sweep::NaturalAuto => vec![0],
-                    }))
+                    Some(o.offsets.clone().unwrap_or_else(|| Sweep::amplified(a.delay_us()).planned()))
                 }
                 _ => None,
             };

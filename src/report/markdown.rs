@@ -319,6 +319,7 @@ mod tests {
             found_at_offset_us: None,
             orderings: Vec::new(),
             cost: None,
+            contest: None,
         }
     }
 

@@ -96,6 +96,10 @@ pub struct ModeRun {
     /// Where the run's time went per trial (absent in results written before it was measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<TrialCost>,
+    /// A pair's race (`run --against`) whose second call won every warm-up trial: what the
+    /// search for an ordering at which the first call wins too found (absent where none ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contest: Option<crate::domain::Contest>,
 }
 
 /// Where a race run's wall time went: the mean of each step of a trial, in µs by the harness's

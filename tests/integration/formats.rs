@@ -568,4 +568,14 @@ fn run_json_ends_with_the_answers_and_the_races_against_others() {
         assert!(listed("use"), "{lock_dir}");
     }
     assert_eq!(mkdir["against"][0]["contender"]["variant"], "node.existsSync+renameSync", "{mkdir}");
+    // an ordering a contest search found (the first call won an uncounted trial there) is one
+    // of the run's orderings
+    for run in ["natural", "amplified"] {
+        let r = &pair["race"][run];
+        if let Some(at) = r["contest"]["found-at"].as_u64() {
+            let offsets: Vec<u64> =
+                r["orderings"].as_array().unwrap().iter().map(|o| o["offset_us"].as_u64().unwrap()).collect();
+            assert!(offsets.contains(&at), "{run}: found at {at} µs, orderings {offsets:?}");
+        }
+    }
 }

@@ -164,7 +164,8 @@ pub fn race_pair(
     if !first_won_all || crate::interrupt::requested() {
         return Some(first);
     }
-    let mut again = race_in_order([b, a], m, ctx, kept).unwrap_or(first.clone());
+    // an interrupt that leaves the second order nothing to report keeps the first
+    let Some(mut again) = race_in_order([b, a], m, ctx, kept) else { return Some(first) };
     let (won, behind) = (first.contenders[0].label(), first.contenders[1].label());
     let why = format!("raced with {won} first, it won every trial: raced again with {behind} first");
     again.evidence = Some(match again.evidence.take() {

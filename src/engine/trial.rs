@@ -364,7 +364,7 @@ pub(super) fn race_core(
     let mut warmup_spreads = Vec::new();
     let mut offsets: Vec<u64> = vec![0];
     // a pair's contest search (Sweep::Contested): the sides that won each warm-up trial, then
-    // the offset being tried and the trials left at it
+    // the search in progress (ContestSearch)
     let contested = matches!(sweep, Sweep::Contested(_)) && k == crate::against::PAIR_SLOTS.len();
     let mut warmup_sides: Vec<[bool; 2]> = Vec::new();
     let mut search: Option<ContestSearch> = None;

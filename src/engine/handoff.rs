@@ -113,15 +113,15 @@ pub(super) fn pools(rt: &Runtime, slots: usize, m: &Measurement<'_>, ctx: &Probe
 /// which are refusals, left out); a scenario not listed counts as a second.
 pub(super) fn schedule_weight(scenario: Scenario) -> u64 {
     match scenario {
-        Scenario::Watch => 4_050,
-        Scenario::Claim => 1_380,
-        Scenario::Publish => 1_090,
-        Scenario::Update => 1_060,
-        Scenario::Lease => 860,
-        Scenario::Ledger => 760,
-        Scenario::Holder => 450,
+        Scenario::Update => 2_060,
+        Scenario::Watch => 1_190,
+        Scenario::Claim => 940,
+        Scenario::Lease => 590,
+        Scenario::Ledger => 460,
+        Scenario::Publish => 460,
+        Scenario::Holder => 410,
+        Scenario::OsLock => 280,
         Scenario::DoneMarker => 230,
-        Scenario::OsLock => 210,
         _ => 1_000,
     }
 }

@@ -172,6 +172,15 @@ impl Amplify {
             other => other.clone(),
         }
     }
+
+    /// The same, delaying only calls that name `paths` where the scope is the race's own paths
+    /// ([`crate::exec::amplify::Amplifier::for_paths`]).
+    pub fn for_paths(&self, paths: Vec<std::path::PathBuf>) -> Amplify {
+        match self {
+            Amplify::On(a) => Amplify::On(a.for_paths(paths)),
+            other => other.clone(),
+        }
+    }
 }
 
 /// How many trials a race runs: at least `trials`; with `max_rate`, on until a multi-winner

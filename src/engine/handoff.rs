@@ -160,8 +160,35 @@ pub(super) fn measure_workers(
     amplified: AmplifiedRun,
     recipe: WorkerRecipe,
 ) -> Vec<Finding> {
+    measure_workers_at(batch, pools, m, on_finding, amplified, recipe, None)
+}
+
+/// [`measure_workers`] for a scenario that lists the paths of its items (`item_paths`): on a
+/// runtime that starts a process per step, its amplified run delays only the calls naming them
+/// ([`measure_recipes_at`]).
+pub(super) fn measure_workers_at(
+    batch: &Batch<'_>,
+    pools: &mut Pools,
+    m: &mut Measurement<'_>,
+    on_finding: &mut dyn FnMut(&Finding),
+    amplified: AmplifiedRun,
+    recipe: WorkerRecipe,
+    item_paths: Option<ItemPaths>,
+) -> Vec<Finding> {
     let workers = m.opts.sizes.workers;
-    measure_recipes(batch, pools, m, on_finding, amplified, &mut |pool, r, style, m| recipe(pool, r, style, workers, m))
+    let mut run = |pool: &mut [Contender], r: &Recipe, style, m: &mut Measurement<'_>| recipe(pool, r, style, workers, m);
+    measure_recipes_at(batch, pools, m, on_finding, amplified, &mut run, item_paths)
+}
+
+/// Every path the items of one recipe's amplified run name, given the run's options and the
+/// cell folder the items will run in ([`item_dir`] of each): each item's folder and the files
+/// the harness names in it, absolute. A scenario that lists them lets a runtime that starts a
+/// process per step be amplified on those paths alone ([`measure_recipes_at`]).
+pub(super) type ItemPaths = fn(&Options, &Path) -> Vec<std::path::PathBuf>;
+
+/// The folder of item `n` of a cell whose folder is `cell` ([`run_items`]).
+pub(super) fn item_dir(cell: &Path, n: usize) -> std::path::PathBuf {
+    cell.join(format!("i{n}"))
 }
 
 /// Measures the recipes of `batch` on its runtime with the first `batch.slots` probes of
@@ -175,6 +202,26 @@ pub(super) fn measure_recipes(
     on_finding: &mut dyn FnMut(&Finding),
     amplified: AmplifiedRun,
     run: &mut RecipeRunner<'_>,
+) -> Vec<Finding> {
+    measure_recipes_at(batch, pools, m, on_finding, amplified, run, None)
+}
+
+/// [`measure_recipes`], where `item_paths` (if given) lists the paths of the scenario's items:
+/// on a runtime whose probes start a process per step
+/// ([`crate::exec::contender::Mode::starts_a_process_per_step`]: the shells), the amplified run
+/// delays only the calls that name them, so that each `mv`, `rm` or `sleep` starts at full
+/// speed (the loader's two dozen opens and stats were delayed 1 ms each before), the run's
+/// scope of delays (`--amplify-paths`) permitting. Every other runtime keeps one amplified
+/// pool for all its hand-offs, delaying every listed call: a pool under another tracer per
+/// recipe would start its probes again.
+pub(super) fn measure_recipes_at(
+    batch: &Batch<'_>,
+    pools: &mut Pools,
+    m: &mut Measurement<'_>,
+    on_finding: &mut dyn FnMut(&Finding),
+    amplified: AmplifiedRun,
+    run: &mut RecipeRunner<'_>,
+    item_paths: Option<ItemPaths>,
 ) -> Vec<Finding> {
     let asked =
         m.opts.handoff_amplified || (amplified == AmplifiedRun::Always && !batch.rt.adapter().amplify_by_attach());
@@ -213,6 +260,12 @@ pub(super) fn measure_recipes(
                 (None, Amplify::On(_), false, _) => Err(NoAmplified::NotRequested),
                 _ => {
                     m.items = ItemsRun::Amplified;
+                    let amplify = match item_paths {
+                        Some(paths) if adapter.mode().starts_a_process_per_step() => {
+                            m.opts.amplify.for_paths(paths(m.opts, &m.scratch.next_cell_dir()))
+                        }
+                        _ => amplify.clone(),
+                    };
                     // the observers (readers) from the natural pool: untraced, at full speed
                     let a = pools.with_amplified(&amplify, batch.observers.clone(), |pool| {
                         run(&mut pool[..slots], recipe, adapter.path_style(), m)
@@ -476,7 +529,7 @@ pub(super) fn run_items<T>(
             clear(&dir);
             return None;
         }
-        let folder = dir.join(format!("i{n}"));
+        let folder = item_dir(&dir, n);
         let r = std::fs::create_dir(&folder)
             .map_err(|e| format!("could not create an item folder: {e}"))
             .and_then(|()| item(n, &folder, m));

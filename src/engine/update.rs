@@ -72,8 +72,28 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     slots: |o| o.sizes.workers + 1,
     // the reader, last
     observers: |o| o.sizes.workers..o.sizes.workers + 1,
-    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, update_recipe),
+    measure: |b, p, m, f| {
+        handoff::measure_workers_at(b, p, m, f, handoff::AmplifiedRun::Always, update_recipe, Some(item_paths))
+    },
 };
+
+/// Every path an amplified run's items name in the cell folder `cell` ([`handoff::ItemPaths`]):
+/// each item's folder, its counter, lock and the workers' temp files.
+fn item_paths(opts: &crate::options::Options, cell: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let items = if opts.adaptive { UPDATE_AMPLIFIED_TRIALS } else { UPDATE_TRIALS_THOROUGH };
+    (0..items)
+        .flat_map(|n| {
+            let dir = handoff::item_dir(cell, n);
+            let files = [COUNTER.to_string(), LOCK.to_string()].into_iter().chain((0..opts.sizes.workers).map(temp_name));
+            std::iter::once(dir.clone()).chain(files.map(move |f| dir.join(f)))
+        })
+        .collect()
+}
+
+/// Worker `w`'s temp file in an item's folder (the temp-rename recipes).
+fn temp_name(w: usize) -> String {
+    format!("{COUNTER}.w{w}.tmp")
+}
 
 /// Every content the counter file may hold between two whole steps of a recipe, for the
 /// reader (`params.expect`): a value recipe's `<n>\n` for n in 0..=`asked`, and an append
@@ -129,7 +149,7 @@ fn update_recipe(
                         serde_json::json!({
                             "counter": spell(&counter, style),
                             "lock": spell(&tdir.join(LOCK), style),
-                            "temp": spell(&tdir.join(format!("{COUNTER}.w{w}.tmp")), style),
+                            "temp": spell(&tdir.join(temp_name(w)), style),
                             "increments": INCREMENTS,
                         }),
                         false,
@@ -196,6 +216,27 @@ fn update_recipe(
 #[cfg(test)]
 mod tests {
     use super::{whole_contents, START};
+
+    /// The paths an amplified run's tracer delays are the ones its items are given: each
+    /// item's folder, counter, lock and every worker's temp file, for every item it runs.
+    #[test]
+    fn an_amplified_run_lists_every_path_its_items_name() {
+        let mut opts = crate::engine::tests::options(10);
+        opts.adaptive = true;
+        opts.sizes.workers = 2;
+        let cell = std::path::Path::new("/s/c3");
+        let paths = super::item_paths(&opts, cell);
+        let last = super::UPDATE_AMPLIFIED_TRIALS - 1;
+        for n in [0, last] {
+            let dir = crate::engine::handoff::item_dir(cell, n);
+            for name in ["", super::COUNTER, super::LOCK, "target.w0.tmp", "target.w1.tmp"] {
+                let p = if name.is_empty() { dir.clone() } else { dir.join(name) };
+                assert!(paths.contains(&p), "{} missing from {paths:?}", p.display());
+            }
+        }
+        assert_eq!(paths.len(), super::UPDATE_AMPLIFIED_TRIALS * 5, "nothing else: {paths:?}");
+        assert_eq!(super::temp_name(1), "target.w1.tmp");
+    }
 
     #[test]
     fn the_reader_accepts_every_value_and_every_appended_length() {

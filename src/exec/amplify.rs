@@ -182,10 +182,26 @@ impl Amplifier {
     /// The tracer for races whose trials run in `arena`: with [`DelayScope::Race`], delaying
     /// only the calls that name the paths of [`crate::exec::scratch::race_paths`]; with
     /// [`DelayScope::All`], unchanged.
+    ///
+    /// A tracer whose paths are given already ([`Amplifier::for_paths`]) keeps them.
     pub fn for_race(&self, arena: &Path) -> Amplifier {
         match self.scope {
+            DelayScope::Race if self.paths.is_empty() => {
+                Amplifier { paths: crate::exec::scratch::race_paths(arena), ..self.clone() }
+            }
+            _ => self.clone(),
+        }
+    }
+
+    /// The tracer for hand-off items that name exactly `paths` (absolute; each trial folder and
+    /// the files the harness names in it): with [`DelayScope::Race`], delaying only the calls
+    /// that name one of them, by path or by a descriptor open on one (`-P`); with
+    /// [`DelayScope::All`], every listed call. strace(1) matches a path argument as written,
+    /// so the recipe must be given the paths spelled absolute, as here.
+    pub fn for_paths(&self, paths: Vec<PathBuf>) -> Amplifier {
+        match self.scope {
             DelayScope::All => self.clone(),
-            DelayScope::Race => Amplifier { paths: crate::exec::scratch::race_paths(arena), ..self.clone() },
+            DelayScope::Race => Amplifier { paths, ..self.clone() },
         }
     }
 
@@ -318,5 +334,25 @@ mod tests {
             assert!(every.paths().is_empty());
             assert!(!every.wrap(&Launch::new("/opt/node", ["p.mjs"])).args.iter().any(|a| a == "-P"));
         }
+    }
+
+    /// A hand-off's tracer names the paths given, and keeps them where a pool would limit it
+    /// to its race folder; delaying every path (`--amplify-paths all`) it names none.
+    #[test]
+    fn a_hand_off_delays_the_paths_it_lists() {
+        let items = vec![PathBuf::from("/s/c7/i0"), PathBuf::from("/s/c7/i0/target.lock")];
+        let amp = Amplifier::for_tests(1000).for_paths(items.clone());
+        assert_eq!(amp.paths(), items.as_slice());
+        assert_eq!(amp.for_race(Path::new("/s/race")).paths(), items.as_slice(), "not the race folder's");
+        let args: Vec<String> = amp
+            .wrap(&Launch::new("/bin/sh", ["probe.sh"]))
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let named: Vec<&str> = args.windows(2).filter(|w| w[0] == "-P").map(|w| w[1].as_str()).collect();
+        assert_eq!(named, ["/s/c7/i0", "/s/c7/i0/target.lock"]);
+        let all = Amplifier { scope: DelayScope::All, ..Amplifier::for_tests(1000) }.for_paths(items);
+        assert!(all.paths().is_empty());
     }
 }

@@ -94,6 +94,12 @@ impl Scratch {
         std::fs::create_dir(&abs)?;
         Ok((abs, rel))
     }
+
+    /// The absolute path the next [`Scratch::cell_dir`] will have (not created): for a tracer
+    /// started before a cell that must name the cell's paths.
+    pub fn next_cell_dir(&self) -> PathBuf {
+        self.root.join(format!("c{}", self.next + 1))
+    }
 }
 
 /// The name of the target inside a cell or trial folder.
@@ -454,8 +460,11 @@ mod tests {
     fn states_and_sources_hold_tokens() {
         let mut s = Scratch::new(&std::env::temp_dir(), Some(HOSTILE_SEGMENT)).unwrap();
         assert!(s.root().ends_with(HOSTILE_SEGMENT));
+        let next = s.next_cell_dir();
+        assert!(!next.exists(), "announced, not created");
         let (abs, rel) = s.cell_dir().unwrap();
         assert!(rel.is_relative() && abs.is_dir());
+        assert_eq!(abs, next, "the folder announced is the one made");
         for st in TargetState::ALL {
             let link = matches!(
                 st,

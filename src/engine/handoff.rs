@@ -176,7 +176,8 @@ pub(super) fn measure_workers_at(
     item_paths: Option<ItemPaths>,
 ) -> Vec<Finding> {
     let workers = m.opts.sizes.workers;
-    let mut run = |pool: &mut [Contender], r: &Recipe, style, m: &mut Measurement<'_>| recipe(pool, r, style, workers, m);
+    let mut run =
+        |pool: &mut [Contender], r: &Recipe, style, m: &mut Measurement<'_>| recipe(pool, r, style, workers, m);
     measure_recipes_at(batch, pools, m, on_finding, amplified, &mut run, item_paths)
 }
 

@@ -84,7 +84,8 @@ fn item_paths(opts: &crate::options::Options, cell: &std::path::Path) -> Vec<std
     (0..items)
         .flat_map(|n| {
             let dir = handoff::item_dir(cell, n);
-            let files = [COUNTER.to_string(), LOCK.to_string()].into_iter().chain((0..opts.sizes.workers).map(temp_name));
+            let files =
+                [COUNTER.to_string(), LOCK.to_string()].into_iter().chain((0..opts.sizes.workers).map(temp_name));
             std::iter::once(dir.clone()).chain(files.map(move |f| dir.join(f)))
         })
         .collect()

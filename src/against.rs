@@ -34,6 +34,18 @@ use crate::matrix::{Creates, Intent, SourceKind, Variant};
 /// The side each contender slot of a pair's race runs: the first, the second, the first again.
 pub const PAIR_SLOTS: [usize; 3] = [0, 1, 0];
 
+/// A pair race's per-contender counts (one per slot of [`PAIR_SLOTS`]: wins, failures) summed
+/// per side (`[first, second]`); `None` when `per_slot` is not a pair's.
+pub fn per_side(per_slot: &[usize]) -> Option<[usize; 2]> {
+    (per_slot.len() == PAIR_SLOTS.len()).then(|| {
+        let mut sides = [0; 2];
+        for (slot, &n) in per_slot.iter().enumerate() {
+            sides[PAIR_SLOTS[slot]] += n;
+        }
+        sides
+    })
+}
+
 /// What a call leaves at the name when it takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -198,6 +210,16 @@ fn cover(cands: &[Candidate], group: &[usize]) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::{pairs, representatives, AgainstScope, Candidate, Intent, NameKind, SourceKind, Variant};
+
+    /// The first and the third contender are the first call; counts of another length are no
+    /// pair's.
+    #[test]
+    fn a_pair_counts_per_side() {
+        assert_eq!(super::per_side(&[3, 4, 5]), Some([8, 4]));
+        assert_eq!(super::per_side(&[0, 0, 0]), Some([0, 0]));
+        assert_eq!(super::per_side(&[1, 2]), None);
+        assert_eq!(super::per_side(&[]), None);
+    }
 
     fn cand(runtime: &str, variant: &str, intent: Intent, kind: NameKind, placer: bool) -> Candidate {
         Candidate {

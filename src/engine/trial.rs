@@ -283,13 +283,8 @@ impl ContestSearch {
 /// Which sides of a pair ([`crate::against::PAIR_SLOTS`]) reported success in a trial whose
 /// contenders reported `reports` (`[first, second]`).
 fn sides_won(reports: &[Report]) -> [bool; 2] {
-    let mut won = [false, false];
-    for (slot, r) in reports.iter().enumerate() {
-        if let (Report::Success, Some(&side)) = (r, crate::against::PAIR_SLOTS.get(slot)) {
-            won[side] = true;
-        }
-    }
-    won
+    let wins: Vec<usize> = reports.iter().map(|r| usize::from(*r == Report::Success)).collect();
+    crate::against::per_side(&wins).map_or([false, false], |[first, second]| [first > 0, second > 0])
 }
 
 /// Waits until `t`: sleeps while more than 300 µs remain, then spins on the monotonic clock

@@ -255,12 +255,9 @@ pub fn at_fault(runs: &[&super::RaceStats]) -> [bool; 2] {
     let (mut out, mut failed) = ([false, false], false);
     for r in runs.iter().filter(|r| r.failed()) {
         failed = true;
-        if r.failures_by_contender.len() != crate::against::PAIR_SLOTS.len() {
-            return [true, true];
-        }
-        for (slot, &n) in r.failures_by_contender.iter().enumerate() {
-            out[crate::against::PAIR_SLOTS[slot]] |= n > 0;
-        }
+        let Some(sides) = crate::against::per_side(&r.failures_by_contender) else { return [true, true] };
+        out[0] |= sides[0] > 0;
+        out[1] |= sides[1] > 0;
     }
     if failed && out == [false, false] {
         return [true, true];
@@ -277,14 +274,7 @@ pub fn at_fault(runs: &[&super::RaceStats]) -> [bool; 2] {
 /// rename whose check and move run in a wineserver after several milliseconds of a cmd's own
 /// work, against an `O_EXCL` create that takes 100 µs). Such a race vouches for nothing.
 pub fn one_sided(stats: &super::RaceStats) -> Option<(usize, usize)> {
-    if stats.wins_by_contender.len() != crate::against::PAIR_SLOTS.len() {
-        return None;
-    }
-    let mut wins = [0usize; 2];
-    for (slot, &n) in stats.wins_by_contender.iter().enumerate() {
-        wins[crate::against::PAIR_SLOTS[slot]] += n;
-    }
-    match wins {
+    match crate::against::per_side(&stats.wins_by_contender)? {
         [0, 0] => None,
         [n, 0] => Some((0, n)),
         [0, n] => Some((1, n)),

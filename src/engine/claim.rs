@@ -55,6 +55,7 @@ fn measure_claim(
         on_finding,
         handoff::AmplifiedRun::Always,
         &mut |pool, recipe, style, m| claim_recipe(pool, recipe, style, o, m),
+        None,
     )
 }
 

@@ -73,6 +73,7 @@ fn measure_done(
         on_finding,
         handoff::AmplifiedRun::WhenAsked,
         &mut |pool, recipe, style, m| done_recipe(pool, recipe, style, size, m),
+        None,
     )
 }
 

@@ -151,22 +151,9 @@ pub(super) type WorkerRecipe = fn(&mut [Contender], &Recipe, PathStyle, usize, &
 
 /// [`measure_recipes`] for a scenario whose items take `--workers` contenders, amplified as
 /// `amplified` says (lease, ledger, update and mutex: [`AmplifiedRun::Always`], a contender
-/// paused inside a delayed call is what shows their failures in a default run's few trials).
+/// paused inside a delayed call is what shows their failures in a default run's few trials),
+/// on the paths `item_paths` lists where given ([`measure_recipes`]).
 pub(super) fn measure_workers(
-    batch: &Batch<'_>,
-    pools: &mut Pools,
-    m: &mut Measurement<'_>,
-    on_finding: &mut dyn FnMut(&Finding),
-    amplified: AmplifiedRun,
-    recipe: WorkerRecipe,
-) -> Vec<Finding> {
-    measure_workers_at(batch, pools, m, on_finding, amplified, recipe, None)
-}
-
-/// [`measure_workers`] for a scenario that lists the paths of its items (`item_paths`): on a
-/// runtime that starts a process per step, its amplified run delays only the calls naming them
-/// ([`measure_recipes_at`]).
-pub(super) fn measure_workers_at(
     batch: &Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,
@@ -178,13 +165,13 @@ pub(super) fn measure_workers_at(
     let workers = m.opts.sizes.workers;
     let mut run =
         |pool: &mut [Contender], r: &Recipe, style, m: &mut Measurement<'_>| recipe(pool, r, style, workers, m);
-    measure_recipes_at(batch, pools, m, on_finding, amplified, &mut run, item_paths)
+    measure_recipes(batch, pools, m, on_finding, amplified, &mut run, item_paths)
 }
 
 /// Every path the items of one recipe's amplified run name, given the run's options and the
 /// cell folder the items will run in ([`item_dir`] of each): each item's folder and the files
 /// the harness names in it, absolute. A scenario that lists them lets a runtime that starts a
-/// process per step be amplified on those paths alone ([`measure_recipes_at`]).
+/// process per step be amplified on those paths alone ([`measure_recipes`]).
 pub(super) type ItemPaths = fn(&Options, &Path) -> Vec<std::path::PathBuf>;
 
 /// The folder of item `n` of a cell whose folder is `cell` ([`run_items`]).
@@ -196,26 +183,15 @@ pub(super) fn item_dir(cell: &Path, n: usize) -> std::path::PathBuf {
 /// `pools` ([`pools`]): `run` makes one recipe's finding (`None` when the run was
 /// interrupted), natural, then amplified as `amplified` says; `on_finding` is called after
 /// each. Returns the findings in order.
-pub(super) fn measure_recipes(
-    batch: &Batch<'_>,
-    pools: &mut Pools,
-    m: &mut Measurement<'_>,
-    on_finding: &mut dyn FnMut(&Finding),
-    amplified: AmplifiedRun,
-    run: &mut RecipeRunner<'_>,
-) -> Vec<Finding> {
-    measure_recipes_at(batch, pools, m, on_finding, amplified, run, None)
-}
-
-/// [`measure_recipes`], where `item_paths` (if given) lists the paths of the scenario's items:
-/// on a runtime whose probes start a process per step
+///
+/// Where `item_paths` lists the paths of the scenario's items, on a runtime whose probes start a process per step
 /// ([`crate::exec::contender::Mode::starts_a_process_per_step`]: the shells), the amplified run
 /// delays only the calls that name them, so that each `mv`, `rm` or `sleep` starts at full
 /// speed (the loader's two dozen opens and stats were delayed 1 ms each before), the run's
 /// scope of delays (`--amplify-paths`) permitting. Every other runtime keeps one amplified
 /// pool for all its hand-offs, delaying every listed call: a pool under another tracer per
 /// recipe would start its probes again.
-pub(super) fn measure_recipes_at(
+pub(super) fn measure_recipes(
     batch: &Batch<'_>,
     pools: &mut Pools,
     m: &mut Measurement<'_>,

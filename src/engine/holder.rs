@@ -69,7 +69,7 @@ fn measure_holder(
     m: &mut Measurement<'_>,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Vec<Finding> {
-    handoff::measure_recipes(batch, pools, m, on_finding, handoff::AmplifiedRun::WhenAsked, &mut holder_recipe)
+    handoff::measure_recipes(batch, pools, m, on_finding, handoff::AmplifiedRun::WhenAsked, &mut holder_recipe, None)
 }
 
 /// The live lease record the harness writes for the holder: the lease scenario's fields, with

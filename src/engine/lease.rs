@@ -195,7 +195,7 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Lease,
     slots: |o| o.sizes.workers,
     observers: handoff::no_observers,
-    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, lease_recipe),
+    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, lease_recipe, None),
 };
 
 /// A lease record the harness writes: JSON with the fields of the second article's lease

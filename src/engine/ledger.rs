@@ -43,7 +43,7 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Ledger,
     slots: |o| o.sizes.workers,
     observers: handoff::no_observers,
-    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, ledger_recipe),
+    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, ledger_recipe, None),
 };
 
 /// Whether the ledger in `dir` holds [`KEY`]: its key file, or a line of the processed list.

@@ -74,7 +74,7 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Mutex,
     slots: |o| o.sizes.workers,
     observers: handoff::no_observers,
-    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, mutex_recipe),
+    measure: |b, p, m, f| handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, mutex_recipe, None),
 };
 
 /// The kinds of the trials of `rounds` rounds, in order (before killed-holder trials are left

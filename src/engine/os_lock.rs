@@ -58,7 +58,9 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::OsLock,
     slots: |_| 2,
     observers: handoff::no_observers,
-    measure: |b, p, m, f| handoff::measure_recipes(b, p, m, f, handoff::AmplifiedRun::WhenAsked, &mut os_lock_recipe),
+    measure: |b, p, m, f| {
+        handoff::measure_recipes(b, p, m, f, handoff::AmplifiedRun::WhenAsked, &mut os_lock_recipe, None)
+    },
 };
 
 /// What the harness did at the holder's files while it held them.

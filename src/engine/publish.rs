@@ -47,6 +47,7 @@ fn measure_publish(
         on_finding,
         handoff::AmplifiedRun::WhenAsked,
         &mut |pool, recipe, style, m| publish_recipe(pool, recipe, style, p, m),
+        None,
     )
 }
 

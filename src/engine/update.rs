@@ -73,7 +73,7 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     // the reader, last
     observers: |o| o.sizes.workers..o.sizes.workers + 1,
     measure: |b, p, m, f| {
-        handoff::measure_workers_at(b, p, m, f, handoff::AmplifiedRun::Always, update_recipe, Some(item_paths))
+        handoff::measure_workers(b, p, m, f, handoff::AmplifiedRun::Always, update_recipe, Some(item_paths))
     },
 };
 

@@ -62,7 +62,7 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
     scenario: Scenario::Watch,
     slots: |_| 1,
     observers: handoff::no_observers,
-    measure: |b, p, m, f| handoff::measure_recipes(b, p, m, f, NEVER_AMPLIFIED, &mut watch_recipe),
+    measure: |b, p, m, f| handoff::measure_recipes(b, p, m, f, NEVER_AMPLIFIED, &mut watch_recipe, None),
 };
 
 /// Why a watch cell has no amplified run.

@@ -563,13 +563,27 @@ fn a_weak_amplified_control_is_raced_again_with_a_longer_delay() {
     let r = read_results(&run.out.path().join("results.json"));
     let ctl = &r.run_info.controls[0];
     assert!(ctl.detection.worked, "{ctl:?}");
-    assert_eq!(ctl.escalations[0][0], 1000, "weak at the default delay first: {ctl:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match ctl.escalations.first() {
+        // weak at the default delay first (the fake's window is missed below 4,000 µs), raced
+        // again longer, and said so under the table
+        Some(first) => {
+            assert_eq!(first[0], 1000, "weak at the default delay first: {ctl:?}");
+            assert!(stdout.contains("amplified delay raised from 1000 µs"), "{stdout}");
+        }
+        // on a busy machine (CI's parallel tests) the fake contenders' release was looser than
+        // half the delay, trial after trial: the control's own race was raised before it could be
+        // judged weak (`raised_from_us`), and caught at the longer delay
+        None => {
+            let c = cells(&r, "node.fake.check-then-create", Scenario::Race)[0];
+            let raised = race(c).amplified.as_ref().and_then(|a| a.raised_from_us);
+            assert_eq!(raised, Some(1000), "neither escalated nor raised from the default delay: {ctl:?} {c:?}");
+        }
+    }
     let wx = cells(&r, "node.fake.wx", Scenario::Race)[0];
     let delay = race(wx).amplified.as_ref().and_then(|a| a.delay_us);
     assert_eq!(delay, Some(4000), "the family races with the delay that worked: {wx:?}");
     assert_eq!(race(wx).verdict, RaceVerdict::Exclusive, "{wx:?}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("amplified delay raised from 1000 µs"), "{stdout}");
 }
 
 /// A second Ctrl-C while cmd runs under Wine exits at once (130) and leaves no process of the

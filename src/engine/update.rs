@@ -80,8 +80,7 @@ pub(super) const RUNNER: handoff::Runner = handoff::Runner {
 /// Every path an amplified run's items name in the cell folder `cell` ([`handoff::ItemPaths`]):
 /// each item's folder, its counter, lock and the workers' temp files.
 fn item_paths(opts: &crate::options::Options, cell: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let items = if opts.adaptive { UPDATE_AMPLIFIED_TRIALS } else { UPDATE_TRIALS_THOROUGH };
-    (0..items)
+    (0..trials(opts.adaptive, ItemsRun::Amplified))
         .flat_map(|n| {
             let dir = handoff::item_dir(cell, n);
             let files =
@@ -89,6 +88,17 @@ fn item_paths(opts: &crate::options::Options, cell: &std::path::Path) -> Vec<std
             std::iter::once(dir.clone()).chain(files.map(move |f| dir.join(f)))
         })
         .collect()
+}
+
+/// The trials (items) of one recipe's run of kind `items`, adaptive (the default run) or not
+/// (`--thorough`).
+fn trials(adaptive: bool, items: ItemsRun) -> usize {
+    match (adaptive, items) {
+        (false, _) => UPDATE_TRIALS_THOROUGH,
+        (true, ItemsRun::Natural) => UPDATE_TRIALS,
+        (true, ItemsRun::NaturalOnly) => UPDATE_NATURAL_ONLY_TRIALS,
+        (true, ItemsRun::Amplified) => UPDATE_AMPLIFIED_TRIALS,
+    }
 }
 
 /// Worker `w`'s temp file in an item's folder (the temp-rename recipes).
@@ -120,12 +130,7 @@ fn update_recipe(
     let started = Instant::now();
     let v = recipe.as_variant();
     let adaptive = m.opts.adaptive;
-    let trials = match (adaptive, m.items) {
-        (false, _) => UPDATE_TRIALS_THOROUGH,
-        (true, ItemsRun::Natural) => UPDATE_TRIALS,
-        (true, ItemsRun::NaturalOnly) => UPDATE_NATURAL_ONLY_TRIALS,
-        (true, ItemsRun::Amplified) => UPDATE_AMPLIFIED_TRIALS,
-    };
+    let trials = trials(adaptive, m.items);
     let asked = workers as u64 * INCREMENTS;
     let expect = serde_json::json!(whole_contents(asked));
     let (done, evidence) = handoff::run_items(

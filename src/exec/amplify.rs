@@ -185,11 +185,10 @@ impl Amplifier {
     ///
     /// A tracer whose paths are given already ([`Amplifier::for_paths`]) keeps them.
     pub fn for_race(&self, arena: &Path) -> Amplifier {
-        match self.scope {
-            DelayScope::Race if self.paths.is_empty() => {
-                Amplifier { paths: crate::exec::scratch::race_paths(arena), ..self.clone() }
-            }
-            _ => self.clone(),
+        if self.paths.is_empty() {
+            self.for_paths(crate::exec::scratch::race_paths(arena))
+        } else {
+            self.clone()
         }
     }
 
@@ -279,13 +278,23 @@ mod tests {
 
     use super::{Amplifier, DelayScope, Launch};
 
+    /// A launch's arguments as text.
+    fn args_of(l: &Launch) -> Vec<String> {
+        l.args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+    }
+
+    /// The paths strace is told to trace (each argument after a `-P`).
+    fn named_paths(args: &[String]) -> Vec<&str> {
+        args.windows(2).filter(|w| w[0] == "-P").map(|w| w[1].as_str()).collect()
+    }
+
     #[test]
     fn wrap_keeps_the_argument_vector() {
         let amp = Amplifier::for_tests(500).with_strace("/usr/bin/strace");
         let l = Launch::new("/opt/node", ["probe.mjs", "a b&c %PATH%"]).with_env("K", "V");
         let w = amp.wrap(&l);
         assert_eq!(w.program, PathBuf::from("/usr/bin/strace"));
-        let args: Vec<String> = w.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let args = args_of(&w);
         let dash = args.iter().position(|a| a == "--").unwrap();
         assert_eq!(&args[dash + 1..], ["/opt/node", "probe.mjs", "a b&c %PATH%"]);
         assert!(args.contains(&"--seccomp-bpf".to_string()));
@@ -300,7 +309,7 @@ mod tests {
     fn attach_traces_a_pid_with_the_same_delay() {
         let amp = Amplifier::for_tests(4000).with_strace("/usr/bin/strace");
         let a = amp.attach(4242);
-        let args: Vec<String> = a.args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let args = args_of(&a);
         assert_eq!(&args[args.len() - 2..], ["-p", "4242"]);
         assert_eq!(args[0], "-f");
         assert!(!args.contains(&"--seccomp-bpf".to_string()) && !args.contains(&"--".to_string()));
@@ -314,19 +323,14 @@ mod tests {
     fn a_race_delays_only_its_own_paths() {
         let arena = Path::new("/tmp/sp ace&amp %PATH% 日本語/race");
         let amp = Amplifier::for_tests(1000).for_race(arena);
-        let args: Vec<String> = amp
-            .wrap(&Launch::new("/opt/node", ["p.mjs"]))
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let named: Vec<&str> = args.windows(2).filter(|w| w[0] == "-P").map(|w| w[1].as_str()).collect();
+        let args = args_of(&amp.wrap(&Launch::new("/opt/node", ["p.mjs"])));
+        let named = named_paths(&args);
         assert!(named.contains(&"/tmp/sp ace&amp %PATH% 日本語/race"), "{named:?}");
         assert!(named.contains(&"/tmp/sp ace&amp %PATH% 日本語/race/target"), "{named:?}");
         assert!(named.contains(&"/tmp/sp ace&amp %PATH% 日本語/race/src-0"), "{named:?}");
         let dash = args.iter().position(|a| a == "--").unwrap();
         assert!(args[..dash].iter().filter(|a| *a == "-P").count() == named.len());
-        let attached: Vec<String> = amp.attach(7).args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let attached = args_of(&amp.attach(7));
         assert_eq!(attached.iter().filter(|a| *a == "-P").count(), named.len());
         for every in
             [amp.every_path(), Amplifier { scope: DelayScope::All, ..Amplifier::for_tests(1000) }.for_race(arena)]
@@ -344,13 +348,8 @@ mod tests {
         let amp = Amplifier::for_tests(1000).for_paths(items.clone());
         assert_eq!(amp.paths(), items.as_slice());
         assert_eq!(amp.for_race(Path::new("/s/race")).paths(), items.as_slice(), "not the race folder's");
-        let args: Vec<String> = amp
-            .wrap(&Launch::new("/bin/sh", ["probe.sh"]))
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let named: Vec<&str> = args.windows(2).filter(|w| w[0] == "-P").map(|w| w[1].as_str()).collect();
+        let args = args_of(&amp.wrap(&Launch::new("/bin/sh", ["probe.sh"])));
+        let named = named_paths(&args);
         assert_eq!(named, ["/s/c7/i0", "/s/c7/i0/target.lock"]);
         let all = Amplifier { scope: DelayScope::All, ..Amplifier::for_tests(1000) }.for_paths(items);
         assert!(all.paths().is_empty());
